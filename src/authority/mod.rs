@@ -1,0 +1,1 @@
+//! The tax authority: SOAP client, WS-Security, simulator. (to be written)

@@ -1,0 +1,1 @@
+//! UBL 2.1 builders. (to be written)
