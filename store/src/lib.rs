@@ -1,1 +1,130 @@
+//! emisor's persistence. Handlers and actors see only the traits below
+//! ([`Store`] and its parts); [`SledStore`] is the embedded implementation.
+//!
+//! Durability policy: every method that changes data flushes sled (fsync)
+//! before it returns, so whatever the API has answered with 2xx survives a
+//! `kill -9`. Multi-tree invariants (a number and the document that uses it, a
+//! key and its hash index, a customer and its identification index) are
+//! written in one sled transaction.
 
+pub mod codec;
+pub mod error;
+pub mod model;
+mod sled_store;
+pub mod trees;
+
+pub use error::{StoreError, StoreResult};
+pub use model::*;
+pub use sled_store::SledStore;
+
+use chrono::{DateTime, NaiveDate, Utc};
+
+pub trait CompanyStore {
+    fn create_company(&self, new: NewCompany) -> StoreResult<Company>;
+    fn company(&self, id: CompanyId) -> StoreResult<Option<Company>>;
+    fn company_by_nit(&self, nit: &str) -> StoreResult<Option<Company>>;
+    fn companies(&self) -> StoreResult<Vec<Company>>;
+    fn update_company(&self, company: &Company) -> StoreResult<()>;
+}
+
+pub trait CredentialStore {
+    fn put_software(&self, software: SoftwareRegistration) -> StoreResult<()>;
+    fn software(
+        &self,
+        company: CompanyId,
+        kind: SoftwareKind,
+    ) -> StoreResult<Option<SoftwareRegistration>>;
+    fn add_resolution(
+        &self,
+        company: CompanyId,
+        new: NewResolution,
+    ) -> StoreResult<NumberingResolution>;
+    fn resolutions(&self, company: CompanyId) -> StoreResult<Vec<NumberingResolution>>;
+    /// The resolution for a document type valid on `date` with numbers left,
+    /// newest first.
+    fn active_resolution(
+        &self,
+        company: CompanyId,
+        document_type: u8,
+        date: NaiveDate,
+    ) -> StoreResult<Option<NumberingResolution>>;
+    /// The next number a resolution would give (no number is consumed).
+    fn next_number(&self, resolution: &NumberingResolution) -> StoreResult<u64>;
+    fn put_certificate(&self, certificate: CertificateRecord) -> StoreResult<()>;
+    fn certificate(&self, company: CompanyId) -> StoreResult<Option<CertificateRecord>>;
+}
+
+pub trait ApiKeyStore {
+    /// Stores a new key record; the store assigns the id.
+    fn insert_api_key(&self, record: ApiKeyRecord) -> StoreResult<ApiKeyRecord>;
+    fn api_key_by_hash(&self, hash_hex: &str) -> StoreResult<Option<ApiKeyRecord>>;
+    fn api_keys(&self, company: CompanyId) -> StoreResult<Vec<ApiKeyRecord>>;
+    /// Marks a key revoked; returns it, or `None` when there is no such key.
+    fn revoke_api_key(&self, id: u64, at: DateTime<Utc>) -> StoreResult<Option<ApiKeyRecord>>;
+}
+
+pub trait CustomerStore {
+    /// Creates or updates the customer with this identification number.
+    fn upsert_customer(&self, company: CompanyId, input: CustomerInput) -> StoreResult<Customer>;
+    fn customer(&self, company: CompanyId, id: u64) -> StoreResult<Option<Customer>>;
+    /// `query` matches name or identification number, case-insensitively.
+    fn customers(
+        &self,
+        company: CompanyId,
+        page: u32,
+        limit: u32,
+        query: Option<&str>,
+    ) -> StoreResult<Page<Customer>>;
+}
+
+pub trait DocumentStore {
+    /// Takes the next number of `resolution` and writes the document that
+    /// uses it in one transaction: either both happen or neither. `make` gets
+    /// `(document id, number)` and may be called more than once (transaction
+    /// retry), so it must be pure.
+    fn create_document(
+        &self,
+        resolution: &NumberingResolution,
+        make: &dyn Fn(u64, u64) -> DocumentRecord,
+    ) -> StoreResult<DocumentRecord>;
+    fn document(&self, id: u64) -> StoreResult<Option<DocumentRecord>>;
+    fn put_document(&self, doc: &DocumentRecord) -> StoreResult<()>;
+    /// Number of documents per (type, state), for metrics.
+    fn document_counts(&self) -> StoreResult<Vec<((u8, u8), u64)>>;
+}
+
+pub trait StoreHealth {
+    /// True when no company exists yet (first start).
+    fn is_empty(&self) -> StoreResult<bool>;
+    /// Writes, flushes and deletes a probe value.
+    fn check_writable(&self) -> StoreResult<()>;
+    fn flush(&self) -> StoreResult<()>;
+}
+
+/// Everything the service needs from persistence.
+pub trait Store:
+    CompanyStore
+    + CredentialStore
+    + ApiKeyStore
+    + CustomerStore
+    + DocumentStore
+    + StoreHealth
+    + Send
+    + Sync
+{
+}
+
+impl<T> Store for T where
+    T: CompanyStore
+        + CredentialStore
+        + ApiKeyStore
+        + CustomerStore
+        + DocumentStore
+        + StoreHealth
+        + Send
+        + Sync
+{
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,35 @@
+use thiserror::Error;
+
+/// Everything that can go wrong in the store. Handlers map these to 4xx/5xx.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("storage engine: {0}")]
+    Engine(#[from] sled::Error),
+    #[error("stored value in tree `{tree}` is unreadable: {reason}")]
+    Corrupt { tree: &'static str, reason: String },
+    #[error("stored value in tree `{tree}` has format version {found}, this build reads up to {supported}")]
+    UnknownFormat {
+        tree: &'static str,
+        found: u8,
+        supported: u8,
+    },
+    #[error("{0} not found")]
+    NotFound(&'static str),
+    #[error("conflict: {0}")]
+    Conflict(String),
+    #[error("numbering range exhausted for resolution {resolution_id}")]
+    RangeExhausted { resolution_id: u64 },
+    #[error("data dir is in use by another emisor process (sled lock): {0}")]
+    Locked(String),
+}
+
+impl From<sled::transaction::TransactionError<StoreError>> for StoreError {
+    fn from(e: sled::transaction::TransactionError<StoreError>) -> Self {
+        match e {
+            sled::transaction::TransactionError::Abort(inner) => inner,
+            sled::transaction::TransactionError::Storage(s) => StoreError::Engine(s),
+        }
+    }
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;

@@ -1,0 +1,591 @@
+//! The embedded store on sled. Every public method is synchronous and may
+//! block on disk: async callers run it on a blocking thread.
+
+use std::path::Path;
+
+use chrono::{DateTime, NaiveDate, Utc};
+use sled::transaction::{
+    ConflictableTransactionError, TransactionalTree, UnabortableTransactionError,
+};
+use sled::{Db, Transactional, Tree};
+
+use crate::codec::{decode, encode, id_key, read_u64, scoped_key, scoped_text_key};
+use crate::error::{StoreError, StoreResult};
+use crate::model::*;
+use crate::trees;
+use crate::{
+    ApiKeyStore, CompanyStore, CredentialStore, CustomerStore, DocumentStore, StoreHealth,
+};
+
+type TxResult<T> = Result<T, ConflictableTransactionError<StoreError>>;
+
+/// sled behind the store traits. Cheap to clone (trees are `Arc`s).
+#[derive(Clone)]
+pub struct SledStore {
+    db: Db,
+    meta: Tree,
+    companies: Tree,
+    company_by_nit: Tree,
+    software: Tree,
+    resolutions: Tree,
+    counters: Tree,
+    certificates: Tree,
+    api_keys: Tree,
+    api_key_by_hash: Tree,
+    customers: Tree,
+    customer_by_ident: Tree,
+    documents: Tree,
+    document_counts: Tree,
+    // Opened now so the layout is complete; their APIs arrive with the
+    // transmission, events and mail work.
+    #[allow(dead_code)]
+    jobs: Tree,
+    #[allow(dead_code)]
+    events: Tree,
+    #[allow(dead_code)]
+    email_logs: Tree,
+}
+
+fn abort<T>(e: StoreError) -> TxResult<T> {
+    Err(ConflictableTransactionError::Abort(e))
+}
+
+fn tx_decode<T: serde::de::DeserializeOwned>(tree: &'static str, bytes: &[u8]) -> TxResult<T> {
+    decode(tree, bytes).map_err(ConflictableTransactionError::Abort)
+}
+
+fn tx_encode<T: serde::Serialize>(tree: &'static str, value: &T) -> TxResult<Vec<u8>> {
+    encode(tree, value).map_err(ConflictableTransactionError::Abort)
+}
+
+/// Next value of a named sequence inside a transaction (ids start at 1).
+fn next_seq(meta: &TransactionalTree, name: &str) -> Result<u64, UnabortableTransactionError> {
+    let key = format!("seq:{name}");
+    let current = meta
+        .get(key.as_bytes())?
+        .and_then(|v| read_u64(&v))
+        .unwrap_or(0);
+    let next = current + 1;
+    meta.insert(key.as_bytes(), &next.to_be_bytes())?;
+    Ok(next)
+}
+
+fn software_key(company: CompanyId, kind: SoftwareKind) -> [u8; 9] {
+    let mut k = [0u8; 9];
+    k[..8].copy_from_slice(&company.to_be_bytes());
+    k[8] = kind.tag();
+    k
+}
+
+impl SledStore {
+    /// Opens (or creates) the store under `dir`. Fails with
+    /// [`StoreError::Locked`] while another process holds the data dir.
+    pub fn open(dir: &Path) -> StoreResult<Self> {
+        let db = sled::Config::new()
+            .path(dir.join("sled"))
+            // Flushes happen explicitly after every mutation; this is only
+            // the background safety net.
+            .flush_every_ms(Some(1000))
+            .open()
+            .map_err(|e| match e {
+                sled::Error::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock => {
+                    StoreError::Locked(io.to_string())
+                }
+                sled::Error::Io(io) if io.to_string().contains("lock") => {
+                    StoreError::Locked(io.to_string())
+                }
+                other => StoreError::Engine(other),
+            })?;
+        let t = |name: &str| db.open_tree(name);
+        let store = SledStore {
+            meta: t(trees::META)?,
+            companies: t(trees::COMPANIES)?,
+            company_by_nit: t(trees::COMPANY_BY_NIT)?,
+            software: t(trees::SOFTWARE)?,
+            resolutions: t(trees::RESOLUTIONS)?,
+            counters: t(trees::COUNTERS)?,
+            certificates: t(trees::CERTIFICATES)?,
+            api_keys: t(trees::API_KEYS)?,
+            api_key_by_hash: t(trees::API_KEY_BY_HASH)?,
+            customers: t(trees::CUSTOMERS)?,
+            customer_by_ident: t(trees::CUSTOMER_BY_IDENT)?,
+            documents: t(trees::DOCUMENTS)?,
+            document_counts: t(trees::DOCUMENT_COUNTS)?,
+            jobs: t(trees::JOBS)?,
+            events: t(trees::EVENTS)?,
+            email_logs: t(trees::EMAIL_LOGS)?,
+            db,
+        };
+        store.check_schema()?;
+        Ok(store)
+    }
+
+    fn check_schema(&self) -> StoreResult<()> {
+        match self.meta.get(trees::SCHEMA_KEY)?.and_then(|v| read_u64(&v)) {
+            None => {
+                self.meta
+                    .insert(trees::SCHEMA_KEY, &trees::SCHEMA_VERSION.to_be_bytes())?;
+                self.db.flush()?;
+                Ok(())
+            }
+            Some(v) if v <= trees::SCHEMA_VERSION => Ok(()),
+            Some(v) => Err(StoreError::UnknownFormat {
+                tree: trees::META,
+                found: u8::try_from(v).unwrap_or(u8::MAX),
+                supported: trees::SCHEMA_VERSION as u8,
+            }),
+        }
+    }
+
+    fn durable(&self) -> StoreResult<()> {
+        self.db.flush()?;
+        Ok(())
+    }
+
+    fn scan_decode<T: serde::de::DeserializeOwned>(
+        tree: &Tree,
+        name: &'static str,
+        prefix: &[u8],
+    ) -> StoreResult<Vec<T>> {
+        tree.scan_prefix(prefix)
+            .map(|r| {
+                let (_, v) = r?;
+                decode(name, &v)
+            })
+            .collect()
+    }
+
+    fn get_decode<T: serde::de::DeserializeOwned>(
+        tree: &Tree,
+        name: &'static str,
+        key: &[u8],
+    ) -> StoreResult<Option<T>> {
+        tree.get(key)?.map(|v| decode(name, &v)).transpose()
+    }
+}
+
+impl CompanyStore for SledStore {
+    fn create_company(&self, new: NewCompany) -> StoreResult<Company> {
+        let company = (&self.meta, &self.companies, &self.company_by_nit).transaction(
+            |(meta, companies, by_nit)| {
+                if by_nit.get(new.nit.as_bytes())?.is_some() {
+                    return abort(StoreError::Conflict(format!(
+                        "a company with NIT {} already exists",
+                        new.nit
+                    )));
+                }
+                let id = next_seq(meta, trees::COMPANIES)?;
+                let company = Company {
+                    id,
+                    nit: new.nit.clone(),
+                    dv: new.dv,
+                    name: new.name.clone(),
+                    trade_name: new.trade_name.clone(),
+                    address: new.address.clone(),
+                    municipality_code: new.municipality_code.clone(),
+                    municipality_name: new.municipality_name.clone(),
+                    department_code: new.department_code.clone(),
+                    department_name: new.department_name.clone(),
+                    email: new.email.clone(),
+                    phone: new.phone.clone(),
+                    organization_type: new.organization_type,
+                    tax_regime: new.tax_regime.clone(),
+                    tax_responsibilities: new.tax_responsibilities.clone(),
+                    rate_limit_per_minute: new.rate_limit_per_minute,
+                    monthly_document_limit: new.monthly_document_limit,
+                    webhook_url: None,
+                    demo: new.demo,
+                    created_at: Utc::now(),
+                };
+                companies.insert(&id_key(id), tx_encode(trees::COMPANIES, &company)?)?;
+                by_nit.insert(new.nit.as_bytes(), &id_key(id))?;
+                Ok(company)
+            },
+        )?;
+        self.durable()?;
+        Ok(company)
+    }
+
+    fn company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
+        Self::get_decode(&self.companies, trees::COMPANIES, &id_key(id))
+    }
+
+    fn company_by_nit(&self, nit: &str) -> StoreResult<Option<Company>> {
+        match self
+            .company_by_nit
+            .get(nit.as_bytes())?
+            .and_then(|v| read_u64(&v))
+        {
+            Some(id) => self.company(id),
+            None => Ok(None),
+        }
+    }
+
+    fn companies(&self) -> StoreResult<Vec<Company>> {
+        Self::scan_decode(&self.companies, trees::COMPANIES, &[])
+    }
+
+    fn update_company(&self, company: &Company) -> StoreResult<()> {
+        if self.companies.get(id_key(company.id))?.is_none() {
+            return Err(StoreError::NotFound("company"));
+        }
+        self.companies
+            .insert(id_key(company.id), encode(trees::COMPANIES, company)?)?;
+        self.durable()
+    }
+}
+
+impl CredentialStore for SledStore {
+    fn put_software(&self, software: SoftwareRegistration) -> StoreResult<()> {
+        self.software.insert(
+            software_key(software.company_id, software.kind),
+            encode(trees::SOFTWARE, &software)?,
+        )?;
+        self.durable()
+    }
+
+    fn software(
+        &self,
+        company: CompanyId,
+        kind: SoftwareKind,
+    ) -> StoreResult<Option<SoftwareRegistration>> {
+        Self::get_decode(
+            &self.software,
+            trees::SOFTWARE,
+            &software_key(company, kind),
+        )
+    }
+
+    fn add_resolution(
+        &self,
+        company: CompanyId,
+        new: NewResolution,
+    ) -> StoreResult<NumberingResolution> {
+        let resolution = (&self.meta, &self.resolutions, &self.counters).transaction(
+            |(meta, resolutions, counters)| {
+                let id = next_seq(meta, trees::RESOLUTIONS)?;
+                let r = NumberingResolution {
+                    id,
+                    company_id: company,
+                    document_type: new.document_type,
+                    resolution_number: new.resolution_number.clone(),
+                    resolution_date: new.resolution_date,
+                    prefix: new.prefix.clone(),
+                    from: new.from,
+                    to: new.to,
+                    valid_from: new.valid_from,
+                    valid_to: new.valid_to,
+                    technical_key: new.technical_key.clone(),
+                    created_at: Utc::now(),
+                };
+                resolutions.insert(
+                    &scoped_key(company, id)[..],
+                    tx_encode(trees::RESOLUTIONS, &r)?,
+                )?;
+                counters.insert(&id_key(id), &new.from.to_be_bytes())?;
+                Ok(r)
+            },
+        )?;
+        self.durable()?;
+        Ok(resolution)
+    }
+
+    fn resolutions(&self, company: CompanyId) -> StoreResult<Vec<NumberingResolution>> {
+        Self::scan_decode(
+            &self.resolutions,
+            trees::RESOLUTIONS,
+            &company.to_be_bytes(),
+        )
+    }
+
+    fn active_resolution(
+        &self,
+        company: CompanyId,
+        document_type: u8,
+        date: NaiveDate,
+    ) -> StoreResult<Option<NumberingResolution>> {
+        let mut candidates: Vec<NumberingResolution> = self
+            .resolutions(company)?
+            .into_iter()
+            .filter(|r| r.document_type == document_type)
+            .filter(|r| r.valid_from <= date && date <= r.valid_to)
+            .collect();
+        candidates.sort_by(|a, b| b.id.cmp(&a.id));
+        for r in candidates {
+            if self.next_number(&r)? <= r.to {
+                return Ok(Some(r));
+            }
+        }
+        Ok(None)
+    }
+
+    fn next_number(&self, resolution: &NumberingResolution) -> StoreResult<u64> {
+        Ok(self
+            .counters
+            .get(id_key(resolution.id))?
+            .and_then(|v| read_u64(&v))
+            .unwrap_or(resolution.from))
+    }
+
+    fn put_certificate(&self, certificate: CertificateRecord) -> StoreResult<()> {
+        self.certificates.insert(
+            id_key(certificate.company_id),
+            encode(trees::CERTIFICATES, &certificate)?,
+        )?;
+        self.durable()
+    }
+
+    fn certificate(&self, company: CompanyId) -> StoreResult<Option<CertificateRecord>> {
+        Self::get_decode(&self.certificates, trees::CERTIFICATES, &id_key(company))
+    }
+}
+
+impl ApiKeyStore for SledStore {
+    fn insert_api_key(&self, record: ApiKeyRecord) -> StoreResult<ApiKeyRecord> {
+        let stored = (&self.meta, &self.api_keys, &self.api_key_by_hash).transaction(
+            |(meta, keys, by_hash)| {
+                if by_hash.get(record.hash.as_bytes())?.is_some() {
+                    return abort(StoreError::Conflict("API key hash already stored".into()));
+                }
+                let id = next_seq(meta, trees::API_KEYS)?;
+                let mut r = record.clone();
+                r.id = id;
+                keys.insert(&id_key(id), tx_encode(trees::API_KEYS, &r)?)?;
+                by_hash.insert(r.hash.as_bytes(), &id_key(id))?;
+                Ok(r)
+            },
+        )?;
+        self.durable()?;
+        Ok(stored)
+    }
+
+    fn api_key_by_hash(&self, hash_hex: &str) -> StoreResult<Option<ApiKeyRecord>> {
+        match self
+            .api_key_by_hash
+            .get(hash_hex.as_bytes())?
+            .and_then(|v| read_u64(&v))
+        {
+            Some(id) => Self::get_decode(&self.api_keys, trees::API_KEYS, &id_key(id)),
+            None => Ok(None),
+        }
+    }
+
+    fn api_keys(&self, company: CompanyId) -> StoreResult<Vec<ApiKeyRecord>> {
+        let all: Vec<ApiKeyRecord> = Self::scan_decode(&self.api_keys, trees::API_KEYS, &[])?;
+        Ok(all
+            .into_iter()
+            .filter(|k| k.company_id == company)
+            .collect())
+    }
+
+    fn revoke_api_key(&self, id: u64, at: DateTime<Utc>) -> StoreResult<Option<ApiKeyRecord>> {
+        let Some(mut key) =
+            Self::get_decode::<ApiKeyRecord>(&self.api_keys, trees::API_KEYS, &id_key(id))?
+        else {
+            return Ok(None);
+        };
+        if key.revoked_at.is_none() {
+            key.revoked_at = Some(at);
+            self.api_keys
+                .insert(id_key(id), encode(trees::API_KEYS, &key)?)?;
+            self.durable()?;
+        }
+        Ok(Some(key))
+    }
+}
+
+impl CustomerStore for SledStore {
+    fn upsert_customer(&self, company: CompanyId, input: CustomerInput) -> StoreResult<Customer> {
+        let ident_key = scoped_text_key(company, &input.identification_number);
+        let customer = (&self.meta, &self.customers, &self.customer_by_ident).transaction(
+            |(meta, customers, by_ident)| {
+                let now = Utc::now();
+                let existing = match by_ident.get(&ident_key)?.and_then(|v| read_u64(&v)) {
+                    Some(id) => match customers.get(&scoped_key(company, id)[..])? {
+                        Some(v) => Some(tx_decode::<Customer>(trees::CUSTOMERS, &v)?),
+                        None => None,
+                    },
+                    None => None,
+                };
+                let (id, created_at) = match &existing {
+                    Some(c) => (c.id, c.created_at),
+                    None => (next_seq(meta, trees::CUSTOMERS)?, now),
+                };
+                // Optional fields the caller left out keep their stored value.
+                let keep = |new: &Option<String>, old: Option<&Option<String>>| {
+                    new.clone().or_else(|| old.cloned().flatten())
+                };
+                let old = existing.as_ref();
+                let c = Customer {
+                    id,
+                    company_id: company,
+                    identification_number: input.identification_number.clone(),
+                    name: input.name.clone(),
+                    email: input.email.clone(),
+                    id_type_code: keep(&input.id_type_code, old.map(|o| &o.id_type_code)),
+                    organization_type_code: keep(
+                        &input.organization_type_code,
+                        old.map(|o| &o.organization_type_code),
+                    ),
+                    address: keep(&input.address, old.map(|o| &o.address)),
+                    municipality_code: keep(
+                        &input.municipality_code,
+                        old.map(|o| &o.municipality_code),
+                    ),
+                    municipality_name: keep(
+                        &input.municipality_name,
+                        old.map(|o| &o.municipality_name),
+                    ),
+                    country_code: keep(&input.country_code, old.map(|o| &o.country_code)),
+                    phone: keep(&input.phone, old.map(|o| &o.phone)),
+                    created_at,
+                    updated_at: now,
+                };
+                customers.insert(
+                    &scoped_key(company, id)[..],
+                    tx_encode(trees::CUSTOMERS, &c)?,
+                )?;
+                by_ident.insert(ident_key.as_slice(), &id_key(id))?;
+                Ok(c)
+            },
+        )?;
+        self.durable()?;
+        Ok(customer)
+    }
+
+    fn customer(&self, company: CompanyId, id: u64) -> StoreResult<Option<Customer>> {
+        Self::get_decode(&self.customers, trees::CUSTOMERS, &scoped_key(company, id))
+    }
+
+    fn customers(
+        &self,
+        company: CompanyId,
+        page: u32,
+        limit: u32,
+        query: Option<&str>,
+    ) -> StoreResult<Page<Customer>> {
+        let needle = query.map(|q| q.to_lowercase()).filter(|q| !q.is_empty());
+        let all: Vec<Customer> =
+            Self::scan_decode(&self.customers, trees::CUSTOMERS, &company.to_be_bytes())?;
+        let matching: Vec<Customer> = all
+            .into_iter()
+            .filter(|c| match &needle {
+                Some(n) => {
+                    c.name.to_lowercase().contains(n.as_str())
+                        || c.identification_number.contains(n.as_str())
+                }
+                None => true,
+            })
+            .collect();
+        let total = matching.len() as u64;
+        let skip = (page.saturating_sub(1) as usize).saturating_mul(limit as usize);
+        let items = matching
+            .into_iter()
+            .skip(skip)
+            .take(limit as usize)
+            .collect();
+        Ok(Page {
+            items,
+            page,
+            limit,
+            total,
+        })
+    }
+}
+
+fn count_key(document_type: u8, state: u8) -> [u8; 2] {
+    [document_type, state]
+}
+
+fn bump(
+    counts: &TransactionalTree,
+    key: [u8; 2],
+    delta: i64,
+) -> Result<(), UnabortableTransactionError> {
+    let current = counts.get(key)?.and_then(|v| read_u64(&v)).unwrap_or(0) as i64;
+    let next = (current + delta).max(0) as u64;
+    counts.insert(&key, &next.to_be_bytes())?;
+    Ok(())
+}
+
+impl DocumentStore for SledStore {
+    fn create_document(
+        &self,
+        resolution: &NumberingResolution,
+        make: &dyn Fn(u64, u64) -> DocumentRecord,
+    ) -> StoreResult<DocumentRecord> {
+        let doc = (
+            &self.meta,
+            &self.counters,
+            &self.documents,
+            &self.document_counts,
+        )
+            .transaction(|(meta, counters, documents, counts)| {
+                let number = counters
+                    .get(&id_key(resolution.id))?
+                    .and_then(|v| read_u64(&v))
+                    .unwrap_or(resolution.from);
+                if number > resolution.to || number < resolution.from {
+                    return abort(StoreError::RangeExhausted {
+                        resolution_id: resolution.id,
+                    });
+                }
+                let id = next_seq(meta, trees::DOCUMENTS)?;
+                let doc = make(id, number);
+                counters.insert(&id_key(resolution.id), &(number + 1).to_be_bytes())?;
+                documents.insert(&id_key(id), tx_encode(trees::DOCUMENTS, &doc)?)?;
+                bump(counts, count_key(doc.document_type, doc.state), 1)?;
+                Ok(doc)
+            })?;
+        self.durable()?;
+        Ok(doc)
+    }
+
+    fn document(&self, id: u64) -> StoreResult<Option<DocumentRecord>> {
+        Self::get_decode(&self.documents, trees::DOCUMENTS, &id_key(id))
+    }
+
+    fn put_document(&self, doc: &DocumentRecord) -> StoreResult<()> {
+        (&self.documents, &self.document_counts).transaction(|(documents, counts)| {
+            let old = documents.insert(&id_key(doc.id), tx_encode(trees::DOCUMENTS, doc)?)?;
+            if let Some(old) = old {
+                let old: DocumentRecord = tx_decode(trees::DOCUMENTS, &old)?;
+                bump(counts, count_key(old.document_type, old.state), -1)?;
+            }
+            bump(counts, count_key(doc.document_type, doc.state), 1)?;
+            Ok(())
+        })?;
+        self.durable()
+    }
+
+    fn document_counts(&self) -> StoreResult<Vec<((u8, u8), u64)>> {
+        self.document_counts
+            .iter()
+            .map(|r| {
+                let (k, v) = r?;
+                let key = (
+                    k.first().copied().unwrap_or(0),
+                    k.get(1).copied().unwrap_or(0),
+                );
+                Ok((key, read_u64(&v).unwrap_or(0)))
+            })
+            .collect()
+    }
+}
+
+impl StoreHealth for SledStore {
+    fn is_empty(&self) -> StoreResult<bool> {
+        Ok(self.companies.is_empty())
+    }
+
+    fn check_writable(&self) -> StoreResult<()> {
+        self.meta
+            .insert(b"probe", &Utc::now().timestamp().to_be_bytes())?;
+        self.meta.remove(b"probe")?;
+        self.durable()
+    }
+
+    fn flush(&self) -> StoreResult<()> {
+        self.durable()
+    }
+}

@@ -1,0 +1,23 @@
+//! Tree names, one per record kind, plus indexes. Changing a name orphans data.
+
+pub const META: &str = "meta";
+pub const COMPANIES: &str = "companies";
+pub const COMPANY_BY_NIT: &str = "companies_by_nit";
+pub const SOFTWARE: &str = "software_registrations";
+pub const RESOLUTIONS: &str = "numbering_resolutions";
+/// resolution id → next number to give.
+pub const COUNTERS: &str = "numbering_counters";
+pub const CERTIFICATES: &str = "certificates";
+pub const API_KEYS: &str = "api_keys";
+pub const API_KEY_BY_HASH: &str = "api_keys_by_hash";
+pub const CUSTOMERS: &str = "customers";
+pub const CUSTOMER_BY_IDENT: &str = "customers_by_identification";
+pub const DOCUMENTS: &str = "documents";
+pub const DOCUMENT_COUNTS: &str = "document_counts";
+pub const JOBS: &str = "jobs";
+pub const EVENTS: &str = "events";
+pub const EMAIL_LOGS: &str = "email_logs";
+
+/// Version of the data dir layout, stored in `META`.
+pub const SCHEMA_VERSION: u64 = 1;
+pub const SCHEMA_KEY: &[u8] = b"schema_version";
