@@ -1,5 +1,19 @@
 //! emisor: issues Colombian electronic tax documents and transmits them to the
 //! tax authority. The library holds everything; `main.rs` only calls `cli::run`.
+//!
+//! Layout: `api` (customer REST API under /v1/api), `admin` (the /admin API and
+//! CLI), `provisioning` (companies and credentials), `engine` (pure document
+//! code: UBL, codes, XAdES, ZIP), `authority` (SOAP client and simulator),
+//! `ops` (health, metrics, request observation), `startup` (wiring).
+//! Actors live in the `emisor-actors` crate, persistence in `emisor-store`.
 
+pub mod admin;
+pub mod api;
 pub mod authority;
+pub mod cli;
+pub mod config;
 pub mod engine;
+pub mod ops;
+pub mod provisioning;
+pub mod startup;
+pub mod state;

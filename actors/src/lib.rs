@@ -1,1 +1,16 @@
+//! emisor's actors: each one owns one concern's state and orders its work;
+//! the domain code they call lives elsewhere. Every actor answers [`Ping`] so
+//! `/readyz` can tell a live actor from one whose thread died.
 
+pub mod rate_limiter;
+pub mod supervisor;
+
+use actix::Message;
+
+/// Liveness probe every actor handles.
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "Pong")]
+pub struct Ping;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pong;

@@ -93,6 +93,12 @@ pub trait DocumentStore {
     fn document_counts(&self) -> StoreResult<Vec<((u8, u8), u64)>>;
 }
 
+/// Small named values of the installation (the admin token's hash, say).
+pub trait SettingsStore {
+    fn setting(&self, key: &str) -> StoreResult<Option<String>>;
+    fn put_setting(&self, key: &str, value: &str) -> StoreResult<()>;
+}
+
 pub trait StoreHealth {
     /// True when no company exists yet (first start).
     fn is_empty(&self) -> StoreResult<bool>;
@@ -108,6 +114,7 @@ pub trait Store:
     + ApiKeyStore
     + CustomerStore
     + DocumentStore
+    + SettingsStore
     + StoreHealth
     + Send
     + Sync
@@ -120,6 +127,7 @@ impl<T> Store for T where
         + ApiKeyStore
         + CustomerStore
         + DocumentStore
+        + SettingsStore
         + StoreHealth
         + Send
         + Sync

@@ -14,7 +14,8 @@ use crate::error::{StoreError, StoreResult};
 use crate::model::*;
 use crate::trees;
 use crate::{
-    ApiKeyStore, CompanyStore, CredentialStore, CustomerStore, DocumentStore, StoreHealth,
+    ApiKeyStore, CompanyStore, CredentialStore, CustomerStore, DocumentStore, SettingsStore,
+    StoreHealth,
 };
 
 type TxResult<T> = Result<T, ConflictableTransactionError<StoreError>>;
@@ -570,6 +571,21 @@ impl DocumentStore for SledStore {
                 Ok((key, read_u64(&v).unwrap_or(0)))
             })
             .collect()
+    }
+}
+
+impl SettingsStore for SledStore {
+    fn setting(&self, key: &str) -> StoreResult<Option<String>> {
+        Ok(self
+            .meta
+            .get(format!("setting:{key}").as_bytes())?
+            .map(|v| String::from_utf8_lossy(&v).into_owned()))
+    }
+
+    fn put_setting(&self, key: &str, value: &str) -> StoreResult<()> {
+        self.meta
+            .insert(format!("setting:{key}").as_bytes(), value.as_bytes())?;
+        self.durable()
     }
 }
 

@@ -1,0 +1,342 @@
+//! `emisor admin …`: the same provisioning as `/admin`, on the data dir of a
+//! stopped server. Answers are JSON on stdout (secrets appear only where a
+//! key is created).
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+use chrono::{NaiveDate, Utc};
+use clap::Subcommand;
+use emisor_store::{SledStore, SoftwareRegistration, Store};
+use serde::Serialize;
+
+use super::credentials::{software_kind, ResolutionRequest};
+use super::keys::environment;
+use super::views::{ApiKeyView, CompanyView, ResolutionView};
+use crate::config::Settings;
+use crate::provisioning::api_keys::create_api_key;
+use crate::provisioning::certificates::import_pkcs12;
+use crate::provisioning::companies::{checked_nit, create_company, CompanyRequest};
+use crate::provisioning::demo::provision_demo_company;
+
+#[derive(Debug, Subcommand)]
+pub enum AdminCommand {
+    /// Companies.
+    #[command(subcommand)]
+    Company(CompanyCommand),
+    /// Software registrations at the authority.
+    #[command(subcommand)]
+    Software(SoftwareCommand),
+    /// Numbering resolutions.
+    #[command(subcommand)]
+    Resolution(ResolutionCommand),
+    /// Signing certificates.
+    #[command(subcommand)]
+    Certificate(CertificateCommand),
+    /// API keys.
+    #[command(subcommand)]
+    Key(KeyCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CompanyCommand {
+    Create {
+        #[arg(long)]
+        nit: String,
+        #[arg(long)]
+        razon_social: String,
+        #[arg(long)]
+        dv: Option<u8>,
+        #[arg(long)]
+        direccion: Option<String>,
+        #[arg(long)]
+        municipio_codigo: Option<String>,
+        #[arg(long)]
+        municipio_nombre: Option<String>,
+        #[arg(long)]
+        departamento_codigo: Option<String>,
+        #[arg(long)]
+        departamento_nombre: Option<String>,
+        #[arg(long)]
+        email: Option<String>,
+        #[arg(long)]
+        telefono: Option<String>,
+        #[arg(long)]
+        tipo_organizacion: Option<u8>,
+        #[arg(long)]
+        regimen: Option<String>,
+        #[arg(long)]
+        responsabilidades: Option<String>,
+        #[arg(long)]
+        rate_limit_per_minute: Option<u32>,
+        /// Provision like the demo company (software, resolutions, certificate, keys).
+        #[arg(long)]
+        demo: bool,
+    },
+    List,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SoftwareCommand {
+    Set {
+        #[arg(long)]
+        company: u64,
+        /// `facturacion` or `nomina`.
+        #[arg(long)]
+        tipo: String,
+        #[arg(long)]
+        software_id: String,
+        #[arg(long)]
+        pin: String,
+        #[arg(long)]
+        test_set_id: Option<String>,
+        #[arg(long)]
+        proveedor_nit: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ResolutionCommand {
+    Add {
+        #[arg(long)]
+        company: u64,
+        /// Document type 1-10, or 11 for payroll.
+        #[arg(long)]
+        tipo: u8,
+        #[arg(long)]
+        numero: String,
+        #[arg(long)]
+        fecha: NaiveDate,
+        #[arg(long)]
+        prefijo: String,
+        #[arg(long)]
+        desde: u64,
+        #[arg(long)]
+        hasta: u64,
+        #[arg(long)]
+        vigencia_desde: NaiveDate,
+        #[arg(long)]
+        vigencia_hasta: NaiveDate,
+        #[arg(long)]
+        clave_tecnica: Option<String>,
+    },
+    List {
+        #[arg(long)]
+        company: u64,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CertificateCommand {
+    /// Import a PKCS#12 (.p12/.pfx) file.
+    Import {
+        #[arg(long)]
+        company: u64,
+        #[arg(long)]
+        file: PathBuf,
+        #[arg(long)]
+        password: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeyCommand {
+    Create {
+        #[arg(long)]
+        company: u64,
+        /// `test` or `live`.
+        #[arg(long)]
+        ambiente: String,
+        #[arg(long)]
+        label: Option<String>,
+    },
+    List {
+        #[arg(long)]
+        company: u64,
+    },
+    Revoke {
+        #[arg(long)]
+        id: u64,
+    },
+}
+
+fn print<T: Serialize>(value: &T) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
+
+fn api<T>(r: Result<T, crate::api::error::ApiError>) -> anyhow::Result<T> {
+    r.map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+pub fn run(settings: &Settings, command: AdminCommand) -> anyhow::Result<()> {
+    let dir = settings.data_dir();
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let store = SledStore::open(dir).with_context(|| {
+        format!(
+            "opening the store in {} (is `emisor serve` running on it? use the /admin API then)",
+            dir.display()
+        )
+    })?;
+    let store: &dyn Store = &store;
+    match command {
+        AdminCommand::Company(CompanyCommand::List) => {
+            let all: Vec<CompanyView> = store.companies()?.into_iter().map(Into::into).collect();
+            print(&all)
+        }
+        AdminCommand::Company(CompanyCommand::Create {
+            nit,
+            razon_social,
+            dv,
+            direccion,
+            municipio_codigo,
+            municipio_nombre,
+            departamento_codigo,
+            departamento_nombre,
+            email,
+            telefono,
+            tipo_organizacion,
+            regimen,
+            responsabilidades,
+            rate_limit_per_minute,
+            demo,
+        }) => {
+            let req = CompanyRequest {
+                nit,
+                dv,
+                razon_social,
+                nombre_comercial: None,
+                direccion,
+                municipio_codigo,
+                municipio_nombre,
+                departamento_codigo,
+                departamento_nombre,
+                email,
+                telefono,
+                tipo_organizacion,
+                regimen,
+                responsabilidades,
+                rate_limit_per_minute,
+                limite_documentos_mes: None,
+                demo,
+            };
+            if demo {
+                let (_, keys) = provision_demo_company(store, &req, &settings.admin.token, "")?;
+                print(&keys)
+            } else {
+                print(&CompanyView::from(create_company(store, &req)?))
+            }
+        }
+        AdminCommand::Software(SoftwareCommand::Set {
+            company,
+            tipo,
+            software_id,
+            pin,
+            test_set_id,
+            proveedor_nit,
+        }) => {
+            let kind = api(software_kind(&tipo))?;
+            let c = store
+                .company(company)?
+                .ok_or_else(|| anyhow::anyhow!("company {company} not found"))?;
+            let provider_nit = proveedor_nit.unwrap_or(c.nit);
+            let provider_dv = checked_nit(&provider_nit, None)?;
+            let reg = SoftwareRegistration {
+                company_id: company,
+                kind,
+                software_id,
+                pin,
+                test_set_id,
+                provider_nit,
+                provider_dv,
+                registered_at: Utc::now(),
+            };
+            store.put_software(reg.clone())?;
+            print(&serde_json::json!({
+                "id_empresa": company, "tipo": tipo, "software_id": reg.software_id,
+                "test_set_id": reg.test_set_id, "proveedor_nit": reg.provider_nit,
+            }))
+        }
+        AdminCommand::Resolution(ResolutionCommand::Add {
+            company,
+            tipo,
+            numero,
+            fecha,
+            prefijo,
+            desde,
+            hasta,
+            vigencia_desde,
+            vigencia_hasta,
+            clave_tecnica,
+        }) => {
+            let new = api(ResolutionRequest {
+                id_tipo_documento: tipo,
+                numero_resolucion: numero,
+                fecha_resolucion: fecha,
+                prefijo,
+                desde,
+                hasta,
+                vigencia_desde,
+                vigencia_hasta,
+                clave_tecnica,
+            }
+            .into_new())?;
+            store
+                .company(company)?
+                .ok_or_else(|| anyhow::anyhow!("company {company} not found"))?;
+            let r = store.add_resolution(company, new)?;
+            let next = store.next_number(&r)?;
+            print(&ResolutionView::new(r, next))
+        }
+        AdminCommand::Resolution(ResolutionCommand::List { company }) => {
+            let views = store
+                .resolutions(company)?
+                .into_iter()
+                .map(|r| {
+                    let next = store.next_number(&r)?;
+                    Ok(ResolutionView::new(r, next))
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            print(&views)
+        }
+        AdminCommand::Certificate(CertificateCommand::Import {
+            company,
+            file,
+            password,
+        }) => {
+            let der =
+                std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+            let rec = import_pkcs12(store, company, &der, &password, Utc::now())?;
+            print(&serde_json::json!({
+                "id_empresa": company, "sujeto": rec.subject, "emisor": rec.issuer,
+                "serial": rec.serial, "valido_desde": rec.not_before.to_rfc3339(),
+                "valido_hasta": rec.not_after.to_rfc3339(),
+            }))
+        }
+        AdminCommand::Key(KeyCommand::Create {
+            company,
+            ambiente,
+            label,
+        }) => {
+            let env = api(environment(&ambiente))?;
+            let issued = create_api_key(store, company, env, label)?;
+            let mut view = ApiKeyView::from(issued.record);
+            view.key = Some(issued.secret);
+            print(&view)
+        }
+        AdminCommand::Key(KeyCommand::List { company }) => {
+            let keys: Vec<ApiKeyView> = store
+                .api_keys(company)?
+                .into_iter()
+                .map(Into::into)
+                .collect();
+            print(&keys)
+        }
+        AdminCommand::Key(KeyCommand::Revoke { id }) => {
+            let key = store
+                .revoke_api_key(id, Utc::now())?
+                .ok_or_else(|| anyhow::anyhow!("API key {id} not found"))?;
+            print(&ApiKeyView::from(key))
+        }
+    }
+}

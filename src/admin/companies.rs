@@ -1,0 +1,131 @@
+//! `/admin/companies`: create (plain or `demo: true`), list, read, update limits.
+
+use actix_web::{get, patch, post, web, HttpMessage, HttpRequest, HttpResponse};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::auth::AdminToken;
+use super::views::CompanyView;
+use crate::api::envelope;
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::json::Json;
+use crate::provisioning::companies::{create_company, CompanyRequest};
+use crate::provisioning::demo::{provision_demo_company, DemoKeys};
+use crate::state::AppState;
+
+/// Creates a company. With `demo: true` it is provisioned like the demo
+/// company and the answer has the `demo-keys.json` shape.
+#[utoipa::path(post, path = "/admin/companies", tag = "admin",
+    security(("admin_token" = [])),
+    request_body = CompanyRequest,
+    responses((status = 201, description = "created: a company, or DemoKeys when demo", body = inline(envelope::Envelope<DemoKeys>)),
+              (status = 409, description = "NIT already registered", body = crate::api::error::ErrorEnvelope),
+              (status = 422, description = "invalid", body = crate::api::error::ErrorEnvelope)))]
+#[post("/companies")]
+pub async fn create(
+    state: web::Data<AppState>,
+    req: HttpRequest,
+    body: Json<CompanyRequest>,
+) -> ApiResult<HttpResponse> {
+    let request = body.0;
+    let token = req
+        .extensions()
+        .get::<AdminToken>()
+        .map(|t| t.0.clone())
+        .unwrap_or_default();
+    let st = state.clone();
+    if request.demo {
+        let sim = state.tax_sim_url.clone().unwrap_or_default();
+        let (_, keys) =
+            web::block(move || provision_demo_company(st.store.as_ref(), &request, &token, &sim))
+                .await??;
+        Ok(envelope::created("Empresa demo creada", keys))
+    } else {
+        let company = web::block(move || create_company(st.store.as_ref(), &request)).await??;
+        Ok(envelope::created(
+            "Empresa creada",
+            CompanyView::from(company),
+        ))
+    }
+}
+
+#[utoipa::path(get, path = "/admin/companies", tag = "admin", security(("admin_token" = [])),
+    responses((status = 200, description = "all companies", body = inline(envelope::Envelope<Vec<CompanyView>>))))]
+#[get("/companies")]
+pub async fn list(state: web::Data<AppState>) -> ApiResult<HttpResponse> {
+    let st = state.clone();
+    let all = web::block(move || st.store.companies()).await??;
+    Ok(envelope::ok(
+        "Empresas",
+        all.into_iter().map(CompanyView::from).collect::<Vec<_>>(),
+    ))
+}
+
+#[utoipa::path(get, path = "/admin/companies/{id}", tag = "admin", security(("admin_token" = [])),
+    params(("id" = u64, Path, description = "id_empresa")),
+    responses((status = 200, description = "the company", body = inline(envelope::Envelope<CompanyView>)),
+              (status = 404, description = "no such company", body = crate::api::error::ErrorEnvelope)))]
+#[get("/companies/{id}")]
+pub async fn get(state: web::Data<AppState>, id: web::Path<u64>) -> ApiResult<HttpResponse> {
+    let st = state.clone();
+    let id = id.into_inner();
+    let company = web::block(move || st.store.company(id))
+        .await??
+        .ok_or_else(|| ApiError::NotFound("company".into()))?;
+    Ok(envelope::ok("Empresa", CompanyView::from(company)))
+}
+
+/// Per-company settings an operator changes after creation.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompanyUpdate {
+    pub rate_limit_per_minute: Option<u32>,
+    pub limite_documentos_mes: Option<u32>,
+    pub webhook_url: Option<String>,
+}
+
+#[utoipa::path(patch, path = "/admin/companies/{id}", tag = "admin", security(("admin_token" = [])),
+    params(("id" = u64, Path, description = "id_empresa")),
+    request_body = CompanyUpdate,
+    responses((status = 200, description = "updated", body = inline(envelope::Envelope<CompanyView>)),
+              (status = 404, description = "no such company", body = crate::api::error::ErrorEnvelope)))]
+#[patch("/companies/{id}")]
+pub async fn update(
+    state: web::Data<AppState>,
+    id: web::Path<u64>,
+    body: Json<CompanyUpdate>,
+) -> ApiResult<HttpResponse> {
+    let u = body.0;
+    if u.rate_limit_per_minute == Some(0) {
+        return Err(ApiError::validation(
+            "rate_limit_per_minute",
+            "must be at least 1",
+        ));
+    }
+    let st = state.clone();
+    let id = id.into_inner();
+    let company = web::block(move || -> ApiResult<_> {
+        let mut c = st
+            .store
+            .company(id)?
+            .ok_or_else(|| ApiError::NotFound("company".into()))?;
+        if u.rate_limit_per_minute.is_some() {
+            c.rate_limit_per_minute = u.rate_limit_per_minute;
+        }
+        if u.limite_documentos_mes.is_some() {
+            c.monthly_document_limit = u.limite_documentos_mes;
+        }
+        if u.webhook_url.is_some() {
+            c.webhook_url = u.webhook_url.filter(|s| !s.is_empty());
+        }
+        st.store.update_company(&c)?;
+        Ok(c)
+    })
+    .await??;
+    // Cached key contexts carry the old limit.
+    state.forget_keys();
+    Ok(envelope::ok(
+        "Empresa actualizada",
+        CompanyView::from(company),
+    ))
+}

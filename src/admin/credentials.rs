@@ -1,0 +1,259 @@
+//! Software registrations, numbering resolutions and the signing certificate.
+
+use actix_web::{get, post, web, HttpResponse};
+use base64::Engine;
+use chrono::{NaiveDate, Utc};
+use emisor_store::{NewResolution, SoftwareKind, SoftwareRegistration, PAYROLL_DOCUMENT_TYPE};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use super::views::ResolutionView;
+use crate::api::envelope;
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::json::Json;
+use crate::provisioning::certificates::import_pkcs12;
+use crate::provisioning::companies::checked_nit;
+use crate::state::AppState;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SoftwareRequest {
+    /// `facturacion` or `nomina`.
+    pub tipo: String,
+    pub software_id: String,
+    pub pin: String,
+    #[serde(default)]
+    pub test_set_id: Option<String>,
+    /// NIT of the software provider; default the company itself.
+    #[serde(default)]
+    pub proveedor_nit: Option<String>,
+}
+
+pub fn software_kind(tipo: &str) -> Result<SoftwareKind, ApiError> {
+    match tipo {
+        "facturacion" | "invoicing" => Ok(SoftwareKind::Invoicing),
+        "nomina" | "payroll" => Ok(SoftwareKind::Payroll),
+        _ => Err(ApiError::validation(
+            "tipo",
+            "must be `facturacion` or `nomina`",
+        )),
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct SoftwareView {
+    pub tipo: String,
+    pub software_id: String,
+    pub test_set_id: Option<String>,
+    pub proveedor_nit: String,
+}
+
+#[utoipa::path(post, path = "/admin/companies/{id}/software", tag = "admin", security(("admin_token" = [])),
+    params(("id" = u64, Path, description = "id_empresa")), request_body = SoftwareRequest,
+    responses((status = 200, description = "registered", body = inline(envelope::Envelope<SoftwareView>)),
+              (status = 404, description = "no such company", body = crate::api::error::ErrorEnvelope),
+              (status = 422, description = "invalid", body = crate::api::error::ErrorEnvelope)))]
+#[post("/companies/{id}/software")]
+pub async fn set_software(
+    state: web::Data<AppState>,
+    id: web::Path<u64>,
+    body: Json<SoftwareRequest>,
+) -> ApiResult<HttpResponse> {
+    let r = body.0;
+    let kind = software_kind(&r.tipo)?;
+    if r.software_id.trim().is_empty() {
+        return Err(ApiError::validation("software_id", "is required"));
+    }
+    if r.pin.trim().is_empty() {
+        return Err(ApiError::validation("pin", "is required"));
+    }
+    let st = state.clone();
+    let id = id.into_inner();
+    let view = web::block(move || -> ApiResult<SoftwareView> {
+        let company = st
+            .store
+            .company(id)?
+            .ok_or_else(|| ApiError::NotFound("company".into()))?;
+        let provider_nit = r.proveedor_nit.clone().unwrap_or(company.nit.clone());
+        let provider_dv = checked_nit(&provider_nit, None)?;
+        st.store.put_software(SoftwareRegistration {
+            company_id: id,
+            kind,
+            software_id: r.software_id.trim().to_string(),
+            pin: r.pin.trim().to_string(),
+            test_set_id: r.test_set_id.clone(),
+            provider_nit: provider_nit.clone(),
+            provider_dv,
+            registered_at: Utc::now(),
+        })?;
+        Ok(SoftwareView {
+            tipo: r.tipo,
+            software_id: r.software_id,
+            test_set_id: r.test_set_id,
+            proveedor_nit: provider_nit,
+        })
+    })
+    .await??;
+    Ok(envelope::ok("Software registrado", view))
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResolutionRequest {
+    /// 1-10 (spec 2.2) or 11 for payroll.
+    pub id_tipo_documento: u8,
+    pub numero_resolucion: String,
+    pub fecha_resolucion: NaiveDate,
+    pub prefijo: String,
+    pub desde: u64,
+    pub hasta: u64,
+    pub vigencia_desde: NaiveDate,
+    pub vigencia_hasta: NaiveDate,
+    /// Technical key (ClTec) of the range; required for CUFE-coded types.
+    #[serde(default)]
+    pub clave_tecnica: Option<String>,
+}
+
+impl ResolutionRequest {
+    pub fn into_new(self) -> Result<NewResolution, ApiError> {
+        if !(1..=PAYROLL_DOCUMENT_TYPE).contains(&self.id_tipo_documento) {
+            return Err(ApiError::validation("id_tipo_documento", "must be 1 to 11"));
+        }
+        if self.prefijo.len() > 4 || !self.prefijo.chars().all(|c| c.is_ascii_alphanumeric()) {
+            return Err(ApiError::validation("prefijo", "up to 4 letters or digits"));
+        }
+        if self.desde == 0 || self.desde > self.hasta {
+            return Err(ApiError::validation(
+                "desde",
+                "must be at least 1 and not above `hasta`",
+            ));
+        }
+        if self.vigencia_desde > self.vigencia_hasta {
+            return Err(ApiError::validation(
+                "vigencia_hasta",
+                "must not be before `vigencia_desde`",
+            ));
+        }
+        let key = self.clave_tecnica.unwrap_or_default().trim().to_lowercase();
+        // Invoices (1, 6) and T04 (8) carry a CUFE computed with the key.
+        if matches!(self.id_tipo_documento, 1 | 6 | 8) && key.is_empty() {
+            return Err(ApiError::validation(
+                "clave_tecnica",
+                "is required for this document type",
+            ));
+        }
+        Ok(NewResolution {
+            document_type: self.id_tipo_documento,
+            resolution_number: self.numero_resolucion,
+            resolution_date: self.fecha_resolucion,
+            prefix: self.prefijo,
+            from: self.desde,
+            to: self.hasta,
+            valid_from: self.vigencia_desde,
+            valid_to: self.vigencia_hasta,
+            technical_key: key,
+        })
+    }
+}
+
+#[utoipa::path(post, path = "/admin/companies/{id}/resoluciones", tag = "admin", security(("admin_token" = [])),
+    params(("id" = u64, Path, description = "id_empresa")), request_body = ResolutionRequest,
+    responses((status = 201, description = "added", body = inline(envelope::Envelope<ResolutionView>)),
+              (status = 404, description = "no such company", body = crate::api::error::ErrorEnvelope),
+              (status = 422, description = "invalid", body = crate::api::error::ErrorEnvelope)))]
+#[post("/companies/{id}/resoluciones")]
+pub async fn add_resolution(
+    state: web::Data<AppState>,
+    id: web::Path<u64>,
+    body: Json<ResolutionRequest>,
+) -> ApiResult<HttpResponse> {
+    let new = body.0.into_new()?;
+    let st = state.clone();
+    let id = id.into_inner();
+    let view = web::block(move || -> ApiResult<ResolutionView> {
+        st.store
+            .company(id)?
+            .ok_or_else(|| ApiError::NotFound("company".into()))?;
+        let r = st.store.add_resolution(id, new)?;
+        let next = st.store.next_number(&r)?;
+        Ok(ResolutionView::new(r, next))
+    })
+    .await??;
+    Ok(envelope::created("Resolución agregada", view))
+}
+
+#[utoipa::path(get, path = "/admin/companies/{id}/resoluciones", tag = "admin", security(("admin_token" = [])),
+    params(("id" = u64, Path, description = "id_empresa")),
+    responses((status = 200, description = "the company's resolutions", body = inline(envelope::Envelope<Vec<ResolutionView>>))))]
+#[get("/companies/{id}/resoluciones")]
+pub async fn list_resolutions(
+    state: web::Data<AppState>,
+    id: web::Path<u64>,
+) -> ApiResult<HttpResponse> {
+    let st = state.clone();
+    let id = id.into_inner();
+    let views = web::block(move || -> ApiResult<Vec<ResolutionView>> {
+        st.store
+            .company(id)?
+            .ok_or_else(|| ApiError::NotFound("company".into()))?;
+        st.store
+            .resolutions(id)?
+            .into_iter()
+            .map(|r| {
+                let next = st.store.next_number(&r)?;
+                Ok(ResolutionView::new(r, next))
+            })
+            .collect()
+    })
+    .await??;
+    Ok(envelope::ok("Resoluciones", views))
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CertificateRequest {
+    /// The PKCS#12 (.p12/.pfx) file, base64.
+    pub pkcs12_base64: String,
+    pub password: String,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct CertificateView {
+    pub sujeto: String,
+    pub emisor: String,
+    pub serial: String,
+    pub valido_desde: String,
+    pub valido_hasta: String,
+}
+
+#[utoipa::path(post, path = "/admin/companies/{id}/certificado", tag = "admin", security(("admin_token" = [])),
+    params(("id" = u64, Path, description = "id_empresa")), request_body = CertificateRequest,
+    responses((status = 200, description = "imported", body = inline(envelope::Envelope<CertificateView>)),
+              (status = 404, description = "no such company", body = crate::api::error::ErrorEnvelope),
+              (status = 422, description = "unreadable, expired or not yet valid", body = crate::api::error::ErrorEnvelope)))]
+#[post("/companies/{id}/certificado")]
+pub async fn import_certificate(
+    state: web::Data<AppState>,
+    id: web::Path<u64>,
+    body: Json<CertificateRequest>,
+) -> ApiResult<HttpResponse> {
+    let r = body.0;
+    let der = base64::engine::general_purpose::STANDARD
+        .decode(r.pkcs12_base64.trim())
+        .map_err(|_| ApiError::validation("pkcs12_base64", "is not base64"))?;
+    let st = state.clone();
+    let id = id.into_inner();
+    let rec =
+        web::block(move || import_pkcs12(st.store.as_ref(), id, &der, &r.password, Utc::now()))
+            .await??;
+    Ok(envelope::ok(
+        "Certificado importado",
+        CertificateView {
+            sujeto: rec.subject,
+            emisor: rec.issuer,
+            serial: rec.serial,
+            valido_desde: rec.not_before.to_rfc3339(),
+            valido_hasta: rec.not_after.to_rfc3339(),
+        },
+    ))
+}

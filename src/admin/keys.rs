@@ -1,0 +1,86 @@
+//! API keys of a company: create (the key is shown once), list, revoke.
+
+use actix_web::{get, post, web, HttpResponse};
+use chrono::Utc;
+use emisor_store::Environment;
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::views::ApiKeyView;
+use crate::api::envelope;
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::json::Json;
+use crate::provisioning::api_keys::create_api_key;
+use crate::state::AppState;
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KeyRequest {
+    /// `test` (sk_test_, sandbox) or `live` (sk_live_, production).
+    pub ambiente: String,
+    #[serde(default)]
+    pub label: Option<String>,
+}
+
+pub fn environment(s: &str) -> Result<Environment, ApiError> {
+    match s {
+        "test" | "pruebas" | "2" => Ok(Environment::Test),
+        "live" | "produccion" | "1" => Ok(Environment::Live),
+        _ => Err(ApiError::validation("ambiente", "must be `test` or `live`")),
+    }
+}
+
+#[utoipa::path(post, path = "/admin/companies/{id}/api-keys", tag = "admin", security(("admin_token" = [])),
+    params(("id" = u64, Path, description = "id_empresa")), request_body = KeyRequest,
+    responses((status = 201, description = "created; `key` is shown only here", body = inline(envelope::Envelope<ApiKeyView>)),
+              (status = 404, description = "no such company", body = crate::api::error::ErrorEnvelope)))]
+#[post("/companies/{id}/api-keys")]
+pub async fn create(
+    state: web::Data<AppState>,
+    id: web::Path<u64>,
+    body: Json<KeyRequest>,
+) -> ApiResult<HttpResponse> {
+    let env = environment(&body.0.ambiente)?;
+    let label = body.0.label;
+    let st = state.clone();
+    let id = id.into_inner();
+    let issued = web::block(move || create_api_key(st.store.as_ref(), id, env, label)).await??;
+    let mut view = ApiKeyView::from(issued.record);
+    view.key = Some(issued.secret);
+    Ok(envelope::created("API key creada", view))
+}
+
+#[utoipa::path(get, path = "/admin/companies/{id}/api-keys", tag = "admin", security(("admin_token" = [])),
+    params(("id" = u64, Path, description = "id_empresa")),
+    responses((status = 200, description = "keys, without secrets", body = inline(envelope::Envelope<Vec<ApiKeyView>>))))]
+#[get("/companies/{id}/api-keys")]
+pub async fn list(state: web::Data<AppState>, id: web::Path<u64>) -> ApiResult<HttpResponse> {
+    let st = state.clone();
+    let id = id.into_inner();
+    let keys = web::block(move || -> ApiResult<_> {
+        st.store
+            .company(id)?
+            .ok_or_else(|| ApiError::NotFound("company".into()))?;
+        Ok(st.store.api_keys(id)?)
+    })
+    .await??;
+    Ok(envelope::ok(
+        "API keys",
+        keys.into_iter().map(ApiKeyView::from).collect::<Vec<_>>(),
+    ))
+}
+
+#[utoipa::path(post, path = "/admin/api-keys/{key_id}/revoke", tag = "admin", security(("admin_token" = [])),
+    params(("key_id" = u64, Path, description = "id of the key")),
+    responses((status = 200, description = "revoked (idempotent)", body = inline(envelope::Envelope<ApiKeyView>)),
+              (status = 404, description = "no such key", body = crate::api::error::ErrorEnvelope)))]
+#[post("/api-keys/{key_id}/revoke")]
+pub async fn revoke(state: web::Data<AppState>, key_id: web::Path<u64>) -> ApiResult<HttpResponse> {
+    let st = state.clone();
+    let key_id = key_id.into_inner();
+    let key = web::block(move || st.store.revoke_api_key(key_id, Utc::now()))
+        .await??
+        .ok_or_else(|| ApiError::NotFound("API key".into()))?;
+    state.forget_keys();
+    Ok(envelope::ok("API key revocada", ApiKeyView::from(key)))
+}

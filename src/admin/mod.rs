@@ -1,0 +1,31 @@
+//! Administration: the `/admin` HTTP API (bearer admin token) for a running
+//! server, and the `emisor admin` CLI for a stopped one. Both call
+//! `crate::provisioning`, so they do exactly the same thing.
+
+pub mod auth;
+pub mod cli;
+pub mod companies;
+pub mod credentials;
+pub mod keys;
+pub mod views;
+
+use actix_web::middleware::from_fn;
+use actix_web::web;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope("/admin")
+            .wrap(from_fn(auth::require_admin))
+            .service(companies::create)
+            .service(companies::list)
+            .service(companies::get)
+            .service(companies::update)
+            .service(credentials::set_software)
+            .service(credentials::add_resolution)
+            .service(credentials::list_resolutions)
+            .service(credentials::import_certificate)
+            .service(keys::create)
+            .service(keys::list)
+            .service(keys::revoke),
+    );
+}

@@ -1,0 +1,42 @@
+//! `POST /clientes`: creates the customer, or updates the one with the same
+//! identification number (201 when new, 200 when updated).
+
+use actix_web::{post, web, HttpResponse};
+
+use super::model::{CustomerRequest, CustomerResponse};
+use crate::api::auth::AuthContext;
+use crate::api::envelope;
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::json::Json;
+use crate::state::AppState;
+
+#[utoipa::path(post, path = "/v1/api/clientes", tag = "clientes",
+    security(("api_key" = [])),
+    request_body = CustomerRequest,
+    responses((status = 201, description = "created", body = inline(envelope::Envelope<CustomerResponse>)),
+              (status = 200, description = "updated (same identification number)", body = inline(envelope::Envelope<CustomerResponse>)),
+              (status = 400, description = "malformed JSON", body = crate::api::error::ErrorEnvelope),
+              (status = 422, description = "validation error", body = crate::api::error::ErrorEnvelope)))]
+#[post("/clientes")]
+pub async fn create_customer(
+    state: web::Data<AppState>,
+    ctx: AuthContext,
+    body: Json<CustomerRequest>,
+) -> ApiResult<HttpResponse> {
+    let req = body.0;
+    let errors = req.validate("");
+    if !errors.is_empty() {
+        return Err(ApiError::validation_list(errors));
+    }
+    let store = state.store.clone();
+    let company = ctx.company_id;
+    let input = req.to_input();
+    let customer = web::block(move || store.upsert_customer(company, input)).await??;
+    let created = customer.created_at == customer.updated_at;
+    let body = CustomerResponse::from(customer);
+    Ok(if created {
+        envelope::created("Cliente creado", body)
+    } else {
+        envelope::ok("Cliente actualizado", body)
+    })
+}

@@ -1,0 +1,12 @@
+//! Customers (spec 2.6, decisions.md §4): upserted by identification number.
+
+pub mod create;
+pub mod list;
+pub mod model;
+
+use actix_web::web;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(list::list_customers)
+        .service(create::create_customer);
+}

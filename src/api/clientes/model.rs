@@ -1,0 +1,195 @@
+//! The customer object of spec 2.6, as the unified API sends and answers it.
+
+use emisor_store::{Customer, CustomerInput};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::api::error::FieldError;
+use crate::engine::codes::nit_check_digit;
+
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema, Default)]
+pub struct Code {
+    pub code: String,
+}
+
+#[derive(Debug, Clone, Deserialize, Serialize, ToSchema, Default)]
+pub struct Municipality {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// Customer as sent (`POST /clientes` and inside documents).
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct CustomerRequest {
+    pub identification_number: String,
+    pub name: String,
+    pub email: String,
+    /// `13` CC, `31` NIT, `22` CE, `41` Passport (and the authority's other codes).
+    #[serde(default)]
+    pub type_document_identification: Option<Code>,
+    /// `1` legal entity, `2` natural person.
+    #[serde(default)]
+    pub type_organization: Option<Code>,
+    #[serde(default)]
+    pub address: Option<String>,
+    #[serde(default)]
+    pub municipality: Option<Municipality>,
+    #[serde(default)]
+    pub country_code: Option<String>,
+    #[serde(default)]
+    pub phone: Option<String>,
+}
+
+/// Identification types of the authority (protocol.md §7.6).
+const ID_TYPES: &[&str] = &[
+    "11", "12", "13", "21", "22", "31", "41", "42", "47", "48", "50", "91",
+];
+
+fn looks_like_email(s: &str) -> bool {
+    let Some((local, domain)) = s.split_once('@') else {
+        return false;
+    };
+    !local.is_empty()
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !s.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+impl CustomerRequest {
+    /// Checks the fields; `prefix` is where the object sits (`customer.`).
+    pub fn validate(&self, prefix: &str) -> Vec<FieldError> {
+        let mut errors = Vec::new();
+        let f = |name: &str| format!("{prefix}{name}");
+        let id = self.identification_number.trim();
+        if id.is_empty() {
+            errors.push(FieldError::new(f("identification_number"), "is required"));
+        } else if id.len() > 20 || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
+            errors.push(FieldError::new(
+                f("identification_number"),
+                "up to 20 letters, digits or dashes",
+            ));
+        }
+        if self.name.trim().is_empty() {
+            errors.push(FieldError::new(f("name"), "is required"));
+        } else if self.name.chars().count() > 450 {
+            errors.push(FieldError::new(f("name"), "at most 450 characters"));
+        }
+        if self.email.trim().is_empty() {
+            errors.push(FieldError::new(f("email"), "is required"));
+        } else if !looks_like_email(self.email.trim()) {
+            errors.push(FieldError::new(f("email"), "is not an email address"));
+        }
+        if let Some(t) = &self.type_document_identification {
+            if !ID_TYPES.contains(&t.code.as_str()) {
+                errors.push(FieldError::new(
+                    f("type_document_identification.code"),
+                    format!("unknown identification type `{}`", t.code),
+                ));
+            } else if t.code == "31" && nit_check_digit(id).is_none() {
+                errors.push(FieldError::new(
+                    f("identification_number"),
+                    "a NIT has digits only, without check digit",
+                ));
+            }
+        }
+        if let Some(o) = &self.type_organization {
+            if !matches!(o.code.as_str(), "1" | "2") {
+                errors.push(FieldError::new(
+                    f("type_organization.code"),
+                    "must be `1` or `2`",
+                ));
+            }
+        }
+        if let Some(c) = &self.country_code {
+            if c.len() != 2 || !c.chars().all(|ch| ch.is_ascii_uppercase()) {
+                errors.push(FieldError::new(
+                    f("country_code"),
+                    "ISO 3166-1 alpha-2, e.g. `CO`",
+                ));
+            }
+        }
+        errors
+    }
+
+    pub fn to_input(&self) -> CustomerInput {
+        CustomerInput {
+            identification_number: self.identification_number.trim().to_string(),
+            name: self.name.trim().to_string(),
+            email: self.email.trim().to_string(),
+            id_type_code: self
+                .type_document_identification
+                .as_ref()
+                .map(|c| c.code.clone()),
+            organization_type_code: self.type_organization.as_ref().map(|c| c.code.clone()),
+            address: self.address.clone(),
+            municipality_code: self.municipality.as_ref().and_then(|m| m.code.clone()),
+            municipality_name: self.municipality.as_ref().and_then(|m| m.name.clone()),
+            country_code: self.country_code.clone(),
+            phone: self.phone.clone(),
+        }
+    }
+}
+
+/// Customer as answered: the request's shape plus id, check digit and times.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct CustomerResponse {
+    pub id: u64,
+    pub identification_number: String,
+    /// NIT check digit, when the identification is a NIT.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dv: Option<u8>,
+    pub name: String,
+    pub email: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub type_document_identification: Option<Code>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub type_organization: Option<Code>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub address: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub municipality: Option<Municipality>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub country_code: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub phone: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+impl From<Customer> for CustomerResponse {
+    fn from(c: Customer) -> Self {
+        let dv = match c.id_type_code.as_deref() {
+            Some("31") => nit_check_digit(&c.identification_number),
+            _ => None,
+        };
+        let municipality =
+            (c.municipality_code.is_some() || c.municipality_name.is_some()).then(|| {
+                Municipality {
+                    code: c.municipality_code.clone(),
+                    name: c.municipality_name.clone(),
+                }
+            });
+        CustomerResponse {
+            id: c.id,
+            dv,
+            identification_number: c.identification_number,
+            name: c.name,
+            email: c.email,
+            type_document_identification: c.id_type_code.map(|code| Code { code }),
+            type_organization: c.organization_type_code.map(|code| Code { code }),
+            address: c.address,
+            municipality,
+            country_code: c.country_code,
+            phone: c.phone,
+            created_at: c
+                .created_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            updated_at: c
+                .updated_at
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+        }
+    }
+}

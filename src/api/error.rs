@@ -1,0 +1,206 @@
+//! The one error type of the HTTP API. Every failure — handler, extractor,
+//! middleware, unknown route — renders the envelope of decisions.md §3 with a
+//! stable `error.code`.
+
+use actix_web::http::{header, StatusCode};
+use actix_web::{HttpResponse, ResponseError};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::provisioning::ProvisioningError;
+use emisor_store::StoreError;
+
+/// `{"field": "customer.email", "message": "is required"}`
+#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+impl FieldError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        FieldError {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    MalformedJson(String),
+    #[error("missing X-Api-Key header")]
+    MissingApiKey,
+    #[error("invalid API key")]
+    InvalidApiKey,
+    #[error("missing admin token")]
+    MissingAdminToken,
+    #[error("invalid admin token")]
+    InvalidAdminToken,
+    #[error("{0}")]
+    Forbidden(String),
+    #[error("{0} not found")]
+    NotFound(String),
+    #[error("{message}")]
+    Conflict {
+        code: &'static str,
+        message: String,
+        data: Option<serde_json::Value>,
+    },
+    #[error("request body is larger than {limit} bytes")]
+    PayloadTooLarge { limit: usize },
+    #[error("{message}")]
+    Validation {
+        message: String,
+        details: Vec<FieldError>,
+    },
+    #[error("rate limit exceeded, retry in {retry_after_s} s")]
+    RateLimited { retry_after_s: i64 },
+    #[error("{0}")]
+    TaxUnavailable(String),
+    /// A fault of ours; the cause is logged, the client gets a request id.
+    #[error("internal error")]
+    Internal(String),
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub code: &'static str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<FieldError>,
+}
+
+/// The error envelope: `success: false`, a message, `error.code`, and `data`
+/// when there is something to point at (the existing document of a
+/// duplicate reference).
+#[derive(Serialize, ToSchema)]
+pub struct ErrorEnvelope {
+    pub success: bool,
+    pub message: String,
+    pub error: ErrorBody,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub data: Option<serde_json::Value>,
+}
+
+impl ApiError {
+    pub fn validation(field: impl Into<String>, message: impl Into<String>) -> Self {
+        let detail = FieldError::new(field, message);
+        ApiError::Validation {
+            message: format!("{}: {}", detail.field, detail.message),
+            details: vec![detail],
+        }
+    }
+
+    pub fn validation_list(details: Vec<FieldError>) -> Self {
+        let message = match details.as_slice() {
+            [one] => format!("{}: {}", one.field, one.message),
+            many => format!("{} fields are invalid", many.len()),
+        };
+        ApiError::Validation { message, details }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::MalformedJson(_) => "MALFORMED_JSON",
+            ApiError::MissingApiKey => "MISSING_API_KEY",
+            ApiError::InvalidApiKey => "INVALID_API_KEY",
+            ApiError::MissingAdminToken => "MISSING_ADMIN_TOKEN",
+            ApiError::InvalidAdminToken => "INVALID_ADMIN_TOKEN",
+            ApiError::Forbidden(_) => "FORBIDDEN",
+            ApiError::NotFound(_) => "NOT_FOUND",
+            ApiError::Conflict { code, .. } => code,
+            ApiError::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
+            ApiError::Validation { .. } => "VALIDATION_ERROR",
+            ApiError::RateLimited { .. } => "RATE_LIMITED",
+            ApiError::TaxUnavailable(_) => "TAX_UNAVAILABLE",
+            ApiError::Internal(_) => "INTERNAL_ERROR",
+        }
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        match self {
+            ApiError::MalformedJson(_) => StatusCode::BAD_REQUEST,
+            ApiError::MissingApiKey
+            | ApiError::InvalidApiKey
+            | ApiError::MissingAdminToken
+            | ApiError::InvalidAdminToken => StatusCode::UNAUTHORIZED,
+            ApiError::Forbidden(_) => StatusCode::FORBIDDEN,
+            ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::Conflict { .. } => StatusCode::CONFLICT,
+            ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::Validation { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::TaxUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        if let ApiError::Internal(cause) = self {
+            tracing::error!(cause = %cause, "internal error");
+        }
+        let (details, data) = match self {
+            ApiError::Validation { details, .. } => (details.clone(), None),
+            ApiError::Conflict { data, .. } => (Vec::new(), data.clone()),
+            _ => (Vec::new(), None),
+        };
+        let mut res = HttpResponse::build(self.status_code());
+        if let ApiError::RateLimited { retry_after_s } = self {
+            res.insert_header((header::RETRY_AFTER, retry_after_s.to_string()));
+        }
+        if matches!(self, ApiError::MissingApiKey | ApiError::InvalidApiKey) {
+            res.insert_header((header::WWW_AUTHENTICATE, "ApiKey header=\"X-Api-Key\""));
+        }
+        res.json(ErrorEnvelope {
+            success: false,
+            message: self.to_string(),
+            error: ErrorBody {
+                code: self.code(),
+                details,
+            },
+            data,
+        })
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound(what) => ApiError::NotFound(what.to_string()),
+            StoreError::Conflict(m) => ApiError::Conflict {
+                code: "CONFLICT",
+                message: m,
+                data: None,
+            },
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<ProvisioningError> for ApiError {
+    fn from(e: ProvisioningError) -> Self {
+        match e {
+            ProvisioningError::Invalid { field, message } => ApiError::validation(field, message),
+            ProvisioningError::NotFound(what) => ApiError::NotFound(what.to_string()),
+            ProvisioningError::Conflict(m) => ApiError::Conflict {
+                code: "CONFLICT",
+                message: m,
+                data: None,
+            },
+            ProvisioningError::Crypto(c) => ApiError::validation("certificate", c.to_string()),
+            other => ApiError::Internal(other.to_string()),
+        }
+    }
+}
+
+impl From<actix_web::error::BlockingError> for ApiError {
+    fn from(e: actix_web::error::BlockingError) -> Self {
+        ApiError::Internal(format!("blocking task failed: {e}"))
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;

@@ -1,0 +1,148 @@
+//! Request bodies. Our own JSON extractor so that every body problem gets the
+//! envelope and the field's path: not JSON or a wrong JSON type → 400
+//! MALFORMED_JSON; a required field missing or a value out of its set → 422
+//! naming it; over 1 MiB → 413.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::dev::Payload;
+use actix_web::{FromRequest, HttpRequest};
+use futures_util::StreamExt;
+use serde::de::DeserializeOwned;
+
+use super::error::ApiError;
+
+/// Largest body accepted (decisions.md §4).
+pub const MAX_BODY: usize = 1 << 20;
+
+pub struct Json<T>(pub T);
+
+impl<T: DeserializeOwned + 'static> FromRequest for Json<T> {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let declared = req
+            .headers()
+            .get(actix_web::http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok());
+        let mut payload = payload.take();
+        Box::pin(async move {
+            if declared.is_some_and(|n| n > MAX_BODY) {
+                return Err(ApiError::PayloadTooLarge { limit: MAX_BODY });
+            }
+            let mut body = Vec::with_capacity(declared.unwrap_or(1024).min(MAX_BODY));
+            while let Some(chunk) = payload.next().await {
+                let chunk = chunk.map_err(|e| ApiError::MalformedJson(format!("body: {e}")))?;
+                if body.len() + chunk.len() > MAX_BODY {
+                    return Err(ApiError::PayloadTooLarge { limit: MAX_BODY });
+                }
+                body.extend_from_slice(&chunk);
+            }
+            parse(&body).map(Json)
+        })
+    }
+}
+
+/// Parses a body, classifying the failure as decisions.md §3 says.
+pub fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::MalformedJson(
+            "request body is empty; JSON expected".into(),
+        ));
+    }
+    let de = &mut serde_json::Deserializer::from_slice(body);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        let text = inner.to_string();
+        // serde_json appends " at line L column C"; the path says more.
+        let reason = text.split(" at line ").next().unwrap_or(&text).to_string();
+        match inner.classify() {
+            serde_json::error::Category::Data => {
+                if let Some(field) = missing_field(&reason) {
+                    let full = join_path(&path, field);
+                    ApiError::validation(full, "is required")
+                } else if reason.starts_with("invalid type") {
+                    ApiError::MalformedJson(format!("{}: {reason}", display_path(&path)))
+                } else {
+                    ApiError::validation(display_path(&path), reason)
+                }
+            }
+            _ => ApiError::MalformedJson(format!("body is not valid JSON: {text}")),
+        }
+    })
+}
+
+fn missing_field(reason: &str) -> Option<&str> {
+    reason
+        .strip_prefix("missing field `")
+        .and_then(|r| r.strip_suffix('`'))
+}
+
+fn join_path(parent: &str, field: &str) -> String {
+    if parent.is_empty() || parent == "." {
+        field.to_string()
+    } else {
+        format!("{parent}.{field}")
+    }
+}
+
+fn display_path(path: &str) -> String {
+    if path.is_empty() || path == "." {
+        "body".into()
+    } else {
+        path.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Inner {
+        email: String,
+    }
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Outer {
+        customer: Inner,
+        n: u32,
+    }
+
+    fn code_and_field(body: &str) -> (&'static str, String) {
+        match parse::<Outer>(body.as_bytes()) {
+            Err(ApiError::Validation { details, .. }) => {
+                ("VALIDATION_ERROR", details[0].field.clone())
+            }
+            Err(e) => (e.code(), e.to_string()),
+            Ok(_) => ("OK", String::new()),
+        }
+    }
+
+    #[test]
+    fn classification() {
+        assert_eq!(
+            code_and_field(r#"{"customer":{"email":"a"},"n":1}"#).0,
+            "OK"
+        );
+        assert_eq!(
+            code_and_field(r#"{"customer":{},"n":1}"#),
+            ("VALIDATION_ERROR", "customer.email".into())
+        );
+        assert_eq!(
+            code_and_field(r#"{"customer":{"email":"a"}}"#),
+            ("VALIDATION_ERROR", "n".into())
+        );
+        let (code, msg) = code_and_field(r#"{"customer":{"email":5},"n":1}"#);
+        assert_eq!(code, "MALFORMED_JSON");
+        assert!(msg.contains("customer.email"), "{msg}");
+        assert_eq!(code_and_field("{not json").0, "MALFORMED_JSON");
+        assert_eq!(code_and_field("").0, "MALFORMED_JSON");
+    }
+}

@@ -1,0 +1,30 @@
+//! The customer-facing REST API under `/v1/api` (spec §4): keyed, rate
+//! limited, every answer in the envelope. One file per endpoint, grouped by
+//! resource; each resource registers its routes in its `configure`.
+
+pub mod auth;
+pub mod clientes;
+pub mod envelope;
+pub mod error;
+pub mod json;
+pub mod keys_test;
+pub mod openapi;
+pub mod query;
+pub mod rate_limit;
+
+use actix_web::middleware::from_fn;
+use actix_web::web;
+
+pub const BASE: &str = "/v1/api";
+
+/// Routes that need an API key. Order of wraps: the last is outermost, so a
+/// request is authenticated first, then counted against its key's limit.
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::scope(BASE)
+            .wrap(from_fn(rate_limit::limit))
+            .wrap(from_fn(auth::authenticate))
+            .service(keys_test::test_key)
+            .configure(clientes::configure),
+    );
+}

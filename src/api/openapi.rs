@@ -1,0 +1,59 @@
+//! The OpenAPI 3.1 document, generated from the handlers' annotations:
+//! `GET /v1/api/openapi.json`, browsable at `/v1/api/docs/`.
+
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use crate::{admin, api, ops};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "emisor",
+        version = "1.0.0",
+        description = "Colombian electronic tax documents: invoices, notes, support documents, POS, payroll, events. Every answer uses the envelope {success, message, data}; errors add error.code and error.details."
+    ),
+    paths(
+        api::keys_test::test_key,
+        api::clientes::list::list_customers,
+        api::clientes::create::create_customer,
+        admin::companies::create,
+        admin::companies::list,
+        admin::companies::get,
+        admin::companies::update,
+        admin::credentials::set_software,
+        admin::credentials::add_resolution,
+        admin::credentials::list_resolutions,
+        admin::credentials::import_certificate,
+        admin::keys::create,
+        admin::keys::list,
+        admin::keys::revoke,
+        ops::health::healthz,
+        ops::health::readyz,
+        ops::health::metrics,
+    ),
+    modifiers(&Security),
+    tags(
+        (name = "api-keys", description = "Key check"),
+        (name = "clientes", description = "Customers"),
+        (name = "admin", description = "Provisioning (admin token)"),
+        (name = "operations", description = "Health and metrics"),
+    )
+)]
+pub struct ApiDoc;
+
+struct Security;
+
+impl Modify for Security {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "api_key",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("X-Api-Key"))),
+        );
+        components.add_security_scheme(
+            "admin_token",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}

@@ -1,0 +1,62 @@
+//! Per-key rate limit (spec §8) in front of every keyed endpoint: asks the
+//! rate-limiter actor, refuses with 429 + `Retry-After`, and puts
+//! `X-RateLimit-*` on every response, errors included.
+
+use actix_web::body::{EitherBody, MessageBody};
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::middleware::Next;
+use actix_web::{web, HttpMessage, ResponseError};
+use emisor_actors::rate_limiter::{Check, RateDecision};
+
+use super::auth::AuthContext;
+use super::error::ApiError;
+use crate::state::AppState;
+
+fn put_headers<B>(res: &mut ServiceResponse<B>, d: &RateDecision) {
+    let h = res.headers_mut();
+    let mut set = |name: &'static str, v: i64| {
+        if let Ok(value) = HeaderValue::from_str(&v.to_string()) {
+            h.insert(HeaderName::from_static(name), value);
+        }
+    };
+    set("x-ratelimit-limit", i64::from(d.limit));
+    set("x-ratelimit-remaining", i64::from(d.remaining));
+    set("x-ratelimit-reset", d.reset_unix);
+}
+
+pub async fn limit(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
+    let state = req
+        .app_data::<web::Data<AppState>>()
+        .cloned()
+        .ok_or_else(|| ApiError::Internal("application state missing".into()))?;
+    let ctx = req
+        .extensions()
+        .get::<AuthContext>()
+        .cloned()
+        .ok_or(ApiError::InvalidApiKey)?;
+    let decision = state
+        .rate_limiter
+        .send(Check {
+            key_id: ctx.key_id,
+            limit: ctx.rate_limit,
+            now_unix: chrono::Utc::now().timestamp(),
+        })
+        .await
+        .map_err(|e| ApiError::Internal(format!("rate limiter unavailable: {e}")))?;
+    if !decision.allowed {
+        let err = ApiError::RateLimited {
+            retry_after_s: decision.retry_after_s,
+        };
+        let (http_req, _) = req.into_parts();
+        let mut res = ServiceResponse::new(http_req, err.error_response()).map_into_right_body();
+        put_headers(&mut res, &decision);
+        return Ok(res);
+    }
+    let mut res = next.call(req).await?.map_into_left_body();
+    put_headers(&mut res, &decision);
+    Ok(res)
+}

@@ -1,0 +1,244 @@
+//! Typed settings. Layers, later wins: the embedded `config.toml` → the file
+//! given with `--config` → `EMISOR_<SECTION>__<KEY>` variables → flags.
+//! Every struct denies unknown fields, so a misspelt key stops the start with
+//! the key named.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use figment::providers::{Env, Format, Serialized, Toml};
+use figment::Figment;
+use serde::{Deserialize, Serialize};
+
+/// The repository's `config.toml`, compiled in: the embedded defaults.
+pub const EMBEDDED_CONFIG: &str = include_str!("../config.toml");
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Settings {
+    pub server: ServerSettings,
+    pub store: StoreSettings,
+    pub authority: AuthoritySettings,
+    pub rate_limit: RateLimitSettings,
+    pub smtp: SmtpSettings,
+    pub resilience: ResilienceSettings,
+    pub admin: AdminSettings,
+    pub demo: DemoSettings,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerSettings {
+    pub bind: String,
+    pub workers: usize,
+    pub shutdown_timeout_s: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StoreSettings {
+    pub data_dir: PathBuf,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AuthoritySettings {
+    pub url: String,
+    pub url_production: String,
+    pub sim_bind: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimitSettings {
+    pub requests_per_minute: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SmtpSettings {
+    pub host: String,
+    pub port: u16,
+    pub username: String,
+    pub password: String,
+    pub from: String,
+    pub starttls: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResilienceSettings {
+    pub time_scale: f64,
+    pub retry_delays_s: Vec<f64>,
+    pub breaker_failures: u32,
+    pub breaker_pause_s: Vec<f64>,
+    pub breaker_successes: u32,
+    pub recovery_interval_s: f64,
+    pub duplicate_window_s: f64,
+    pub mail_retry_delays_s: Vec<f64>,
+    pub tacit_acceptance_wait_s: f64,
+}
+
+impl ResilienceSettings {
+    /// A configured number of seconds, multiplied by `time_scale`.
+    pub fn scaled(&self, seconds: f64) -> Duration {
+        Duration::from_secs_f64((seconds * self.time_scale).max(0.0))
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdminSettings {
+    pub token: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DemoSettings {
+    pub bootstrap: bool,
+}
+
+/// Values given on the command line; they win over everything.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub config_file: Option<PathBuf>,
+    pub bind: Option<String>,
+    pub data_dir: Option<PathBuf>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("config file {0} does not exist")]
+    MissingFile(PathBuf),
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+}
+
+impl Settings {
+    /// Loads the layers from the real process environment.
+    pub fn load(overrides: &Overrides) -> Result<Settings, ConfigError> {
+        Self::load_from(overrides, Env::prefixed("EMISOR_").split("__"))
+    }
+
+    fn load_from(overrides: &Overrides, env: Env) -> Result<Settings, ConfigError> {
+        let mut figment = Figment::from(Toml::string(EMBEDDED_CONFIG));
+        if let Some(path) = &overrides.config_file {
+            if !path.exists() {
+                return Err(ConfigError::MissingFile(path.clone()));
+            }
+            figment = figment.merge(Toml::file(path));
+        }
+        figment = figment.merge(env);
+        if let Some(bind) = &overrides.bind {
+            figment = figment.merge(Serialized::default("server.bind", bind));
+        }
+        if let Some(dir) = &overrides.data_dir {
+            figment = figment.merge(Serialized::default("store.data_dir", dir));
+        }
+        let settings: Settings = figment
+            .extract()
+            .map_err(|e| ConfigError::Invalid(describe(e)))?;
+        settings.check()?;
+        Ok(settings)
+    }
+
+    fn check(&self) -> Result<(), ConfigError> {
+        let r = &self.resilience;
+        if !(r.time_scale > 0.0) {
+            return Err(ConfigError::Invalid(
+                "resilience.time_scale must be greater than 0".into(),
+            ));
+        }
+        if r.breaker_pause_s.is_empty() || r.retry_delays_s.is_empty() {
+            return Err(ConfigError::Invalid(
+                "resilience.breaker_pause_s and retry_delays_s need at least one value".into(),
+            ));
+        }
+        if self.rate_limit.requests_per_minute == 0 {
+            return Err(ConfigError::Invalid(
+                "rate_limit.requests_per_minute must be at least 1".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.store.data_dir
+    }
+}
+
+/// figment's errors name the key path; keep every message of a multi-error.
+fn describe(e: figment::Error) -> String {
+    e.into_iter()
+        .map(|e| {
+            let path = e.path.join(".");
+            if path.is_empty() {
+                e.kind.to_string()
+            } else {
+                format!("{} (key `{path}`)", e.kind)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// An env provider that sees nothing: env precedence is covered by the
+    /// integration tests, which start the real binary with variables set.
+    fn no_env() -> Env {
+        Env::prefixed("EMISOR_UNIT_TEST_UNSET_").split("__")
+    }
+
+    #[test]
+    fn embedded_defaults_are_the_spec_values() {
+        let s = Settings::load_from(&Overrides::default(), no_env()).unwrap();
+        assert_eq!(s.server.bind, "127.0.0.1:8080");
+        assert_eq!(s.store.data_dir, PathBuf::from("./data"));
+        assert_eq!(s.rate_limit.requests_per_minute, 100);
+        assert_eq!(
+            s.resilience.retry_delays_s,
+            vec![10.0, 20.0, 40.0, 80.0, 160.0]
+        );
+        assert_eq!(s.resilience.breaker_pause_s, vec![60.0, 120.0, 300.0]);
+        assert!(s.demo.bootstrap);
+    }
+
+    #[test]
+    fn file_then_env_then_flags() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.toml");
+        std::fs::write(
+            &file,
+            "[server]\nbind = \"127.0.0.1:1111\"\n[rate_limit]\nrequests_per_minute = 7\n[resilience]\ntime_scale = 0.5\n",
+        )
+        .unwrap();
+        let mut o = Overrides {
+            config_file: Some(file),
+            ..Default::default()
+        };
+        let s = Settings::load_from(&o, no_env()).unwrap();
+        assert_eq!(s.server.bind, "127.0.0.1:1111");
+        assert_eq!(s.rate_limit.requests_per_minute, 7);
+        assert_eq!(s.resilience.time_scale, 0.5);
+        o.bind = Some("127.0.0.1:0".into());
+        let s = Settings::load_from(&o, no_env()).unwrap();
+        assert_eq!(s.server.bind, "127.0.0.1:0", "flag wins over file");
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.toml");
+        std::fs::write(&file, "[server]\nbindd = \"x\"\n").unwrap();
+        let o = Overrides {
+            config_file: Some(file),
+            ..Default::default()
+        };
+        let err = Settings::load_from(&o, no_env()).unwrap_err().to_string();
+        assert!(err.contains("bindd"), "{err}");
+    }
+}

@@ -1,0 +1,98 @@
+//! `/healthz` (the process answers) and `/readyz` (the store takes a write
+//! and every actor answers a ping within a deadline).
+
+use std::time::Duration;
+
+use actix_web::{get, web, HttpResponse};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::api::envelope;
+use crate::state::AppState;
+
+const ACTOR_DEADLINE: Duration = Duration::from_secs(1);
+
+#[derive(Serialize, ToSchema)]
+pub struct Health {
+    pub status: &'static str,
+}
+
+/// Liveness: the process is up.
+#[utoipa::path(get, path = "/healthz", tag = "operations",
+    responses((status = 200, description = "process up")))]
+#[get("/healthz")]
+pub async fn healthz() -> HttpResponse {
+    envelope::ok("ok", Health { status: "ok" })
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ActorStatus {
+    pub name: String,
+    pub alive: bool,
+    pub restarts: u64,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Readiness {
+    pub ready: bool,
+    pub store: String,
+    pub actors: Vec<ActorStatus>,
+}
+
+/// Readiness: store writable and every actor alive. 503 otherwise.
+#[utoipa::path(get, path = "/readyz", tag = "operations",
+    responses((status = 200, description = "ready"), (status = 503, description = "not ready")))]
+#[get("/readyz")]
+pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
+    let store = state.store.clone();
+    let store_status = match web::block(move || store.check_writable()).await {
+        Ok(Ok(())) => "ok".to_string(),
+        Ok(Err(e)) => format!("error: {e}"),
+        Err(e) => format!("error: {e}"),
+    };
+    let mut actors = Vec::new();
+    let rl = state.rate_limiter.health(ACTOR_DEADLINE).await;
+    for h in [rl] {
+        ::metrics::gauge!(crate::ops::metrics::ACTOR_UP, "actor" => h.name).set(if h.alive {
+            1.0
+        } else {
+            0.0
+        });
+        ::metrics::counter!(crate::ops::metrics::ACTOR_RESTARTS, "actor" => h.name)
+            .absolute(h.restarts);
+        actors.push(ActorStatus {
+            name: h.name.to_string(),
+            alive: h.alive,
+            restarts: h.restarts,
+        });
+    }
+    let ready = store_status == "ok" && actors.iter().all(|a| a.alive);
+    let body = Readiness {
+        ready,
+        store: store_status,
+        actors,
+    };
+    if ready {
+        envelope::ok("ready", body)
+    } else {
+        envelope::with_status(
+            actix_web::http::StatusCode::SERVICE_UNAVAILABLE,
+            "not ready",
+            body,
+        )
+    }
+}
+
+/// Prometheus exposition.
+#[utoipa::path(get, path = "/metrics", tag = "operations",
+    responses((status = 200, description = "Prometheus text format", content_type = "text/plain")))]
+#[get("/metrics")]
+pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
+    let st = state.clone();
+    let text = web::block(move || st.metrics.render(st.store.as_ref()))
+        .await
+        .unwrap_or_default();
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4")
+        .body(text)
+}

@@ -1,0 +1,51 @@
+//! Prometheus metrics. Names live here as constants; the recorder is
+//! process-global (the `metrics` crate's design), installed once.
+
+use std::sync::OnceLock;
+
+use emisor_store::Store;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+pub const HTTP_REQUESTS: &str = "emisor_http_requests_total";
+pub const HTTP_LATENCY: &str = "emisor_http_request_duration_seconds";
+pub const DOCUMENTS: &str = "emisor_documents";
+pub const ACTOR_RESTARTS: &str = "emisor_actor_restarts_total";
+pub const ACTOR_UP: &str = "emisor_actor_up";
+
+const LATENCY_BUCKETS: &[f64] = &[
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+
+#[derive(Clone)]
+pub struct Metrics {
+    handle: PrometheusHandle,
+}
+
+impl Metrics {
+    /// Installs the global recorder on first use; later calls share it.
+    pub fn install() -> Result<Metrics, String> {
+        if let Some(h) = HANDLE.get() {
+            return Ok(Metrics { handle: h.clone() });
+        }
+        let handle = PrometheusBuilder::new()
+            .set_buckets_for_metric(Matcher::Full(HTTP_LATENCY.into()), LATENCY_BUCKETS)
+            .map_err(|e| e.to_string())?
+            .install_recorder()
+            .map_err(|e| e.to_string())?;
+        let handle = HANDLE.get_or_init(|| handle).clone();
+        Ok(Metrics { handle })
+    }
+
+    /// The exposition text, with document gauges refreshed from the store.
+    pub fn render(&self, store: &dyn Store) -> String {
+        if let Ok(counts) = store.document_counts() {
+            for ((doc_type, state), n) in counts {
+                metrics::gauge!(DOCUMENTS, "tipo" => doc_type.to_string(), "estado" => state.to_string())
+                    .set(n as f64);
+            }
+        }
+        self.handle.render()
+    }
+}

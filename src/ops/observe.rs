@@ -1,0 +1,60 @@
+//! Outermost middleware: a request id on every request (taken from
+//! `X-Request-Id` or generated) and echoed on the response, a tracing span
+//! carrying it so every log line of the request has it, one access-log line,
+//! and the request metrics by route and status.
+
+use std::time::Instant;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::header::{HeaderName, HeaderValue};
+use actix_web::middleware::Next;
+use tracing::Instrument;
+
+use super::metrics::{HTTP_LATENCY, HTTP_REQUESTS};
+
+pub const REQUEST_ID: &str = "x-request-id";
+
+fn request_id(req: &ServiceRequest) -> String {
+    req.headers()
+        .get(REQUEST_ID)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
+        .map(str::to_string)
+        .unwrap_or_else(|| uuid::Uuid::now_v7().simple().to_string())
+}
+
+pub async fn observe(
+    req: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let started = Instant::now();
+    let id = request_id(&req);
+    let method = req.method().to_string();
+    let path = req.path().to_string();
+    let span = tracing::info_span!("request", request_id = %id, %method, %path);
+    let result = next.call(req).instrument(span.clone()).await;
+    let mut res = result?;
+    let status = res.status().as_u16();
+    let route = res
+        .request()
+        .match_pattern()
+        .unwrap_or_else(|| "unmatched".to_string());
+    let elapsed = started.elapsed();
+    metrics::counter!(HTTP_REQUESTS, "route" => route.clone(), "method" => method.clone(), "status" => status.to_string())
+        .increment(1);
+    metrics::histogram!(HTTP_LATENCY, "route" => route).record(elapsed.as_secs_f64());
+    if let Ok(v) = HeaderValue::from_str(&id) {
+        res.headers_mut()
+            .insert(HeaderName::from_static(REQUEST_ID), v);
+    }
+    span.in_scope(|| {
+        let micros = elapsed.as_micros() as u64;
+        if status >= 500 {
+            tracing::error!(target: "emisor::access", status, micros, "request failed");
+        } else {
+            tracing::info!(target: "emisor::access", status, micros, "request");
+        }
+    });
+    Ok(res)
+}

@@ -1,0 +1,33 @@
+//! What every handler can reach: settings, the store, the actors, metrics.
+
+use std::sync::Arc;
+
+use dashmap::DashMap;
+use emisor_actors::rate_limiter::RateLimiter;
+use emisor_actors::supervisor::Restartable;
+use emisor_store::Store;
+
+use crate::api::auth::AuthContext;
+use crate::config::Settings;
+use crate::ops::metrics::Metrics;
+
+pub struct AppState {
+    pub settings: Arc<Settings>,
+    pub store: Arc<dyn Store>,
+    /// Authenticated keys by SHA-256 hex, so the hot path skips the store.
+    /// Revocation and company changes through the admin API clear entries.
+    pub key_cache: DashMap<String, AuthContext>,
+    pub rate_limiter: Arc<Restartable<RateLimiter>>,
+    pub metrics: Metrics,
+    /// SHA-256 of the admin bearer token.
+    pub admin_token_sha256: [u8; 32],
+    /// Base URL of the authority simulator when it runs in-process.
+    pub tax_sim_url: Option<String>,
+}
+
+impl AppState {
+    /// Drops cached authentications (after a revoke or a company change).
+    pub fn forget_keys(&self) {
+        self.key_cache.clear();
+    }
+}
