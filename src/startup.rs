@@ -30,8 +30,10 @@ const ADMIN_TOKEN_SETTING: &str = "admin_token_sha256";
 pub fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    use std::io::IsTerminal;
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_writer(std::io::stderr)
         .with_target(true)
         .try_init();
@@ -165,7 +167,6 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     let server = HttpServer::new(move || {
         App::new()
             .app_data(state.clone())
-            .app_data(crate::api::query::config())
             .app_data(
                 web::PathConfig::default()
                     .error_handler(|e, _| ApiError::NotFound(format!("resource ({e})")).into()),

@@ -1,6 +1,6 @@
 //! `Authorization: Bearer <admin token>` on every `/admin` route.
 
-use actix_web::body::MessageBody;
+use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 use actix_web::{web, HttpMessage};
@@ -15,8 +15,18 @@ pub struct AdminToken(pub String);
 
 pub async fn require_admin(
     req: ServiceRequest,
-    next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
+    match check(&req) {
+        Ok(token) => {
+            req.extensions_mut().insert(token);
+            Ok(next.call(req).await?.map_into_left_body())
+        }
+        Err(e) => Ok(req.error_response(e).map_into_right_body()),
+    }
+}
+
+fn check(req: &ServiceRequest) -> Result<AdminToken, ApiError> {
     let state = req
         .app_data::<web::Data<AppState>>()
         .cloned()
@@ -33,8 +43,7 @@ pub async fn require_admin(
     let presented: [u8; 32] = Sha256::digest(token.as_bytes()).into();
     // Compare digests in constant time: no early exit leaks a prefix.
     if !openssl::memcmp::eq(&presented, &state.admin_token_sha256) {
-        return Err(ApiError::InvalidAdminToken.into());
+        return Err(ApiError::InvalidAdminToken);
     }
-    req.extensions_mut().insert(AdminToken(token));
-    next.call(req).await
+    Ok(AdminToken(token))
 }

@@ -4,7 +4,7 @@
 
 use std::future::{ready, Ready};
 
-use actix_web::body::MessageBody;
+use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
 use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
@@ -106,8 +106,20 @@ fn query_company(req: &ServiceRequest) -> Result<Option<CompanyId>, ApiError> {
 
 pub async fn authenticate(
     req: ServiceRequest,
-    next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
+    match check(&req) {
+        Ok(ctx) => {
+            req.extensions_mut().insert(ctx);
+            Ok(next.call(req).await?.map_into_left_body())
+        }
+        // Answered here rather than raised, so outer middleware sees a
+        // response (request id, access log, metrics).
+        Err(e) => Ok(req.error_response(e).map_into_right_body()),
+    }
+}
+
+fn check(req: &ServiceRequest) -> Result<AuthContext, ApiError> {
     let state = req
         .app_data::<web::Data<AppState>>()
         .cloned()
@@ -127,9 +139,8 @@ pub async fn authenticate(
         })
         .ok_or(ApiError::MissingApiKey)?;
     let ctx = resolve(&state, &secret)?;
-    if let Some(id) = query_company(&req)? {
+    if let Some(id) = query_company(req)? {
         ctx.ensure_company(id)?;
     }
-    req.extensions_mut().insert(ctx);
-    next.call(req).await
+    Ok(ctx)
 }

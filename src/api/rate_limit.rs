@@ -13,6 +13,27 @@ use super::auth::AuthContext;
 use super::error::ApiError;
 use crate::state::AppState;
 
+async fn decide(req: &ServiceRequest) -> Result<RateDecision, ApiError> {
+    let state = req
+        .app_data::<web::Data<AppState>>()
+        .cloned()
+        .ok_or_else(|| ApiError::Internal("application state missing".into()))?;
+    let ctx = req
+        .extensions()
+        .get::<AuthContext>()
+        .cloned()
+        .ok_or(ApiError::InvalidApiKey)?;
+    state
+        .rate_limiter
+        .send(Check {
+            key_id: ctx.key_id,
+            limit: ctx.rate_limit,
+            now_unix: chrono::Utc::now().timestamp(),
+        })
+        .await
+        .map_err(|e| ApiError::Internal(format!("rate limiter unavailable: {e}")))
+}
+
 fn put_headers<B>(res: &mut ServiceResponse<B>, d: &RateDecision) {
     let h = res.headers_mut();
     let mut set = |name: &'static str, v: i64| {
@@ -29,24 +50,10 @@ pub async fn limit(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
-    let state = req
-        .app_data::<web::Data<AppState>>()
-        .cloned()
-        .ok_or_else(|| ApiError::Internal("application state missing".into()))?;
-    let ctx = req
-        .extensions()
-        .get::<AuthContext>()
-        .cloned()
-        .ok_or(ApiError::InvalidApiKey)?;
-    let decision = state
-        .rate_limiter
-        .send(Check {
-            key_id: ctx.key_id,
-            limit: ctx.rate_limit,
-            now_unix: chrono::Utc::now().timestamp(),
-        })
-        .await
-        .map_err(|e| ApiError::Internal(format!("rate limiter unavailable: {e}")))?;
+    let decision = match decide(&req).await {
+        Ok(d) => d,
+        Err(e) => return Ok(req.error_response(e).map_into_right_body()),
+    };
     if !decision.allowed {
         let err = ApiError::RateLimited {
             retry_after_s: decision.retry_after_s,

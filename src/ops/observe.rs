@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use actix_web::body::MessageBody;
+use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::middleware::Next;
@@ -26,15 +26,20 @@ fn request_id(req: &ServiceRequest) -> String {
 
 pub async fn observe(
     req: ServiceRequest,
-    next: Next<impl MessageBody>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<BoxBody>, actix_web::Error> {
     let started = Instant::now();
     let id = request_id(&req);
     let method = req.method().to_string();
     let path = req.path().to_string();
     let span = tracing::info_span!("request", request_id = %id, %method, %path);
-    let result = next.call(req).instrument(span.clone()).await;
-    let mut res = result?;
+    // Inner middleware answers its refusals as responses (not `Err`), so
+    // every request reaches the counting below.
+    let mut res = next
+        .call(req)
+        .instrument(span.clone())
+        .await?
+        .map_into_boxed_body();
     let status = res.status().as_u16();
     let route = res
         .request()

@@ -311,7 +311,7 @@ impl CredentialStore for SledStore {
             .filter(|r| r.document_type == document_type)
             .filter(|r| r.valid_from <= date && date <= r.valid_to)
             .collect();
-        candidates.sort_by(|a, b| b.id.cmp(&a.id));
+        candidates.sort_by_key(|r| std::cmp::Reverse(r.id));
         for r in candidates {
             if self.next_number(&r)? <= r.to {
                 return Ok(Some(r));
@@ -523,7 +523,7 @@ impl DocumentStore for SledStore {
         )
             .transaction(|(meta, counters, documents, counts)| {
                 let number = counters
-                    .get(&id_key(resolution.id))?
+                    .get(id_key(resolution.id))?
                     .and_then(|v| read_u64(&v))
                     .unwrap_or(resolution.from);
                 if number > resolution.to || number < resolution.from {

@@ -8,7 +8,7 @@ use super::model::CustomerResponse;
 use crate::api::auth::AuthContext;
 use crate::api::envelope;
 use crate::api::error::ApiResult;
-use crate::api::query::paging;
+use crate::api::query::{paging, Query};
 use crate::state::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -40,7 +40,7 @@ pub struct CustomerPage {
 pub async fn list_customers(
     state: web::Data<AppState>,
     ctx: AuthContext,
-    query: web::Query<ListQuery>,
+    query: Query<ListQuery>,
 ) -> ApiResult<HttpResponse> {
     let (page, limit) = paging(query.page, query.limit)?;
     let store = state.store.clone();

@@ -1,0 +1,244 @@
+//! Starts the real `emisor` binary on port 0 with a fresh data dir and talks
+//! HTTP to it. Each test gets its own server; nothing is shared.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use reqwest::blocking::{Client, Response};
+use serde_json::Value;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_emisor");
+
+pub struct TestApp {
+    pub url: String,
+    pub dir: PathBuf,
+    pub keys: Value,
+    pub client: Client,
+    child: Option<Child>,
+    _tmp: Option<tempfile::TempDir>,
+}
+
+/// How to start a server.
+#[derive(Default, Clone)]
+pub struct Launch {
+    pub env: Vec<(String, String)>,
+    pub args: Vec<String>,
+}
+
+impl Launch {
+    pub fn env(mut self, k: &str, v: &str) -> Self {
+        self.env.push((k.into(), v.into()));
+        self
+    }
+    pub fn arg(mut self, a: &str) -> Self {
+        self.args.push(a.into());
+        self
+    }
+}
+
+pub fn client() -> Client {
+    Client::builder()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .expect("http client")
+}
+
+impl TestApp {
+    pub fn spawn() -> TestApp {
+        Self::spawn_with(Launch::default())
+    }
+
+    pub fn spawn_with(launch: Launch) -> TestApp {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().to_path_buf();
+        let mut app = Self::start_in(&dir, launch);
+        app._tmp = Some(tmp);
+        app
+    }
+
+    /// Starts (or restarts) a server on an existing data dir.
+    pub fn start_in(dir: &Path, launch: Launch) -> TestApp {
+        let listening = dir.join("listening");
+        let _ = std::fs::remove_file(&listening);
+        let mut cmd = Command::new(BIN);
+        cmd.arg("serve")
+            .arg("--bind")
+            .arg("127.0.0.1:0")
+            .arg("--data-dir")
+            .arg(dir)
+            .args(&launch.args)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit());
+        for (k, v) in &launch.env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("start emisor");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let url = loop {
+            if let Ok(url) = std::fs::read_to_string(&listening) {
+                if url.starts_with("http://") {
+                    break url;
+                }
+            }
+            if let Ok(Some(status)) = child.try_wait() {
+                panic!("emisor exited before listening: {status}");
+            }
+            assert!(Instant::now() < deadline, "emisor did not start in 60 s");
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        let keys = std::fs::read_to_string(dir.join("demo-keys.json"))
+            .ok()
+            .and_then(|s| serde_json::from_str(&s).ok())
+            .unwrap_or(Value::Null);
+        TestApp {
+            url,
+            dir: dir.to_path_buf(),
+            keys,
+            client: client(),
+            child: Some(child),
+            _tmp: None,
+        }
+    }
+
+    pub fn sk_test(&self) -> String {
+        self.keys["sk_test"].as_str().expect("sk_test").to_string()
+    }
+    pub fn sk_live(&self) -> String {
+        self.keys["sk_live"].as_str().expect("sk_live").to_string()
+    }
+    pub fn admin_token(&self) -> String {
+        self.keys["admin_token"]
+            .as_str()
+            .expect("admin_token")
+            .to_string()
+    }
+
+    pub fn get(&self, path: &str, key: &str) -> Response {
+        self.client
+            .get(format!("{}{path}", self.url))
+            .header("X-Api-Key", key)
+            .send()
+            .expect("GET")
+    }
+
+    pub fn post_raw(
+        &self,
+        path: &str,
+        key: &str,
+        body: impl Into<reqwest::blocking::Body>,
+    ) -> Response {
+        self.client
+            .post(format!("{}{path}", self.url))
+            .header("X-Api-Key", key)
+            .header("Content-Type", "application/json")
+            .body(body)
+            .send()
+            .expect("POST")
+    }
+
+    pub fn post(&self, path: &str, key: &str, body: &Value) -> Response {
+        self.post_raw(path, key, body.to_string())
+    }
+
+    pub fn admin_get(&self, path: &str) -> Response {
+        self.client
+            .get(format!("{}{path}", self.url))
+            .bearer_auth(self.admin_token())
+            .send()
+            .expect("admin GET")
+    }
+
+    pub fn admin_post(&self, path: &str, body: &Value) -> Response {
+        self.client
+            .post(format!("{}{path}", self.url))
+            .bearer_auth(self.admin_token())
+            .json(body)
+            .send()
+            .expect("admin POST")
+    }
+
+    /// SIGTERM and wait: the graceful path.
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("emisor did not stop within 30 s of SIGTERM");
+        }
+    }
+
+    /// SIGKILL: the crash path.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Body as JSON, with the status, for assertions.
+pub fn json(res: Response) -> (u16, Value) {
+    let status = res.status().as_u16();
+    let text = res.text().expect("body");
+    let value =
+        serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON ({status}): {text}"));
+    (status, value)
+}
+
+/// Asserts the error envelope of decisions.md §3.
+pub fn assert_error(res: Response, status: u16, code: &str) -> Value {
+    let (got, body) = json(res);
+    assert_eq!(got, status, "status for {code}: {body}");
+    assert_eq!(body["success"], false, "{body}");
+    assert_eq!(body["error"]["code"], code, "{body}");
+    assert!(
+        body["message"].as_str().is_some_and(|m| !m.is_empty()),
+        "{body}"
+    );
+    body
+}
+
+/// Runs `emisor admin …` on a data dir; returns (exit ok, stdout JSON or text).
+pub fn admin_cli(dir: &Path, args: &[&str]) -> (bool, String) {
+    let out = Command::new(BIN)
+        .arg("admin")
+        .arg("--data-dir")
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("run emisor admin");
+    let text = if out.status.success() {
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    } else {
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    (out.status.success(), text)
+}
+
+/// Waits so that `n` requests fit in the current rate-limit minute.
+pub fn wait_for_fresh_minute_if_needed() {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    let into_minute = now % 60;
+    if into_minute > 50 {
+        std::thread::sleep(Duration::from_secs(61 - into_minute));
+    }
+}

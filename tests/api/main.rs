@@ -1,0 +1,15 @@
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+//! Integration tests: the real server, over HTTP.
+
+mod helpers;
+
+mod admin;
+mod auth;
+mod clientes;
+mod config;
+mod errors;
+mod openapi;
+mod ops;
+mod rate_limit;
+mod restart;

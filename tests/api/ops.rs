@@ -1,0 +1,60 @@
+use crate::helpers::*;
+
+#[test]
+fn health_readiness_and_metrics() {
+    let app = TestApp::spawn();
+    let (status, body) = json(
+        app.client
+            .get(format!("{}/healthz", app.url))
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(status, 200);
+    assert_eq!(body["data"]["status"], "ok");
+    let (status, ready) = json(
+        app.client
+            .get(format!("{}/readyz", app.url))
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(status, 200, "{ready}");
+    assert_eq!(ready["data"]["store"], "ok");
+    assert!(ready["data"]["actors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|a| a["alive"] == true));
+
+    app.get("/v1/api/api-keys/test", &app.sk_test());
+    app.get("/v1/api/api-keys/test", "bad");
+    let res = app
+        .client
+        .get(format!("{}/metrics", app.url))
+        .send()
+        .unwrap();
+    assert!(res.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain"));
+    let text = res.text().unwrap();
+    assert!(text.contains(r#"emisor_http_requests_total{route="/v1/api/api-keys/test",method="GET",status="200"} 1"#), "{text}");
+    assert!(text.contains(r#"status="401""#), "{text}");
+    assert!(
+        text.contains("emisor_http_request_duration_seconds_bucket"),
+        "{text}"
+    );
+}
+
+#[test]
+fn every_response_has_a_request_id() {
+    let app = TestApp::spawn();
+    let res = app.get("/v1/api/api-keys/test", &app.sk_test());
+    assert!(res.headers().get("x-request-id").is_some());
+    let res = app
+        .client
+        .get(format!("{}/healthz", app.url))
+        .header("X-Request-Id", "abc-123")
+        .send()
+        .unwrap();
+    assert_eq!(res.headers()["x-request-id"], "abc-123");
+}

@@ -1,0 +1,77 @@
+use serde_json::json;
+
+use crate::helpers::*;
+
+fn header(res: &reqwest::blocking::Response, name: &str) -> i64 {
+    res.headers()
+        .get(name)
+        .unwrap_or_else(|| panic!("missing {name}"))
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn hundred_and_first_request_is_429_and_other_companies_are_unaffected() {
+    let app = TestApp::spawn();
+    let (_, second) = json(app.admin_post(
+        "/admin/companies",
+        &json!({"nit": "800197268", "razon_social": "Otra S.A.S.", "demo": true}),
+    ));
+    let other = second["data"]["sk_test"].as_str().unwrap().to_string();
+    let key = app.sk_test();
+
+    wait_for_fresh_minute_if_needed();
+    let mut reset = 0;
+    for i in 1..=100 {
+        let res = app.get("/v1/api/api-keys/test", &key);
+        assert_eq!(res.status().as_u16(), 200, "request {i}");
+        assert_eq!(header(&res, "x-ratelimit-limit"), 100);
+        assert_eq!(header(&res, "x-ratelimit-remaining"), 100 - i);
+        reset = header(&res, "x-ratelimit-reset");
+    }
+    let res = app.get("/v1/api/api-keys/test", &key);
+    assert_eq!(header(&res, "x-ratelimit-remaining"), 0);
+    assert_eq!(header(&res, "x-ratelimit-reset"), reset);
+    let retry_after = header(&res, "retry-after");
+    let now = chrono::Utc::now().timestamp();
+    assert!(
+        retry_after >= 1 && retry_after <= 60 && now + retry_after >= reset - 1,
+        "{retry_after}"
+    );
+    assert_error(res, 429, "RATE_LIMITED");
+
+    // Errors of a limited key count too, and still carry the headers.
+    let res = app.get("/v1/api/clientes?limit=0", &key);
+    assert_eq!(res.status().as_u16(), 429);
+
+    let res = app.get("/v1/api/api-keys/test", &other);
+    assert_eq!(res.status().as_u16(), 200, "second company unaffected");
+    assert_eq!(header(&res, "x-ratelimit-remaining"), 99);
+}
+
+#[test]
+fn limit_is_configurable_per_company() {
+    let app = TestApp::spawn();
+    let (status, body) = json(
+        app.client
+            .patch(format!("{}/admin/companies/1", app.url))
+            .bearer_auth(app.admin_token())
+            .json(&json!({"rate_limit_per_minute": 3}))
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(status, 200, "{body}");
+    wait_for_fresh_minute_if_needed();
+    for _ in 0..3 {
+        let res = app.get("/v1/api/api-keys/test", &app.sk_test());
+        assert_eq!(res.status().as_u16(), 200);
+        assert_eq!(header(&res, "x-ratelimit-limit"), 3);
+    }
+    assert_error(
+        app.get("/v1/api/api-keys/test", &app.sk_test()),
+        429,
+        "RATE_LIMITED",
+    );
+}

@@ -1,0 +1,63 @@
+use serde_json::json;
+
+use crate::helpers::*;
+
+#[test]
+fn restart_keeps_companies_keys_and_customers() {
+    let mut app = TestApp::spawn();
+    let key = app.sk_test();
+    let demo_keys = std::fs::read_to_string(app.dir.join("demo-keys.json")).unwrap();
+    let (status, _) = json(app.post(
+        "/v1/api/clientes",
+        &key,
+        &json!({"identification_number": "900123", "name": "Cliente Uno", "email": "uno@example.com",
+                "type_document_identification": {"code": "31"}}),
+    ));
+    assert_eq!(status, 201);
+    let (_, created) = json(app.admin_post(
+        "/admin/companies/1/api-keys",
+        &json!({"ambiente": "live", "label": "pos"}),
+    ));
+    let new_key = created["data"]["key"].as_str().unwrap().to_string();
+    let dir = app.dir.clone();
+    let launch = Launch::default();
+    // Keep the temp dir alive across the restart.
+    app.stop();
+
+    let app2 = TestApp::start_in(&dir, launch.clone());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("demo-keys.json")).unwrap(),
+        demo_keys,
+        "no second bootstrap"
+    );
+    let (status, body) = json(app2.get("/v1/api/api-keys/test", &key));
+    assert_eq!(status, 200, "{body}");
+    let (_, live) = json(app2.get("/v1/api/api-keys/test", &new_key));
+    assert_eq!(live["data"]["ambiente"], "produccion");
+    let (_, list) = json(app2.get("/v1/api/clientes?q=uno", &key));
+    assert_eq!(list["data"]["total"], 1);
+    assert_eq!(list["data"]["items"][0]["dv"], 1, "{list}");
+    let (_, companies) = json(app2.admin_get("/admin/companies"));
+    assert_eq!(companies["data"].as_array().unwrap().len(), 1);
+    drop(app);
+}
+
+#[test]
+fn kill_9_keeps_what_was_answered() {
+    let mut app = TestApp::spawn();
+    let key = app.sk_test();
+    for i in 0..20 {
+        let (status, _) = json(app.post(
+            "/v1/api/clientes",
+            &key,
+            &json!({"identification_number": format!("{i}"), "name": format!("C{i}"), "email": "c@example.com"}),
+        ));
+        assert_eq!(status, 201);
+    }
+    let dir = app.dir.clone();
+    app.kill();
+    let app2 = TestApp::start_in(&dir, Launch::default());
+    let (_, list) = json(app2.get("/v1/api/clientes?limit=100", &key));
+    assert_eq!(list["data"]["total"], 20);
+    drop(app);
+}
