@@ -127,7 +127,7 @@ impl SigningKey {
             .subject_name()
             .entries_by_nid(Nid::COMMONNAME)
             .next()
-            .and_then(|e| e.data().as_utf8().ok().map(|s| s.to_string()))
+            .and_then(|e| e.data().to_string().ok())
             .unwrap_or_default();
         Ok(SigningKey {
             private_key,
@@ -226,7 +226,7 @@ pub fn rfc4514_reversed(name: &X509NameRef) -> String {
                 _ => e.object().to_string(),
             },
         };
-        let value = match e.data().as_utf8() {
+        let value = match e.data().to_string() {
             Ok(s) => escape_rdn_value(&s),
             Err(_) => format!("#{}", hex::encode(e.data().as_slice())),
         };
