@@ -329,6 +329,18 @@ impl Party {
         }
     }
 
+    /// The check digit written in `schemeID`: the given one, or for a NIT
+    /// (type `31`) the computed one.
+    pub fn effective_check_digit(&self) -> Option<u8> {
+        self.check_digit.or_else(|| {
+            if self.id_type == "31" {
+                super::codes::nit_check_digit(&self.id_number)
+            } else {
+                None
+            }
+        })
+    }
+
     /// Trade name or, failing that, the legal name.
     pub fn display_name(&self) -> &str {
         self.trade_name.as_deref().unwrap_or(&self.name)

@@ -40,7 +40,7 @@ fn write_tax_party(w: &mut XmlWriter, element: &str, p: &Party) {
     w.open(element);
     w.open("cac:PartyTaxScheme");
     w.el("cbc:RegistrationName", &p.name);
-    let dv = p.check_digit.map(|d| d.to_string());
+    let dv = p.effective_check_digit().map(|d| d.to_string());
     let mut attrs: Vec<(&str, &str)> = vec![
         ("schemeAgencyID", DIAN_AGENCY_ID),
         ("schemeAgencyName", DIAN_AGENCY_NAME),

@@ -216,7 +216,7 @@ fn write_address(w: &mut XmlWriter, element: &str, a: &Address) {
 /// `cbc:CompanyID` (or `cbc:ID`) of a party: the number, with the DV in
 /// `schemeID` and the identification type in `schemeName`.
 fn write_party_id(w: &mut XmlWriter, element: &str, p: &Party) {
-    let dv = p.check_digit.map(|d| d.to_string());
+    let dv = p.effective_check_digit().map(|d| d.to_string());
     let mut attrs: Vec<(&str, &str)> = vec![
         ("schemeAgencyID", DIAN_AGENCY_ID),
         ("schemeAgencyName", DIAN_AGENCY_NAME),
