@@ -77,4 +77,5 @@ pub fn build_document(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 pub(crate) mod tests;
