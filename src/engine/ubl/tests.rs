@@ -725,3 +725,15 @@ fn the_schema_check_catches_errors() {
     );
     assert!(xmllint_validate_unsigned(&broken).is_err());
 }
+
+/// Writes every sample to `$EMISOR_DUMP_DIR` (for eyeballing): run with
+/// `EMISOR_DUMP_DIR=/tmp/x cargo test ... dump_samples -- --ignored`.
+#[test]
+#[ignore]
+fn dump_samples() {
+    let dir = PathBuf::from(std::env::var_os("EMISOR_DUMP_DIR").unwrap());
+    for kind in DocumentKind::ALL {
+        let name = format!("{:02}-{}.xml", kind.code(), kind.short_name());
+        std::fs::write(dir.join(name), build_sample(kind)).unwrap();
+    }
+}
