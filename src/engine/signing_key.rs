@@ -377,6 +377,45 @@ mod tests {
         assert!(generate_self_signed("X", "1", 0).is_err());
     }
 
+    /// A PKCS#12 made by `openssl pkcs12 -export -legacy` (RC2-40 + 3DES, as
+    /// older tools and many CAs produce) loads through the legacy provider.
+    #[test]
+    fn loads_legacy_rc2_pkcs12() {
+        use std::process::Command;
+        let dir = tempfile::tempdir().unwrap();
+        let (key_pem, cert_pem) = (dir.path().join("k.pem"), dir.path().join("c.pem"));
+        let p12 = dir.path().join("legacy.p12");
+        let (der, pw) = generate_self_signed("Legacy", "1", 2).unwrap();
+        let k = SigningKey::from_pkcs12(&der, &pw).unwrap();
+        std::fs::write(
+            &key_pem,
+            k.private_key().private_key_to_pem_pkcs8().unwrap(),
+        )
+        .unwrap();
+        std::fs::write(&cert_pem, k.certificate_pem().unwrap()).unwrap();
+        let made = Command::new("openssl")
+            .args([
+                "pkcs12",
+                "-export",
+                "-legacy",
+                "-passout",
+                "pass:secreto",
+                "-inkey",
+            ])
+            .arg(&key_pem)
+            .arg("-in")
+            .arg(&cert_pem)
+            .arg("-out")
+            .arg(&p12)
+            .status();
+        if !matches!(made, Ok(s) if s.success()) {
+            eprintln!("SKIPPED loads_legacy_rc2_pkcs12: openssl CLI cannot write a legacy PKCS#12");
+            return;
+        }
+        let legacy = SigningKey::from_pkcs12(&std::fs::read(&p12).unwrap(), "secreto").unwrap();
+        assert_eq!(legacy.certificate_der(), k.certificate_der());
+    }
+
     #[test]
     fn rdn_escaping() {
         assert_eq!(escape_rdn_value("A, B+C"), "A\\, B\\+C");
