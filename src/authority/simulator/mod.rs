@@ -1,0 +1,1 @@
+//! The authority simulator (to be written).
