@@ -1,9 +1,7 @@
 //! SOAP 1.2 messages of the authority's service: signed requests
-//! ([`envelope`], [`wssec`]), exclusive canonicalization used to verify them
-//! ([`exc_c14n`]) and the parsing of answers ([`response`]).
+//! ([`envelope`], [`wssec`]) and the parsing of answers ([`response`]).
 
 pub mod envelope;
-pub mod exc_c14n;
 pub mod response;
 pub mod wssec;
 

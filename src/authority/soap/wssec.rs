@@ -7,11 +7,12 @@
 //! of `wsa:To` and `ds:SignedInfo` as strings consistent with what it writes
 //! (the envelope must declare `soap` and `wcf` on its root and nothing else,
 //! which [`super::envelope`] does). Verification, used by the simulator,
-//! parses whatever a client sent and canonicalizes it with [`super::exc_c14n`].
+//! parses whatever a client sent and canonicalizes it with
+//! [`crate::engine::c14n`].
 
-use super::exc_c14n::{self, C14nError};
 use super::{escape_attr, escape_text, ns};
 use crate::authority::operation::WCF_NS;
+use crate::engine::c14n::{self, Algorithm};
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
@@ -51,8 +52,6 @@ pub enum WsSecError {
     Certificate(String),
     #[error("the security timestamp has expired")]
     Expired,
-    #[error("canonicalization failed: {0}")]
-    C14n(#[from] C14nError),
 }
 
 impl From<openssl::error::ErrorStack> for WsSecError {
@@ -260,11 +259,18 @@ fn algorithm<'a>(node: Node<'a, '_>) -> &'a str {
     node.attribute("Algorithm").unwrap_or("")
 }
 
-fn inclusive_prefixes<'a>(method: Node<'a, '_>) -> Vec<&'a str> {
-    child(method, ns::EXC_C14N, "InclusiveNamespaces")
-        .and_then(|n| n.attribute("PrefixList"))
-        .map(exc_c14n::prefix_list)
-        .unwrap_or_default()
+/// The canonicalization a `CanonicalizationMethod` or `Transform` names,
+/// with its `InclusiveNamespaces` PrefixList when exclusive.
+fn algorithm_of(method: Node<'_, '_>) -> Result<Algorithm, WsSecError> {
+    let mut alg = Algorithm::from_uri(algorithm(method))
+        .ok_or_else(|| WsSecError::Unsupported(algorithm(method).to_string()))?;
+    if alg.exclusive {
+        alg.inclusive_prefixes = child(method, ns::EXC_C14N, "InclusiveNamespaces")
+            .and_then(|n| n.attribute("PrefixList"))
+            .map(|l| l.split_whitespace().map(str::to_string).collect())
+            .unwrap_or_default();
+    }
+    Ok(alg)
 }
 
 fn decode_b64(text: &str) -> Option<Vec<u8>> {
@@ -313,9 +319,7 @@ pub fn verify_request(
         child(signature, ns::DS, "SignedInfo").ok_or(WsSecError::Missing("ds:SignedInfo"))?;
     let c14n_method = child(signed_info, ns::DS, "CanonicalizationMethod")
         .ok_or(WsSecError::Missing("ds:CanonicalizationMethod"))?;
-    if algorithm(c14n_method) != ns::EXC_C14N {
-        return Err(WsSecError::Unsupported(algorithm(c14n_method).to_string()));
-    }
+    let si_alg = algorithm_of(c14n_method)?;
     let sig_method = child(signed_info, ns::DS, "SignatureMethod")
         .ok_or(WsSecError::Missing("ds:SignatureMethod"))?;
     if algorithm(sig_method) != ns::RSA_SHA256 {
@@ -335,13 +339,11 @@ pub fn verify_request(
             .strip_prefix('#')
             .ok_or_else(|| WsSecError::UnresolvedReference(uri.to_string()))?;
         let target = element_by_id(doc, id)?;
-        let mut prefixes = Vec::new();
+        // No transform: inclusive C14N (XMLDSig default for a node set).
+        let mut alg = Algorithm::inclusive();
         if let Some(transforms) = child(reference, ns::DS, "Transforms") {
             for t in transforms.children().filter(|c| c.is_element()) {
-                if algorithm(t) != ns::EXC_C14N {
-                    return Err(WsSecError::Unsupported(algorithm(t).to_string()));
-                }
-                prefixes = inclusive_prefixes(t);
+                alg = algorithm_of(t)?;
             }
         }
         let digest_method = child(reference, ns::DS, "DigestMethod")
@@ -355,7 +357,7 @@ pub fn verify_request(
             .and_then(|d| d.text())
             .and_then(decode_b64)
             .ok_or(WsSecError::Missing("ds:DigestValue"))?;
-        let canonical = exc_c14n::canonicalize(target, &prefixes)?;
+        let canonical = c14n::canonicalize(target, None, &alg);
         if Sha256::digest(canonical.as_bytes()).as_slice() != expected.as_slice() {
             return Err(WsSecError::DigestMismatch(uri.to_string()));
         }
@@ -400,7 +402,7 @@ pub fn verify_request(
         .and_then(|s| s.text())
         .and_then(decode_b64)
         .ok_or(WsSecError::Missing("ds:SignatureValue"))?;
-    let canonical_si = exc_c14n::canonicalize(signed_info, &inclusive_prefixes(c14n_method))?;
+    let canonical_si = c14n::canonicalize(signed_info, None, &si_alg);
     let mut verifier = Verifier::new(MessageDigest::sha256(), &public)?;
     verifier.update(canonical_si.as_bytes())?;
     if !verifier.verify(&signature_value).unwrap_or(false) {
@@ -489,15 +491,16 @@ mod tests {
             .expect("to");
         let id = to.attribute((ns::WSU, "Id")).expect("id");
         assert_eq!(
-            exc_c14n::canonicalize(to, &["soap", "wcf"]).expect("c14n"),
+            c14n::canonicalize(to, None, &Algorithm::exclusive(&["soap", "wcf"])),
             to_canonical(id, TO)
         );
         let si = doc
             .descendants()
             .find(|n| n.has_tag_name((ns::DS, "SignedInfo")))
             .expect("si");
-        let c14n = exc_c14n::canonicalize(si, &["wsa", "soap", "wcf"]).expect("c14n");
-        assert!(c14n.starts_with(&format!(
+        let canonical =
+            c14n::canonicalize(si, None, &Algorithm::exclusive(&["wsa", "soap", "wcf"]));
+        assert!(canonical.starts_with(&format!(
             "<ds:SignedInfo xmlns:ds=\"{}\" xmlns:soap=\"{}\" xmlns:wcf=\"{}\" xmlns:wsa=\"{}\">",
             ns::DS,
             ns::SOAP12,
