@@ -203,6 +203,7 @@ fn payroll(root: Node<'_, '_>, family: Family) -> Result<DocumentFacts, String> 
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -20,6 +20,7 @@ pub mod state;
 pub mod wsdl;
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests;
 
 pub use checks::{DocumentChecks, EngineChecks};

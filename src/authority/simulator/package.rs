@@ -63,6 +63,7 @@ fn read(zip: &[u8]) -> Result<Vec<XmlEntry>, String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 pub(crate) fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
     use std::io::Write;
     let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
@@ -75,6 +76,7 @@ pub(crate) fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

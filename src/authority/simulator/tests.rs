@@ -3,9 +3,9 @@
 use super::intake::REJECT_MODE_ERROR;
 use super::package::zip_of;
 use super::*;
+use crate::authority::operation::Operation;
 use crate::authority::soap::response::rule_of;
 use crate::authority::soap::wssec::test_support;
-use crate::authority::operation::Operation;
 use crate::authority::transmission::{NumberRange, StatusZip, TransmitError};
 use crate::authority::{AuthorityClient, AuthorityClientConfig, WsSigner};
 use crate::engine::codes;

@@ -127,6 +127,7 @@ impl Request {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::authority::soap::wssec::test_support;

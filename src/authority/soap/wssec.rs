@@ -420,6 +420,7 @@ pub fn verify_request(
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 pub(crate) mod test_support {
     use openssl::asn1::Asn1Time;
     use openssl::bn::BigNum;
@@ -463,6 +464,7 @@ pub(crate) mod test_support {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::authority::operation::Operation;
