@@ -104,3 +104,24 @@ mod tests {
         assert!(xml_entries(&zip_of(&refs)).is_err());
     }
 }
+
+#[cfg(test)]
+mod fuzz {
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// Untrusted bytes never panic the ZIP reader, the fact reader or the
+        /// request verifier.
+        #[test]
+        fn untrusted_bytes_do_not_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let _ = super::xml_entries(&bytes);
+            let text = String::from_utf8_lossy(&bytes);
+            let _ = super::super::document::DocumentFacts::read(&text);
+            if let Ok(doc) = roxmltree::Document::parse(&text) {
+                let _ = crate::authority::soap::wssec::verify_request(&doc, chrono::Utc::now());
+            }
+            let _ = crate::authority::soap::response::parse_status_zip(&text);
+        }
+    }
+}
