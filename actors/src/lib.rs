@@ -2,6 +2,7 @@
 //! the domain code they call lives elsewhere. Every actor answers [`Ping`] so
 //! `/readyz` can tell a live actor from one whose thread died.
 
+pub mod breaker;
 pub mod rate_limiter;
 pub mod supervisor;
 

@@ -1,0 +1,76 @@
+//! Control of the simulator (decisions.md §2), under `/__sim/`:
+//! `POST /__sim/mode`, `GET /__sim/mode`, `GET /__sim/stats`,
+//! `POST /__sim/reset`, `PUT /__sim/issuers`, `GET /__sim/issuers`.
+
+use super::server::SimShared;
+use super::state::{IssuerRecord, ModeSettings};
+use actix_web::{web, HttpResponse};
+use serde::Deserialize;
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource("/__sim/mode")
+            .route(web::post().to(set_mode))
+            .route(web::get().to(get_mode)),
+    )
+    .service(web::resource("/__sim/stats").route(web::get().to(stats)))
+    .service(web::resource("/__sim/reset").route(web::post().to(reset)))
+    .service(
+        web::resource("/__sim/issuers")
+            .route(web::put().to(put_issuers))
+            .route(web::get().to(get_issuers)),
+    );
+}
+
+fn bad_request(message: &str) -> HttpResponse {
+    HttpResponse::BadRequest().json(serde_json::json!({ "error": message }))
+}
+
+async fn set_mode(shared: web::Data<SimShared>, body: web::Json<ModeSettings>) -> HttpResponse {
+    let mode = body.into_inner();
+    if !mode.fail_ratio.is_finite() || !(0.0..=1.0).contains(&mode.fail_ratio) {
+        return bad_request("fail_ratio must be between 0.0 and 1.0");
+    }
+    shared.state.set_mode(mode);
+    HttpResponse::Ok().json(mode)
+}
+
+async fn get_mode(shared: web::Data<SimShared>) -> HttpResponse {
+    HttpResponse::Ok().json(shared.state.mode())
+}
+
+async fn stats(shared: web::Data<SimShared>) -> HttpResponse {
+    HttpResponse::Ok().json(shared.state.stats())
+}
+
+async fn reset(shared: web::Data<SimShared>) -> HttpResponse {
+    shared.state.reset();
+    HttpResponse::Ok().json(shared.state.stats())
+}
+
+/// One issuer or a list.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Issuers {
+    One(IssuerRecord),
+    Many(Vec<IssuerRecord>),
+}
+
+async fn put_issuers(shared: web::Data<SimShared>, body: web::Json<Issuers>) -> HttpResponse {
+    let list = match body.into_inner() {
+        Issuers::One(i) => vec![i],
+        Issuers::Many(v) => v,
+    };
+    if list.iter().any(|i| i.nit.trim().is_empty()) {
+        return bad_request("every issuer needs a nit");
+    }
+    let registered = list.len();
+    for issuer in list {
+        shared.registry.register(issuer);
+    }
+    HttpResponse::Ok().json(serde_json::json!({ "registered": registered }))
+}
+
+async fn get_issuers(shared: web::Data<SimShared>) -> HttpResponse {
+    HttpResponse::Ok().json(shared.registry.issuers())
+}

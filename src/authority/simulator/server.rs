@@ -1,0 +1,351 @@
+//! Routes of the simulator and the SOAP endpoint: WS-Security first, then
+//! dispatch to the operation.
+
+use super::control;
+use super::intake::{self, Intake, DESC_PENDING};
+use super::reply;
+use super::state::{BatchStatus, CodeStatus, Mode, SimRegistry, SimState};
+use super::wsdl;
+use super::SimOptions;
+use crate::authority::operation::{Operation, ACTION_PREFIX, WCF_NS};
+use crate::authority::soap::response::DianResponse;
+use crate::authority::soap::{content_type, ns, wssec};
+use crate::authority::transmission::{NumberingRangeResponse, UploadError};
+use actix_web::http::StatusCode;
+use actix_web::{web, HttpRequest, HttpResponse};
+use chrono::{DateTime, Utc};
+use rand::Rng;
+use roxmltree::{Document, Node};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Path of the SOAP service, as the authority's.
+pub const SERVICE_PATH: &str = "/WcfDianCustomerServices.svc";
+
+/// State shared by every worker of one simulator.
+pub struct SimShared {
+    pub registry: Arc<SimRegistry>,
+    pub state: SimState,
+    pub opts: SimOptions,
+}
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.service(
+        web::resource(SERVICE_PATH)
+            .route(web::post().to(soap))
+            .route(web::get().to(service_get)),
+    )
+    .configure(control::routes);
+}
+
+async fn service_get(req: HttpRequest) -> HttpResponse {
+    let query = req.query_string().to_ascii_lowercase();
+    let wants_wsdl = query
+        .split('&')
+        .any(|p| p == "wsdl" || p.starts_with("wsdl=") || p == "singlewsdl");
+    if !wants_wsdl {
+        return HttpResponse::Ok()
+            .content_type("text/plain; charset=utf-8")
+            .body("WcfDianCustomerServices (simulador). Descripción del servicio: ?wsdl\n");
+    }
+    let info = req.connection_info();
+    let address = format!("{}://{}{}", info.scheme(), info.host(), SERVICE_PATH);
+    HttpResponse::Ok()
+        .content_type("text/xml; charset=utf-8")
+        .body(wsdl::wsdl(&address))
+}
+
+/// The operation a call is for, for the statistics: the `action` of the
+/// content type, else the action URI found near the start of the body.
+fn operation_hint(req: &HttpRequest, body: &[u8]) -> String {
+    let from_header = req
+        .headers()
+        .get(actix_web::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|ct| ct.split(';').find_map(|p| p.trim().strip_prefix("action=")))
+        .map(|a| a.trim_matches('"').to_string())
+        .and_then(|a| Operation::from_action(&a));
+    if let Some(op) = from_header {
+        return op.name().to_string();
+    }
+    let head = String::from_utf8_lossy(&body[..body.len().min(16 * 1024)]).into_owned();
+    head.find(ACTION_PREFIX)
+        .and_then(|i| head.get(i + ACTION_PREFIX.len()..))
+        .and_then(|rest| {
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect();
+            Operation::from_name(&name)
+        })
+        .map(|op| op.name().to_string())
+        .unwrap_or_else(|| "unknown".to_string())
+}
+
+fn unavailable() -> HttpResponse {
+    HttpResponse::ServiceUnavailable()
+        .content_type("text/html; charset=utf-8")
+        .body("<html><body><h1>503 Service Unavailable</h1></body></html>")
+}
+
+async fn soap(req: HttpRequest, body: web::Bytes, shared: web::Data<SimShared>) -> HttpResponse {
+    let op_name = operation_hint(&req, &body);
+    let _in_flight = shared.state.arrive(&op_name, Instant::now());
+    let mode = shared.state.mode();
+    match mode.mode {
+        Mode::Down => {
+            shared.state.refused();
+            return unavailable();
+        }
+        Mode::Flaky if rand::thread_rng().gen::<f64>() < mode.fail_ratio => {
+            shared.state.refused();
+            return unavailable();
+        }
+        Mode::Slow => actix_web::rt::time::sleep(Duration::from_millis(mode.latency_ms)).await,
+        _ => {}
+    }
+    let content_type_header = req
+        .headers()
+        .get(actix_web::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let reject_all = mode.mode == Mode::Reject;
+    let worker = shared.clone();
+    let reply =
+        web::block(move || handle(&worker, &content_type_header, &body, reject_all, Utc::now()))
+            .await;
+    let reply = reply.unwrap_or_else(|_| {
+        Reply::fault("Receiver", None, "Error interno del simulador.", Utc::now())
+    });
+    HttpResponse::build(reply.status)
+        .content_type(reply.content_type)
+        .body(reply.body)
+}
+
+/// One answer of the SOAP endpoint.
+struct Reply {
+    status: StatusCode,
+    content_type: String,
+    body: String,
+}
+
+impl Reply {
+    fn ok(op: Operation, body: String) -> Reply {
+        Reply {
+            status: StatusCode::OK,
+            content_type: content_type(&op.response_action()),
+            body,
+        }
+    }
+
+    /// SOAP faults travel with HTTP 500, as the authority's WCF service sends them.
+    fn fault(code: &str, subcode: Option<&str>, reason: &str, now: DateTime<Utc>) -> Reply {
+        Reply {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            content_type: "application/soap+xml; charset=utf-8".into(),
+            body: reply::fault(code, subcode, reason, now),
+        }
+    }
+}
+
+fn param(op_node: Node<'_, '_>, name: &str) -> Option<String> {
+    op_node
+        .children()
+        .find(|c| c.is_element() && c.tag_name().name() == name)
+        .and_then(|c| c.text())
+        .map(|t| t.trim().to_string())
+}
+
+fn handle(
+    shared: &SimShared,
+    content_type_header: &str,
+    body: &[u8],
+    reject_all: bool,
+    now: DateTime<Utc>,
+) -> Reply {
+    if content_type_header
+        .to_ascii_lowercase()
+        .starts_with("text/xml")
+    {
+        return Reply {
+            status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            content_type: "text/plain; charset=utf-8".into(),
+            body: "Se esperaba SOAP 1.2 (application/soap+xml).".into(),
+        };
+    }
+    let Ok(text) = std::str::from_utf8(body) else {
+        return Reply::fault("Sender", None, "El mensaje no está en UTF-8.", now);
+    };
+    let doc = match Document::parse(text.trim_start_matches('\u{feff}')) {
+        Ok(d) => d,
+        Err(e) => return Reply::fault("Sender", None, &format!("XML mal formado: {e}"), now),
+    };
+    let envelope = doc.root_element();
+    if !envelope.has_tag_name((ns::SOAP12, "Envelope")) {
+        return Reply::fault(
+            "VersionMismatch",
+            None,
+            "Se esperaba un sobre SOAP 1.2.",
+            now,
+        );
+    }
+    if let Err(e) = wssec::verify_request(&doc, now) {
+        let subcode = match e {
+            wssec::WsSecError::Missing(_) | wssec::WsSecError::Unsupported(_) => "InvalidSecurity",
+            _ => "FailedCheck",
+        };
+        return Reply::fault(
+            "Sender",
+            Some(subcode),
+            &format!("Error al verificar la seguridad del mensaje: {e}"),
+            now,
+        );
+    }
+    let op_node = envelope
+        .children()
+        .find(|c| c.has_tag_name((ns::SOAP12, "Body")))
+        .and_then(|b| b.children().find(|c| c.is_element()));
+    let op = op_node.and_then(|n| {
+        (n.tag_name().namespace() == Some(WCF_NS))
+            .then(|| Operation::from_name(n.tag_name().name()))
+            .flatten()
+    });
+    let (Some(op), Some(op_node)) = (op, op_node) else {
+        return Reply::fault(
+            "Sender",
+            None,
+            "Operación no soportada (ActionNotSupported).",
+            now,
+        );
+    };
+    let action = envelope
+        .descendants()
+        .find(|n| n.has_tag_name((ns::WSA, "Action")))
+        .and_then(|n| n.text())
+        .map(str::trim);
+    if action.is_some_and(|a| a != op.action()) {
+        return Reply::fault(
+            "Sender",
+            None,
+            "wsa:Action no corresponde a la operación del cuerpo.",
+            now,
+        );
+    }
+    dispatch(shared, op, op_node, reject_all, now)
+}
+
+fn pending() -> DianResponse {
+    DianResponse {
+        status_description: DESC_PENDING.into(),
+        ..DianResponse::default()
+    }
+}
+
+fn not_found(track_id: &str) -> DianResponse {
+    DianResponse {
+        status_code: "66".into(),
+        status_description: "TrackId no encontrado".into(),
+        xml_document_key: Some(track_id.to_string()),
+        ..DianResponse::default()
+    }
+}
+
+fn dispatch(
+    shared: &SimShared,
+    op: Operation,
+    node: Node<'_, '_>,
+    reject_all: bool,
+    now: DateTime<Utc>,
+) -> Reply {
+    let p = |name: &str| param(node, name);
+    let intake = Intake {
+        registry: &shared.registry,
+        state: &shared.state,
+        checks: shared.opts.checks.as_ref(),
+        op,
+        reject_all,
+        now,
+    };
+    let body = match op {
+        Operation::SendBillSync | Operation::SendNominaSync | Operation::SendEventUpdateStatus => {
+            let verdict =
+                intake.receive_sync(p("fileName").as_deref(), p("contentFile").as_deref());
+            reply::dian_response(op, &verdict, now)
+        }
+        Operation::SendBillAsync | Operation::SendTestSetAsync => {
+            let file_name = p("fileName");
+            let refuse = |message: String| {
+                let error = UploadError {
+                    file_name: file_name.clone(),
+                    processed_message: message,
+                    success: false,
+                    ..UploadError::default()
+                };
+                reply::upload_response(op, None, &[error], now)
+            };
+            let test_set = p("testSetId").unwrap_or_default();
+            if op == Operation::SendTestSetAsync && !shared.registry.has_test_set(&test_set) {
+                refuse(format!(
+                    "Set de pruebas con identificador {test_set} no existe."
+                ))
+            } else {
+                match intake.unzip(file_name.as_deref(), p("contentFile").as_deref()) {
+                    Err(message) => refuse(message),
+                    Ok(entries) => {
+                        let results = entries.iter().map(|e| intake.receive_document(e)).collect();
+                        let zip_key = uuid::Uuid::new_v4().to_string();
+                        shared.state.put_batch(
+                            &zip_key,
+                            Instant::now() + shared.opts.async_delay,
+                            results,
+                        );
+                        reply::upload_response(op, Some(&zip_key), &[], now)
+                    }
+                }
+            }
+        }
+        Operation::GetStatus => {
+            let track = p("trackId").unwrap_or_default();
+            let verdict = match shared.state.code_status(&track) {
+                CodeStatus::Accepted(doc) => intake::accepted(&doc, &track),
+                CodeStatus::Rejected(errors) => intake::rejected(errors, Some(&track), None),
+                CodeStatus::Unknown => not_found(&track),
+            };
+            reply::dian_response(op, &verdict, now)
+        }
+        Operation::GetStatusZip => {
+            let key = p("trackId").unwrap_or_default();
+            let list = match shared.state.batch(&key, Instant::now()) {
+                BatchStatus::Unknown => vec![not_found(&key)],
+                BatchStatus::Pending => vec![pending()],
+                BatchStatus::Ready(list) => list,
+            };
+            reply::status_zip(&list, now)
+        }
+        Operation::GetNumberingRange => {
+            let nit = p("accountCode").unwrap_or_default();
+            let software = p("softwareCode").unwrap_or_default();
+            let issuer = shared
+                .registry
+                .issuer(&nit)
+                .filter(|i| i.software.iter().any(|s| s.id == software));
+            let answer = match issuer {
+                Some(i) => NumberingRangeResponse {
+                    operation_code: "100".into(),
+                    operation_description: "Acción completada OK.".into(),
+                    ranges: i.ranges,
+                },
+                None => NumberingRangeResponse {
+                    operation_code: "301".into(),
+                    operation_description:
+                        "No se encontraron rangos de numeración para el NIT y software indicados."
+                            .into(),
+                    ranges: Vec::new(),
+                },
+            };
+            reply::numbering_range(&answer, now)
+        }
+    };
+    Reply::ok(op, body)
+}

@@ -1,0 +1,622 @@
+//! The simulator driven over real HTTP by [`AuthorityClient`].
+
+use super::intake::REJECT_MODE_ERROR;
+use super::package::zip_of;
+use super::*;
+use crate::authority::operation::Operation;
+use crate::authority::soap::response::rule_of;
+use crate::authority::soap::wssec::test_support;
+use crate::authority::transmission::{NumberRange, StatusZip, TransmitError};
+use crate::authority::{AuthorityClient, AuthorityClientConfig, WsSigner};
+use crate::engine::codes;
+use crate::engine::signing_key::SigningKey;
+use crate::engine::xades;
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine as _;
+use chrono::{DateTime, FixedOffset};
+use openssl::x509::X509;
+
+const NIT: &str = "900000001";
+const CUSTOMER: &str = "800000002";
+const SOFTWARE: &str = "soft-1";
+const PIN: &str = "12345";
+const PAYROLL_SOFTWARE: &str = "soft-nomina";
+const PAYROLL_PIN: &str = "67890";
+const TECH_KEY: &str = "fc8eac422eba16e22ffd8c6f94b3f40a6e38162c";
+const TEST_SET: &str = "set-1";
+
+fn issuer() -> IssuerRecord {
+    IssuerRecord {
+        nit: NIT.into(),
+        software: vec![
+            SoftwareRecord {
+                id: SOFTWARE.into(),
+                pin: PIN.into(),
+            },
+            SoftwareRecord {
+                id: PAYROLL_SOFTWARE.into(),
+                pin: PAYROLL_PIN.into(),
+            },
+        ],
+        ranges: vec![NumberRange {
+            resolution_number: "18760000001".into(),
+            resolution_date: "2019-01-19".into(),
+            prefix: "SETP".into(),
+            from_number: 990000000,
+            to_number: 995000000,
+            valid_date_from: "2019-01-19".into(),
+            valid_date_to: "2030-01-19".into(),
+            technical_key: Some(TECH_KEY.into()),
+        }],
+        test_set_ids: vec![TEST_SET.into()],
+    }
+}
+
+fn signing_key() -> SigningKey {
+    let (key, der) = test_support::shared();
+    let cert = X509::from_der(&der).expect("cert");
+    SigningKey::from_parts(key, cert).expect("signing key")
+}
+
+fn signing_time() -> DateTime<FixedOffset> {
+    DateTime::parse_from_rfc3339("2024-02-15T07:43:48.123-05:00").expect("time")
+}
+
+const UBL_NS: &str = concat!(
+    " xmlns=\"urn:oasis:names:specification:ubl:schema:xsd:Invoice-2\"",
+    " xmlns:cac=\"urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2\"",
+    " xmlns:cbc=\"urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2\"",
+    " xmlns:ds=\"http://www.w3.org/2000/09/xmldsig#\"",
+    " xmlns:ext=\"urn:oasis:names:specification:ubl:schema:xsd:CommonExtensionComponents-2\"",
+    " xmlns:sts=\"dian:gov:co:facturaelectronica:Structures-2-1\"",
+    " xmlns:xades=\"http://uri.etsi.org/01903/v1.3.2#\"",
+    " xmlns:xades141=\"http://uri.etsi.org/01903/v1.4.1#\""
+);
+
+/// An unsigned invoice in canonical form (the engine's signing contract),
+/// its CUFE computed with `key`.
+fn unsigned_invoice(number: &str, key: &str) -> String {
+    let with_code = |code: &str| {
+        [
+            "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>",
+            "<Invoice",
+            UBL_NS,
+            "><ext:UBLExtensions><ext:UBLExtension><ext:ExtensionContent><sts:DianExtensions>",
+            "<sts:SoftwareProvider><sts:ProviderID>",
+            NIT,
+            "</sts:ProviderID><sts:SoftwareID>",
+            SOFTWARE,
+            "</sts:SoftwareID></sts:SoftwareProvider>",
+            "</sts:DianExtensions></ext:ExtensionContent></ext:UBLExtension>",
+            "<ext:UBLExtension><ext:ExtensionContent></ext:ExtensionContent></ext:UBLExtension>",
+            "</ext:UBLExtensions><cbc:UBLVersionID>UBL 2.1</cbc:UBLVersionID>",
+            "<cbc:ProfileExecutionID>2</cbc:ProfileExecutionID><cbc:ID>",
+            number,
+            "</cbc:ID><cbc:UUID schemeID=\"2\" schemeName=\"CUFE-SHA384\">",
+            code,
+            "</cbc:UUID><cbc:IssueDate>2024-02-15</cbc:IssueDate><cbc:IssueTime>07:43:48-05:00</cbc:IssueTime>",
+            "<cbc:InvoiceTypeCode>01</cbc:InvoiceTypeCode>",
+            "<cac:AccountingSupplierParty><cac:Party><cac:PartyTaxScheme><cbc:CompanyID>",
+            NIT,
+            "</cbc:CompanyID></cac:PartyTaxScheme></cac:Party></cac:AccountingSupplierParty>",
+            "<cac:AccountingCustomerParty><cac:Party><cac:PartyTaxScheme><cbc:CompanyID>",
+            CUSTOMER,
+            "</cbc:CompanyID></cac:PartyTaxScheme></cac:Party></cac:AccountingCustomerParty>",
+            "<cac:TaxTotal><cbc:TaxAmount currencyID=\"COP\">190.00</cbc:TaxAmount><cac:TaxSubtotal>",
+            "<cbc:TaxAmount currencyID=\"COP\">190.00</cbc:TaxAmount><cac:TaxCategory><cac:TaxScheme>",
+            "<cbc:ID>01</cbc:ID></cac:TaxScheme></cac:TaxCategory></cac:TaxSubtotal></cac:TaxTotal>",
+            "<cac:LegalMonetaryTotal><cbc:LineExtensionAmount currencyID=\"COP\">1000.00</cbc:LineExtensionAmount>",
+            "<cbc:PayableAmount currencyID=\"COP\">1190.00</cbc:PayableAmount></cac:LegalMonetaryTotal>",
+            "</Invoice>",
+        ]
+        .concat()
+    };
+    let draft = with_code("0");
+    let input = codes::extract_code_input(&draft).expect("code input");
+    with_code(&codes::invoice_code(&input.invoice_input(key)))
+}
+
+/// A signed invoice and its CUFE.
+fn signed_invoice(number: &str, key: &str) -> (String, String) {
+    let unsigned = unsigned_invoice(number, key);
+    let code = codes::extract_code_input(&unsigned).expect("input").uuid;
+    let signed = xades::sign(&unsigned, &signing_key(), signing_time()).expect("sign");
+    (signed, code)
+}
+
+/// A signed payroll document (CUNE with the payroll PIN, or `pin`).
+fn signed_payroll(pin: &str) -> (String, String) {
+    let with_code = |code: &str| {
+        [
+            "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>",
+            "<NominaIndividual xmlns=\"dian:gov:co:facturaelectronica:NominaIndividual\"",
+            " xmlns:ds=\"http://www.w3.org/2000/09/xmldsig#\"",
+            " xmlns:ext=\"urn:oasis:names:specification:ubl:schema:xsd:CommonExtensionComponents-2\"",
+            " xmlns:xades=\"http://uri.etsi.org/01903/v1.3.2#\"",
+            " xmlns:xades141=\"http://uri.etsi.org/01903/v1.4.1#\">",
+            "<ext:UBLExtensions><ext:UBLExtension><ext:ExtensionContent></ext:ExtensionContent></ext:UBLExtension></ext:UBLExtensions>",
+            "<NumeroSecuenciaXML Consecutivo=\"1\" Numero=\"NOM1\" Prefijo=\"NOM\"></NumeroSecuenciaXML>",
+            "<ProveedorXML NIT=\"",
+            NIT,
+            "\" SoftwareID=\"",
+            PAYROLL_SOFTWARE,
+            "\"></ProveedorXML>",
+            "<InformacionGeneral Ambiente=\"2\" CUNE=\"",
+            code,
+            "\" FechaGen=\"2024-02-15\" HoraGen=\"07:43:48-05:00\" TipoXML=\"102\"></InformacionGeneral>",
+            "<Empleador NIT=\"",
+            NIT,
+            "\"></Empleador><Trabajador NumeroDocumento=\"1020304050\"></Trabajador>",
+            "<DevengadosTotal>3000000.00</DevengadosTotal><DeduccionesTotal>240000.00</DeduccionesTotal>",
+            "<ComprobanteTotal>2760000.00</ComprobanteTotal></NominaIndividual>",
+        ]
+        .concat()
+    };
+    let code = codes::payroll_code(&codes::PayrollCodeInput {
+        number: "NOM1",
+        gen_date: "2024-02-15",
+        gen_time: "07:43:48-05:00",
+        earnings: rust_decimal::Decimal::new(300_000_000, 2),
+        deductions: rust_decimal::Decimal::new(24_000_000, 2),
+        total: rust_decimal::Decimal::new(276_000_000, 2),
+        employer_nit: NIT,
+        employee_doc: "1020304050",
+        xml_type: "102",
+        pin,
+        environment: 2,
+    });
+    let signed = xades::sign(&with_code(&code), &signing_key(), signing_time()).expect("sign");
+    (signed, code)
+}
+
+fn zip1(xml: &str) -> Vec<u8> {
+    zip_of(&[("fv09000000010002400000001.xml", xml.as_bytes())])
+}
+
+struct Sim {
+    addr: std::net::SocketAddr,
+    handle: actix_web::dev::ServerHandle,
+    client: AuthorityClient,
+}
+
+impl Sim {
+    async fn start() -> Sim {
+        let registry = Arc::new(SimRegistry::new());
+        registry.register(issuer());
+        let opts = SimOptions {
+            async_delay: Duration::from_millis(300),
+            workers: 1,
+            ..SimOptions::default()
+        };
+        let (addr, handle) = start("127.0.0.1:0", registry, opts).await.expect("start");
+        let client = client_for(addr, Duration::from_secs(10));
+        Sim {
+            addr,
+            handle,
+            client,
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    async fn mode(&self, body: serde_json::Value) {
+        let resp = awc::Client::default()
+            .post(self.url("/__sim/mode"))
+            .send_json(&body)
+            .await
+            .expect("mode");
+        assert!(resp.status().is_success());
+    }
+
+    async fn stats(&self) -> serde_json::Value {
+        awc::Client::default()
+            .get(self.url("/__sim/stats"))
+            .send()
+            .await
+            .expect("stats")
+            .json::<serde_json::Value>()
+            .await
+            .expect("json")
+    }
+
+    async fn stop(self) {
+        self.handle.stop(false).await;
+    }
+}
+
+fn client_for(addr: std::net::SocketAddr, timeout: Duration) -> AuthorityClient {
+    let (key, der) = test_support::shared();
+    let signer = WsSigner::new(key, der).expect("signer");
+    AuthorityClient::new(
+        AuthorityClientConfig::new(service_url(addr)).with_timeout(timeout),
+        signer,
+    )
+}
+
+#[actix_web::test]
+async fn accepted_then_duplicate_then_status() {
+    let sim = Sim::start().await;
+    let (xml, code) = signed_invoice("SETP990000001", TECH_KEY);
+
+    let t = sim
+        .client
+        .send_bill_sync("z1.zip", &zip1(&xml))
+        .await
+        .expect("send");
+    assert!(t.is_valid, "{t:?}");
+    assert_eq!(t.status_code, "00");
+    assert_eq!(t.status_description, "Procesado Correctamente.");
+    assert!(t.errors.is_empty() && !t.duplicate && !t.retryable);
+    assert_eq!(t.document_key.as_deref(), Some(code.as_str()));
+    let ar = B64
+        .decode(t.application_response_b64.as_deref().expect("AR"))
+        .expect("base64");
+    let ar = String::from_utf8(ar).expect("utf8");
+    assert!(roxmltree::Document::parse(&ar).is_ok());
+    assert!(ar.contains(&code) && ar.contains("<cbc:ResponseCode>02</cbc:ResponseCode>"));
+
+    // Sent again: rule 90, which the client reads as already accepted.
+    let again = sim
+        .client
+        .send_bill_sync("z1.zip", &zip1(&xml))
+        .await
+        .expect("send");
+    assert!(again.is_valid && again.duplicate, "{again:?}");
+    assert_eq!(again.status_code, "00");
+    assert_eq!(again.document_key.as_deref(), Some(code.as_str()));
+    // On the wire it is the authority's duplicate answer.
+    let raw = sim
+        .client
+        .call(&crate::authority::soap::envelope::Request::send_bill_sync(
+            "z1.zip",
+            &zip1(&xml),
+        ))
+        .await
+        .expect("raw");
+    let raw = crate::authority::soap::response::parse_dian_response(&raw, Operation::SendBillSync)
+        .expect("parse");
+    assert!(!raw.is_valid);
+    assert_eq!(raw.status_code, "99");
+    assert_eq!(
+        raw.error_messages,
+        vec!["Regla: 90, Rechazo: Documento procesado anteriormente.".to_string()]
+    );
+
+    let status = sim.client.get_status(&code).await.expect("status");
+    assert!(status.is_valid);
+    assert_eq!(status.status_code, "00");
+    let unknown = sim.client.get_status("nope").await.expect("status");
+    assert!(!unknown.is_valid);
+    assert_eq!(unknown.status_code, "66");
+
+    let stats = sim.stats().await;
+    assert_eq!(stats["calls"]["SendBillSync"], 3);
+    assert_eq!(stats["calls"]["GetStatus"], 2);
+    assert_eq!(stats["accepted_count"], 1);
+    assert_eq!(stats["accepted"][&code]["received"], 3);
+    assert_eq!(stats["accepted"][&code]["number"], "SETP990000001");
+    sim.stop().await;
+}
+
+fn first_rule(t: &crate::authority::Transmission) -> String {
+    t.errors
+        .first()
+        .and_then(|e| rule_of(e))
+        .unwrap_or("")
+        .to_string()
+}
+
+#[actix_web::test]
+async fn document_rejections_carry_the_authoritys_rules() {
+    let sim = Sim::start().await;
+    let send = |file: &'static str, zip: Vec<u8>| {
+        let client = sim.client.clone();
+        async move { client.send_bill_sync(file, &zip).await.expect("send") }
+    };
+
+    // Tampered after signing: the XAdES signature no longer verifies.
+    let (xml, _) = signed_invoice("SETP990000002", TECH_KEY);
+    let tampered = xml.replace("1190.00", "1191.00");
+    let t = send("z.zip", zip1(&tampered)).await;
+    assert!(!t.is_valid && !t.retryable);
+    assert_eq!(t.status_code, "99");
+    assert_eq!(first_rule(&t), "ZE02");
+
+    // Signed, but the CUFE was computed with another key.
+    let (xml, code) = signed_invoice("SETP990000003", "wrong-key");
+    let t = send("z.zip", zip1(&xml)).await;
+    assert_eq!(first_rule(&t), "FAD06", "{t:?}");
+    assert_eq!(
+        t.errors[0],
+        "Regla: FAD06, Rechazo: Valor del CUFE no está calculado correctamente."
+    );
+    assert_eq!(t.document_key.as_deref(), Some(code.as_str()));
+
+    // Number outside the authorized range.
+    let (xml, _) = signed_invoice("SETP995000001", TECH_KEY);
+    assert_eq!(first_rule(&send("z.zip", zip1(&xml)).await), "FAD05d");
+
+    // ZIP problems: not a ZIP, no .zip name, two documents in a sync send.
+    let t = send("z.zip", b"definitely not a zip".to_vec()).await;
+    assert!(!t.is_valid && !t.retryable);
+    assert_eq!(first_rule(&t), "89");
+    let (xml, _) = signed_invoice("SETP990000004", TECH_KEY);
+    assert_eq!(first_rule(&send("z.xml", zip1(&xml)).await), "89");
+    let two = zip_of(&[("a.xml", xml.as_bytes()), ("b.xml", xml.as_bytes())]);
+    assert_eq!(first_rule(&send("z.zip", two).await), "89");
+
+    // Not well-formed XML.
+    let t = send("z.zip", zip1("<Invoice><cbc:ID>")).await;
+    assert_eq!(first_rule(&t), "ZB01");
+
+    // Nothing was accepted.
+    let stats = sim.stats().await;
+    assert_eq!(stats["accepted_count"], 0);
+    sim.stop().await;
+}
+
+#[actix_web::test]
+async fn payroll_is_checked_with_its_own_pin() {
+    let sim = Sim::start().await;
+    let (xml, code) = signed_payroll(PAYROLL_PIN);
+    let t = sim
+        .client
+        .send_nomina_sync(&zip1(&xml))
+        .await
+        .expect("send");
+    assert!(t.is_valid, "{t:?}");
+    assert_eq!(t.document_key.as_deref(), Some(code.as_str()));
+    let (xml, _) = signed_payroll(PIN);
+    let t = sim
+        .client
+        .send_nomina_sync(&zip1(&xml))
+        .await
+        .expect("send");
+    assert_eq!(first_rule(&t), "NIE024");
+    sim.stop().await;
+}
+
+#[actix_web::test]
+async fn bad_ws_security_is_a_soap_fault() {
+    let sim = Sim::start().await;
+    // The token is our certificate but another key signed.
+    let (other, _) = test_support::self_signed();
+    let (_, der) = test_support::shared();
+    let forged = AuthorityClient::new(
+        AuthorityClientConfig::new(service_url(sim.addr)),
+        WsSigner::new(other, der).expect("signer"),
+    );
+    match forged.get_status("x").await {
+        Err(TransmitError::Fault(f)) => {
+            assert_eq!(f.code, "Sender");
+            assert_eq!(f.subcode.as_deref(), Some("FailedCheck"));
+        }
+        other => panic!("expected a fault, got {other:?}"),
+    }
+    // No security header at all.
+    let unsigned = format!(
+        "<s:Envelope xmlns:s=\"{}\"><s:Body><GetStatus xmlns=\"http://wcf.dian.colombia\"><trackId>x</trackId></GetStatus></s:Body></s:Envelope>",
+        crate::authority::soap::ns::SOAP12
+    );
+    let mut resp = awc::Client::default()
+        .post(sim.url(SERVICE_PATH))
+        .insert_header(("content-type", "application/soap+xml; charset=utf-8"))
+        .send_body(unsigned)
+        .await
+        .expect("post");
+    assert_eq!(resp.status().as_u16(), 500);
+    let body = resp.body().await.expect("body");
+    let body = String::from_utf8_lossy(&body);
+    assert!(body.contains("InvalidSecurity"), "{body}");
+    sim.stop().await;
+}
+
+#[actix_web::test]
+async fn modes_down_slow_reject_flaky() {
+    let sim = Sim::start().await;
+
+    sim.mode(serde_json::json!({"mode": "down"})).await;
+    match sim.client.get_status("x").await {
+        Err(e @ TransmitError::Http { status: 503, .. }) => assert!(e.is_retryable()),
+        other => panic!("expected 503, got {other:?}"),
+    }
+
+    sim.mode(serde_json::json!({"mode": "slow", "latency_ms": 1500}))
+        .await;
+    let impatient = client_for(sim.addr, Duration::from_millis(300));
+    match impatient.get_status("x").await {
+        Err(e @ TransmitError::Timeout(_)) => assert!(e.is_retryable()),
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+
+    sim.mode(serde_json::json!({"mode": "reject"})).await;
+    let (xml, _) = signed_invoice("SETP990000010", TECH_KEY);
+    let t = sim
+        .client
+        .send_bill_sync("z.zip", &zip1(&xml))
+        .await
+        .expect("send");
+    assert!(!t.is_valid && !t.retryable);
+    assert_eq!(t.errors, vec![REJECT_MODE_ERROR.to_string()]);
+
+    sim.mode(serde_json::json!({"mode": "flaky", "fail_ratio": 1.0}))
+        .await;
+    assert!(matches!(
+        sim.client.get_status("x").await,
+        Err(TransmitError::Http { status: 503, .. })
+    ));
+    sim.mode(serde_json::json!({"mode": "flaky", "fail_ratio": 0.0}))
+        .await;
+    assert!(sim.client.get_status("x").await.is_ok());
+
+    let bad = awc::Client::default()
+        .post(sim.url("/__sim/mode"))
+        .send_json(&serde_json::json!({"mode": "flaky", "fail_ratio": 2.0}))
+        .await
+        .expect("mode");
+    assert_eq!(bad.status().as_u16(), 400);
+
+    sim.mode(serde_json::json!({"mode": "up"})).await;
+    let t = sim
+        .client
+        .send_bill_sync("z.zip", &zip1(&xml))
+        .await
+        .expect("send");
+    assert!(
+        t.is_valid && !t.duplicate,
+        "rejected in mode reject, accepted now: {t:?}"
+    );
+
+    let stats = sim.stats().await;
+    assert_eq!(stats["refused"], 2);
+    assert_eq!(stats["calls"]["GetStatus"], 4);
+    sim.stop().await;
+}
+
+#[actix_web::test]
+async fn connection_refused_is_retryable() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("port");
+    let client = client_for(port, Duration::from_secs(5));
+    match client.get_status("x").await {
+        Err(e @ (TransmitError::Connect(_) | TransmitError::Transport(_))) => {
+            assert!(e.is_retryable())
+        }
+        other => panic!("expected a connection error, got {other:?}"),
+    }
+}
+
+#[actix_web::test]
+async fn wsdl_is_served_with_its_own_address() {
+    let sim = Sim::start().await;
+    let mut resp = awc::Client::default()
+        .get(format!("{}?wsdl", sim.url(SERVICE_PATH)))
+        .send()
+        .await
+        .expect("get");
+    assert!(resp.status().is_success());
+    let body = resp.body().await.expect("body");
+    let text = String::from_utf8_lossy(&body);
+    let doc = roxmltree::Document::parse(&text).expect("xml");
+    let location = doc
+        .descendants()
+        .find(|n| n.has_tag_name(("http://schemas.xmlsoap.org/wsdl/soap12/", "address")))
+        .and_then(|n| n.attribute("location"));
+    assert_eq!(location, Some(service_url(sim.addr).as_str()));
+    sim.stop().await;
+}
+
+#[actix_web::test]
+async fn async_batches_and_test_sets() {
+    let sim = Sim::start().await;
+    let (xml, code) = signed_invoice("SETP990000020", TECH_KEY);
+    let up = sim
+        .client
+        .send_bill_async("z.zip", &zip1(&xml))
+        .await
+        .expect("send");
+    let key = up.zip_key.clone().expect("zip key");
+    assert!(up.errors.is_empty());
+    assert_eq!(
+        sim.client.get_status_zip(&key).await.expect("status"),
+        StatusZip::Pending
+    );
+    actix_web::rt::time::sleep(Duration::from_millis(400)).await;
+    match sim.client.get_status_zip(&key).await.expect("status") {
+        StatusZip::Done(list) => {
+            assert_eq!(list.len(), 1);
+            assert!(list[0].is_valid);
+            assert_eq!(list[0].document_key.as_deref(), Some(code.as_str()));
+            assert_eq!(list[0].zip_key.as_deref(), Some(key.as_str()));
+        }
+        StatusZip::Pending => panic!("still pending"),
+    }
+    match sim.client.get_status_zip("unknown").await.expect("status") {
+        StatusZip::Done(list) => assert_eq!(list[0].status_code, "66"),
+        StatusZip::Pending => panic!("unknown key reported pending"),
+    }
+
+    let (xml, _) = signed_invoice("SETP990000021", TECH_KEY);
+    let up = sim
+        .client
+        .send_test_set_async("z.zip", &zip1(&xml), TEST_SET)
+        .await
+        .expect("send");
+    assert!(up.zip_key.is_some());
+    let up = sim
+        .client
+        .send_test_set_async("z.zip", &zip1(&xml), "no-such-set")
+        .await
+        .expect("send");
+    assert!(up.zip_key.is_none() && !up.errors.is_empty());
+    let up = sim
+        .client
+        .send_bill_async("z.zip", b"garbage")
+        .await
+        .expect("send");
+    assert!(up.zip_key.is_none());
+    assert_eq!(rule_of(&up.errors[0].processed_message), Some("89"));
+    sim.stop().await;
+}
+
+#[actix_web::test]
+async fn numbering_ranges_and_registry_over_http() {
+    let sim = Sim::start().await;
+    let r = sim
+        .client
+        .get_numbering_range(NIT, NIT, SOFTWARE)
+        .await
+        .expect("ranges");
+    assert_eq!(r.operation_code, "100");
+    assert_eq!(r.ranges, issuer().ranges);
+    let none = sim
+        .client
+        .get_numbering_range("123", NIT, SOFTWARE)
+        .await
+        .expect("ranges");
+    assert_ne!(none.operation_code, "100");
+    assert!(none.ranges.is_empty());
+
+    // A second issuer registered over HTTP can send right away.
+    let mut other = issuer();
+    other.nit = "901234567".into();
+    let resp = awc::Client::default()
+        .put(sim.url("/__sim/issuers"))
+        .send_json(&other)
+        .await
+        .expect("put");
+    assert!(resp.status().is_success());
+    let r = sim
+        .client
+        .get_numbering_range("901234567", NIT, SOFTWARE)
+        .await
+        .expect("ranges");
+    assert_eq!(r.operation_code, "100");
+    sim.stop().await;
+}
+
+#[actix_web::test]
+async fn stats_report_concurrency_and_rate() {
+    let sim = Sim::start().await;
+    sim.mode(serde_json::json!({"mode": "slow", "latency_ms": 300}))
+        .await;
+    let calls = (0..3).map(|_| sim.client.get_status("x"));
+    let results = futures_util::future::join_all(calls).await;
+    assert!(results.iter().all(Result::is_ok));
+    let stats = sim.stats().await;
+    assert_eq!(stats["max_in_flight"], 3);
+    assert!(stats["max_per_second"].as_u64().unwrap_or(0) >= 3);
+    assert_eq!(stats["in_flight"], 0);
+
+    let reset = awc::Client::default()
+        .post(sim.url("/__sim/reset"))
+        .send()
+        .await
+        .expect("reset");
+    assert!(reset.status().is_success());
+    assert_eq!(sim.stats().await["total_calls"], 0);
+    sim.stop().await;
+}

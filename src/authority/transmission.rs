@@ -1,0 +1,252 @@
+//! What one exchange with the authority yields: a [`Transmission`] (the
+//! `transmission` object of service-spec §2.4) or a [`TransmitError`] that
+//! says whether trying again later makes sense.
+
+use super::soap::response::{ResponseError, SoapFault};
+use super::soap::wssec::WsSecError;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// The authority's verdict on one document (or one status query).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Transmission {
+    pub is_valid: bool,
+    /// `00` = processed correctly.
+    pub status_code: String,
+    pub status_description: String,
+    /// Rejections (`Regla: X, Rechazo: …`); empty when valid.
+    pub errors: Vec<String>,
+    /// Tracking key of an asynchronous send.
+    pub zip_key: Option<String>,
+    pub retryable: bool,
+    /// Notifications (`Regla: X, Notificación: …`): they do not invalidate.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notifications: Vec<String>,
+    /// The document's code as the authority read it (`XmlDocumentKey`).
+    #[serde(skip)]
+    pub document_key: Option<String>,
+    /// The authority's ApplicationResponse, base64 (`XmlBase64Bytes`).
+    #[serde(skip)]
+    pub application_response_b64: Option<String>,
+    /// `XmlFileName` of the answer.
+    #[serde(skip)]
+    pub file_name: Option<String>,
+    /// `StatusMessage` of the answer.
+    #[serde(skip)]
+    pub status_message: Option<String>,
+    /// The authority answered rule 90 "Documento procesado anteriormente":
+    /// an earlier attempt was accepted, so this one counts as accepted.
+    #[serde(skip)]
+    pub duplicate: bool,
+}
+
+impl Transmission {
+    /// Accepted by the authority (including an earlier accepted attempt).
+    pub fn accepted(&self) -> bool {
+        self.is_valid
+    }
+}
+
+/// Answer of an asynchronous send (`UploadDocumentResponse`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UploadResponse {
+    pub zip_key: Option<String>,
+    pub errors: Vec<UploadError>,
+}
+
+/// One `XmlParamsResponseTrackId` of an `ErrorMessageList`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UploadError {
+    pub document_key: Option<String>,
+    pub file_name: Option<String>,
+    pub processed_message: String,
+    pub sender_code: Option<String>,
+    pub success: bool,
+}
+
+impl UploadResponse {
+    /// The `transmission` object of a queued asynchronous send.
+    pub fn to_transmission(&self) -> Transmission {
+        let queued = self.zip_key.is_some();
+        Transmission {
+            is_valid: false,
+            status_code: String::new(),
+            status_description: if queued {
+                "Batch en proceso de validación.".into()
+            } else {
+                "El lote no fue recibido.".into()
+            },
+            errors: self
+                .errors
+                .iter()
+                .filter(|e| !e.success)
+                .map(|e| e.processed_message.clone())
+                .collect(),
+            zip_key: self.zip_key.clone(),
+            retryable: false,
+            ..Transmission::default()
+        }
+    }
+}
+
+/// Result of `GetStatusZip`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StatusZip {
+    /// "Batch en proceso de validación."
+    Pending,
+    /// One verdict per document of the batch.
+    Done(Vec<Transmission>),
+}
+
+/// Answer of `GetNumberingRange`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NumberingRangeResponse {
+    /// `100` = OK.
+    pub operation_code: String,
+    pub operation_description: String,
+    pub ranges: Vec<NumberRange>,
+}
+
+/// One authorized numbering range (`NumberRangeResponse`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NumberRange {
+    pub resolution_number: String,
+    #[serde(default)]
+    pub resolution_date: String,
+    #[serde(default)]
+    pub prefix: String,
+    pub from_number: u64,
+    pub to_number: u64,
+    #[serde(default)]
+    pub valid_date_from: String,
+    #[serde(default)]
+    pub valid_date_to: String,
+    #[serde(default)]
+    pub technical_key: Option<String>,
+}
+
+/// Why an exchange produced no verdict.
+#[derive(Debug, thiserror::Error)]
+pub enum TransmitError {
+    #[error("the authority did not answer within {0:?}")]
+    Timeout(Duration),
+    #[error("cannot connect to the authority: {0}")]
+    Connect(String),
+    #[error("the authority answered HTTP {status}")]
+    Http { status: u16, body: String },
+    #[error("the authority answered a SOAP fault: {0}")]
+    Fault(SoapFault),
+    #[error("unreadable answer from the authority: {0}")]
+    Response(ResponseError),
+    #[error("cannot sign the request: {0}")]
+    Signing(#[from] WsSecError),
+    #[error("transport error: {0}")]
+    Transport(String),
+}
+
+impl From<ResponseError> for TransmitError {
+    fn from(e: ResponseError) -> Self {
+        match e {
+            ResponseError::Fault(f) => TransmitError::Fault(f),
+            other => TransmitError::Response(other),
+        }
+    }
+}
+
+impl TransmitError {
+    /// Whether a later attempt may succeed: the authority was unreachable,
+    /// slow, overloaded or answered garbage. Retrying a document is safe: an
+    /// attempt that did land is answered with rule 90 and counts as accepted.
+    /// Not retryable: a fault about the request itself, HTTP 4xx, a local
+    /// signing problem.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            TransmitError::Timeout(_) | TransmitError::Connect(_) | TransmitError::Transport(_) => {
+                true
+            }
+            TransmitError::Http { status, .. } => {
+                *status >= 500 || *status == 408 || *status == 429
+            }
+            TransmitError::Fault(f) => f.is_retryable(),
+            TransmitError::Response(_) => true,
+            TransmitError::Signing(_) => false,
+        }
+    }
+
+    /// The `transmission` object describing this failure.
+    pub fn to_transmission(&self) -> Transmission {
+        Transmission {
+            is_valid: false,
+            status_code: String::new(),
+            status_description: self.to_string(),
+            errors: vec![self.to_string()],
+            retryable: self.is_retryable(),
+            ..Transmission::default()
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serializes_with_the_spec_names() {
+        let t = Transmission {
+            is_valid: true,
+            status_code: "00".into(),
+            status_description: "Procesado Correctamente.".into(),
+            document_key: Some("abc".into()),
+            ..Transmission::default()
+        };
+        let v = serde_json::to_value(&t).expect("json");
+        assert_eq!(
+            v,
+            serde_json::json!({"isValid": true, "statusCode": "00",
+                "statusDescription": "Procesado Correctamente.", "errors": [],
+                "zipKey": null, "retryable": false})
+        );
+    }
+
+    #[test]
+    fn classifies_failures() {
+        assert!(TransmitError::Timeout(Duration::from_secs(3)).is_retryable());
+        assert!(TransmitError::Connect("refused".into()).is_retryable());
+        assert!(TransmitError::Http {
+            status: 503,
+            body: String::new()
+        }
+        .is_retryable());
+        assert!(TransmitError::Http {
+            status: 500,
+            body: String::new()
+        }
+        .is_retryable());
+        assert!(!TransmitError::Http {
+            status: 404,
+            body: String::new()
+        }
+        .is_retryable());
+        assert!(!TransmitError::Signing(WsSecError::NotRsa).is_retryable());
+        let busy = SoapFault {
+            code: "Receiver".into(),
+            subcode: None,
+            reason: "Server too busy".into(),
+        };
+        assert!(TransmitError::Fault(busy).is_retryable());
+        let sender = SoapFault {
+            code: "Sender".into(),
+            subcode: None,
+            reason: "bad request".into(),
+        };
+        assert!(!TransmitError::Fault(sender).is_retryable());
+        let t = TransmitError::Timeout(Duration::from_secs(1)).to_transmission();
+        assert!(t.retryable && !t.is_valid && !t.errors.is_empty());
+    }
+}
