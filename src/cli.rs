@@ -28,6 +28,8 @@ pub struct ConfigArgs {
     pub data_dir: Option<PathBuf>,
 }
 
+// Parsed once per run: variant sizes do not matter here.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the HTTP API (and the in-process authority simulator).
@@ -70,7 +72,7 @@ pub fn run() -> i32 {
     let result = match cli.command {
         Command::Serve { config, bind } => config
             .settings(bind)
-            .and_then(|s| crate::startup::serve_blocking(s)),
+            .and_then(crate::startup::serve_blocking),
         Command::TaxSim { bind } => crate::startup::tax_sim_blocking(&bind),
         Command::Admin { config, command } => config
             .settings(None)

@@ -144,7 +144,7 @@ impl Settings {
 
     fn check(&self) -> Result<(), ConfigError> {
         let r = &self.resilience;
-        if !(r.time_scale > 0.0) {
+        if r.time_scale.is_nan() || r.time_scale <= 0.0 {
             return Err(ConfigError::Invalid(
                 "resilience.time_scale must be greater than 0".into(),
             ));

@@ -38,6 +38,8 @@ pub enum AdminCommand {
     Key(KeyCommand),
 }
 
+// Parsed once per run: variant sizes do not matter here.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum CompanyCommand {
     Create {

@@ -39,6 +39,22 @@ pub struct Readiness {
     pub actors: Vec<ActorStatus>,
 }
 
+/// Publishes one actor's health as metrics and returns it for the body.
+fn record(h: emisor_actors::supervisor::ActorHealth) -> ActorStatus {
+    ::metrics::gauge!(crate::ops::metrics::ACTOR_UP, "actor" => h.name).set(if h.alive {
+        1.0
+    } else {
+        0.0
+    });
+    ::metrics::counter!(crate::ops::metrics::ACTOR_RESTARTS, "actor" => h.name)
+        .absolute(h.restarts);
+    ActorStatus {
+        name: h.name.to_string(),
+        alive: h.alive,
+        restarts: h.restarts,
+    }
+}
+
 /// Readiness: store writable and every actor alive. 503 otherwise.
 #[utoipa::path(get, path = "/readyz", tag = "operations",
     responses((status = 200, description = "ready"), (status = 503, description = "not ready")))]
@@ -50,22 +66,7 @@ pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
         Ok(Err(e)) => format!("error: {e}"),
         Err(e) => format!("error: {e}"),
     };
-    let mut actors = Vec::new();
-    let rl = state.rate_limiter.health(ACTOR_DEADLINE).await;
-    for h in [rl] {
-        ::metrics::gauge!(crate::ops::metrics::ACTOR_UP, "actor" => h.name).set(if h.alive {
-            1.0
-        } else {
-            0.0
-        });
-        ::metrics::counter!(crate::ops::metrics::ACTOR_RESTARTS, "actor" => h.name)
-            .absolute(h.restarts);
-        actors.push(ActorStatus {
-            name: h.name.to_string(),
-            alive: h.alive,
-            restarts: h.restarts,
-        });
-    }
+    let actors = vec![record(state.rate_limiter.health(ACTOR_DEADLINE).await)];
     let ready = store_status == "ok" && actors.iter().all(|a| a.alive);
     let body = Readiness {
         ready,

@@ -37,7 +37,7 @@ fn hundred_and_first_request_is_429_and_other_companies_are_unaffected() {
     let retry_after = header(&res, "retry-after");
     let now = chrono::Utc::now().timestamp();
     assert!(
-        retry_after >= 1 && retry_after <= 60 && now + retry_after >= reset - 1,
+        (1..=60).contains(&retry_after) && now + retry_after >= reset - 1,
         "{retry_after}"
     );
     assert_error(res, 429, "RATE_LIMITED");
