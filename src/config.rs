@@ -46,6 +46,10 @@ pub struct AuthoritySettings {
     pub url: String,
     pub url_production: String,
     pub sim_bind: String,
+    pub sim_async_delay_s: f64,
+    pub timeout_ms: u64,
+    pub max_requests_per_second: u32,
+    pub max_in_flight: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -152,6 +156,11 @@ impl Settings {
         if r.breaker_pause_s.is_empty() || r.retry_delays_s.is_empty() {
             return Err(ConfigError::Invalid(
                 "resilience.breaker_pause_s and retry_delays_s need at least one value".into(),
+            ));
+        }
+        if self.authority.max_requests_per_second == 0 || self.authority.max_in_flight == 0 {
+            return Err(ConfigError::Invalid(
+                "authority.max_requests_per_second and max_in_flight must be at least 1".into(),
             ));
         }
         if self.rate_limit.requests_per_minute == 0 {

@@ -3,8 +3,13 @@
 //! `/readyz` can tell a live actor from one whose thread died.
 
 pub mod breaker;
+pub mod document_builder;
+pub mod idempotency;
 pub mod rate_limiter;
+pub mod signer_pool;
 pub mod supervisor;
+pub mod transmitter;
+pub mod ws_hub;
 
 use actix::Message;
 

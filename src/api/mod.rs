@@ -6,6 +6,7 @@ pub mod auth;
 pub mod clientes;
 pub mod envelope;
 pub mod error;
+pub mod facturacion;
 pub mod json;
 pub mod keys_test;
 pub mod openapi;
