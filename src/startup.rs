@@ -18,14 +18,27 @@ use utoipa_swagger_ui::SwaggerUi;
 
 use crate::api::error::ApiError;
 use crate::api::openapi::ApiDoc;
+use crate::authority::simulator::{self, SimOptions, SimRegistry};
 use crate::config::Settings;
 use crate::ops::metrics::Metrics;
+use crate::provisioning::authority_registration::register_all;
 use crate::provisioning::demo::{
     demo_company_request, provision_demo_company, write_demo_keys, write_private,
 };
 use crate::state::AppState;
 
 const ADMIN_TOKEN_SETTING: &str = "admin_token_sha256";
+
+/// Prints a line for the operator. A closed stdout (a supervisor that stopped
+/// reading) must not take the server down, so write errors are ignored.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, $($arg)*);
+        let _ = out.flush();
+    }};
+}
 
 pub fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
@@ -45,10 +58,56 @@ pub fn serve_blocking(settings: Settings) -> anyhow::Result<()> {
     actix_web::rt::System::new().block_on(serve(settings))
 }
 
-/// `emisor tax-sim`: the authority simulator alone.
+/// `emisor tax-sim`: the authority simulator alone. Issuers are registered
+/// over HTTP (`PUT /__sim/issuers`); it stops on SIGINT/SIGTERM.
 pub fn tax_sim_blocking(bind: &str) -> anyhow::Result<()> {
     init_tracing();
-    anyhow::bail!("the authority simulator is not part of this build yet (asked to bind {bind})")
+    actix_web::rt::System::new().block_on(async {
+        let registry = Arc::new(SimRegistry::new());
+        let (addr, handle) = simulator::start(bind, registry, SimOptions::default())
+            .await
+            .with_context(|| format!("starting the simulator on {bind}"))?;
+        say!("tax authority simulator listening on http://{addr}");
+        say!("  SOAP service: {}", simulator::service_url(addr));
+        wait_for_signal().await;
+        handle.stop(true).await;
+        Ok(())
+    })
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        }
+        Err(_) => {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+/// Starts the in-process simulator. It always runs: demo companies use it
+/// whatever `[authority]` says, and it costs an idle listener otherwise.
+async fn start_simulator(
+    settings: &Settings,
+    store: &dyn Store,
+) -> anyhow::Result<Option<(Arc<SimRegistry>, String, actix_web::dev::ServerHandle)>> {
+    let registry = Arc::new(SimRegistry::new());
+    let opts = SimOptions {
+        async_delay: std::time::Duration::from_secs_f64(
+            settings.authority.sim_async_delay_s.max(0.0),
+        ),
+        ..SimOptions::default()
+    };
+    let (addr, handle) = simulator::start(&settings.authority.sim_bind, registry.clone(), opts)
+        .await
+        .with_context(|| format!("starting the simulator on {}", settings.authority.sim_bind))?;
+    register_all(&registry, store)?;
+    Ok(Some((registry, format!("http://{addr}"), handle)))
 }
 
 /// The admin token: configured, or generated once and remembered by hash.
@@ -90,14 +149,15 @@ fn bootstrap(
         let (_, keys) = provision_demo_company(store, &demo_company_request(), token, tax_sim_url)?;
         let path = dir.join("demo-keys.json");
         write_demo_keys(&path, &keys)?;
-        println!(
+        say!(
             "demo company provisioned (id_empresa {}, NIT {})",
-            keys.id_empresa, keys.nit
+            keys.id_empresa,
+            keys.nit
         );
-        println!("  sk_test:     {}", keys.sk_test);
-        println!("  sk_live:     {}", keys.sk_live);
-        println!("  admin token: {}", keys.admin_token);
-        println!(
+        say!("  sk_test:     {}", keys.sk_test);
+        say!("  sk_live:     {}", keys.sk_live);
+        say!("  admin token: {}", keys.admin_token);
+        say!(
             "  saved to {} (mode 0600); these keys are not shown again",
             path.display()
         );
@@ -105,7 +165,7 @@ fn bootstrap(
         let path = dir.join("admin-token");
         write_private(&path, token.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
-        println!(
+        say!(
             "admin token: {token} (saved to {}, mode 0600)",
             path.display()
         );
@@ -115,7 +175,7 @@ fn bootstrap(
 
 fn write_listening(dir: &Path, addr: SocketAddr) -> anyhow::Result<()> {
     let url = format!("http://{addr}");
-    println!("listening on {url}");
+    say!("listening on {url}");
     let path = dir.join("listening");
     std::fs::write(&path, &url).with_context(|| format!("writing {}", path.display()))
 }
@@ -129,7 +189,9 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         SledStore::open(&dir).with_context(|| format!("opening the store in {}", dir.display()))?,
     );
 
-    let tax_sim_url: Option<String> = None;
+    let sim = start_simulator(&settings, store.as_ref()).await?;
+    let tax_sim_url = sim.as_ref().map(|(_, url, _)| url.clone());
+    let sim_registry = sim.as_ref().map(|(r, _, _)| r.clone());
     let (admin_hash, new_token) = admin_token(&settings, store.as_ref())?;
     bootstrap(
         &settings,
@@ -137,6 +199,9 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         new_token.as_deref(),
         tax_sim_url.as_deref().unwrap_or(""),
     )?;
+    if let Some(registry) = &sim_registry {
+        register_all(registry, store.as_ref())?;
+    }
 
     let metrics = Metrics::install().map_err(|e| anyhow::anyhow!("metrics: {e}"))?;
     // Each actor gets its own arbiter (thread) so a slow one never stalls
@@ -155,6 +220,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         metrics,
         admin_token_sha256: admin_hash,
         tax_sim_url,
+        sim_registry,
     });
 
     let openapi = ApiDoc::openapi();
@@ -205,6 +271,9 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     write_listening(&dir, addr)?;
     // actix-web stops on SIGINT/SIGTERM, finishing in-flight requests first.
     server.run().await.context("HTTP server")?;
+    if let Some((_, _, handle)) = sim {
+        handle.stop(true).await;
+    }
     store.flush()?;
     limiter_arbiter.stop();
     tracing::info!("stopped cleanly");

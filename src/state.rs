@@ -8,8 +8,10 @@ use emisor_actors::supervisor::Restartable;
 use emisor_store::Store;
 
 use crate::api::auth::AuthContext;
+use crate::authority::simulator::SimRegistry;
 use crate::config::Settings;
 use crate::ops::metrics::Metrics;
+use crate::provisioning::authority_registration::register_company;
 
 pub struct AppState {
     pub settings: Arc<Settings>,
@@ -23,9 +25,21 @@ pub struct AppState {
     pub admin_token_sha256: [u8; 32],
     /// Base URL of the authority simulator when it runs in-process.
     pub tax_sim_url: Option<String>,
+    /// The in-process simulator's issuer registry, kept in step with the store.
+    pub sim_registry: Option<Arc<SimRegistry>>,
 }
 
 impl AppState {
+    /// Tells the in-process simulator what changed for a company (software,
+    /// resolutions), as the real authority learns it on registration.
+    pub fn sync_authority(&self, company: emisor_store::CompanyId) {
+        if let Some(registry) = &self.sim_registry {
+            if let Err(e) = register_company(registry, self.store.as_ref(), company) {
+                tracing::warn!(company, error = %e, "could not register the company with the simulator");
+            }
+        }
+    }
+
     /// Drops cached authentications (after a revoke or a company change).
     pub fn forget_keys(&self) {
         self.key_cache.clear();

@@ -94,6 +94,7 @@ pub async fn set_software(
         })
     })
     .await??;
+    state.sync_authority(id);
     Ok(envelope::ok("Software registrado", view))
 }
 
@@ -179,6 +180,7 @@ pub async fn add_resolution(
         Ok(ResolutionView::new(r, next))
     })
     .await??;
+    state.sync_authority(id);
     Ok(envelope::created("Resolución agregada", view))
 }
 

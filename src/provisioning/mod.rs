@@ -2,6 +2,7 @@
 //! and the demo bootstrap all do, written once.
 
 pub mod api_keys;
+pub mod authority_registration;
 pub mod certificates;
 pub mod companies;
 pub mod demo;

@@ -13,3 +13,4 @@ mod openapi;
 mod ops;
 mod rate_limit;
 mod restart;
+mod simulator;
