@@ -17,3 +17,5 @@ pub mod ops;
 pub mod provisioning;
 pub mod startup;
 pub mod state;
+#[cfg(test)]
+pub(crate) mod testing;

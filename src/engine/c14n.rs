@@ -496,13 +496,7 @@ mod tests {
         )
     }
 
-    fn tool(name: &str) -> bool {
-        Command::new("which")
-            .arg(name)
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false)
-    }
+    use crate::testing::tool;
 
     fn cert_pem() -> &'static tempfile::NamedTempFile {
         static CERT: OnceLock<tempfile::NamedTempFile> = OnceLock::new();

@@ -820,13 +820,7 @@ mod tests {
             .fixed_offset()
     }
 
-    fn tool(name: &str) -> bool {
-        Command::new("which")
-            .arg(name)
-            .output()
-            .map(|o| o.status.success())
-            .unwrap_or(false)
-    }
+    use crate::testing::tool;
 
     /// `(exit ok, combined output)` of `xmlsec1 --verify`.
     fn xmlsec1_verify(xml: &str) -> (bool, String) {

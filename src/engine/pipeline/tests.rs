@@ -50,7 +50,7 @@ fn live_sample(kind: DocumentKind) -> Document {
 }
 
 fn have_xmlsec1() -> bool {
-    Command::new("xmlsec1").arg("--version").output().is_ok()
+    crate::testing::tool("xmlsec1")
 }
 
 /// `xmlsec1 --verify --pubkey-cert-pem` exit status and output.

@@ -266,7 +266,7 @@ pub(crate) fn schemas_dir() -> PathBuf {
 }
 
 pub(crate) fn have_xmllint() -> bool {
-    Command::new("xmllint").arg("--version").output().is_ok()
+    crate::testing::tool("xmllint")
 }
 
 /// The maindoc schema file of a root element.
