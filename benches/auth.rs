@@ -1,1 +1,103 @@
-fn main() {}
+//! The per-request cost of a keyed endpoint: key check, rate-limit decision
+//! (pure and through the actor), and the whole middleware stack in-process.
+//! The network figure (wrk against the real server) is in the README.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use actix::Actor;
+use actix_web::middleware::from_fn;
+use actix_web::{test, web, App};
+use criterion::{criterion_group, criterion_main, Criterion};
+use emisor::api::auth::resolve;
+use emisor::config::{Overrides, Settings};
+use emisor::ops::metrics::Metrics;
+use emisor::provisioning::api_keys::{hash_key, parse_shape};
+use emisor::provisioning::demo::{demo_company_request, provision_demo_company};
+use emisor::state::AppState;
+use emisor_actors::rate_limiter::{Check, RateLimiter};
+use emisor_actors::supervisor::Restartable;
+use emisor_store::{SledStore, Store};
+
+fn state(dir: &std::path::Path) -> (web::Data<AppState>, String) {
+    let mut settings = Settings::load(&Overrides::default()).expect("settings");
+    settings.rate_limit.requests_per_minute = u32::MAX;
+    let store: Arc<dyn Store> = Arc::new(SledStore::open(dir).expect("store"));
+    let (_, keys) = provision_demo_company(store.as_ref(), &demo_company_request(), "t", "").expect("demo");
+    let limiter = Restartable::start("rate_limiter", || RateLimiter::new().start());
+    let state = web::Data::new(AppState {
+        settings: Arc::new(settings),
+        store,
+        key_cache: Default::default(),
+        rate_limiter: limiter,
+        metrics: Metrics::install().expect("metrics"),
+        admin_token_sha256: [0; 32],
+        tax_sim_url: None,
+        sim_registry: None,
+    });
+    (state, keys.sk_test)
+}
+
+fn bench(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("tmp");
+    let system = actix::System::new();
+    let (state, key) = system.block_on(async { state(dir.path()) });
+
+    c.bench_function("key_shape_and_sha256", |b| {
+        b.iter(|| (parse_shape(&key), hash_key(&key)))
+    });
+    c.bench_function("resolve_key_cached", |b| {
+        b.iter(|| resolve(&state, &key).expect("key"))
+    });
+    c.bench_function("rate_limit_decision_pure", |b| {
+        let mut l = RateLimiter::new();
+        let mut n = 0u64;
+        b.iter(|| {
+            n += 1;
+            l.check(Check { key_id: n % 64, limit: u32::MAX, now_unix: 1_800_000_000 })
+        })
+    });
+    c.bench_function("rate_limit_actor_round_trip", |b| {
+        b.iter_custom(|iters| {
+            system.block_on(async {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    let _ = state
+                        .rate_limiter
+                        .send(Check { key_id: 1, limit: u32::MAX, now_unix: 1_800_000_000 })
+                        .await;
+                }
+                start.elapsed()
+            })
+        })
+    });
+    c.bench_function("http_api_keys_test_in_process", |b| {
+        let app = system.block_on(test::init_service(
+            App::new()
+                .app_data(state.clone())
+                .wrap(from_fn(emisor::ops::observe::observe))
+                .configure(emisor::api::configure),
+        ));
+        b.iter_custom(|iters| {
+            system.block_on(async {
+                let start = Instant::now();
+                for _ in 0..iters {
+                    let req = test::TestRequest::get()
+                        .uri("/v1/api/api-keys/test")
+                        .insert_header(("X-Api-Key", key.as_str()))
+                        .to_request();
+                    let res = test::call_service(&app, req).await;
+                    assert!(res.status().is_success());
+                }
+                start.elapsed()
+            })
+        })
+    });
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
+    targets = bench
+}
+criterion_main!(benches);
