@@ -23,7 +23,8 @@ fn state(dir: &std::path::Path) -> (web::Data<AppState>, String) {
     let mut settings = Settings::load(&Overrides::default()).expect("settings");
     settings.rate_limit.requests_per_minute = u32::MAX;
     let store: Arc<dyn Store> = Arc::new(SledStore::open(dir).expect("store"));
-    let (_, keys) = provision_demo_company(store.as_ref(), &demo_company_request(), "t", "").expect("demo");
+    let (_, keys) =
+        provision_demo_company(store.as_ref(), &demo_company_request(), "t", "").expect("demo");
     let limiter = Restartable::start("rate_limiter", || RateLimiter::new().start());
     let state = web::Data::new(AppState {
         settings: Arc::new(settings),
@@ -54,7 +55,11 @@ fn bench(c: &mut Criterion) {
         let mut n = 0u64;
         b.iter(|| {
             n += 1;
-            l.check(Check { key_id: n % 64, limit: u32::MAX, now_unix: 1_800_000_000 })
+            l.check(Check {
+                key_id: n % 64,
+                limit: u32::MAX,
+                now_unix: 1_800_000_000,
+            })
         })
     });
     c.bench_function("rate_limit_actor_round_trip", |b| {
@@ -64,7 +69,11 @@ fn bench(c: &mut Criterion) {
                 for _ in 0..iters {
                     let _ = state
                         .rate_limiter
-                        .send(Check { key_id: 1, limit: u32::MAX, now_unix: 1_800_000_000 })
+                        .send(Check {
+                            key_id: 1,
+                            limit: u32::MAX,
+                            now_unix: 1_800_000_000,
+                        })
                         .await;
                 }
                 start.elapsed()

@@ -17,6 +17,10 @@ pub enum StoreError {
     NotFound(&'static str),
     #[error("conflict: {0}")]
     Conflict(String),
+    #[error("a document with this external reference already exists (id {id})")]
+    DuplicateReference { id: u64 },
+    #[error("the monthly document limit ({limit}) is reached")]
+    LimitReached { limit: u64 },
     #[error("numbering range exhausted for resolution {resolution_id}")]
     RangeExhausted { resolution_id: u64 },
     #[error("data dir is in use by another emisor process (sled lock): {0}")]

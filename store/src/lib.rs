@@ -10,6 +10,7 @@
 pub mod codec;
 pub mod error;
 pub mod model;
+mod sled_documents;
 mod sled_store;
 pub mod trees;
 
@@ -78,19 +79,51 @@ pub trait CustomerStore {
 }
 
 pub trait DocumentStore {
-    /// Takes the next number of `resolution` and writes the document that
-    /// uses it in one transaction: either both happen or neither. `make` gets
-    /// `(document id, number)` and may be called more than once (transaction
-    /// retry), so it must be pure.
-    fn create_document(
+    /// Phase one of issuing: in one transaction, refuses a used external
+    /// reference (`Conflict` naming the existing id via
+    /// [`StoreError::DuplicateReference`]) or a full month
+    /// ([`StoreError::LimitReached`]), takes the resolution's next number,
+    /// and writes the document as a Borrador with `pending_build` set.
+    fn create_document(&self, new: NewDocument) -> StoreResult<DocumentRecord>;
+    /// Phase two: stores the built document, its files and (optionally) the
+    /// job that will transmit it, in one transaction, then flushes.
+    fn complete_document(
         &self,
-        resolution: &NumberingResolution,
-        make: &dyn Fn(u64, u64) -> DocumentRecord,
-    ) -> StoreResult<DocumentRecord>;
+        doc: &DocumentRecord,
+        files: &DocumentFiles,
+        job: Option<Job>,
+        history: HistoryEntry,
+    ) -> StoreResult<Option<Job>>;
     fn document(&self, id: u64) -> StoreResult<Option<DocumentRecord>>;
-    fn put_document(&self, doc: &DocumentRecord) -> StoreResult<()>;
+    fn document_files(&self, id: u64) -> StoreResult<Option<DocumentFiles>>;
+    fn document_by_reference(
+        &self,
+        company: CompanyId,
+        reference: &str,
+    ) -> StoreResult<Option<u64>>;
+    /// Saves a changed document with a history line (state changes, answers).
+    fn update_document(&self, doc: &DocumentRecord, history: HistoryEntry) -> StoreResult<()>;
+    fn history(&self, id: u64) -> StoreResult<Vec<HistoryEntry>>;
+    /// Documents of a company (or all) in any of `states`.
+    fn documents_in_states(
+        &self,
+        company: Option<CompanyId>,
+        states: &[u8],
+    ) -> StoreResult<Vec<DocumentRecord>>;
+    /// Documents whose build did not finish (found at start-up).
+    fn pending_builds(&self) -> StoreResult<Vec<DocumentRecord>>;
+    /// Documents issued by a company in a `YYYYMM` period.
+    fn monthly_usage(&self, company: CompanyId, period: u32) -> StoreResult<u64>;
     /// Number of documents per (type, state), for metrics.
     fn document_counts(&self) -> StoreResult<Vec<((u8, u8), u64)>>;
+}
+
+pub trait JobStore {
+    /// Stores (or replaces) a job; id 0 gets a new id.
+    fn put_job(&self, job: Job) -> StoreResult<Job>;
+    fn remove_job(&self, id: u64) -> StoreResult<()>;
+    fn jobs(&self) -> StoreResult<Vec<Job>>;
+    fn job_for_document(&self, document_id: u64) -> StoreResult<Option<Job>>;
 }
 
 /// Small named values of the installation (the admin token's hash, say).
@@ -114,6 +147,7 @@ pub trait Store:
     + ApiKeyStore
     + CustomerStore
     + DocumentStore
+    + JobStore
     + SettingsStore
     + StoreHealth
     + Send
@@ -127,6 +161,7 @@ impl<T> Store for T where
         + ApiKeyStore
         + CustomerStore
         + DocumentStore
+        + JobStore
         + SettingsStore
         + StoreHealth
         + Send

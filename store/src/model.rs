@@ -246,9 +246,31 @@ pub struct Page<T> {
     pub total: u64,
 }
 
-/// A stored document. The engine issue fills the XML side; the transmission
-/// issue fills the state machine. Kept open (`serde_json::Value` for the
-/// request) so each family can keep what it was asked.
+/// Document states of the unified API (spec 3.1).
+pub mod state {
+    pub const DRAFT: u8 = 1;
+    pub const ACCEPTED: u8 = 2;
+    pub const QUEUED: u8 = 3;
+    pub const REJECTED: u8 = 4;
+    pub const WAITING_AUTHORITY: u8 = 5;
+    pub const DEAD_LETTER: u8 = 6;
+
+    /// The state names as the spec writes them (`tax` for the authority).
+    pub fn name(state: u8) -> &'static str {
+        match state {
+            DRAFT => "Borrador",
+            ACCEPTED => "Enviado/Aceptado",
+            QUEUED => "En Cola",
+            REJECTED => "Rechazado",
+            WAITING_AUTHORITY => "Esperando tax",
+            DEAD_LETTER => "Dead Letter",
+            _ => "Desconocido",
+        }
+    }
+}
+
+/// A stored document: its number, code, state and what the authority said.
+/// The signed XML and ZIP live in their own tree ([`DocumentFiles`]).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct DocumentRecord {
     pub id: u64,
@@ -258,23 +280,94 @@ pub struct DocumentRecord {
     pub resolution_id: u64,
     pub prefix: String,
     pub number: u64,
-    /// 1 Borrador … 6 Dead Letter (spec 3.1).
+    /// 1 Borrador … 6 Dead Letter (spec 3.1, [`state`]).
     pub state: u8,
+    /// True between the number being taken and the XML being stored: a
+    /// restart finds such documents and builds them again.
+    #[serde(default)]
+    pub pending_build: bool,
     #[serde(default)]
     pub code: Option<String>,
+    /// `CUFE-SHA384`, `CUDE-SHA384`, `CUDS-SHA384`.
+    #[serde(default)]
+    pub code_scheme: Option<String>,
+    #[serde(default)]
+    pub qr_url: Option<String>,
+    pub issue_date: NaiveDate,
+    /// Payable amount, as a decimal string (never a float).
+    #[serde(default)]
+    pub total: String,
     #[serde(default)]
     pub external_reference: Option<String>,
     #[serde(default)]
     pub customer_id: Option<u64>,
+    /// The request as the caller sent it (to regenerate on resend).
     #[serde(default)]
     pub request: serde_json::Value,
+    /// The last answer of the authority (spec 2.4 `transmission`).
     #[serde(default)]
-    pub extra: serde_json::Value,
+    pub transmission: Option<serde_json::Value>,
+    /// Transmission attempts made so far (spec 8: 5 at most per queue run).
+    #[serde(default)]
+    pub attempts: u32,
+    /// The authority's tracking key (`zipKey`).
+    #[serde(default)]
+    pub track_id: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
 
-/// A unit of durable background work (transmit, retry, email, webhook).
+impl DocumentRecord {
+    /// `prefix + number`, the document's `cbc:ID`.
+    pub fn full_number(&self) -> String {
+        format!("{}{}", self.prefix, self.number)
+    }
+}
+
+/// What a new document needs before its number is taken.
+#[derive(Debug, Clone)]
+pub struct NewDocument {
+    pub company_id: CompanyId,
+    pub environment: Environment,
+    pub document_type: u8,
+    pub resolution_id: u64,
+    pub issue_date: NaiveDate,
+    pub external_reference: Option<String>,
+    pub customer_id: Option<u64>,
+    pub request: serde_json::Value,
+    /// Documents allowed this month; `None` = unlimited.
+    pub monthly_limit: Option<u64>,
+    /// `YYYYMM` of the issue date, the subscription period.
+    pub period: u32,
+}
+
+/// The files of an issued document.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct DocumentFiles {
+    pub xml: String,
+    pub xml_name: String,
+    pub zip: Vec<u8>,
+    pub zip_name: String,
+}
+
+/// One line of a document's history: who did what, when, and what the
+/// authority said.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HistoryEntry {
+    pub at: DateTime<Utc>,
+    /// `api`, `worker`, `recovery`, `resend`, …
+    pub actor: String,
+    pub event: String,
+    #[serde(default)]
+    pub from_state: Option<u8>,
+    #[serde(default)]
+    pub to_state: Option<u8>,
+    #[serde(default)]
+    pub data: serde_json::Value,
+}
+
+/// A unit of durable background work (transmit, email, webhook). Written
+/// before the client is answered; removed when the work is done.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Job {
     pub id: u64,
@@ -285,6 +378,11 @@ pub struct Job {
     pub attempts: u32,
     /// Unix milliseconds when the job may next run.
     pub run_at_ms: i64,
+    /// Set before a send starts and cleared when its answer is stored: a job
+    /// found in flight after a crash may have reached the authority, so it
+    /// asks for the status before sending again.
+    #[serde(default)]
+    pub in_flight: bool,
     #[serde(default)]
     pub payload: serde_json::Value,
     pub created_at: DateTime<Utc>,

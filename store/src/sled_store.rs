@@ -14,53 +14,61 @@ use crate::error::{StoreError, StoreResult};
 use crate::model::*;
 use crate::trees;
 use crate::{
-    ApiKeyStore, CompanyStore, CredentialStore, CustomerStore, DocumentStore, SettingsStore,
-    StoreHealth,
+    ApiKeyStore, CompanyStore, CredentialStore, CustomerStore, SettingsStore, StoreHealth,
 };
 
-type TxResult<T> = Result<T, ConflictableTransactionError<StoreError>>;
+pub(crate) type TxResult<T> = Result<T, ConflictableTransactionError<StoreError>>;
 
 /// sled behind the store traits. Cheap to clone (trees are `Arc`s).
 #[derive(Clone)]
 pub struct SledStore {
     db: Db,
-    meta: Tree,
+    pub(crate) meta: Tree,
     companies: Tree,
     company_by_nit: Tree,
     software: Tree,
     resolutions: Tree,
-    counters: Tree,
+    pub(crate) counters: Tree,
     certificates: Tree,
     api_keys: Tree,
     api_key_by_hash: Tree,
     customers: Tree,
     customer_by_ident: Tree,
-    documents: Tree,
-    document_counts: Tree,
+    pub(crate) documents: Tree,
+    pub(crate) document_counts: Tree,
+    pub(crate) document_files: Tree,
+    pub(crate) document_refs: Tree,
+    pub(crate) document_history: Tree,
+    pub(crate) usage: Tree,
+    pub(crate) jobs: Tree,
     // Opened now so the layout is complete; their APIs arrive with the
-    // transmission, events and mail work.
-    #[allow(dead_code)]
-    jobs: Tree,
+    // events and mail work.
     #[allow(dead_code)]
     events: Tree,
     #[allow(dead_code)]
     email_logs: Tree,
 }
 
-fn abort<T>(e: StoreError) -> TxResult<T> {
+pub(crate) fn abort<T>(e: StoreError) -> TxResult<T> {
     Err(ConflictableTransactionError::Abort(e))
 }
 
-fn tx_decode<T: serde::de::DeserializeOwned>(tree: &'static str, bytes: &[u8]) -> TxResult<T> {
+pub(crate) fn tx_decode<T: serde::de::DeserializeOwned>(
+    tree: &'static str,
+    bytes: &[u8],
+) -> TxResult<T> {
     decode(tree, bytes).map_err(ConflictableTransactionError::Abort)
 }
 
-fn tx_encode<T: serde::Serialize>(tree: &'static str, value: &T) -> TxResult<Vec<u8>> {
+pub(crate) fn tx_encode<T: serde::Serialize>(tree: &'static str, value: &T) -> TxResult<Vec<u8>> {
     encode(tree, value).map_err(ConflictableTransactionError::Abort)
 }
 
 /// Next value of a named sequence inside a transaction (ids start at 1).
-fn next_seq(meta: &TransactionalTree, name: &str) -> Result<u64, UnabortableTransactionError> {
+pub(crate) fn next_seq(
+    meta: &TransactionalTree,
+    name: &str,
+) -> Result<u64, UnabortableTransactionError> {
     let key = format!("seq:{name}");
     let current = meta
         .get(key.as_bytes())?
@@ -112,6 +120,10 @@ impl SledStore {
             customer_by_ident: t(trees::CUSTOMER_BY_IDENT)?,
             documents: t(trees::DOCUMENTS)?,
             document_counts: t(trees::DOCUMENT_COUNTS)?,
+            document_files: t(trees::DOCUMENT_FILES)?,
+            document_refs: t(trees::DOCUMENT_REFS)?,
+            document_history: t(trees::DOCUMENT_HISTORY)?,
+            usage: t(trees::USAGE)?,
             jobs: t(trees::JOBS)?,
             events: t(trees::EVENTS)?,
             email_logs: t(trees::EMAIL_LOGS)?,
@@ -138,12 +150,12 @@ impl SledStore {
         }
     }
 
-    fn durable(&self) -> StoreResult<()> {
+    pub(crate) fn durable(&self) -> StoreResult<()> {
         self.db.flush()?;
         Ok(())
     }
 
-    fn scan_decode<T: serde::de::DeserializeOwned>(
+    pub(crate) fn scan_decode<T: serde::de::DeserializeOwned>(
         tree: &Tree,
         name: &'static str,
         prefix: &[u8],
@@ -156,7 +168,7 @@ impl SledStore {
             .collect()
     }
 
-    fn get_decode<T: serde::de::DeserializeOwned>(
+    pub(crate) fn get_decode<T: serde::de::DeserializeOwned>(
         tree: &Tree,
         name: &'static str,
         key: &[u8],
@@ -491,86 +503,6 @@ impl CustomerStore for SledStore {
             limit,
             total,
         })
-    }
-}
-
-fn count_key(document_type: u8, state: u8) -> [u8; 2] {
-    [document_type, state]
-}
-
-fn bump(
-    counts: &TransactionalTree,
-    key: [u8; 2],
-    delta: i64,
-) -> Result<(), UnabortableTransactionError> {
-    let current = counts.get(key)?.and_then(|v| read_u64(&v)).unwrap_or(0) as i64;
-    let next = (current + delta).max(0) as u64;
-    counts.insert(&key, &next.to_be_bytes())?;
-    Ok(())
-}
-
-impl DocumentStore for SledStore {
-    fn create_document(
-        &self,
-        resolution: &NumberingResolution,
-        make: &dyn Fn(u64, u64) -> DocumentRecord,
-    ) -> StoreResult<DocumentRecord> {
-        let doc = (
-            &self.meta,
-            &self.counters,
-            &self.documents,
-            &self.document_counts,
-        )
-            .transaction(|(meta, counters, documents, counts)| {
-                let number = counters
-                    .get(id_key(resolution.id))?
-                    .and_then(|v| read_u64(&v))
-                    .unwrap_or(resolution.from);
-                if number > resolution.to || number < resolution.from {
-                    return abort(StoreError::RangeExhausted {
-                        resolution_id: resolution.id,
-                    });
-                }
-                let id = next_seq(meta, trees::DOCUMENTS)?;
-                let doc = make(id, number);
-                counters.insert(&id_key(resolution.id), &(number + 1).to_be_bytes())?;
-                documents.insert(&id_key(id), tx_encode(trees::DOCUMENTS, &doc)?)?;
-                bump(counts, count_key(doc.document_type, doc.state), 1)?;
-                Ok(doc)
-            })?;
-        self.durable()?;
-        Ok(doc)
-    }
-
-    fn document(&self, id: u64) -> StoreResult<Option<DocumentRecord>> {
-        Self::get_decode(&self.documents, trees::DOCUMENTS, &id_key(id))
-    }
-
-    fn put_document(&self, doc: &DocumentRecord) -> StoreResult<()> {
-        (&self.documents, &self.document_counts).transaction(|(documents, counts)| {
-            let old = documents.insert(&id_key(doc.id), tx_encode(trees::DOCUMENTS, doc)?)?;
-            if let Some(old) = old {
-                let old: DocumentRecord = tx_decode(trees::DOCUMENTS, &old)?;
-                bump(counts, count_key(old.document_type, old.state), -1)?;
-            }
-            bump(counts, count_key(doc.document_type, doc.state), 1)?;
-            Ok(())
-        })?;
-        self.durable()
-    }
-
-    fn document_counts(&self) -> StoreResult<Vec<((u8, u8), u64)>> {
-        self.document_counts
-            .iter()
-            .map(|r| {
-                let (k, v) = r?;
-                let key = (
-                    k.first().copied().unwrap_or(0),
-                    k.get(1).copied().unwrap_or(0),
-                );
-                Ok((key, read_u64(&v).unwrap_or(0)))
-            })
-            .collect()
     }
 }
 

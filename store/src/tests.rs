@@ -40,23 +40,29 @@ fn resolution(from: u64, to: u64) -> NewResolution {
     }
 }
 
-fn doc(id: u64, number: u64, r: &NumberingResolution) -> DocumentRecord {
-    DocumentRecord {
-        id,
+fn new_doc(r: &NumberingResolution, reference: Option<&str>) -> NewDocument {
+    NewDocument {
         company_id: r.company_id,
         environment: Environment::Test,
         document_type: r.document_type,
         resolution_id: r.id,
-        prefix: r.prefix.clone(),
-        number,
-        state: 1,
-        code: None,
-        external_reference: None,
+        issue_date: NaiveDate::from_ymd_opt(2026, 11, 22).unwrap(),
+        external_reference: reference.map(str::to_string),
         customer_id: None,
         request: serde_json::Value::Null,
-        extra: serde_json::Value::Null,
-        created_at: Utc::now(),
-        updated_at: Utc::now(),
+        monthly_limit: None,
+        period: 202611,
+    }
+}
+
+fn history(event: &str) -> HistoryEntry {
+    HistoryEntry {
+        at: Utc::now(),
+        actor: "test".into(),
+        event: event.into(),
+        from_state: None,
+        to_state: None,
+        data: serde_json::Value::Null,
     }
 }
 
@@ -139,15 +145,11 @@ fn numbers_are_gapless_and_bounded_by_the_range() {
         r.id
     );
     let numbers: Vec<u64> = (0..3)
-        .map(|_| {
-            s.create_document(&r, &|id, n| doc(id, n, &r))
-                .unwrap()
-                .number
-        })
+        .map(|_| s.create_document(new_doc(&r, None)).unwrap().number)
         .collect();
     assert_eq!(numbers, vec![990000000, 990000001, 990000002]);
     assert!(matches!(
-        s.create_document(&r, &|id, n| doc(id, n, &r)),
+        s.create_document(new_doc(&r, None)),
         Err(StoreError::RangeExhausted { .. })
     ));
     assert!(
@@ -155,6 +157,101 @@ fn numbers_are_gapless_and_bounded_by_the_range() {
         "exhausted"
     );
     assert_eq!(s.document_counts().unwrap(), vec![((1, 1), 3)]);
+    assert_eq!(s.monthly_usage(c.id, 202611).unwrap(), 3);
+}
+
+#[test]
+fn references_and_monthly_limits_refuse_without_consuming_a_number() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = SledStore::open(dir.path()).unwrap();
+    let c = s.create_company(company()).unwrap();
+    let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+    let first = s.create_document(new_doc(&r, Some("ref-1"))).unwrap();
+    match s.create_document(new_doc(&r, Some("ref-1"))) {
+        Err(StoreError::DuplicateReference { id }) => assert_eq!(id, first.id),
+        other => panic!("{other:?}"),
+    }
+    let mut limited = new_doc(&r, None);
+    limited.monthly_limit = Some(1);
+    assert!(matches!(
+        s.create_document(limited),
+        Err(StoreError::LimitReached { limit: 1 })
+    ));
+    assert_eq!(
+        s.create_document(new_doc(&r, Some("ref-2")))
+            .unwrap()
+            .number,
+        2,
+        "no number lost"
+    );
+    assert_eq!(
+        s.document_by_reference(c.id, "ref-1").unwrap(),
+        Some(first.id)
+    );
+}
+
+#[test]
+fn two_phase_issue_with_job_history_and_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = {
+        let s = SledStore::open(dir.path()).unwrap();
+        let c = s.create_company(company()).unwrap();
+        let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+        let mut d = s.create_document(new_doc(&r, None)).unwrap();
+        assert_eq!(s.pending_builds().unwrap().len(), 1);
+        d.pending_build = false;
+        d.state = state::QUEUED;
+        d.code = Some("abc".into());
+        let files = DocumentFiles {
+            xml: "<x/>".into(),
+            xml_name: "a.xml".into(),
+            zip: vec![1, 2, 3],
+            zip_name: "a.zip".into(),
+        };
+        let job = Job {
+            id: 0,
+            kind: "transmit".into(),
+            company_id: c.id,
+            document_id: Some(d.id),
+            attempts: 0,
+            run_at_ms: 0,
+            in_flight: false,
+            payload: serde_json::Value::Null,
+            created_at: Utc::now(),
+        };
+        let job = s
+            .complete_document(&d, &files, Some(job), history("built"))
+            .unwrap()
+            .unwrap();
+        assert!(job.id > 0);
+        d.state = state::ACCEPTED;
+        s.update_document(&d, history("accepted")).unwrap();
+        s.remove_job(job.id).unwrap();
+        d.id
+    };
+    let s = SledStore::open(dir.path()).unwrap();
+    let d = s.document(id).unwrap().unwrap();
+    assert_eq!(d.state, state::ACCEPTED);
+    assert!(s.pending_builds().unwrap().is_empty());
+    assert_eq!(s.document_files(id).unwrap().unwrap().zip, vec![1, 2, 3]);
+    let h: Vec<String> = s
+        .history(id)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.event)
+        .collect();
+    assert_eq!(h, vec!["built", "accepted"]);
+    assert!(s.jobs().unwrap().is_empty());
+    assert_eq!(
+        s.document_counts().unwrap(),
+        vec![((1, 1), 0), ((1, 2), 1), ((1, 3), 0)]
+    );
+    assert_eq!(
+        s.documents_in_states(None, &[state::ACCEPTED])
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 #[test]
@@ -168,11 +265,7 @@ fn concurrent_allocation_never_repeats_a_number() {
             .map(|_| {
                 scope.spawn(|| {
                     (0..25)
-                        .map(|_| {
-                            s.create_document(&r, &|id, n| doc(id, n, &r))
-                                .unwrap()
-                                .number
-                        })
+                        .map(|_| s.create_document(new_doc(&r, None)).unwrap().number)
                         .collect::<Vec<_>>()
                 })
             })

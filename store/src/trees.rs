@@ -14,6 +14,14 @@ pub const CUSTOMERS: &str = "customers";
 pub const CUSTOMER_BY_IDENT: &str = "customers_by_identification";
 pub const DOCUMENTS: &str = "documents";
 pub const DOCUMENT_COUNTS: &str = "document_counts";
+/// document id → signed XML and ZIP.
+pub const DOCUMENT_FILES: &str = "document_files";
+/// company ‖ external reference → document id.
+pub const DOCUMENT_REFS: &str = "document_references";
+/// document id ‖ sequence → history entry.
+pub const DOCUMENT_HISTORY: &str = "document_history";
+/// company ‖ YYYYMM → documents issued (subscription usage).
+pub const USAGE: &str = "monthly_usage";
 pub const JOBS: &str = "jobs";
 pub const EVENTS: &str = "events";
 pub const EMAIL_LOGS: &str = "email_logs";

@@ -1,0 +1,300 @@
+//! Documents, their files and history, usage counters and jobs on sled.
+
+use chrono::Utc;
+use sled::transaction::{TransactionalTree, UnabortableTransactionError};
+use sled::Transactional;
+
+use crate::codec::{decode, id_key, read_u64, scoped_key, scoped_text_key};
+use crate::error::{StoreError, StoreResult};
+use crate::model::*;
+use crate::sled_store::{abort, next_seq, tx_decode, tx_encode, SledStore};
+use crate::trees;
+use crate::{CredentialStore, DocumentStore, JobStore};
+
+fn count_key(document_type: u8, state: u8) -> [u8; 2] {
+    [document_type, state]
+}
+
+fn bump(
+    counts: &TransactionalTree,
+    key: &[u8],
+    delta: i64,
+) -> Result<u64, UnabortableTransactionError> {
+    let current = counts.get(key)?.and_then(|v| read_u64(&v)).unwrap_or(0) as i64;
+    let next = (current + delta).max(0) as u64;
+    counts.insert(key, &next.to_be_bytes())?;
+    Ok(next)
+}
+
+fn usage_key(company: CompanyId, period: u32) -> [u8; 12] {
+    let mut k = [0u8; 12];
+    k[..8].copy_from_slice(&company.to_be_bytes());
+    k[8..].copy_from_slice(&period.to_be_bytes());
+    k
+}
+
+/// History keys sort by document, then by a global sequence.
+fn history_key(
+    meta: &TransactionalTree,
+    doc: u64,
+) -> Result<[u8; 16], UnabortableTransactionError> {
+    let seq = next_seq(meta, trees::DOCUMENT_HISTORY)?;
+    Ok(scoped_key(doc, seq))
+}
+
+impl DocumentStore for SledStore {
+    fn create_document(&self, new: NewDocument) -> StoreResult<DocumentRecord> {
+        let resolution = self
+            .resolutions(new.company_id)?
+            .into_iter()
+            .find(|r| r.id == new.resolution_id)
+            .ok_or(StoreError::NotFound("numbering resolution"))?;
+        let ref_key = new
+            .external_reference
+            .as_deref()
+            .map(|r| scoped_text_key(new.company_id, r));
+        let doc = (
+            &self.meta,
+            &self.counters,
+            &self.documents,
+            &self.document_counts,
+            &self.document_refs,
+            &self.usage,
+        )
+            .transaction(|(meta, counters, documents, counts, refs, usage)| {
+                if let Some(k) = &ref_key {
+                    if let Some(existing) = refs.get(k.as_slice())?.and_then(|v| read_u64(&v)) {
+                        return abort(StoreError::DuplicateReference { id: existing });
+                    }
+                }
+                let ukey = usage_key(new.company_id, new.period);
+                let used = usage.get(ukey)?.and_then(|v| read_u64(&v)).unwrap_or(0);
+                if let Some(limit) = new.monthly_limit {
+                    if used >= limit {
+                        return abort(StoreError::LimitReached { limit });
+                    }
+                }
+                let number = counters
+                    .get(&id_key(resolution.id))?
+                    .and_then(|v| read_u64(&v))
+                    .unwrap_or(resolution.from);
+                if number < resolution.from || number > resolution.to {
+                    return abort(StoreError::RangeExhausted {
+                        resolution_id: resolution.id,
+                    });
+                }
+                let id = next_seq(meta, trees::DOCUMENTS)?;
+                let now = Utc::now();
+                let doc = DocumentRecord {
+                    id,
+                    company_id: new.company_id,
+                    environment: new.environment,
+                    document_type: new.document_type,
+                    resolution_id: resolution.id,
+                    prefix: resolution.prefix.clone(),
+                    number,
+                    state: state::DRAFT,
+                    pending_build: true,
+                    code: None,
+                    code_scheme: None,
+                    qr_url: None,
+                    issue_date: new.issue_date,
+                    total: String::new(),
+                    external_reference: new.external_reference.clone(),
+                    customer_id: new.customer_id,
+                    request: new.request.clone(),
+                    transmission: None,
+                    attempts: 0,
+                    track_id: None,
+                    created_at: now,
+                    updated_at: now,
+                };
+                counters.insert(&id_key(resolution.id), &(number + 1).to_be_bytes())?;
+                documents.insert(&id_key(id), tx_encode(trees::DOCUMENTS, &doc)?)?;
+                bump(counts, &count_key(doc.document_type, doc.state), 1)?;
+                if let Some(k) = &ref_key {
+                    refs.insert(k.as_slice(), &id_key(id))?;
+                }
+                usage.insert(&ukey, &(used + 1).to_be_bytes())?;
+                Ok(doc)
+            })?;
+        // No flush here: until phase two is flushed nothing was promised to
+        // a client; a document found half-built after a crash is rebuilt.
+        Ok(doc)
+    }
+
+    fn complete_document(
+        &self,
+        doc: &DocumentRecord,
+        files: &DocumentFiles,
+        job: Option<Job>,
+        history: HistoryEntry,
+    ) -> StoreResult<Option<Job>> {
+        let job = (
+            &self.meta,
+            &self.documents,
+            &self.document_counts,
+            &self.document_files,
+            &self.document_history,
+            &self.jobs,
+        )
+            .transaction(|(meta, documents, counts, file_tree, hist, jobs)| {
+                let old = documents.insert(&id_key(doc.id), tx_encode(trees::DOCUMENTS, doc)?)?;
+                if let Some(old) = old {
+                    let old: DocumentRecord = tx_decode(trees::DOCUMENTS, &old)?;
+                    bump(counts, &count_key(old.document_type, old.state), -1)?;
+                }
+                bump(counts, &count_key(doc.document_type, doc.state), 1)?;
+                file_tree.insert(&id_key(doc.id), tx_encode(trees::DOCUMENT_FILES, files)?)?;
+                hist.insert(
+                    &history_key(meta, doc.id)?,
+                    tx_encode(trees::DOCUMENT_HISTORY, &history)?,
+                )?;
+                let job = match &job {
+                    Some(j) => {
+                        let mut j = j.clone();
+                        if j.id == 0 {
+                            j.id = next_seq(meta, trees::JOBS)?;
+                        }
+                        jobs.insert(&id_key(j.id), tx_encode(trees::JOBS, &j)?)?;
+                        Some(j)
+                    }
+                    None => None,
+                };
+                Ok(job)
+            })?;
+        self.durable()?;
+        Ok(job)
+    }
+
+    fn document(&self, id: u64) -> StoreResult<Option<DocumentRecord>> {
+        Self::get_decode(&self.documents, trees::DOCUMENTS, &id_key(id))
+    }
+
+    fn document_files(&self, id: u64) -> StoreResult<Option<DocumentFiles>> {
+        Self::get_decode(&self.document_files, trees::DOCUMENT_FILES, &id_key(id))
+    }
+
+    fn document_by_reference(
+        &self,
+        company: CompanyId,
+        reference: &str,
+    ) -> StoreResult<Option<u64>> {
+        Ok(self
+            .document_refs
+            .get(scoped_text_key(company, reference))?
+            .and_then(|v| read_u64(&v)))
+    }
+
+    fn update_document(&self, doc: &DocumentRecord, history: HistoryEntry) -> StoreResult<()> {
+        (
+            &self.meta,
+            &self.documents,
+            &self.document_counts,
+            &self.document_history,
+        )
+            .transaction(|(meta, documents, counts, hist)| {
+                let old = documents.insert(&id_key(doc.id), tx_encode(trees::DOCUMENTS, doc)?)?;
+                if let Some(old) = old {
+                    let old: DocumentRecord = tx_decode(trees::DOCUMENTS, &old)?;
+                    bump(counts, &count_key(old.document_type, old.state), -1)?;
+                }
+                bump(counts, &count_key(doc.document_type, doc.state), 1)?;
+                hist.insert(
+                    &history_key(meta, doc.id)?,
+                    tx_encode(trees::DOCUMENT_HISTORY, &history)?,
+                )?;
+                Ok(())
+            })?;
+        self.durable()
+    }
+
+    fn history(&self, id: u64) -> StoreResult<Vec<HistoryEntry>> {
+        Self::scan_decode(
+            &self.document_history,
+            trees::DOCUMENT_HISTORY,
+            &id.to_be_bytes(),
+        )
+    }
+
+    fn documents_in_states(
+        &self,
+        company: Option<CompanyId>,
+        states: &[u8],
+    ) -> StoreResult<Vec<DocumentRecord>> {
+        let mut out = Vec::new();
+        for r in self.documents.iter() {
+            let (_, v) = r?;
+            let d: DocumentRecord = decode(trees::DOCUMENTS, &v)?;
+            if states.contains(&d.state) && company.is_none_or(|c| c == d.company_id) {
+                out.push(d);
+            }
+        }
+        Ok(out)
+    }
+
+    fn pending_builds(&self) -> StoreResult<Vec<DocumentRecord>> {
+        let mut out = Vec::new();
+        for r in self.documents.iter() {
+            let (_, v) = r?;
+            let d: DocumentRecord = decode(trees::DOCUMENTS, &v)?;
+            if d.pending_build {
+                out.push(d);
+            }
+        }
+        Ok(out)
+    }
+
+    fn monthly_usage(&self, company: CompanyId, period: u32) -> StoreResult<u64> {
+        Ok(self
+            .usage
+            .get(usage_key(company, period))?
+            .and_then(|v| read_u64(&v))
+            .unwrap_or(0))
+    }
+
+    fn document_counts(&self) -> StoreResult<Vec<((u8, u8), u64)>> {
+        self.document_counts
+            .iter()
+            .map(|r| {
+                let (k, v) = r?;
+                let key = (
+                    k.first().copied().unwrap_or(0),
+                    k.get(1).copied().unwrap_or(0),
+                );
+                Ok((key, read_u64(&v).unwrap_or(0)))
+            })
+            .collect()
+    }
+}
+
+impl JobStore for SledStore {
+    fn put_job(&self, job: Job) -> StoreResult<Job> {
+        let job = (&self.meta, &self.jobs).transaction(|(meta, jobs)| {
+            let mut j = job.clone();
+            if j.id == 0 {
+                j.id = next_seq(meta, trees::JOBS)?;
+            }
+            jobs.insert(&id_key(j.id), tx_encode(trees::JOBS, &j)?)?;
+            Ok(j)
+        })?;
+        self.durable()?;
+        Ok(job)
+    }
+
+    fn remove_job(&self, id: u64) -> StoreResult<()> {
+        self.jobs.remove(id_key(id))?;
+        self.durable()
+    }
+
+    fn jobs(&self) -> StoreResult<Vec<Job>> {
+        Self::scan_decode(&self.jobs, trees::JOBS, &[])
+    }
+
+    fn job_for_document(&self, document_id: u64) -> StoreResult<Option<Job>> {
+        Ok(self
+            .jobs()?
+            .into_iter()
+            .find(|j| j.document_id == Some(document_id)))
+    }
+}
