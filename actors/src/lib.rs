@@ -6,6 +6,8 @@ pub mod breaker;
 pub mod document_builder;
 pub mod idempotency;
 pub mod rate_limiter;
+pub mod recovery_ticker;
+pub mod retry_scheduler;
 pub mod signer_pool;
 pub mod supervisor;
 pub mod transmitter;
