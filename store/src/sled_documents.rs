@@ -75,7 +75,7 @@ impl DocumentStore for SledStore {
                     }
                 }
                 let number = counters
-                    .get(&id_key(resolution.id))?
+                    .get(id_key(resolution.id))?
                     .and_then(|v| read_u64(&v))
                     .unwrap_or(resolution.from);
                 if number < resolution.from || number > resolution.to {
