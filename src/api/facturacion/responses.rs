@@ -1,0 +1,126 @@
+//! Answers of the unified invoicing API (spec 4.1, 2.3).
+
+use emisor_store::{state, DocumentRecord};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// `documento` of the synchronous answer.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DocumentSummary {
+    pub id: u64,
+    pub prefijo: String,
+    pub numero: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cufe: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<f64>)]
+    pub total: Option<serde_json::Number>,
+}
+
+/// 200 answer of `POST /facturacion` (and `reenviar`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct IssuedResponse {
+    pub documento: DocumentSummary,
+    pub xml: String,
+    pub cufe: String,
+    /// `CUFE-SHA384`, `CUDE-SHA384` or `CUDS-SHA384`.
+    pub cufe_scheme: String,
+    pub qr_url: String,
+    /// The authority's answer (spec 2.4); `null` when not transmitted.
+    #[schema(value_type = Option<Object>)]
+    pub transmission: Option<serde_json::Value>,
+    pub id_estado_documento: u8,
+    pub estado: &'static str,
+}
+
+/// 202 answer of `POST /facturacion` with `async: true`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct QueuedResponse {
+    pub documento: DocumentSummary,
+    pub cufe: String,
+    pub cufe_scheme: String,
+    pub qr_url: String,
+    pub job_id: String,
+    pub poll_url: String,
+}
+
+/// The 202 envelope carries `status: 202` too (spec 2.1).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct QueuedEnvelope {
+    pub success: bool,
+    pub status: u16,
+    pub message: String,
+    pub data: QueuedResponse,
+}
+
+#[derive(Debug, Serialize, ToSchema, Default)]
+#[allow(non_snake_case)]
+pub struct TaxResponse {
+    pub isValid: bool,
+    pub statusCode: String,
+    pub statusDescription: String,
+}
+
+/// The document record (spec 2.3).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DocumentStatus {
+    pub id: u64,
+    pub prefijo: String,
+    pub numero: String,
+    pub id_tipo_documento: u8,
+    pub id_estado_documento: u8,
+    pub estado: &'static str,
+    pub cufe: Option<String>,
+    pub qr_url: Option<String>,
+    pub tax_track_id: Option<String>,
+    pub tax_response: Option<TaxResponse>,
+    #[schema(value_type = f64)]
+    pub total: serde_json::Number,
+    pub fecha_emision: String,
+    pub created_at: String,
+    pub updated_at: String,
+    /// Transmission attempts so far.
+    pub intentos: u32,
+}
+
+/// A decimal string as a JSON number, exactly as written (no float).
+pub fn json_number(decimal: &str) -> serde_json::Number {
+    serde_json::from_str::<serde_json::Number>(decimal)
+        .unwrap_or_else(|_| serde_json::Number::from(0))
+}
+
+pub fn summary(doc: &DocumentRecord, with_total: bool) -> DocumentSummary {
+    DocumentSummary {
+        id: doc.id,
+        prefijo: doc.prefix.clone(),
+        numero: doc.number.to_string(),
+        cufe: with_total.then(|| doc.code.clone()).flatten(),
+        total: with_total.then(|| json_number(&doc.total)),
+    }
+}
+
+pub fn status_record(doc: &DocumentRecord) -> DocumentStatus {
+    let tax_response = doc.transmission.as_ref().map(|t| TaxResponse {
+        isValid: t["isValid"].as_bool().unwrap_or(false),
+        statusCode: t["statusCode"].as_str().unwrap_or_default().to_string(),
+        statusDescription: t["statusDescription"].as_str().unwrap_or_default().to_string(),
+    });
+    let ts = |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    DocumentStatus {
+        id: doc.id,
+        prefijo: doc.prefix.clone(),
+        numero: doc.number.to_string(),
+        id_tipo_documento: doc.document_type,
+        id_estado_documento: doc.state,
+        estado: state::name(doc.state),
+        cufe: doc.code.clone(),
+        qr_url: doc.qr_url.clone(),
+        tax_track_id: doc.track_id.clone(),
+        tax_response,
+        total: json_number(&doc.total),
+        fecha_emision: doc.issue_date.to_string(),
+        created_at: ts(doc.created_at),
+        updated_at: ts(doc.updated_at),
+        intentos: doc.attempts,
+    }
+}
