@@ -65,8 +65,8 @@ impl PoolHealth {
     }
 }
 
-/// A queued job: runs the caller's closure and reports whether it panicked.
-type Job = Box<dyn FnOnce() -> bool + Send>;
+/// A queued job: runs the caller's closure and sends its outcome back.
+type Job = Box<dyn FnOnce() + Send>;
 
 enum Task {
     Run(Job),
@@ -177,13 +177,10 @@ fn worker_loop(shared: Arc<Shared>) {
         guard.0.running.fetch_add(1, Ordering::AcqRel);
         match task {
             Task::Run(job) => {
-                // The job catches its own panic; this boundary is a second
-                // net (e.g. a panic while dropping a panic payload).
-                let panicked = catch_unwind(AssertUnwindSafe(job)).unwrap_or(true);
-                if panicked {
+                // The job catches and counts its own panic; this boundary is
+                // a second net (e.g. a panic while dropping a panic payload).
+                if catch_unwind(AssertUnwindSafe(job)).is_err() {
                     guard.0.panics.fetch_add(1, Ordering::Relaxed);
-                } else {
-                    guard.0.completed.fetch_add(1, Ordering::Relaxed);
                 }
             }
             #[cfg(test)]
@@ -271,12 +268,18 @@ impl SignerPool {
         F: FnOnce() -> T + Send + 'static,
     {
         let (tx, rx) = oneshot::channel::<Result<T, PoolError>>();
+        let shared = Arc::clone(&self.shared);
         let job: Job = Box::new(move || {
             let outcome = catch_unwind(AssertUnwindSafe(f));
-            let panicked = outcome.is_err();
+            // Counted before the caller hears back, so health() agrees
+            // with what the caller has seen.
+            let counter = match outcome {
+                Ok(_) => &shared.completed,
+                Err(_) => &shared.panics,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
             // The caller may have gone away; nothing to do then.
             let _ = tx.send(outcome.map_err(|_| PoolError::Panicked));
-            panicked
         });
         {
             let mut q = lock(&self.shared.queue);
@@ -471,7 +474,8 @@ mod tests {
 
     #[tokio::test]
     async fn many_jobs_on_every_core_all_answer() {
-        let hashes = |n: u64| (0..20_000u64).fold(n, |h, i| h.rotate_left(5) ^ i.wrapping_mul(h | 1));
+        let hashes =
+            |n: u64| (0..20_000u64).fold(n, |h, i| h.rotate_left(5) ^ i.wrapping_mul(h | 1));
         for threads in [1, default_threads().max(2)] {
             let pool = SignerPool::new(threads, 256).unwrap();
             let jobs = (0..200u64).map(|n| pool.run(move || hashes(n)));
