@@ -1,1 +1,257 @@
-//! (being written)
+//! The document builder actor: takes [`Build`] requests and hands each one to
+//! the [`SignerPool`], so building and signing (about one RSA operation and a
+//! few hashes per document) never runs on an HTTP worker or inside the
+//! actor's mailbox. The handler only queues the job and returns a future, so
+//! one actor keeps every pool thread busy.
+//!
+//! This crate does not know the engine (the dependency points the other
+//! way): the root crate implements [`Pipeline`] over `engine::pipeline::issue`.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use actix::{Actor, Context, Handler, Message, MessageResult, ResponseFuture};
+
+use crate::signer_pool::{PoolError, PoolHealth, SignerPool};
+use crate::{Ping, Pong};
+
+/// The CPU-bound work the builder runs on the pool.
+pub trait Pipeline: Send + Sync + 'static {
+    type Input: Send + 'static;
+    type Output: Send + 'static;
+    /// Pipeline errors, plus the pool's (busy, panicked, closed).
+    type Error: Send + 'static + From<PoolError>;
+
+    fn build(&self, input: Self::Input) -> Result<Self::Output, Self::Error>;
+}
+
+/// Build one document.
+pub struct Build<P: Pipeline> {
+    pub input: P::Input,
+    _pipeline: PhantomData<fn() -> P>,
+}
+
+impl<P: Pipeline> Build<P> {
+    pub fn new(input: P::Input) -> Self {
+        Build {
+            input,
+            _pipeline: PhantomData,
+        }
+    }
+}
+
+// Manual impls: `P` itself need not be `Clone`/`Debug`.
+impl<P: Pipeline> Clone for Build<P>
+where
+    P::Input: Clone,
+{
+    fn clone(&self) -> Self {
+        Build::new(self.input.clone())
+    }
+}
+
+impl<P: Pipeline> std::fmt::Debug for Build<P>
+where
+    P::Input: std::fmt::Debug,
+{
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Build").field("input", &self.input).finish()
+    }
+}
+
+impl<P: Pipeline> Message for Build<P> {
+    type Result = Result<P::Output, P::Error>;
+}
+
+/// The pool's counters, for `/readyz` and `/metrics`.
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "PoolHealth")]
+pub struct PoolStatus;
+
+pub struct DocumentBuilder<P: Pipeline> {
+    pipeline: Arc<P>,
+    pool: SignerPool,
+}
+
+impl<P: Pipeline> DocumentBuilder<P> {
+    pub fn new(pipeline: Arc<P>, pool: SignerPool) -> Self {
+        DocumentBuilder { pipeline, pool }
+    }
+}
+
+impl<P: Pipeline> Actor for DocumentBuilder<P> {
+    type Context = Context<Self>;
+}
+
+impl<P: Pipeline> Handler<Build<P>> for DocumentBuilder<P> {
+    type Result = ResponseFuture<Result<P::Output, P::Error>>;
+
+    fn handle(&mut self, msg: Build<P>, _: &mut Context<Self>) -> Self::Result {
+        let pipeline = Arc::clone(&self.pipeline);
+        let input = msg.input;
+        let span = tracing::debug_span!("document_builder.build");
+        // Queued now, so a full pool answers Busy at once.
+        match self
+            .pool
+            .spawn(move || span.in_scope(|| pipeline.build(input)))
+        {
+            Ok(job) => Box::pin(async move {
+                match job.await {
+                    Ok(result) => result,
+                    Err(e) => Err(P::Error::from(e)),
+                }
+            }),
+            Err(e) => Box::pin(std::future::ready(Err(P::Error::from(e)))),
+        }
+    }
+}
+
+impl<P: Pipeline> Handler<PoolStatus> for DocumentBuilder<P> {
+    type Result = MessageResult<PoolStatus>;
+    fn handle(&mut self, _: PoolStatus, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.pool.health())
+    }
+}
+
+impl<P: Pipeline> Handler<Ping> for DocumentBuilder<P> {
+    type Result = MessageResult<Ping>;
+    fn handle(&mut self, _: Ping, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(Pong)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    use crate::supervisor::Restartable;
+
+    #[derive(Debug, PartialEq, Eq, thiserror::Error)]
+    enum ToyError {
+        #[error("odd input {0}")]
+        Odd(u64),
+        #[error(transparent)]
+        Pool(#[from] PoolError),
+    }
+
+    /// Halves even numbers, refuses odd ones, panics on 13, and blocks on
+    /// 1000 until the test releases it.
+    struct Toy {
+        gate: Mutex<Option<mpsc::Receiver<()>>>,
+    }
+
+    impl Pipeline for Toy {
+        type Input = u64;
+        type Output = (u64, String);
+        type Error = ToyError;
+        fn build(&self, n: u64) -> Result<(u64, String), ToyError> {
+            let thread = std::thread::current().name().unwrap_or("").to_string();
+            match n {
+                13 => {
+                    #[allow(clippy::panic)]
+                    {
+                        panic!("toy pipeline panic (expected by the test)")
+                    }
+                }
+                1000 => {
+                    let rx = self.gate.lock().unwrap().take().unwrap();
+                    rx.recv_timeout(Duration::from_secs(5)).unwrap();
+                    Ok((500, thread))
+                }
+                n if n % 2 == 1 => Err(ToyError::Odd(n)),
+                n => Ok((n / 2, thread)),
+            }
+        }
+    }
+
+    fn start(
+        threads: usize,
+        queue: usize,
+    ) -> (actix::Addr<DocumentBuilder<Toy>>, mpsc::Sender<()>) {
+        let (tx, rx) = mpsc::channel();
+        let toy = Arc::new(Toy {
+            gate: Mutex::new(Some(rx)),
+        });
+        let pool = SignerPool::new(threads, queue).unwrap();
+        (DocumentBuilder::new(toy, pool).start(), tx)
+    }
+
+    #[actix::test]
+    async fn builds_run_on_the_pool_and_errors_come_back() {
+        let (addr, _gate) = start(2, 16);
+        let (half, thread) = addr.send(Build::new(42)).await.unwrap().unwrap();
+        assert_eq!(half, 21);
+        assert!(thread.starts_with("signer-"), "ran on {thread:?}");
+        assert_eq!(
+            addr.send(Build::new(7)).await.unwrap(),
+            Err(ToyError::Odd(7))
+        );
+        assert_eq!(
+            addr.send(Build::new(13)).await.unwrap(),
+            Err(ToyError::Pool(PoolError::Panicked))
+        );
+        // The actor and the pool survive the panic.
+        assert_eq!(addr.send(Ping).await.unwrap(), Pong);
+        assert_eq!(addr.send(Build::new(8)).await.unwrap().unwrap().0, 4);
+        let h = addr.send(PoolStatus).await.unwrap();
+        assert_eq!((h.alive, h.panics, h.completed), (2, 1, 3));
+    }
+
+    #[actix::test]
+    async fn a_blocked_build_does_not_block_the_mailbox() {
+        let (addr, gate) = start(2, 16);
+        let slow = addr.send(Build::new(1000));
+        let slow = actix::spawn(slow);
+        // While 1000 waits on a worker, other builds and pings are served.
+        for n in [2u64, 4, 6] {
+            assert_eq!(addr.send(Build::new(n)).await.unwrap().unwrap().0, n / 2);
+        }
+        assert_eq!(addr.send(Ping).await.unwrap(), Pong);
+        gate.send(()).unwrap();
+        assert_eq!(slow.await.unwrap().unwrap().unwrap().0, 500);
+    }
+
+    #[actix::test]
+    async fn a_full_pool_answers_busy() {
+        let (addr, gate) = start(1, 1);
+        let slow = actix::spawn(addr.send(Build::new(1000)));
+        // Wait until the slow build occupies the only worker.
+        for _ in 0..500 {
+            if addr.send(PoolStatus).await.unwrap().running == 1 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let queued = actix::spawn(addr.send(Build::new(10)));
+        for _ in 0..500 {
+            if addr.send(PoolStatus).await.unwrap().queued == 1 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(
+            addr.send(Build::new(12)).await.unwrap(),
+            Err(ToyError::Pool(PoolError::Busy))
+        );
+        gate.send(()).unwrap();
+        assert_eq!(slow.await.unwrap().unwrap().unwrap().0, 500);
+        assert_eq!(queued.await.unwrap().unwrap().unwrap().0, 5);
+    }
+
+    #[actix::test]
+    async fn works_behind_restartable() {
+        let pool = SignerPool::new(1, 8).unwrap();
+        let toy = Arc::new(Toy {
+            gate: Mutex::new(None),
+        });
+        let r = Restartable::start("document_builder", move || {
+            DocumentBuilder::new(Arc::clone(&toy), pool.clone()).start()
+        });
+        assert_eq!(r.send(Build::<Toy>::new(4)).await.unwrap().unwrap().0, 2);
+        assert!(r.health(Duration::from_millis(200)).await.alive);
+    }
+}

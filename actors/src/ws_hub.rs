@@ -1,1 +1,506 @@
-//! (being written)
+//! The WebSocket hub (spec 6.1, decisions.md §4): one actor owns the rooms
+//! `empresa_{id}` and `user_{id}`. Each socket task joins with the sending
+//! half of a bounded channel and forwards what arrives to its client.
+//!
+//! A broadcast is serialized once, to `{"event": …, "data": …}`, and
+//! `try_send`s the same `Arc<str>` to every member. The hub never waits on a
+//! socket: a member whose channel is full (a slow client) or closed (a dead
+//! socket) is removed from every room and its sender dropped, so its socket
+//! task sees the channel end and closes the connection (the client
+//! reconnects and catches up through the status endpoints).
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::{Actor, AsyncContext, Context, Handler, Message, MessageResult};
+use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::mpsc::Sender;
+
+use crate::{Ping, Pong};
+
+/// How often sessions whose socket went away are swept even without traffic.
+pub const SWEEP_EVERY: Duration = Duration::from_secs(30);
+
+/// A room: every socket of a company, or of one user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Room {
+    /// `empresa_{id}`
+    Company(u64),
+    /// `user_{id}`
+    User(u64),
+}
+
+impl fmt::Display for Room {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Room::Company(id) => write!(f, "empresa_{id}"),
+            Room::User(id) => write!(f, "user_{id}"),
+        }
+    }
+}
+
+impl std::str::FromStr for Room {
+    type Err = UnknownRoom;
+    fn from_str(s: &str) -> Result<Room, UnknownRoom> {
+        let parse = |id: &str| id.parse::<u64>().map_err(|_| UnknownRoom(s.to_string()));
+        if let Some(id) = s.strip_prefix("empresa_") {
+            parse(id).map(Room::Company)
+        } else if let Some(id) = s.strip_prefix("user_") {
+            parse(id).map(Room::User)
+        } else {
+            Err(UnknownRoom(s.to_string()))
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown room `{0}` (expected empresa_{{id}} or user_{{id}})")]
+pub struct UnknownRoom(pub String);
+
+/// Identifies one joined socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+pub struct SessionId(pub u64);
+
+/// A socket joins `rooms`; what is broadcast there arrives on `sender`.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "SessionId")]
+pub struct Join {
+    pub rooms: Vec<Room>,
+    pub sender: Sender<Arc<str>>,
+}
+
+/// A socket leaves (its connection closed).
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "()")]
+pub struct Leave {
+    pub id: SessionId,
+}
+
+/// Send `{"event": event, "data": data}` to every member of `room`.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "Delivery")]
+pub struct Broadcast {
+    pub room: Room,
+    pub event: Cow<'static, str>,
+    pub data: serde_json::Value,
+}
+
+impl Broadcast {
+    pub fn new(room: Room, event: impl Into<Cow<'static, str>>, data: serde_json::Value) -> Self {
+        Broadcast {
+            room,
+            event: event.into(),
+            data,
+        }
+    }
+}
+
+/// What one broadcast did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Delivery {
+    pub delivered: usize,
+    /// Members removed because their channel was full.
+    pub dropped_slow: usize,
+    /// Members removed because their socket was gone.
+    pub dropped_closed: usize,
+}
+
+/// Counts for `/metrics`.
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "HubStats")]
+pub struct Stats;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct HubStats {
+    pub sessions: usize,
+    pub rooms: usize,
+    pub broadcasts: u64,
+    pub messages_sent: u64,
+    pub dropped_slow: u64,
+    pub dropped_closed: u64,
+}
+
+struct Session {
+    sender: Sender<Arc<str>>,
+    rooms: Vec<Room>,
+}
+
+#[derive(Default)]
+pub struct WsHub {
+    sessions: HashMap<SessionId, Session>,
+    rooms: HashMap<Room, HashSet<SessionId>>,
+    next_id: u64,
+    stats: HubStats,
+}
+
+#[derive(serde::Serialize)]
+struct Envelope<'a> {
+    event: &'a str,
+    data: &'a serde_json::Value,
+}
+
+impl WsHub {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The pure operations, also used directly by tests.
+    pub fn join(&mut self, join: Join) -> SessionId {
+        self.next_id += 1;
+        let id = SessionId(self.next_id);
+        let mut rooms = join.rooms;
+        rooms.sort_unstable();
+        rooms.dedup();
+        for room in &rooms {
+            self.rooms.entry(*room).or_default().insert(id);
+        }
+        self.sessions.insert(
+            id,
+            Session {
+                sender: join.sender,
+                rooms,
+            },
+        );
+        id
+    }
+
+    pub fn leave(&mut self, id: SessionId) {
+        let Some(session) = self.sessions.remove(&id) else {
+            return;
+        };
+        for room in session.rooms {
+            if let Some(members) = self.rooms.get_mut(&room) {
+                members.remove(&id);
+                if members.is_empty() {
+                    self.rooms.remove(&room);
+                }
+            }
+        }
+    }
+
+    pub fn broadcast(&mut self, b: &Broadcast) -> Delivery {
+        let mut d = Delivery::default();
+        self.stats.broadcasts += 1;
+        let Some(members) = self.rooms.get(&b.room) else {
+            return d;
+        };
+        let text: Arc<str> = match serde_json::to_string(&Envelope {
+            event: &b.event,
+            data: &b.data,
+        }) {
+            Ok(s) => s.into(),
+            Err(e) => {
+                // A `Value` always serializes; keep the hub alive regardless.
+                tracing::error!(error = %e, "cannot serialize a WebSocket event");
+                return d;
+            }
+        };
+        let mut gone = Vec::new();
+        for id in members {
+            let Some(session) = self.sessions.get(id) else {
+                continue;
+            };
+            match session.sender.try_send(Arc::clone(&text)) {
+                Ok(()) => d.delivered += 1,
+                Err(TrySendError::Full(_)) => {
+                    d.dropped_slow += 1;
+                    gone.push(*id);
+                }
+                Err(TrySendError::Closed(_)) => {
+                    d.dropped_closed += 1;
+                    gone.push(*id);
+                }
+            }
+        }
+        for id in gone {
+            self.leave(id);
+        }
+        if d.dropped_slow > 0 {
+            tracing::warn!(room = %b.room, count = d.dropped_slow, "dropped slow WebSocket clients");
+        }
+        self.stats.messages_sent += d.delivered as u64;
+        self.stats.dropped_slow += d.dropped_slow as u64;
+        self.stats.dropped_closed += d.dropped_closed as u64;
+        d
+    }
+
+    /// Removes sessions whose socket task has gone.
+    pub fn sweep(&mut self) -> usize {
+        let closed: Vec<SessionId> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.sender.is_closed())
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &closed {
+            self.leave(*id);
+        }
+        self.stats.dropped_closed += closed.len() as u64;
+        closed.len()
+    }
+
+    pub fn stats(&self) -> HubStats {
+        HubStats {
+            sessions: self.sessions.len(),
+            rooms: self.rooms.len(),
+            ..self.stats
+        }
+    }
+
+    /// Members of `room` now.
+    pub fn members(&self, room: Room) -> usize {
+        self.rooms.get(&room).map_or(0, HashSet::len)
+    }
+}
+
+impl Actor for WsHub {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.run_interval(SWEEP_EVERY, |hub, _| {
+            hub.sweep();
+        });
+    }
+}
+
+impl Handler<Join> for WsHub {
+    type Result = MessageResult<Join>;
+    fn handle(&mut self, msg: Join, _: &mut Context<Self>) -> Self::Result {
+        let _span = tracing::debug_span!("ws_hub.join", rooms = msg.rooms.len()).entered();
+        MessageResult(self.join(msg))
+    }
+}
+
+impl Handler<Leave> for WsHub {
+    type Result = ();
+    fn handle(&mut self, msg: Leave, _: &mut Context<Self>) {
+        let _span = tracing::debug_span!("ws_hub.leave", id = msg.id.0).entered();
+        self.leave(msg.id);
+    }
+}
+
+impl Handler<Broadcast> for WsHub {
+    type Result = MessageResult<Broadcast>;
+    fn handle(&mut self, msg: Broadcast, _: &mut Context<Self>) -> Self::Result {
+        let _span = tracing::debug_span!("ws_hub.broadcast", room = %msg.room, event = %msg.event)
+            .entered();
+        MessageResult(self.broadcast(&msg))
+    }
+}
+
+impl Handler<Stats> for WsHub {
+    type Result = MessageResult<Stats>;
+    fn handle(&mut self, _: Stats, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(self.stats())
+    }
+}
+
+impl Handler<Ping> for WsHub {
+    type Result = MessageResult<Ping>;
+    fn handle(&mut self, _: Ping, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(Pong)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use tokio::sync::mpsc::{self, Receiver};
+
+    fn socket(capacity: usize) -> (Sender<Arc<str>>, Receiver<Arc<str>>) {
+        mpsc::channel(capacity)
+    }
+
+    fn parsed(text: &str) -> serde_json::Value {
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn room_names() {
+        assert_eq!(Room::Company(7).to_string(), "empresa_7");
+        assert_eq!(Room::User(9).to_string(), "user_9");
+        assert_eq!("empresa_7".parse(), Ok(Room::Company(7)));
+        assert_eq!("user_9".parse(), Ok(Room::User(9)));
+        assert!("empresa_".parse::<Room>().is_err());
+        assert!("sala_1".parse::<Room>().is_err());
+    }
+
+    #[actix::test]
+    async fn members_of_the_room_get_it_and_other_rooms_do_not() {
+        let hub = WsHub::new().start();
+        let (a_tx, mut a) = socket(8);
+        let (b_tx, mut b) = socket(8);
+        let (c_tx, mut c) = socket(8);
+        hub.send(Join {
+            rooms: vec![Room::Company(1), Room::User(10)],
+            sender: a_tx,
+        })
+        .await
+        .unwrap();
+        hub.send(Join {
+            rooms: vec![Room::Company(1)],
+            sender: b_tx,
+        })
+        .await
+        .unwrap();
+        hub.send(Join {
+            rooms: vec![Room::Company(2)],
+            sender: c_tx,
+        })
+        .await
+        .unwrap();
+
+        let data = json!({"id": 5, "prefijo": "SETP", "numero": 990000001, "estado": "aceptado"});
+        let d = hub
+            .send(Broadcast::new(
+                Room::Company(1),
+                "facturacion:update",
+                data.clone(),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(d.delivered, 2);
+        let a_msg = a.recv().await.unwrap();
+        let b_msg = b.recv().await.unwrap();
+        assert!(Arc::ptr_eq(&a_msg, &b_msg), "serialized once, shared");
+        assert_eq!(
+            parsed(&a_msg),
+            json!({"event": "facturacion:update", "data": data})
+        );
+        assert!(c.try_recv().is_err(), "empresa_2 hears nothing");
+
+        // user_10 reaches only a.
+        let d = hub
+            .send(Broadcast::new(
+                Room::User(10),
+                String::from("facturacion:error"),
+                json!({}),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(d.delivered, 1);
+        assert_eq!(
+            parsed(&a.recv().await.unwrap())["event"],
+            "facturacion:error"
+        );
+        assert!(b.try_recv().is_err());
+
+        // A room nobody joined.
+        let d = hub
+            .send(Broadcast::new(Room::Company(3), "x", json!(null)))
+            .await
+            .unwrap();
+        assert_eq!(d, Delivery::default());
+        assert_eq!(hub.send(Ping).await.unwrap(), Pong);
+    }
+
+    #[actix::test]
+    async fn a_slow_receiver_is_dropped_and_the_others_still_get_it() {
+        let hub = WsHub::new().start();
+        let (slow_tx, mut slow) = socket(1);
+        let (fast_tx, mut fast) = socket(8);
+        for sender in [slow_tx, fast_tx] {
+            hub.send(Join {
+                rooms: vec![Room::Company(1)],
+                sender,
+            })
+            .await
+            .unwrap();
+        }
+        let first = hub
+            .send(Broadcast::new(Room::Company(1), "e", json!(1)))
+            .await
+            .unwrap();
+        assert_eq!(first.delivered, 2);
+        // `slow` has not read the first one: its channel is full.
+        let second = hub
+            .send(Broadcast::new(Room::Company(1), "e", json!(2)))
+            .await
+            .unwrap();
+        assert_eq!(
+            second,
+            Delivery {
+                delivered: 1,
+                dropped_slow: 1,
+                dropped_closed: 0
+            }
+        );
+        assert_eq!(parsed(&fast.recv().await.unwrap())["data"], 1);
+        assert_eq!(parsed(&fast.recv().await.unwrap())["data"], 2);
+        // The slow socket gets what it had, then sees its channel end.
+        assert_eq!(parsed(&slow.recv().await.unwrap())["data"], 1);
+        assert!(slow.recv().await.is_none());
+        let s = hub.send(Stats).await.unwrap();
+        assert_eq!((s.sessions, s.rooms, s.dropped_slow), (1, 1, 1));
+        assert_eq!((s.broadcasts, s.messages_sent), (2, 3));
+    }
+
+    #[actix::test]
+    async fn a_dropped_receiver_is_removed() {
+        let hub = WsHub::new().start();
+        let (dead_tx, dead) = socket(4);
+        let (live_tx, mut live) = socket(4);
+        hub.send(Join {
+            rooms: vec![Room::Company(1), Room::User(3)],
+            sender: dead_tx,
+        })
+        .await
+        .unwrap();
+        hub.send(Join {
+            rooms: vec![Room::Company(1)],
+            sender: live_tx,
+        })
+        .await
+        .unwrap();
+        drop(dead);
+        let d = hub
+            .send(Broadcast::new(Room::Company(1), "e", json!(1)))
+            .await
+            .unwrap();
+        assert_eq!((d.delivered, d.dropped_closed), (1, 1));
+        assert!(live.recv().await.is_some());
+        let s = hub.send(Stats).await.unwrap();
+        assert_eq!((s.sessions, s.rooms), (1, 1), "user_3 went with it");
+    }
+
+    #[actix::test]
+    async fn leave_and_sweep() {
+        let hub = WsHub::new().start();
+        let (a_tx, _a) = socket(4);
+        let (b_tx, _b) = socket(4);
+        let a = hub
+            .send(Join {
+                rooms: vec![Room::Company(1), Room::Company(1)],
+                sender: a_tx,
+            })
+            .await
+            .unwrap();
+        hub.send(Join {
+            rooms: vec![Room::User(2)],
+            sender: b_tx,
+        })
+        .await
+        .unwrap();
+        hub.send(Leave { id: a }).await.unwrap();
+        hub.send(Leave { id: a }).await.unwrap();
+        let s = hub.send(Stats).await.unwrap();
+        assert_eq!((s.sessions, s.rooms), (1, 1));
+
+        // A socket that went away without Leave is swept.
+        let mut direct = WsHub::new();
+        let (tx, rx) = socket(1);
+        direct.join(Join {
+            rooms: vec![Room::User(2)],
+            sender: tx,
+        });
+        drop(rx);
+        assert_eq!(direct.sweep(), 1);
+        assert_eq!(direct.members(Room::User(2)), 0);
+        assert_eq!(direct.stats().sessions, 0);
+    }
+}
