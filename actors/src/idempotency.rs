@@ -1,1 +1,589 @@
-//! (being written)
+//! The idempotency lock (service-spec §7–8, decisions.md §3): a request that
+//! names a reference (`referencia_externa`, `referencia`) holds that
+//! reference while it is processed, and identical payloads are refused for
+//! a window (5 minutes) after a document was made from one.
+//!
+//! How a handler uses it:
+//!
+//! 1. [`Claim`] with the company, the reference (if any) and the SHA-256 of
+//!    the request body. `Err(Duplicate::InProgress)` → 409
+//!    `DUPLICATE_IN_PROGRESS`; `Err(Duplicate::Payload { .. })` → 409
+//!    `DUPLICATE_PAYLOAD`.
+//! 2. While holding the [`ClaimGuard`], look the reference up in the store:
+//!    a stored document with it → 409 `DUPLICATE_REFERENCE` with its id
+//!    (drop the guard). Checking under the claim closes the race between
+//!    two requests that both find no document and both create one. This
+//!    actor does not read the store (sled calls stay off its thread).
+//! 3. Build and store the document, then [`ClaimGuard::complete`] (or send
+//!    [`Complete`]) with its id: the payload is remembered for the window
+//!    and the reference released. On failure, drop the guard or
+//!    [`Release`] it.
+//!
+//! The guard releases its claim when dropped unless completed, so a handler
+//! that returns early, panics or is cancelled (client gone) never leaves a
+//! reference locked.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use actix::prelude::*;
+use serde::Serialize;
+
+use crate::{Ping, Pong};
+
+/// How long payloads are remembered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IdempotencyConfig {
+    /// The duplicate-payload window before scaling (300 s).
+    pub duplicate_window: Duration,
+    /// Multiplies the window (1.0 in production, small in tests).
+    pub time_scale: f64,
+}
+
+impl Default for IdempotencyConfig {
+    fn default() -> Self {
+        IdempotencyConfig {
+            duplicate_window: Duration::from_secs(300),
+            time_scale: 1.0,
+        }
+    }
+}
+
+impl IdempotencyConfig {
+    /// The scaled window (a non-finite or negative scale counts as 1).
+    pub fn window(&self) -> Duration {
+        let scale = if self.time_scale.is_finite() && self.time_scale >= 0.0 {
+            self.time_scale
+        } else {
+            1.0
+        };
+        Duration::try_from_secs_f64(self.duplicate_window.as_secs_f64() * scale)
+            .unwrap_or(Duration::MAX)
+    }
+}
+
+/// Why a claim was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Duplicate {
+    /// Another request with the same reference is being processed.
+    #[error("another request with this reference is being processed")]
+    InProgress,
+    /// The same payload was processed within the window (`document_id` is
+    /// the document made from it), or is being processed right now (`None`).
+    #[error("an identical payload was sent within the duplicate window")]
+    Payload { document_id: Option<u64> },
+}
+
+impl Duplicate {
+    /// The API's error code (decisions.md §3).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Duplicate::InProgress => "DUPLICATE_IN_PROGRESS",
+            Duplicate::Payload { .. } => "DUPLICATE_PAYLOAD",
+        }
+    }
+}
+
+/// Claim a reference and a payload for one request.
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "Result<ClaimGuard, Duplicate>")]
+pub struct Claim {
+    pub company: u64,
+    /// `None` when the request names no reference (only the payload is
+    /// checked).
+    pub reference: Option<String>,
+    /// SHA-256 of the request body as received.
+    pub payload_hash: [u8; 32],
+    pub now: Instant,
+}
+
+/// Held while a claimed request is processed; releases the claim when
+/// dropped unless completed.
+pub struct ClaimGuard {
+    lock: Addr<IdempotencyLock>,
+    id: u64,
+    armed: bool,
+}
+
+impl fmt::Debug for ClaimGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClaimGuard")
+            .field("id", &self.id)
+            .field("armed", &self.armed)
+            .finish()
+    }
+}
+
+impl ClaimGuard {
+    /// The document was made: remember the payload, release the reference.
+    pub fn complete(self, document_id: u64, now: Instant) {
+        let lock = self.lock.clone();
+        lock.do_send(Complete {
+            guard: self,
+            document_id,
+            now,
+        });
+    }
+
+    /// Processing failed: release everything now (dropping does the same).
+    pub fn release(self) {
+        drop(self);
+    }
+
+    fn disarm(&mut self) -> u64 {
+        self.armed = false;
+        self.id
+    }
+}
+
+impl Drop for ClaimGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            self.lock.do_send(ReleaseClaim(self.id));
+        }
+    }
+}
+
+/// Remember the claim's payload as having made `document_id`, and release
+/// its reference.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Complete {
+    pub guard: ClaimGuard,
+    pub document_id: u64,
+    pub now: Instant,
+}
+
+/// Release a claim without remembering anything.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub struct Release {
+    pub guard: ClaimGuard,
+}
+
+/// What a guard sends when dropped armed.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+struct ReleaseClaim(u64);
+
+/// Counters for `/metrics`.
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "IdempotencyStats")]
+pub struct GetIdempotencyStats;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct IdempotencyStats {
+    /// Claims being processed.
+    pub in_progress: usize,
+    /// Payloads remembered within the window.
+    pub payloads: usize,
+}
+
+type PayloadKey = (u64, [u8; 32]);
+
+#[derive(Debug)]
+struct Held {
+    company: u64,
+    reference: Option<String>,
+    payload_hash: [u8; 32],
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    document_id: u64,
+    at: Instant,
+}
+
+/// Owns the claims in progress and the recent payloads of every company.
+#[derive(Debug)]
+pub struct IdempotencyLock {
+    window: Duration,
+    next_id: u64,
+    claims: HashMap<u64, Held>,
+    references: HashSet<(u64, String)>,
+    /// Payloads being processed (requests without a reference collide here).
+    payloads_in_progress: HashMap<PayloadKey, usize>,
+    /// Payloads that made a document, with when.
+    seen: HashMap<PayloadKey, Seen>,
+    /// `seen` in insertion order, for pruning.
+    seen_order: VecDeque<(PayloadKey, Instant)>,
+}
+
+impl IdempotencyLock {
+    pub fn new(config: &IdempotencyConfig) -> Self {
+        IdempotencyLock {
+            window: config.window(),
+            next_id: 0,
+            claims: HashMap::new(),
+            references: HashSet::new(),
+            payloads_in_progress: HashMap::new(),
+            seen: HashMap::new(),
+            seen_order: VecDeque::new(),
+        }
+    }
+
+    fn within_window(&self, at: Instant, now: Instant) -> bool {
+        now.saturating_duration_since(at) < self.window
+    }
+
+    /// Forgets payloads older than the window.
+    fn prune(&mut self, now: Instant) {
+        while let Some((key, at)) = self.seen_order.front().copied() {
+            if self.within_window(at, now) {
+                break;
+            }
+            self.seen_order.pop_front();
+            // A later completion of the same payload has its own entry.
+            if self.seen.get(&key).is_some_and(|s| s.at == at) {
+                self.seen.remove(&key);
+            }
+        }
+    }
+
+    fn claim(&mut self, msg: Claim, lock: Addr<Self>) -> Result<ClaimGuard, Duplicate> {
+        self.prune(msg.now);
+        let payload = (msg.company, msg.payload_hash);
+        if let Some(reference) = &msg.reference {
+            if self.references.contains(&(msg.company, reference.clone())) {
+                return Err(Duplicate::InProgress);
+            }
+        }
+        if let Some(seen) = self.seen.get(&payload) {
+            if self.within_window(seen.at, msg.now) {
+                return Err(Duplicate::Payload {
+                    document_id: Some(seen.document_id),
+                });
+            }
+        }
+        if self.payloads_in_progress.contains_key(&payload) {
+            return Err(Duplicate::Payload { document_id: None });
+        }
+        if let Some(reference) = &msg.reference {
+            self.references.insert((msg.company, reference.clone()));
+        }
+        *self.payloads_in_progress.entry(payload).or_insert(0) += 1;
+        self.next_id = self.next_id.wrapping_add(1);
+        let id = self.next_id;
+        self.claims.insert(
+            id,
+            Held {
+                company: msg.company,
+                reference: msg.reference,
+                payload_hash: msg.payload_hash,
+            },
+        );
+        Ok(ClaimGuard {
+            lock,
+            id,
+            armed: true,
+        })
+    }
+
+    /// Ends claim `id`; returns what it held (`None` if already ended).
+    fn end(&mut self, id: u64) -> Option<PayloadKey> {
+        let held = self.claims.remove(&id)?;
+        if let Some(reference) = held.reference {
+            self.references.remove(&(held.company, reference));
+        }
+        let payload = (held.company, held.payload_hash);
+        if let Some(n) = self.payloads_in_progress.get_mut(&payload) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.payloads_in_progress.remove(&payload);
+            }
+        }
+        Some(payload)
+    }
+}
+
+impl Default for IdempotencyLock {
+    fn default() -> Self {
+        IdempotencyLock::new(&IdempotencyConfig::default())
+    }
+}
+
+impl Actor for IdempotencyLock {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        // Claims prune as they come; this bounds memory when traffic stops.
+        let every = (self.window / 4).clamp(Duration::from_millis(10), Duration::from_secs(60));
+        ctx.run_interval(every, |act, _| act.prune(Instant::now()));
+    }
+}
+
+impl Handler<Claim> for IdempotencyLock {
+    type Result = Result<ClaimGuard, Duplicate>;
+
+    fn handle(&mut self, msg: Claim, ctx: &mut Context<Self>) -> Self::Result {
+        self.claim(msg, ctx.address())
+    }
+}
+
+impl Handler<Complete> for IdempotencyLock {
+    type Result = ();
+
+    fn handle(&mut self, mut msg: Complete, _: &mut Context<Self>) {
+        let id = msg.guard.disarm();
+        if let Some(payload) = self.end(id) {
+            self.seen.insert(
+                payload,
+                Seen {
+                    document_id: msg.document_id,
+                    at: msg.now,
+                },
+            );
+            self.seen_order.push_back((payload, msg.now));
+        }
+    }
+}
+
+impl Handler<Release> for IdempotencyLock {
+    type Result = ();
+
+    fn handle(&mut self, mut msg: Release, _: &mut Context<Self>) {
+        let id = msg.guard.disarm();
+        self.end(id);
+    }
+}
+
+impl Handler<ReleaseClaim> for IdempotencyLock {
+    type Result = ();
+
+    fn handle(&mut self, msg: ReleaseClaim, _: &mut Context<Self>) {
+        self.end(msg.0);
+    }
+}
+
+impl Handler<GetIdempotencyStats> for IdempotencyLock {
+    type Result = MessageResult<GetIdempotencyStats>;
+
+    fn handle(&mut self, _: GetIdempotencyStats, _: &mut Context<Self>) -> Self::Result {
+        self.prune(Instant::now());
+        MessageResult(IdempotencyStats {
+            in_progress: self.claims.len(),
+            payloads: self.seen.len(),
+        })
+    }
+}
+
+impl Handler<Ping> for IdempotencyLock {
+    type Result = MessageResult<Ping>;
+
+    fn handle(&mut self, _: Ping, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(Pong)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use futures_util::future::join_all;
+
+    fn hash(n: u8) -> [u8; 32] {
+        [n; 32]
+    }
+
+    fn claim(company: u64, reference: Option<&str>, h: u8, now: Instant) -> Claim {
+        Claim {
+            company,
+            reference: reference.map(str::to_string),
+            payload_hash: hash(h),
+            now,
+        }
+    }
+
+    fn start() -> Addr<IdempotencyLock> {
+        IdempotencyLock::default().start()
+    }
+
+    async fn stats(addr: &Addr<IdempotencyLock>) -> IdempotencyStats {
+        addr.send(GetIdempotencyStats).await.expect("mailbox")
+    }
+
+    #[actix::test]
+    async fn sixteen_concurrent_claims_of_one_reference_let_exactly_one_through() {
+        let addr = start();
+        let now = Instant::now();
+        // Different bodies, same reference: the reference decides.
+        let claims = (0..16u8).map(|i| addr.send(claim(1, Some("ref-1"), i, now)));
+        let results: Vec<_> = join_all(claims)
+            .await
+            .into_iter()
+            .map(|r| r.expect("mailbox"))
+            .collect();
+        let ok = results.iter().filter(|r| r.is_ok()).count();
+        let in_progress = results
+            .iter()
+            .filter(|r| matches!(r, Err(Duplicate::InProgress)))
+            .count();
+        assert_eq!((ok, in_progress), (1, 15));
+        assert_eq!(stats(&addr).await.in_progress, 1);
+        assert_eq!(Duplicate::InProgress.code(), "DUPLICATE_IN_PROGRESS");
+    }
+
+    #[actix::test]
+    async fn a_dropped_or_released_guard_frees_the_reference() {
+        let addr = start();
+        let now = Instant::now();
+        let guard = addr.send(claim(1, Some("r"), 1, now)).await.unwrap();
+        assert!(guard.is_ok());
+        drop(guard);
+        let guard = addr.send(claim(1, Some("r"), 1, now)).await.unwrap();
+        let guard = guard.expect("free after drop");
+        addr.send(Release { guard }).await.unwrap();
+        let guard = addr.send(claim(1, Some("r"), 1, now)).await.unwrap();
+        guard.expect("free after release").release();
+        assert!(addr
+            .send(claim(1, Some("r"), 1, now))
+            .await
+            .unwrap()
+            .is_ok());
+    }
+
+    #[actix::test]
+    async fn a_panicking_or_cancelled_handler_frees_the_reference() {
+        let addr = start();
+        let now = Instant::now();
+        let guard = addr
+            .send(claim(1, Some("r"), 1, now))
+            .await
+            .unwrap()
+            .unwrap();
+        let task = actix::spawn(async move {
+            let _held = guard;
+            panic!("handler bug");
+        });
+        assert!(task.await.is_err());
+        let guard = addr
+            .send(claim(1, Some("r"), 1, now))
+            .await
+            .unwrap()
+            .expect("free after panic");
+
+        // Cancelled: the handler future is dropped mid-way.
+        let task = actix::spawn(async move {
+            let _held = guard;
+            std::future::pending::<()>().await;
+        });
+        actix::clock::sleep(Duration::from_millis(5)).await;
+        assert!(addr
+            .send(claim(1, Some("r"), 1, now))
+            .await
+            .unwrap()
+            .is_err());
+        task.abort();
+        let _ = task.await;
+        assert!(addr
+            .send(claim(1, Some("r"), 1, now))
+            .await
+            .unwrap()
+            .is_ok());
+    }
+
+    #[actix::test]
+    async fn the_same_payload_within_the_window_is_a_duplicate_after_it_is_not() {
+        let addr = start();
+        let t = Instant::now();
+        let guard = addr.send(claim(1, None, 7, t)).await.unwrap().unwrap();
+        // The same body while the first is processed.
+        assert_eq!(
+            addr.send(claim(1, None, 7, t)).await.unwrap().err(),
+            Some(Duplicate::Payload { document_id: None })
+        );
+        guard.complete(42, t);
+        let t1 = t + Duration::from_secs(299);
+        assert_eq!(
+            addr.send(claim(1, None, 7, t1)).await.unwrap().err(),
+            Some(Duplicate::Payload {
+                document_id: Some(42)
+            })
+        );
+        // Another body passes.
+        assert!(addr.send(claim(1, None, 8, t1)).await.unwrap().is_ok());
+        let t2 = t + Duration::from_secs(300);
+        assert!(addr.send(claim(1, None, 7, t2)).await.unwrap().is_ok());
+        assert_eq!(
+            Duplicate::Payload { document_id: None }.code(),
+            "DUPLICATE_PAYLOAD"
+        );
+    }
+
+    #[actix::test]
+    async fn complete_releases_the_reference_and_remembers_the_payload() {
+        let addr = start();
+        let t = Instant::now();
+        let guard = addr.send(claim(1, Some("r"), 1, t)).await.unwrap().unwrap();
+        addr.send(Complete {
+            guard,
+            document_id: 9,
+            now: t,
+        })
+        .await
+        .unwrap();
+        // The reference is free here (the store answers DUPLICATE_REFERENCE).
+        assert!(addr.send(claim(1, Some("r"), 2, t)).await.unwrap().is_ok());
+        assert_eq!(
+            addr.send(claim(1, Some("other"), 1, t))
+                .await
+                .unwrap()
+                .err(),
+            Some(Duplicate::Payload {
+                document_id: Some(9)
+            })
+        );
+    }
+
+    #[actix::test]
+    async fn companies_do_not_collide() {
+        let addr = start();
+        let t = Instant::now();
+        let a = addr.send(claim(1, Some("r"), 1, t)).await.unwrap();
+        let b = addr.send(claim(2, Some("r"), 1, t)).await.unwrap();
+        assert!(a.is_ok() && b.is_ok());
+        a.unwrap().complete(1, t);
+        assert!(addr.send(claim(2, None, 1, t)).await.unwrap().is_err());
+        b.unwrap().release();
+        assert!(addr.send(claim(2, None, 1, t)).await.unwrap().is_ok());
+        assert!(addr.send(claim(3, None, 1, t)).await.unwrap().is_ok());
+    }
+
+    #[actix::test]
+    async fn old_payloads_are_pruned_with_a_scaled_window() {
+        let addr = IdempotencyLock::new(&IdempotencyConfig {
+            time_scale: 0.0001, // 30 ms
+            ..IdempotencyConfig::default()
+        })
+        .start();
+        for h in 0..10 {
+            let guard = addr
+                .send(claim(1, None, h, Instant::now()))
+                .await
+                .unwrap()
+                .unwrap();
+            guard.complete(u64::from(h), Instant::now());
+        }
+        assert_eq!(stats(&addr).await.payloads, 10);
+        assert!(addr
+            .send(claim(1, None, 3, Instant::now()))
+            .await
+            .unwrap()
+            .is_err());
+        actix::clock::sleep(Duration::from_millis(60)).await;
+        assert_eq!(
+            stats(&addr).await,
+            IdempotencyStats {
+                in_progress: 0,
+                payloads: 0
+            }
+        );
+        assert!(addr
+            .send(claim(1, None, 3, Instant::now()))
+            .await
+            .unwrap()
+            .is_ok());
+        assert_eq!(addr.send(Ping).await.unwrap(), Pong);
+    }
+}

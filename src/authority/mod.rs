@@ -11,6 +11,7 @@
 
 pub mod client;
 pub mod operation;
+pub mod port;
 pub mod simulator;
 pub mod soap;
 pub mod transmission;
