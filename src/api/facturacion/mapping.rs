@@ -1,1 +1,1032 @@
-//! (being written)
+//! `POST /facturacion` body → the engine's [`Document`], with every problem
+//! of the request reported at once as a 422 naming its JSON path.
+//!
+//! Decisions where the spec is silent:
+//! - Type 2 with `id_tipo_operacion` `10` is an export invoice, like type 6;
+//!   both take `invoice_lines`. Export invoices ignore `id_tipo_operacion`.
+//! - Notes (2, 3, 5, 10) need `id_documento_referencia` and
+//!   `id_concepto_nota`; the handler loads the referenced document and passes
+//!   it in (`None` when not found → 422 on `id_documento_referencia`). A
+//!   credit or debit note references an invoice (1, 6, 7, 8), a support
+//!   adjustment a support document, a POS adjustment a POS receipt.
+//!   The reference fields are ignored on other types.
+//! - Concepts: credit and POS adjustment 1–5, debit 1–4, support adjustment
+//!   1–3 (spec 2.8); the concept's name is the note's reason text.
+//! - Customer: the identification type defaults to `50` (foreign NIT) when
+//!   `country_code` is not `CO`, else `31` when `type_organization` is `1`,
+//!   else `13`; the organization type defaults to legal entity for `31`/`50`,
+//!   natural person otherwise. Tax responsibilities `R-99-PN`, tax scheme
+//!   `ZZ` (the object has no field for them). A Colombian municipality code
+//!   must be the 5-digit DIVIPOLA code; its department is derived from it.
+//! - `referencia_externa`: 1–100 characters, no control characters.
+//! - At most 100 field errors are listed; more are summarized in one entry.
+
+use chrono::NaiveDate;
+use emisor_store::CustomerInput;
+use rust_decimal::Decimal;
+
+use super::request::{DocumentLine, FacturacionRequest, TaxTotal};
+use crate::api::clientes::model::CustomerRequest;
+use crate::api::error::{ApiError, FieldError};
+use crate::engine::codes::{nit_check_digit, CodeScheme};
+use crate::engine::model::{
+    Address, AllowanceCharge, BillingReference, DeclaredTotals, Document, DocumentKind,
+    ExchangeRate, Line, LineTax, NoteConcept, OrganizationType, Party, Payment, TaxRate,
+    TaxSchemeRef,
+};
+use crate::engine::totals::{self, Totals, TotalsError, TOLERANCE};
+use crate::engine::validate::{is_forbidden_xml_char, ValidationError, MAX_AMOUNT, MAX_LINES};
+
+#[path = "mapping_codes.rs"]
+mod codes;
+#[path = "mapping_fields.rs"]
+mod fields;
+
+pub use fields::FieldMap;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+#[path = "tests.rs"]
+mod tests;
+
+/// Most field errors listed in one answer.
+const MAX_DETAILS: usize = 100;
+
+/// The original document of a note, as the handler loaded it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReferencedDocument {
+    pub id: u64,
+    /// Prefix + number (`SETP990000001`).
+    pub number: String,
+    /// Its CUFE / CUDE / CUDS.
+    pub code: String,
+    /// Which code it is (`CodeScheme::from_scheme_name("CUFE-SHA384")`).
+    pub scheme: CodeScheme,
+    pub issue_date: NaiveDate,
+    pub kind: DocumentKind,
+}
+
+/// A document of the top-level `tax_totals`, to compare with ours.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeclaredTax {
+    /// Index in the request's `tax_totals`.
+    pub index: usize,
+    pub code: String,
+    /// The subtotal it is about; the whole tax code when absent.
+    pub rate: Option<TaxRate>,
+    pub taxable: Option<Decimal>,
+    pub amount: Option<Decimal>,
+}
+
+/// The request translated: what the handler needs to issue and store it.
+#[derive(Debug, Clone)]
+pub struct MappedDocument {
+    pub kind: DocumentKind,
+    /// `document.declared` is `declared`.
+    pub document: Document,
+    /// For the customer upsert.
+    pub customer: CustomerInput,
+    pub transmit: bool,
+    pub asynchronous: bool,
+    pub declared: Option<DeclaredTotals>,
+    pub declared_taxes: Vec<DeclaredTax>,
+    pub external_reference: Option<String>,
+    /// Engine field → request path.
+    pub fields: FieldMap,
+}
+
+impl MappedDocument {
+    /// The request path of an engine field name.
+    pub fn api_field(&self, engine_field: &str) -> String {
+        self.fields.api_field(engine_field)
+    }
+
+    /// A 422 from the engine's validation errors
+    /// (`engine::validate::validate_and_total`), naming request paths.
+    pub fn validation_error(&self, errors: &[ValidationError]) -> ApiError {
+        let details = errors
+            .iter()
+            .map(|e| {
+                let message = e
+                    .message
+                    .strip_prefix(&format!("{}: ", e.field))
+                    .unwrap_or(&e.message);
+                FieldError::new(self.api_field(&e.field), message)
+            })
+            .collect();
+        ApiError::validation_list(cap(details))
+    }
+
+    /// Compares everything the caller declared — line amounts and taxes,
+    /// `legal_monetary_totals` (`engine::totals::check_declared`) and the
+    /// document `tax_totals` — with the computed totals, 0.01 tolerance.
+    pub fn check_declared(&self, totals: &Totals) -> Result<(), ApiError> {
+        if let Err(e) = totals::check_declared(&self.document, totals) {
+            return Err(self.totals_error(&e));
+        }
+        let mut errors = Vec::new();
+        for t in &self.declared_taxes {
+            let groups = if codes::is_withholding(&t.code) {
+                &totals.withholdings
+            } else {
+                &totals.taxes
+            };
+            let group = groups.iter().find(|g| g.code == t.code);
+            let (taxable, amount) = match (group, t.rate) {
+                (None, _) => (Decimal::ZERO, Decimal::ZERO),
+                (Some(g), None) => (Decimal::ZERO, g.amount),
+                (Some(g), Some(rate)) => g
+                    .subtotals
+                    .iter()
+                    .find(|s| same_rate(s.rate, rate))
+                    .map(|s| (s.taxable, s.amount))
+                    .unwrap_or((Decimal::ZERO, Decimal::ZERO)),
+            };
+            let f = |name: &str| format!("tax_totals[{}].{name}", t.index);
+            if let Some(d) = t.amount {
+                mismatch(&mut errors, f("tax_amount"), d, amount);
+            }
+            if let (Some(d), Some(TaxRate::Percent(_))) = (t.taxable, t.rate) {
+                mismatch(&mut errors, f("taxable_amount"), d, taxable);
+            }
+        }
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::validation_list(errors))
+        }
+    }
+
+    /// A 422 from a totals error, naming the request path.
+    pub fn totals_error(&self, e: &TotalsError) -> ApiError {
+        let field = self.api_field(e.field());
+        match e {
+            TotalsError::Mismatch {
+                declared, computed, ..
+            } => ApiError::validation(
+                field,
+                format!("declared {declared} but computed {computed}"),
+            ),
+            TotalsError::Overflow(_) => ApiError::validation(field, "amounts are too large"),
+        }
+    }
+}
+
+fn same_rate(a: TaxRate, b: TaxRate) -> bool {
+    match (a, b) {
+        (TaxRate::Percent(x), TaxRate::Percent(y)) | (TaxRate::PerUnit(x), TaxRate::PerUnit(y)) => {
+            x.normalize() == y.normalize()
+        }
+        _ => false,
+    }
+}
+
+fn mismatch(errors: &mut Vec<FieldError>, field: String, declared: Decimal, computed: Decimal) {
+    if declared
+        .checked_sub(computed)
+        .is_none_or(|d| d.abs() > TOLERANCE)
+    {
+        errors.push(FieldError::new(
+            field,
+            format!("declared {declared} but computed {computed}"),
+        ));
+    }
+}
+
+fn cap(mut details: Vec<FieldError>) -> Vec<FieldError> {
+    if details.len() > MAX_DETAILS {
+        let more = details.len() - MAX_DETAILS;
+        details.truncate(MAX_DETAILS);
+        details.push(FieldError::new(
+            "body",
+            format!("{more} more errors not listed"),
+        ));
+    }
+    details
+}
+
+/// Which array carries the lines of a kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LineArray {
+    Invoice,
+    Credit,
+    Debit,
+}
+
+impl LineArray {
+    fn of(kind: DocumentKind) -> LineArray {
+        match kind {
+            DocumentKind::CreditNote
+            | DocumentKind::SupportAdjustment
+            | DocumentKind::PosAdjustment => LineArray::Credit,
+            DocumentKind::DebitNote => LineArray::Debit,
+            _ => LineArray::Invoice,
+        }
+    }
+
+    const ALL: [LineArray; 3] = [LineArray::Invoice, LineArray::Credit, LineArray::Debit];
+
+    fn name(self) -> &'static str {
+        match self {
+            LineArray::Invoice => "invoice_lines",
+            LineArray::Credit => "credit_note_lines",
+            LineArray::Debit => "debit_note_lines",
+        }
+    }
+
+    fn quantity_name(self) -> &'static str {
+        match self {
+            LineArray::Invoice => "invoiced_quantity",
+            LineArray::Credit => "credited_quantity",
+            LineArray::Debit => "debited_quantity",
+        }
+    }
+
+    fn lines(self, req: &FacturacionRequest) -> Option<&Vec<DocumentLine>> {
+        match self {
+            LineArray::Invoice => req.invoice_lines.as_ref(),
+            LineArray::Credit => req.credit_note_lines.as_ref(),
+            LineArray::Debit => req.debit_note_lines.as_ref(),
+        }
+    }
+
+    fn quantity(self, line: &DocumentLine) -> Option<Decimal> {
+        match self {
+            LineArray::Invoice => line.invoiced_quantity,
+            LineArray::Credit => line.credited_quantity,
+            LineArray::Debit => line.debited_quantity,
+        }
+    }
+}
+
+/// Field errors being collected.
+#[derive(Default)]
+struct Errors(Vec<FieldError>);
+
+impl Errors {
+    fn push(&mut self, field: impl Into<String>, message: impl Into<String>) {
+        self.0.push(FieldError::new(field, message));
+    }
+
+    /// Characters XML 1.0 cannot carry.
+    fn text(&mut self, field: &str, value: &str) {
+        if let Some(c) = value.chars().find(|c| is_forbidden_xml_char(*c)) {
+            self.push(
+                field,
+                format!(
+                    "contains a character XML cannot carry (U+{:04X})",
+                    u32::from(c)
+                ),
+            );
+        }
+    }
+
+    fn opt_text(&mut self, field: &str, value: Option<&str>) {
+        if let Some(v) = value {
+            self.text(field, v);
+        }
+    }
+
+    /// Non-negative (or positive) and at most 10^15. Returns whether it is fine.
+    fn amount(&mut self, field: &str, value: Decimal, allow_zero: bool) -> bool {
+        let message = if value.is_sign_negative() && !value.is_zero() {
+            "must not be negative"
+        } else if !allow_zero && value.is_zero() {
+            "must be greater than zero"
+        } else if value > MAX_AMOUNT {
+            "is too large (at most 10^15)"
+        } else {
+            return true;
+        };
+        self.push(field, message);
+        false
+    }
+}
+
+fn kind_name(kind: DocumentKind) -> &'static str {
+    match kind {
+        DocumentKind::Invoice => "a sales invoice",
+        DocumentKind::CreditNote => "a credit note",
+        DocumentKind::DebitNote => "a debit note",
+        DocumentKind::SupportDocument => "a support document",
+        DocumentKind::SupportAdjustment => "a support-document adjustment note",
+        DocumentKind::ExportInvoice => "an export invoice",
+        DocumentKind::ContingencyT03 => "a contingency T03 document",
+        DocumentKind::ContingencyT04 => "a contingency T04 document",
+        DocumentKind::Pos => "a POS receipt",
+        DocumentKind::PosAdjustment => "a POS adjustment note",
+    }
+}
+
+/// `id_tipo_documento` (and `id_tipo_operacion` for the export sent as 2).
+pub fn document_kind(req: &FacturacionRequest) -> Result<DocumentKind, ApiError> {
+    let kind = u8::try_from(req.id_tipo_documento)
+        .ok()
+        .and_then(DocumentKind::from_code)
+        .ok_or_else(|| {
+            ApiError::validation(
+                "id_tipo_documento",
+                "must be 1 to 10: 1 FE, 2 NC, 3 ND, 4 DS, 5 DS adjustment, 6 export, 7 T03, 8 T04, 9 POS, 10 POS adjustment",
+            )
+        })?;
+    let export_op = req.id_tipo_operacion.as_deref().map(str::trim) == Some("10");
+    Ok(if kind == DocumentKind::CreditNote && export_op {
+        DocumentKind::ExportInvoice
+    } else {
+        kind
+    })
+}
+
+/// Translates the request; `reference` is the document named by
+/// `id_documento_referencia` (notes only; `None` when it does not exist).
+pub fn to_document(
+    req: &FacturacionRequest,
+    reference: Option<&ReferencedDocument>,
+) -> Result<MappedDocument, ApiError> {
+    let kind = document_kind(req)?;
+    let mut e = Errors::default();
+
+    let counterparty = map_customer(&req.customer, &mut e);
+    let array = LineArray::of(kind);
+    let mut fields = FieldMap {
+        array: array.name(),
+        quantity: array.quantity_name(),
+        taxes: Vec::new(),
+    };
+    let lines = map_lines(req, kind, array, &mut e, &mut fields);
+    let (billing_reference, note_concept) = map_reference(req, kind, reference, &mut e)?;
+    let (currency, exchange_rate) = map_currency(req, &mut e);
+
+    let delivery_terms = req
+        .delivery
+        .as_ref()
+        .and_then(|d| d.delivery_terms.as_deref())
+        .map(|t| t.trim().to_ascii_uppercase())
+        .filter(|t| !t.is_empty());
+    if let Some(t) = &delivery_terms {
+        if !codes::INCOTERMS.contains(&t.as_str()) {
+            e.push(
+                "delivery.delivery_terms",
+                format!("must be an Incoterm: {}", codes::INCOTERMS.join(", ")),
+            );
+        }
+    }
+
+    let operation_type = map_operation_type(req, kind, &mut e);
+    let payments = map_payment(req, &mut e);
+
+    let notes: Vec<String> = req
+        .notes
+        .iter()
+        .filter(|n| !n.trim().is_empty())
+        .cloned()
+        .collect();
+    e.opt_text("notes", req.notes.as_deref());
+
+    let declared = req.legal_monetary_totals.as_ref().map(|t| {
+        let f = |name: &str| format!("legal_monetary_totals.{name}");
+        for (name, value) in [
+            ("line_extension_amount", t.line_extension_amount),
+            ("tax_exclusive_amount", t.tax_exclusive_amount),
+            ("tax_inclusive_amount", t.tax_inclusive_amount),
+            ("payable_amount", t.payable_amount),
+        ] {
+            if let Some(v) = value {
+                e.amount(&f(name), v, true);
+            }
+        }
+        DeclaredTotals {
+            line_extension: t.line_extension_amount,
+            tax_exclusive: t.tax_exclusive_amount,
+            tax_inclusive: t.tax_inclusive_amount,
+            payable: t.payable_amount,
+        }
+    });
+    let declared_taxes = req
+        .tax_totals
+        .iter()
+        .flatten()
+        .enumerate()
+        .filter_map(|(k, t)| map_declared_tax(k, t, &mut e))
+        .collect();
+
+    let external_reference = req
+        .referencia_externa
+        .as_ref()
+        .map(|r| r.trim().to_string());
+    if let Some(r) = &external_reference {
+        if r.is_empty() || r.chars().count() > 100 || r.chars().any(char::is_control) {
+            e.push(
+                "referencia_externa",
+                "must be 1 to 100 characters without control characters",
+            );
+        }
+    }
+
+    if !e.0.is_empty() {
+        return Err(ApiError::validation_list(cap(e.0)));
+    }
+    let mut document = Document::new(kind, counterparty, lines);
+    document.operation_type = operation_type;
+    document.notes = notes;
+    document.payments = payments;
+    document.currency = currency;
+    document.exchange_rate = exchange_rate;
+    document.delivery_terms = delivery_terms;
+    document.billing_reference = billing_reference;
+    document.note_concept = note_concept;
+    document.declared = declared.clone();
+    Ok(MappedDocument {
+        kind,
+        document,
+        customer: req.customer.to_input(),
+        transmit: req.transmit(),
+        asynchronous: req.asynchronous(),
+        declared,
+        declared_taxes,
+        external_reference,
+        fields,
+    })
+}
+
+fn map_customer(c: &CustomerRequest, e: &mut Errors) -> Party {
+    e.0.extend(c.validate("customer."));
+    e.text("customer.identification_number", &c.identification_number);
+    e.text("customer.name", &c.name);
+    e.text("customer.email", &c.email);
+    e.opt_text("customer.address", c.address.as_deref());
+    e.opt_text("customer.phone", c.phone.as_deref());
+    let municipality_code = c
+        .municipality
+        .as_ref()
+        .and_then(|m| m.code.as_deref())
+        .map(str::trim)
+        .unwrap_or_default();
+    let municipality_name = c
+        .municipality
+        .as_ref()
+        .and_then(|m| m.name.as_deref())
+        .map(str::trim)
+        .unwrap_or_default();
+    e.text("customer.municipality.code", municipality_code);
+    e.text("customer.municipality.name", municipality_name);
+
+    let country = c.country_code.as_deref().unwrap_or("CO");
+    let org_code = c.type_organization.as_ref().map(|o| o.code.as_str());
+    let id_type = match c.type_document_identification.as_ref() {
+        Some(t) => t.code.clone(),
+        None if country != "CO" => "50".into(),
+        None if org_code == Some("1") => "31".into(),
+        None => "13".into(),
+    };
+    let organization_type = match org_code {
+        Some("1") => OrganizationType::LegalEntity,
+        Some(_) => OrganizationType::NaturalPerson,
+        None if matches!(id_type.as_str(), "31" | "50") => OrganizationType::LegalEntity,
+        None => OrganizationType::NaturalPerson,
+    };
+
+    let mut department_code = String::new();
+    let mut department_name = String::new();
+    if country == "CO" && !municipality_code.is_empty() {
+        let department = municipality_code
+            .get(..2)
+            .and_then(|d| Some((d, codes::department_name(d)?)));
+        match department {
+            Some((code, name))
+                if municipality_code.len() == 5
+                    && municipality_code.bytes().all(|b| b.is_ascii_digit()) =>
+            {
+                department_code = code.to_string();
+                department_name = name.to_string();
+            }
+            _ => e.push(
+                "customer.municipality.code",
+                "must be the 5-digit DIVIPOLA municipality code (e.g. 11001)",
+            ),
+        }
+    }
+    let address_line = c.address.as_deref().map(str::trim).unwrap_or_default();
+    let has_address = !address_line.is_empty()
+        || !municipality_code.is_empty()
+        || !municipality_name.is_empty()
+        || c.country_code.is_some();
+    let address = has_address.then(|| Address {
+        line: address_line.to_string(),
+        municipality_code: municipality_code.to_string(),
+        municipality_name: municipality_name.to_string(),
+        department_name,
+        department_code,
+        postal_zone: None,
+        country_code: country.to_string(),
+        country_name: if country == "CO" { "Colombia" } else { "" }.to_string(),
+    });
+
+    let id_number = c.identification_number.trim().to_string();
+    let check_digit = if id_type == "31" {
+        nit_check_digit(&id_number)
+    } else {
+        None
+    };
+    let nonempty = |s: &str| Some(s.trim().to_string()).filter(|s| !s.is_empty());
+    Party {
+        id_type,
+        id_number,
+        check_digit,
+        name: c.name.trim().to_string(),
+        trade_name: None,
+        email: nonempty(&c.email),
+        phone: c.phone.as_deref().and_then(nonempty),
+        address,
+        organization_type,
+        tax_responsibilities: "R-99-PN".into(),
+        tax_scheme: TaxSchemeRef::default(),
+    }
+}
+
+fn map_lines(
+    req: &FacturacionRequest,
+    kind: DocumentKind,
+    array: LineArray,
+    e: &mut Errors,
+    fields: &mut FieldMap,
+) -> Vec<Line> {
+    let name = array.name();
+    let Some(items) = array.lines(req).filter(|l| !l.is_empty()) else {
+        let sent: Vec<&str> = LineArray::ALL
+            .iter()
+            .filter(|a| **a != array && a.lines(req).is_some_and(|l| !l.is_empty()))
+            .map(|a| a.name())
+            .collect();
+        let hint = if sent.is_empty() {
+            String::new()
+        } else {
+            format!(" (not {})", sent.join(", "))
+        };
+        e.push(
+            name,
+            format!(
+                "at least one line is required: {} (id_tipo_documento {}) takes {name}{hint}",
+                kind_name(kind),
+                req.id_tipo_documento
+            ),
+        );
+        return Vec::new();
+    };
+    if items.len() > MAX_LINES {
+        e.push(
+            name,
+            format!("at most {MAX_LINES} lines ({} sent)", items.len()),
+        );
+        return Vec::new();
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let (line, taxes, withholdings) = map_line(i, l, array, e);
+            fields.taxes.push((taxes, withholdings));
+            line
+        })
+        .collect()
+}
+
+/// One line; returns it with the request index of each tax and withholding.
+fn map_line(
+    i: usize,
+    l: &DocumentLine,
+    array: LineArray,
+    e: &mut Errors,
+) -> (Line, Vec<usize>, Vec<usize>) {
+    let f = |field: &str| format!("{}[{i}].{field}", array.name());
+    let before = e.0.len();
+
+    if l.description.trim().is_empty() {
+        e.push(f("description"), "is required");
+    }
+    e.text(&f("description"), &l.description);
+
+    let quantity = match array.quantity(l) {
+        Some(q) => {
+            e.amount(&f(array.quantity_name()), q, false);
+            q
+        }
+        None => {
+            let other = LineArray::ALL
+                .iter()
+                .find(|a| **a != array && a.quantity(l).is_some());
+            let message = match other {
+                Some(a) => format!(
+                    "is required: {} use {}, not {}",
+                    array.name(),
+                    array.quantity_name(),
+                    a.quantity_name()
+                ),
+                None => "is required".into(),
+            };
+            e.push(f(array.quantity_name()), message);
+            Decimal::ZERO
+        }
+    };
+    e.amount(&f("price_amount"), l.price_amount, true);
+    if let Some(x) = l.line_extension_amount {
+        e.amount(&f("line_extension_amount"), x, true);
+    }
+
+    let unit_code = match &l.unit_measure {
+        Some(u) => {
+            let code = u.code.trim().to_string();
+            if code.is_empty() || code.len() > 3 || !code.bytes().all(|b| b.is_ascii_alphanumeric())
+            {
+                e.push(
+                    f("unit_measure.code"),
+                    "must be a unit code of 1 to 3 letters or digits (94, KGM, E48 ...)",
+                );
+            }
+            code
+        }
+        None => "94".into(),
+    };
+    let item_code = l
+        .code
+        .as_deref()
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(str::to_string);
+    if let Some(c) = &item_code {
+        e.text(&f("code"), c);
+        if c.chars().count() > 100 {
+            e.push(f("code"), "at most 100 characters");
+        }
+    }
+
+    let mut allowances_charges = Vec::new();
+    for (j, a) in l.allowance_charges.iter().flatten().enumerate() {
+        let g = |field: &str| f(&format!("allowance_charges[{j}].{field}"));
+        e.amount(&g("amount"), a.amount, true);
+        e.opt_text(&g("reason"), a.reason.as_deref());
+        e.opt_text(&g("reason_code"), a.reason_code.as_deref());
+        let reason = a
+            .reason
+            .as_deref()
+            .map(str::trim)
+            .filter(|r| !r.is_empty())
+            .unwrap_or(if a.charge_indicator {
+                "Cargo"
+            } else {
+                "Descuento"
+            });
+        allowances_charges.push(AllowanceCharge {
+            is_charge: a.charge_indicator,
+            reason_code: a.reason_code.clone(),
+            reason: reason.to_string(),
+            amount: a.amount,
+        });
+    }
+
+    let mut taxes = Vec::new();
+    let mut withholdings = Vec::new();
+    let mut tax_sources = Vec::new();
+    let mut withholding_sources = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    for (j, t) in l.tax_totals.iter().flatten().enumerate() {
+        let field = f(&format!("tax_totals[{j}]"));
+        let Some(tax) = map_tax(&field, t, true, e) else {
+            continue;
+        };
+        if seen.contains(&tax.code) {
+            e.push(
+                format!("{field}.tax_code"),
+                format!("tax {} appears twice on the line", tax.code),
+            );
+        }
+        seen.push(tax.code.clone());
+        if codes::is_withholding(&tax.code) {
+            withholdings.push(tax);
+            withholding_sources.push(j);
+        } else {
+            taxes.push(tax);
+            tax_sources.push(j);
+        }
+    }
+
+    let line = Line {
+        description: l.description.trim().to_string(),
+        quantity,
+        unit_code,
+        unit_price: l.price_amount,
+        line_extension: l.line_extension_amount,
+        taxes,
+        withholdings,
+        allowances_charges,
+        item_code,
+    };
+    // The subtotal, when the line is otherwise sound.
+    if e.0.len() == before {
+        if let Some(declared) = l.line_extension_amount {
+            match totals::line_totals(&line, i) {
+                Ok(lt) => {
+                    let diff = declared.checked_sub(lt.line_extension);
+                    if diff.is_none_or(|d| d.abs() > TOLERANCE) {
+                        e.push(
+                            f("line_extension_amount"),
+                            format!(
+                                "is {declared} but quantity × price_amount rounded half-up to 2 decimals{} is {}",
+                                if line.allowances_charges.is_empty() { "" } else { ", − discounts + charges," },
+                                lt.line_extension
+                            ),
+                        );
+                    }
+                }
+                Err(_) => e.push(f("price_amount"), "quantity × price_amount is too large"),
+            }
+        }
+    }
+    (line, tax_sources, withholding_sources)
+}
+
+/// A `tax_totals` item; `None` when it is unusable (errors pushed).
+fn map_tax(field: &str, t: &TaxTotal, on_line: bool, e: &mut Errors) -> Option<LineTax> {
+    let before = e.0.len();
+    let code = codes::normalize_tax_code(&t.tax_code);
+    if !codes::TAX_CODES.contains(&code.as_str()) {
+        e.push(
+            format!("{field}.tax_code"),
+            format!(
+                "unknown tax code `{}` (01 IVA, 03 ICA, 04 INC, 22 bags, 24-26 fuels; withholdings 05, 06, 07 ...)",
+                t.tax_code
+            ),
+        );
+    }
+    e.opt_text(&format!("{field}.tax_name"), t.tax_name.as_deref());
+    let rate = match (t.percent, t.per_unit_amount) {
+        (Some(_), Some(_)) => {
+            e.push(
+                format!("{field}.percent"),
+                "send either percent or per_unit_amount, not both",
+            );
+            None
+        }
+        (Some(p), None) => {
+            if p.is_sign_negative() && !p.is_zero() || p > Decimal::ONE_HUNDRED {
+                e.push(format!("{field}.percent"), "must be between 0 and 100");
+            }
+            Some(TaxRate::Percent(p))
+        }
+        (None, Some(a)) => {
+            e.amount(&format!("{field}.per_unit_amount"), a, true);
+            Some(TaxRate::PerUnit(a))
+        }
+        (None, None) => {
+            if on_line {
+                e.push(
+                    format!("{field}.percent"),
+                    "is required (or per_unit_amount for a fixed amount per unit)",
+                );
+            }
+            None
+        }
+    };
+    if let Some(x) = t.taxable_amount {
+        e.amount(&format!("{field}.taxable_amount"), x, true);
+    }
+    if let Some(x) = t.tax_amount {
+        e.amount(&format!("{field}.tax_amount"), x, true);
+    }
+    if e.0.len() != before {
+        return None;
+    }
+    Some(LineTax {
+        code,
+        rate: rate.unwrap_or(TaxRate::Percent(Decimal::ZERO)),
+        taxable: t.taxable_amount,
+        amount: t.tax_amount,
+    })
+}
+
+fn map_declared_tax(index: usize, t: &TaxTotal, e: &mut Errors) -> Option<DeclaredTax> {
+    let field = format!("tax_totals[{index}]");
+    let tax = map_tax(&field, t, false, e)?;
+    let rate = (t.percent.is_some() || t.per_unit_amount.is_some()).then_some(tax.rate);
+    Some(DeclaredTax {
+        index,
+        code: tax.code,
+        rate,
+        taxable: tax.taxable,
+        amount: tax.amount,
+    })
+}
+
+fn reference_fits(note: DocumentKind, original: DocumentKind) -> bool {
+    match note {
+        DocumentKind::CreditNote | DocumentKind::DebitNote => matches!(
+            original,
+            DocumentKind::Invoice
+                | DocumentKind::ExportInvoice
+                | DocumentKind::ContingencyT03
+                | DocumentKind::ContingencyT04
+        ),
+        DocumentKind::SupportAdjustment => original == DocumentKind::SupportDocument,
+        DocumentKind::PosAdjustment => original == DocumentKind::Pos,
+        _ => true,
+    }
+}
+
+type NoteParts = (Option<BillingReference>, Option<NoteConcept>);
+
+fn map_reference(
+    req: &FacturacionRequest,
+    kind: DocumentKind,
+    reference: Option<&ReferencedDocument>,
+    e: &mut Errors,
+) -> Result<NoteParts, ApiError> {
+    if !kind.needs_reference() {
+        return Ok((None, None));
+    }
+    let what = kind_name(kind);
+    let billing = match (req.id_documento_referencia, reference) {
+        (None, _) => {
+            e.push(
+                "id_documento_referencia",
+                format!("is required for {what}: the id of the original document"),
+            );
+            None
+        }
+        (Some(_), None) => {
+            e.push("id_documento_referencia", "document not found");
+            None
+        }
+        (Some(id), Some(r)) if r.id != id => {
+            return Err(ApiError::Internal(format!(
+                "referenced document {} passed for id_documento_referencia {id}",
+                r.id
+            )));
+        }
+        (Some(_), Some(r)) if !reference_fits(kind, r.kind) => {
+            e.push(
+                "id_documento_referencia",
+                format!(
+                    "is {} ({}), which {what} cannot reference",
+                    kind_name(r.kind),
+                    r.number
+                ),
+            );
+            None
+        }
+        (Some(_), Some(r)) => Some(BillingReference {
+            number: r.number.clone(),
+            code: r.code.clone(),
+            issue_date: r.issue_date,
+            scheme: r.scheme,
+        }),
+    };
+    let allowed = codes::concepts(kind);
+    let concept = match req.id_concepto_nota.as_deref().map(str::trim) {
+        None | Some("") => {
+            e.push(
+                "id_concepto_nota",
+                format!("is required for {what} (spec 2.8)"),
+            );
+            None
+        }
+        Some(code) => match allowed.iter().find(|(c, _)| *c == code) {
+            Some((c, description)) => Some(NoteConcept {
+                code: (*c).to_string(),
+                description: (*description).to_string(),
+            }),
+            None => {
+                let list: Vec<String> = allowed.iter().map(|(c, d)| format!("{c} {d}")).collect();
+                e.push(
+                    "id_concepto_nota",
+                    format!("must be one of: {}", list.join("; ")),
+                );
+                None
+            }
+        },
+    };
+    Ok((billing, concept))
+}
+
+fn map_currency(req: &FacturacionRequest, e: &mut Errors) -> (String, Option<ExchangeRate>) {
+    let from_id = match req.id_tipo_moneda.as_deref() {
+        Some(id) => match codes::currency(id) {
+            Ok(c) => Some(c),
+            Err(m) => {
+                e.push("id_tipo_moneda", m);
+                None
+            }
+        },
+        None => None,
+    };
+    let x = req.exchange_rate.as_ref();
+    let source = x
+        .and_then(|x| x.source_currency.as_deref())
+        .map(|s| s.trim().to_string());
+    if let Some(s) = &source {
+        if !codes::is_currency_code(s) {
+            e.push(
+                "exchange_rate.source_currency",
+                "must be an ISO 4217 code such as USD",
+            );
+        }
+    }
+    if let (Some(a), Some(b)) = (&from_id, &source) {
+        if a != b {
+            e.push(
+                "id_tipo_moneda",
+                format!("is {a} but exchange_rate.source_currency is {b}"),
+            );
+        }
+    }
+    let currency = from_id
+        .or_else(|| source.clone())
+        .unwrap_or_else(|| "COP".into());
+    let exchange_rate = match x {
+        None => {
+            if currency != "COP" {
+                e.push(
+                    "exchange_rate",
+                    format!("is required for a document in {currency}"),
+                );
+            }
+            None
+        }
+        Some(x) => {
+            let target = x
+                .target_currency
+                .as_deref()
+                .map(str::trim)
+                .unwrap_or("COP")
+                .to_string();
+            if !codes::is_currency_code(&target) {
+                e.push(
+                    "exchange_rate.target_currency",
+                    "must be an ISO 4217 code such as COP",
+                );
+            }
+            e.amount("exchange_rate.calculation_rate", x.calculation_rate, false);
+            Some(ExchangeRate {
+                source_currency: source.unwrap_or_else(|| currency.clone()),
+                target_currency: target,
+                rate: x.calculation_rate,
+                date: x.date,
+            })
+        }
+    };
+    (currency, exchange_rate)
+}
+
+fn map_operation_type(
+    req: &FacturacionRequest,
+    kind: DocumentKind,
+    e: &mut Errors,
+) -> Option<String> {
+    let op = req
+        .id_tipo_operacion
+        .as_deref()
+        .map(str::trim)
+        .filter(|o| !o.is_empty())?;
+    if kind == DocumentKind::ExportInvoice {
+        return None;
+    }
+    let allowed = codes::operation_types(kind);
+    if allowed.contains(&op) {
+        Some(op.to_string())
+    } else {
+        e.push(
+            "id_tipo_operacion",
+            format!("{} accepts {}", kind_name(kind), allowed.join(", ")),
+        );
+        None
+    }
+}
+
+fn map_payment(req: &FacturacionRequest, e: &mut Errors) -> Vec<Payment> {
+    let Some(p) = &req.payment_form else {
+        return Vec::new();
+    };
+    let form = p.id.as_deref().map(str::trim).unwrap_or("1").to_string();
+    if !matches!(form.as_str(), "1" | "2") {
+        e.push("payment_form.id", "must be 1 (cash) or 2 (credit)");
+    }
+    let method = p
+        .method
+        .as_deref()
+        .map(str::trim)
+        .unwrap_or("10")
+        .to_string();
+    if method.is_empty() || method.len() > 3 || !method.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        e.push(
+            "payment_form.method",
+            "must be a payment means code (10 cash, 42 deposit, 47 transfer, 48 credit card ...)",
+        );
+    }
+    if form == "2" && p.due_date.is_none() {
+        e.push("payment_form.due_date", "is required for credit (id 2)");
+    }
+    vec![Payment {
+        form,
+        method,
+        due_date: p.due_date,
+    }]
+}

@@ -1,1 +1,330 @@
-//! (being written)
+//! The JSON body of `POST /facturacion` (spec 2.5–2.7), as the caller sends it.
+//!
+//! Shape decisions where the spec is silent:
+//! - Unknown fields are ignored (lenient), at every level: client libraries
+//!   written for similar APIs send extra keys, and every field that changes
+//!   the document is checked when present.
+//! - Every number that is money, a quantity, a rate or a percentage is read
+//!   exactly from the JSON text into a [`Decimal`] (`0.1` stays `0.1`, `1e-2`
+//!   is `0.01`); a JSON string where a number is expected is a wrong type
+//!   (400). Integers are plain JSON integers.
+//! - Codes (`id_concepto_nota`, `id_tipo_operacion`, `payment_form.id`,
+//!   `payment_form.method`, `tax_code`, `unit_measure.code`) are strings, but
+//!   a JSON integer is accepted too (`2` means `"2"`); anything else is 400.
+//! - `id_tipo_moneda` is the ISO 4217 numeric code (`840` USD, `978` EUR,
+//!   `170` COP); the alphabetic code as a string (`"USD"`) is accepted too.
+//! - `payment_form` is `{id, method, due_date}`: `id` `1` cash or `2` credit
+//!   (default `1`), `method` a payment means code (`10` cash, `42` deposit,
+//!   `47` transfer, `48` credit card ...; default `10`), `due_date`
+//!   `YYYY-MM-DD`, required for credit.
+//! - One line type serves the three arrays; it carries the three quantity
+//!   names and the mapping requires the one of its array
+//!   (`invoice_lines[].invoiced_quantity`, `credit_note_lines[].credited_quantity`,
+//!   `debit_note_lines[].debited_quantity`).
+//! - `line_extension_amount` (spec: required) is optional: computed when
+//!   absent, checked when present.
+
+use chrono::NaiveDate;
+use rust_decimal::Decimal;
+use serde::de::Unexpected;
+use serde::{Deserialize, Deserializer};
+use utoipa::ToSchema;
+
+use crate::api::clientes::model::CustomerRequest;
+
+#[path = "examples.rs"]
+pub mod examples;
+
+/// `POST /facturacion` body (spec 2.5).
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct FacturacionRequest {
+    /// Document type 1–10 (spec 2.2): 1 FE, 2 NC, 3 ND, 4 DS, 5 DS adjustment,
+    /// 6 export, 7 T03, 8 T04, 9 POS, 10 POS adjustment. Type 2 with
+    /// `id_tipo_operacion` `10` is also an export invoice.
+    pub id_tipo_documento: i64,
+    /// Transmit to the tax authority now; default `true`. `false` keeps the
+    /// document as a draft (state 1) with its number, XML and code.
+    #[serde(default)]
+    pub transmit: Option<bool>,
+    /// `true`: answer 202 and process in the background; default `false`.
+    #[serde(default, rename = "async")]
+    pub r#async: Option<bool>,
+    /// The customer (for support documents 4 and 5: the vendor not obliged
+    /// to invoice, usually a natural person with a CC, `13`).
+    pub customer: CustomerRequest,
+    /// Lines of types 1, 4, 6, 7, 8, 9 (and of an export sent as type 2).
+    #[serde(default)]
+    pub invoice_lines: Option<Vec<DocumentLine>>,
+    /// Lines of types 2, 5 and 10.
+    #[serde(default)]
+    pub credit_note_lines: Option<Vec<DocumentLine>>,
+    /// Lines of type 3.
+    #[serde(default)]
+    pub debit_note_lines: Option<Vec<DocumentLine>>,
+    /// Totals the caller computed; checked against ours (0.01 tolerance).
+    #[serde(default)]
+    pub legal_monetary_totals: Option<LegalMonetaryTotals>,
+    /// Document taxes the caller computed, one item per tax code (and rate);
+    /// checked against ours.
+    #[serde(default)]
+    pub tax_totals: Option<Vec<TaxTotal>>,
+    #[serde(default)]
+    pub payment_form: Option<PaymentForm>,
+    /// Free text printed on the document.
+    #[serde(default)]
+    pub notes: Option<String>,
+    /// Notes and adjustments (2, 3, 5, 10): id of the original document.
+    #[serde(default)]
+    pub id_documento_referencia: Option<u64>,
+    /// Notes and adjustments: concept code (spec 2.8).
+    #[serde(default, deserialize_with = "code::option")]
+    #[schema(value_type = Option<String>)]
+    pub id_concepto_nota: Option<String>,
+    /// Caller's unique reference (idempotency key), up to 100 characters.
+    #[serde(default)]
+    pub referencia_externa: Option<String>,
+    /// Operation type (`cbc:CustomizationID`): `10` standard (with type 2:
+    /// export), `11` health, `12` cargo transport ...
+    #[serde(default, deserialize_with = "code::option")]
+    #[schema(value_type = Option<String>)]
+    pub id_tipo_operacion: Option<String>,
+    /// Currency: ISO 4217 numeric (`840`) or alphabetic (`"USD"`); default COP.
+    #[serde(default, deserialize_with = "code::option")]
+    #[schema(value_type = Option<i64>)]
+    pub id_tipo_moneda: Option<String>,
+    /// Required when the currency is not COP.
+    #[serde(default)]
+    pub exchange_rate: Option<ExchangeRateRequest>,
+    #[serde(default)]
+    pub delivery: Option<Delivery>,
+}
+
+/// One line of `invoice_lines`, `credit_note_lines` or `debit_note_lines`
+/// (spec 2.7).
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct DocumentLine {
+    pub description: String,
+    /// Quantity of an `invoice_lines` item.
+    #[serde(default, deserialize_with = "amount::option")]
+    #[schema(value_type = Option<f64>)]
+    pub invoiced_quantity: Option<Decimal>,
+    /// Quantity of a `credit_note_lines` item.
+    #[serde(default, deserialize_with = "amount::option")]
+    #[schema(value_type = Option<f64>)]
+    pub credited_quantity: Option<Decimal>,
+    /// Quantity of a `debit_note_lines` item.
+    #[serde(default, deserialize_with = "amount::option")]
+    #[schema(value_type = Option<f64>)]
+    pub debited_quantity: Option<Decimal>,
+    /// Line subtotal without taxes: quantity × price rounded half-up to 2
+    /// decimals, − discounts + charges. Computed when absent.
+    #[serde(default, deserialize_with = "amount::option")]
+    #[schema(value_type = Option<f64>)]
+    pub line_extension_amount: Option<Decimal>,
+    /// Unit price.
+    #[serde(deserialize_with = "amount::required")]
+    #[schema(value_type = f64)]
+    pub price_amount: Decimal,
+    /// Unit of measure; `94` (unit) when absent. Others: `KGM`, `E48`, `LTR` ...
+    #[serde(default)]
+    pub unit_measure: Option<UnitMeasure>,
+    /// Item code (`cac:StandardItemIdentification`); the line number when absent.
+    #[serde(default)]
+    pub code: Option<String>,
+    /// Taxes and withholdings (`05` ReteIVA, `06` ReteRenta, `07` ReteICA) of
+    /// the line.
+    #[serde(default)]
+    pub tax_totals: Option<Vec<TaxTotal>>,
+    /// Discounts and charges of the line.
+    #[serde(default)]
+    pub allowance_charges: Option<Vec<AllowanceChargeRequest>>,
+}
+
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct UnitMeasure {
+    #[serde(deserialize_with = "code::required")]
+    #[schema(value_type = String)]
+    pub code: String,
+}
+
+/// A tax of a line, or of the document (top-level `tax_totals`).
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct TaxTotal {
+    /// `01` IVA, `02` IC, `03` ICA, `04` INC, `22` INC bags, `24`/`25`/`26`
+    /// fuels ...; withholdings `05`, `06`, `07`.
+    #[serde(deserialize_with = "code::required")]
+    #[schema(value_type = String)]
+    pub tax_code: String,
+    /// Informative; the authority's name is used.
+    #[serde(default)]
+    pub tax_name: Option<String>,
+    /// Rate in percent, 0–100. A line tax needs `percent` or `per_unit_amount`.
+    #[serde(default, deserialize_with = "amount::option")]
+    #[schema(value_type = Option<f64>)]
+    pub percent: Option<Decimal>,
+    /// Fixed amount per unit of quantity (bags `22`, fuels `24`–`26`).
+    #[serde(default, deserialize_with = "amount::option")]
+    #[schema(value_type = Option<f64>)]
+    pub per_unit_amount: Option<Decimal>,
+    /// Taxable base; the line subtotal when absent (ReteIVA: the line's IVA).
+    #[serde(default, deserialize_with = "amount::option")]
+    #[schema(value_type = Option<f64>)]
+    pub taxable_amount: Option<Decimal>,
+    /// Tax amount; checked against ours when present.
+    #[serde(default, deserialize_with = "amount::option")]
+    #[schema(value_type = Option<f64>)]
+    pub tax_amount: Option<Decimal>,
+}
+
+/// A discount (`charge_indicator` false, the default) or a charge of a line.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct AllowanceChargeRequest {
+    #[serde(default)]
+    pub charge_indicator: bool,
+    #[serde(deserialize_with = "amount::required")]
+    #[schema(value_type = f64)]
+    pub amount: Decimal,
+    /// Free text; `Descuento` or `Cargo` when absent.
+    #[serde(default)]
+    pub reason: Option<String>,
+    /// Discount reason code of the authority's list (`00`–`11`).
+    #[serde(default, deserialize_with = "code::option")]
+    #[schema(value_type = Option<String>)]
+    pub reason_code: Option<String>,
+}
+
+/// Spec 2.7 `legal_monetary_totals`; any may be omitted.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+pub struct LegalMonetaryTotals {
+    #[serde(default, deserialize_with = "amount::option")]
+    #[schema(value_type = Option<f64>)]
+    pub line_extension_amount: Option<Decimal>,
+    #[serde(default, deserialize_with = "amount::option")]
+    #[schema(value_type = Option<f64>)]
+    pub tax_exclusive_amount: Option<Decimal>,
+    #[serde(default, deserialize_with = "amount::option")]
+    #[schema(value_type = Option<f64>)]
+    pub tax_inclusive_amount: Option<Decimal>,
+    #[serde(default, deserialize_with = "amount::option")]
+    #[schema(value_type = Option<f64>)]
+    pub payable_amount: Option<Decimal>,
+}
+
+/// Payment form and means (not shown by the spec; decided here).
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+pub struct PaymentForm {
+    /// `1` cash (default), `2` credit.
+    #[serde(default, deserialize_with = "code::option")]
+    #[schema(value_type = Option<String>)]
+    pub id: Option<String>,
+    /// Payment means code: `10` cash (default), `42` deposit, `47` transfer,
+    /// `48` credit card, `49` debit card ...
+    #[serde(default, deserialize_with = "code::option")]
+    #[schema(value_type = Option<String>)]
+    pub method: Option<String>,
+    /// Required for credit.
+    #[serde(default)]
+    pub due_date: Option<NaiveDate>,
+}
+
+/// Spec 2.5 `exchange_rate`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct ExchangeRateRequest {
+    /// Document currency (ISO 4217); from `id_tipo_moneda` when absent.
+    #[serde(default)]
+    pub source_currency: Option<String>,
+    /// `COP` when absent.
+    #[serde(default)]
+    pub target_currency: Option<String>,
+    /// Pesos per unit of the source currency.
+    #[serde(deserialize_with = "amount::required")]
+    #[schema(value_type = f64)]
+    pub calculation_rate: Decimal,
+    pub date: NaiveDate,
+}
+
+/// Spec 2.5 `delivery`.
+#[derive(Debug, Clone, Default, Deserialize, ToSchema)]
+pub struct Delivery {
+    /// Incoterm: `EXW`, `FCA`, `FAS`, `FOB`, `CFR`, `CIF`, `CPT`, `CIP`,
+    /// `DAP`, `DPU`, `DDP` (and the older `DAT`, `DAF`, `DES`, `DEQ`, `DDU`).
+    #[serde(default)]
+    pub delivery_terms: Option<String>,
+}
+
+impl FacturacionRequest {
+    /// `transmit`, default `true` (decisions.md §5).
+    pub fn transmit(&self) -> bool {
+        self.transmit.unwrap_or(true)
+    }
+
+    /// `async`, default `false`.
+    pub fn asynchronous(&self) -> bool {
+        self.r#async.unwrap_or(false)
+    }
+}
+
+/// Exact decimals from JSON numbers. With serde_json's `arbitrary_precision`
+/// (enabled by rust_decimal's `serde-with-arbitrary-precision`) a
+/// [`serde_json::Number`] keeps the literal text, which is parsed exactly.
+pub(crate) mod amount {
+    use super::*;
+
+    /// Parses a JSON number literal without rounding; `None` when it does
+    /// not fit a `Decimal` exactly.
+    pub fn parse_exact(text: &str) -> Option<Decimal> {
+        if text.contains(['e', 'E']) {
+            Decimal::from_scientific(text).ok()
+        } else {
+            Decimal::from_str_exact(text).ok()
+        }
+    }
+
+    fn convert<E: serde::de::Error>(n: serde_json::Number) -> Result<Decimal, E> {
+        let text = n.to_string();
+        parse_exact(&text).ok_or_else(|| {
+            E::custom(format!(
+                "number {text} is out of range or has more than 28 decimals"
+            ))
+        })
+    }
+
+    pub fn required<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
+        convert(serde_json::Number::deserialize(d)?)
+    }
+
+    pub fn option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Decimal>, D::Error> {
+        Option::<serde_json::Number>::deserialize(d)?
+            .map(convert)
+            .transpose()
+    }
+}
+
+/// Code strings that also accept a JSON integer.
+pub(crate) mod code {
+    use super::*;
+    use serde_json::Value;
+
+    fn convert<E: serde::de::Error>(v: Value) -> Result<String, E> {
+        let unexpected = match &v {
+            Value::String(s) => return Ok(s.clone()),
+            Value::Number(n) => match n.as_u64() {
+                Some(u) => return Ok(u.to_string()),
+                None => Unexpected::Other("a number that is not a non-negative integer"),
+            },
+            Value::Null => Unexpected::Unit,
+            Value::Bool(b) => Unexpected::Bool(*b),
+            Value::Array(_) => Unexpected::Seq,
+            Value::Object(_) => Unexpected::Map,
+        };
+        Err(E::invalid_type(unexpected, &"a code string"))
+    }
+
+    pub fn required<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+        convert(Value::deserialize(d)?)
+    }
+
+    pub fn option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        Option::<Value>::deserialize(d)?.map(convert).transpose()
+    }
+}
