@@ -13,6 +13,7 @@ pub mod authority;
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod issuing;
 pub mod ops;
 pub mod provisioning;
 pub mod startup;

@@ -124,6 +124,18 @@ impl<P: Port> Submit<P> {
     }
 }
 
+impl<P: Port> Clone for Submit<P>
+where
+    P::Request: Clone,
+{
+    fn clone(&self) -> Self {
+        Submit {
+            company: self.company,
+            request: self.request.clone(),
+        }
+    }
+}
+
 impl<P: Port> fmt::Debug for Submit<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Submit")

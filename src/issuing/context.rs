@@ -22,13 +22,14 @@ pub struct IssuerSetup {
     pub certificate: CertificateRecord,
 }
 
-/// Loads company, software, the resolution valid on `date` with numbers left,
-/// and the certificate.
+/// Loads company, software, the resolution (the one with id `resolution`,
+/// or the one valid on `date` with numbers left), and the certificate.
 pub fn load_setup(
     store: &dyn Store,
     company_id: u64,
     document_type: u8,
     date: NaiveDate,
+    resolution: Option<u64>,
 ) -> Result<IssuerSetup, ApiError> {
     let company = store
         .company(company_id)?
@@ -36,9 +37,11 @@ pub fn load_setup(
     let software = store
         .software(company_id, SoftwareKind::Invoicing)?
         .ok_or_else(|| ApiError::validation("software", "the company has no registered invoicing software"))?;
-    let resolution = store
-        .active_resolution(company_id, document_type, date)?
-        .ok_or_else(|| {
+    let resolution = match resolution {
+        Some(id) => store.resolutions(company_id)?.into_iter().find(|r| r.id == id),
+        None => store.active_resolution(company_id, document_type, date)?,
+    };
+    let resolution = resolution.ok_or_else(|| {
             ApiError::validation(
                 "resolucion",
                 format!(

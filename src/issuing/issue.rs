@@ -1,0 +1,321 @@
+//! Issuing one document: validate everything first (so a refused request
+//! changes nothing), take the number and write a placeholder in one
+//! transaction, build and sign on the pool, store the files (and the
+//! transmission job) in a second transaction, then transmit now or later.
+
+use std::sync::Arc;
+
+use chrono::{Datelike, Utc};
+use emisor_actors::document_builder::Build;
+use emisor_actors::retry_scheduler::JobOutcome;
+use emisor_store::{
+    state, DocumentFiles, DocumentRecord, Environment, HistoryEntry, NewDocument, StoreError,
+};
+use serde_json::json;
+
+use super::context::{colombia_now, issuer_context, load_setup, IssuerSetup};
+use super::transmit::new_job;
+use super::Issuing;
+use crate::api::error::ApiError;
+use crate::api::facturacion::mapping::{to_document, MappedDocument, ReferencedDocument};
+use crate::api::facturacion::request::FacturacionRequest;
+use crate::authority::Transmission;
+use crate::engine::codes::CodeScheme;
+use crate::engine::model::DocumentKind;
+use crate::engine::pipeline::IssuedDocument;
+use crate::engine::signing_key::SigningKey;
+use crate::engine::validate::{validate_and_total, CertificateValidity};
+use crate::engine::worker::IssueRequest;
+
+/// Documents a month when the company has no plan of its own (decisions.md §4).
+pub const DEFAULT_MONTHLY_LIMIT: u64 = 10_000;
+
+/// The outcome of an issue.
+#[derive(Debug)]
+pub enum Issued {
+    /// Built (and, when asked, transmitted) before answering.
+    Done {
+        doc: DocumentRecord,
+        xml: String,
+        transmission: Option<Transmission>,
+    },
+    /// Built and queued for background transmission.
+    Queued { doc: DocumentRecord, job_id: u64 },
+}
+
+fn history(actor: &str, event: &str, to: u8, data: serde_json::Value) -> HistoryEntry {
+    HistoryEntry {
+        at: Utc::now(),
+        actor: actor.into(),
+        event: event.into(),
+        from_state: None,
+        to_state: Some(to),
+        data,
+    }
+}
+
+/// The stored document a note refers to, if it is this company's.
+pub fn referenced_document(
+    issuing: &Issuing,
+    company: u64,
+    id: Option<u64>,
+) -> Result<Option<ReferencedDocument>, ApiError> {
+    let Some(id) = id else { return Ok(None) };
+    let Some(doc) = issuing.store.document(id)? else {
+        return Ok(None);
+    };
+    if doc.company_id != company {
+        return Ok(None);
+    }
+    let (Some(code), Some(scheme), Some(kind)) = (
+        doc.code.clone(),
+        doc.code_scheme.as_deref().and_then(CodeScheme::from_scheme_name),
+        DocumentKind::from_code(doc.document_type),
+    ) else {
+        return Ok(None);
+    };
+    Ok(Some(ReferencedDocument {
+        id: doc.id,
+        number: doc.full_number(),
+        code,
+        scheme,
+        issue_date: doc.issue_date,
+        kind,
+    }))
+}
+
+fn signing_key(issuing: &Issuing, setup: &IssuerSetup) -> Result<Arc<SigningKey>, ApiError> {
+    let cert = &setup.certificate;
+    issuing
+        .keys
+        .get_or_load(setup.company.id, &cert.serial, || {
+            SigningKey::from_pkcs12(&cert.pkcs12_der, &cert.password)
+        })
+        .map_err(|e| ApiError::validation("certificado", e.to_string()))
+}
+
+/// Builds on the signer pool (never on an HTTP worker).
+async fn build(
+    issuing: &Issuing,
+    mapped: &MappedDocument,
+    setup: &IssuerSetup,
+    key: Arc<SigningKey>,
+    env: Environment,
+    number: u64,
+) -> Result<IssuedDocument, ApiError> {
+    let context = issuer_context(setup, env, number, colombia_now());
+    let input = IssueRequest {
+        document: mapped.document.clone(),
+        context,
+        key,
+    };
+    match issuing.builder.send(Build::new(input)).await {
+        Ok(Ok(issued)) => Ok(issued),
+        Ok(Err(e)) => Err(ApiError::Internal(format!("building the document: {e}"))),
+        Err(e) => Err(ApiError::Internal(format!("document builder unavailable: {e}"))),
+    }
+}
+
+fn apply_build(doc: &mut DocumentRecord, issued: &IssuedDocument) -> DocumentFiles {
+    doc.pending_build = false;
+    doc.code = Some(issued.code.clone());
+    doc.code_scheme = Some(issued.scheme.scheme_name().to_string());
+    doc.qr_url = Some(issued.qr_url.clone());
+    doc.total = issued.totals.payable.round_dp(2).to_string();
+    doc.updated_at = Utc::now();
+    DocumentFiles {
+        xml: issued.xml.clone(),
+        xml_name: issued.xml_name.clone(),
+        zip: issued.zip.clone(),
+        zip_name: issued.zip_name.clone(),
+    }
+}
+
+/// Maps store refusals of phase one to the API's answers.
+fn refusal(e: StoreError) -> ApiError {
+    match e {
+        StoreError::DuplicateReference { id } => ApiError::Conflict {
+            code: "DUPLICATE_REFERENCE",
+            message: format!("a document with this referencia_externa already exists (id {id})"),
+            data: Some(json!({ "id": id })),
+        },
+        StoreError::LimitReached { limit } => ApiError::validation(
+            "suscripcion",
+            format!("the monthly limit of {limit} documents is reached"),
+        ),
+        StoreError::RangeExhausted { .. } => {
+            ApiError::validation("resolucion", "the numbering range is exhausted")
+        }
+        other => other.into(),
+    }
+}
+
+/// Issues a mapped request for the company of `company`/`env`.
+pub async fn issue(
+    issuing: &Arc<Issuing>,
+    company: u64,
+    env: Environment,
+    mapped: MappedDocument,
+    request: serde_json::Value,
+) -> Result<Issued, ApiError> {
+    let store = issuing.store.clone();
+    // Production: always synchronous (spec 8).
+    let asynchronous = mapped.asynchronous && env == Environment::Test;
+    if mapped.transmit && env == Environment::Live && !issuing.authority_available().await {
+        return Err(ApiError::TaxUnavailable(
+            "the tax authority is unavailable (circuit breaker open); nothing was issued, try again later".into(),
+        ));
+    }
+
+    let today = colombia_now().date_naive();
+    let kind_code = mapped.kind.code();
+    let setup = {
+        let store = store.clone();
+        actix_web::web::block(move || load_setup(store.as_ref(), company, kind_code, today, None)).await??
+    };
+    let key = signing_key(issuing, &setup)?;
+
+    // Everything is checked before a number is taken.
+    let peek = store.next_number(&setup.resolution)?;
+    let ctx = issuer_context(&setup, env, peek, colombia_now());
+    let cert = CertificateValidity {
+        not_before: key.not_before(),
+        not_after: key.not_after(),
+    };
+    let totals = validate_and_total(&mapped.document, &ctx, Some(cert))
+        .map_err(|errors| mapped.validation_error(&errors))?;
+    mapped.check_declared(&totals)?;
+
+    let customer = store.upsert_customer(company, mapped.customer.clone())?;
+    let limit = setup
+        .company
+        .monthly_document_limit
+        .map(u64::from)
+        .unwrap_or(DEFAULT_MONTHLY_LIMIT);
+    let new = NewDocument {
+        company_id: company,
+        environment: env,
+        document_type: kind_code,
+        resolution_id: setup.resolution.id,
+        issue_date: today,
+        external_reference: mapped.external_reference.clone(),
+        customer_id: Some(customer.id),
+        request,
+        monthly_limit: Some(limit),
+        period: today.year() as u32 * 100 + today.month(),
+    };
+    let mut doc = {
+        let store = store.clone();
+        actix_web::web::block(move || store.create_document(new))
+            .await?
+            .map_err(refusal)?
+    };
+
+    let issued = build(issuing, &mapped, &setup, key, env, doc.number).await?;
+    let files = apply_build(&mut doc, &issued);
+    doc.state = if mapped.transmit { state::QUEUED } else { state::DRAFT };
+    let job = mapped.transmit.then(|| new_job(&doc));
+    let job = store.complete_document(
+        &doc,
+        &files,
+        job,
+        history("api", "issued", doc.state, json!({ "code": doc.code, "async": asynchronous })),
+    )?;
+
+    match job {
+        None => Ok(Issued::Done {
+            doc,
+            xml: issued.xml,
+            transmission: None,
+        }),
+        Some(job) if asynchronous => {
+            issuing.schedule(&job);
+            Ok(Issued::Queued { doc, job_id: job.id })
+        }
+        Some(job) => {
+            let (sent, outcome) = issuing
+                .transmit(doc.id, "api")
+                .await
+                .map_err(|e| ApiError::Internal(e.to_string()))?;
+            if let JobOutcome::RetryAt(at) = outcome {
+                let mut job = job;
+                job.run_at_ms = at;
+                issuing.schedule(&job);
+            }
+            Ok(Issued::Done {
+                doc: sent.doc,
+                xml: issued.xml,
+                transmission: Some(sent.transmission),
+            })
+        }
+    }
+}
+
+/// Rebuilds a stored document from its request: a half-built one after a
+/// crash (kept as a draft), or a draft/rejected one being resent.
+pub async fn rebuild(issuing: &Arc<Issuing>, mut doc: DocumentRecord) -> Result<(DocumentRecord, String), ApiError> {
+    let req: FacturacionRequest = crate::api::json::parse(doc.request.to_string().as_bytes())?;
+    let reference = referenced_document(issuing, doc.company_id, req.id_documento_referencia)?;
+    let mapped = to_document(&req, reference.as_ref())?;
+    let setup = load_setup(
+        issuing.store.as_ref(),
+        doc.company_id,
+        doc.document_type,
+        doc.issue_date,
+        Some(doc.resolution_id),
+    )?;
+    let key = signing_key(issuing, &setup)?;
+    let issued = build(issuing, &mapped, &setup, key, doc.environment, doc.number).await?;
+    let files = apply_build(&mut doc, &issued);
+    doc.issue_date = colombia_now().date_naive();
+    let from = doc.state;
+    doc.state = state::DRAFT;
+    issuing.store.complete_document(
+        &doc,
+        &files,
+        None,
+        HistoryEntry {
+            from_state: Some(from),
+            ..history("worker", "rebuilt", state::DRAFT, json!({ "code": doc.code }))
+        },
+    )?;
+    Ok((doc, issued.xml))
+}
+
+/// `reenviar`: a draft or rejected document is built again (new signing
+/// instant, same number), signed and transmitted synchronously.
+pub async fn resend(issuing: &Arc<Issuing>, doc: DocumentRecord) -> Result<Issued, ApiError> {
+    let (mut doc, xml) = rebuild(issuing, doc).await?;
+    let files = issuing
+        .store
+        .document_files(doc.id)?
+        .ok_or_else(|| ApiError::Internal("files missing after rebuild".into()))?;
+    let from = doc.state;
+    doc.state = state::QUEUED;
+    let job = issuing
+        .store
+        .complete_document(
+            &doc,
+            &files,
+            Some(new_job(&doc)),
+            HistoryEntry {
+                from_state: Some(from),
+                ..history("api", "resend", state::QUEUED, serde_json::Value::Null)
+            },
+        )?
+        .ok_or_else(|| ApiError::Internal("resend job not stored".into()))?;
+    let (sent, outcome) = issuing
+        .transmit(doc.id, "api")
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    if let JobOutcome::RetryAt(at) = outcome {
+        let mut job = job;
+        job.run_at_ms = at;
+        issuing.schedule(&job);
+    }
+    Ok(Issued::Done {
+        doc: sent.doc,
+        xml,
+        transmission: Some(sent.transmission),
+    })
+}

@@ -1,0 +1,47 @@
+//! Issuing documents: the orchestration between the store, the engine (on
+//! the signer pool), the transmitter, the retry scheduler and the WebSocket
+//! hub. Handlers call this; it knows nothing of HTTP beyond `ApiError`.
+//!
+//! * [`context`]: the company's setup for a document type, as the engine needs it.
+//! * [`issue`]: validate → take the number → build → store (→ transmit).
+//! * [`transmit`]: one transmission of a stored document, every step recorded.
+//! * [`events`]: `facturacion:*` events to WebSocket rooms.
+//! * [`resume`]: what a restart picks up (half-built documents, queued jobs).
+
+pub mod context;
+pub mod events;
+pub mod issue;
+pub mod resume;
+pub mod transmit;
+
+use std::sync::Arc;
+
+use actix::Addr;
+use emisor_actors::document_builder::DocumentBuilder;
+use emisor_actors::idempotency::IdempotencyLock;
+use emisor_actors::retry_scheduler::RetryScheduler;
+use emisor_actors::supervisor::Restartable;
+use emisor_actors::ws_hub::WsHub;
+use emisor_store::Store;
+
+use crate::authority::port::AuthorityTransmitter;
+use crate::config::Settings;
+use crate::engine::worker::{EnginePipeline, SigningKeyCache};
+
+/// Job kind of a document transmission.
+pub const TRANSMIT_JOB: &str = "transmit";
+
+/// The actors and shared state issuing needs.
+pub struct Issuing {
+    pub settings: Arc<Settings>,
+    pub store: Arc<dyn Store>,
+    pub keys: SigningKeyCache,
+    pub builder: Arc<Restartable<DocumentBuilder<EnginePipeline>>>,
+    pub transmitter: Arc<Restartable<AuthorityTransmitter>>,
+    pub idempotency: Arc<Restartable<IdempotencyLock>>,
+    pub hub: Arc<Restartable<WsHub>>,
+    /// Set once the scheduler is started (it needs `Issuing` as its runner).
+    pub scheduler: std::sync::OnceLock<Addr<RetryScheduler>>,
+    /// Base URL of the in-process simulator (demo companies send there).
+    pub sim_url: Option<String>,
+}

@@ -1,0 +1,379 @@
+//! One transmission of a stored document, every step written down before the
+//! next: the job is marked in flight before the call, the answer is stored
+//! before anyone is told. A job found in flight after a crash asks the
+//! authority for the document's status first, so nothing is sent twice.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use emisor_actors::retry_scheduler::JobOutcome;
+use emisor_actors::transmitter::{Submit, TransmitFailure};
+use emisor_store::{state, Company, DocumentRecord, Environment, HistoryEntry, Job};
+use futures_util::future::BoxFuture;
+
+use super::events;
+use super::Issuing;
+use crate::authority::port::{AuthorityCall, AuthorityRequest, AuthorityResponse, AuthorityTarget};
+use crate::authority::simulator;
+use crate::authority::{Transmission, WsSigner};
+
+/// The authority's production service, for real companies with `sk_live_` keys.
+pub const PRODUCTION_URL: &str = "https://vpfe.dian.gov.co/WcfDianCustomerServices.svc";
+/// The authority's test service.
+pub const HABILITACION_URL: &str = "https://vpfe-hab.dian.gov.co/WcfDianCustomerServices.svc";
+
+/// What one transmission ended in, for the synchronous answer.
+#[derive(Debug, Clone)]
+pub struct Sent {
+    pub doc: DocumentRecord,
+    pub transmission: Transmission,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum TransmitError {
+    #[error("document {0} not found")]
+    NotFound(u64),
+    #[error("document {0} has no files")]
+    NoFiles(u64),
+    #[error(transparent)]
+    Store(#[from] emisor_store::StoreError),
+    #[error("signing credentials: {0}")]
+    Credentials(String),
+}
+
+fn history(actor: &str, event: &str, from: u8, to: u8, data: serde_json::Value) -> HistoryEntry {
+    HistoryEntry {
+        at: Utc::now(),
+        actor: actor.into(),
+        event: event.into(),
+        from_state: Some(from),
+        to_state: Some(to),
+        data,
+    }
+}
+
+fn now_ms() -> i64 {
+    Utc::now().timestamp_millis()
+}
+
+/// A transmission object for failures that never reached a verdict.
+fn failure_transmission(description: String, retryable: bool) -> Transmission {
+    Transmission {
+        is_valid: false,
+        status_code: String::new(),
+        status_description: description.clone(),
+        errors: vec![description],
+        retryable,
+        ..Transmission::default()
+    }
+}
+
+impl Issuing {
+    /// Where this company's documents go in this environment.
+    pub fn authority_url(&self, company: &Company, env: Environment) -> String {
+        let sim = self
+            .sim_url
+            .as_deref()
+            .map(|base| format!("{base}{}", simulator::SERVICE_PATH));
+        let configured = match env {
+            Environment::Test => &self.settings.authority.url,
+            Environment::Live => &self.settings.authority.url_production,
+        };
+        if company.demo {
+            return sim.unwrap_or_else(|| HABILITACION_URL.to_string());
+        }
+        if !configured.is_empty() {
+            return configured.clone();
+        }
+        match env {
+            Environment::Test => sim.unwrap_or_else(|| HABILITACION_URL.to_string()),
+            Environment::Live => PRODUCTION_URL.to_string(),
+        }
+    }
+
+    /// URL and WS-Security credentials of a company.
+    pub fn target(&self, company_id: u64, env: Environment) -> Result<AuthorityTarget, TransmitError> {
+        let company = self
+            .store
+            .company(company_id)?
+            .ok_or_else(|| TransmitError::Credentials("company not found".into()))?;
+        let cert = self
+            .store
+            .certificate(company_id)?
+            .ok_or_else(|| TransmitError::Credentials("no certificate".into()))?;
+        let key = self
+            .keys
+            .get_or_load(company_id, &cert.serial, || {
+                crate::engine::signing_key::SigningKey::from_pkcs12(&cert.pkcs12_der, &cert.password)
+            })
+            .map_err(|e| TransmitError::Credentials(e.to_string()))?;
+        let signer = WsSigner::new(key.private_key().clone(), key.certificate_der().to_vec())
+            .map_err(|e| TransmitError::Credentials(e.to_string()))?;
+        Ok(AuthorityTarget {
+            url: self.authority_url(&company, env),
+            signer,
+        })
+    }
+
+    /// Sends one call through the paced transmitter.
+    async fn call(
+        &self,
+        company: u64,
+        target: AuthorityTarget,
+        request: AuthorityRequest,
+    ) -> Result<AuthorityResponse, TransmitFailure<crate::authority::TransmitError>> {
+        let submit = Submit::new(company, AuthorityCall { target, request });
+        match self.transmitter.send(submit).await {
+            Ok(outcome) => outcome,
+            Err(_) => Err(TransmitFailure::Stopped),
+        }
+    }
+
+    /// Is the breaker letting calls through (closed or half-open)?
+    pub async fn authority_available(&self) -> bool {
+        use emisor_actors::breaker::BreakerState;
+        use emisor_actors::transmitter::GetBreakerState;
+        match self.transmitter.addr().send(GetBreakerState).await {
+            Ok(report) => {
+                report.snapshot.state != BreakerState::Open
+                    || report.next_probe_at.is_some_and(|t| t <= Utc::now())
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// The retry delay after `attempts` failed attempts, scaled.
+    fn retry_delay(&self, attempts: u32) -> Duration {
+        let r = &self.settings.resilience;
+        let i = (attempts.max(1) as usize - 1).min(r.retry_delays_s.len().saturating_sub(1));
+        r.scaled(r.retry_delays_s.get(i).copied().unwrap_or(10.0))
+    }
+
+    fn max_attempts(&self) -> u32 {
+        self.settings.resilience.retry_delays_s.len() as u32
+    }
+
+    /// Transmits a stored document once (resuming safely if a previous
+    /// attempt may have reached the authority) and records the outcome.
+    /// Returns what to do with its job next.
+    pub async fn transmit(&self, doc_id: u64, actor: &str) -> Result<(Sent, JobOutcome), TransmitError> {
+        let store = self.store.clone();
+        let mut doc = store.document(doc_id)?.ok_or(TransmitError::NotFound(doc_id))?;
+        let files = store.document_files(doc_id)?.ok_or(TransmitError::NoFiles(doc_id))?;
+        let mut job = match store.job_for_document(doc_id)? {
+            Some(j) => j,
+            None => store.put_job(new_job(&doc))?,
+        };
+        let target = match self.target(doc.company_id, doc.environment) {
+            Ok(t) => t,
+            Err(e) => {
+                // Without credentials nothing can be sent: a business error.
+                let t = failure_transmission(e.to_string(), false);
+                let sent = self.finish(&mut doc, &job, t, state::REJECTED, actor, "credentials").await?;
+                return Ok((sent, JobOutcome::Done));
+            }
+        };
+        let code = doc.code.clone().unwrap_or_default();
+
+        // A send may have reached the authority before a crash or a lost
+        // answer: ask before sending again.
+        if job.in_flight && !code.is_empty() {
+            if let Ok(AuthorityResponse::Verdict(t)) = self
+                .call(doc.company_id, target.clone(), AuthorityRequest::GetStatus { track_id: code.clone() })
+                .await
+            {
+                if t.accepted() {
+                    let sent = self.finish(&mut doc, &job, t, state::ACCEPTED, actor, "status_confirmed").await?;
+                    return Ok((sent, JobOutcome::Done));
+                }
+            }
+        }
+
+        job.in_flight = true;
+        job.attempts += 1;
+        let job = store.put_job(job)?;
+        let request = AuthorityRequest::SendBillSync {
+            zip_name: files.zip_name.clone(),
+            zip: files.zip.clone(),
+        };
+        let answer = self.call(doc.company_id, target, request).await;
+        doc.attempts = job.attempts;
+        match answer {
+            Ok(response) => {
+                let t = response
+                    .into_transmission()
+                    .unwrap_or_else(|| failure_transmission("unexpected answer".into(), true));
+                let to = if t.accepted() { state::ACCEPTED } else { state::REJECTED };
+                let event = if t.accepted() { "accepted" } else { "rejected" };
+                let sent = self.finish(&mut doc, &job, t, to, actor, event).await?;
+                Ok((sent, JobOutcome::Done))
+            }
+            Err(failure) => {
+                let retryable = failure.is_retryable();
+                let breaker_open = matches!(failure, TransmitFailure::BreakerOpen { .. });
+                let t = failure_transmission(failure.to_string(), retryable);
+                if !retryable {
+                    let sent = self.finish(&mut doc, &job, t, state::REJECTED, actor, "failed").await?;
+                    return Ok((sent, JobOutcome::Done));
+                }
+                if job.attempts >= self.max_attempts() {
+                    let sent = self.finish(&mut doc, &job, t, state::DEAD_LETTER, actor, "dead_letter").await?;
+                    return Ok((sent, JobOutcome::Done));
+                }
+                let to = if breaker_open { state::WAITING_AUTHORITY } else { state::QUEUED };
+                let run_at = now_ms() + self.retry_delay(job.attempts).as_millis() as i64;
+                let mut job = job;
+                job.in_flight = false;
+                job.run_at_ms = run_at;
+                store.put_job(job)?;
+                let from = doc.state;
+                doc.state = to;
+                doc.transmission = serde_json::to_value(&t).ok();
+                doc.updated_at = Utc::now();
+                store.update_document(
+                    &doc,
+                    history(actor, "retry_scheduled", from, to, serde_json::json!({
+                        "attempt": doc.attempts, "error": t.status_description, "run_at_ms": run_at,
+                    })),
+                )?;
+                Ok((Sent { doc, transmission: t }, JobOutcome::RetryAt(run_at)))
+            }
+        }
+    }
+
+    /// Stores a final outcome, removes the job, tells the rooms.
+    async fn finish(
+        &self,
+        doc: &mut DocumentRecord,
+        job: &Job,
+        t: Transmission,
+        to: u8,
+        actor: &str,
+        event: &str,
+    ) -> Result<Sent, TransmitError> {
+        let from = doc.state;
+        doc.state = to;
+        doc.transmission = serde_json::to_value(&t).ok();
+        if let Some(k) = t.zip_key.clone().or_else(|| doc.code.clone()) {
+            doc.track_id = Some(k);
+        }
+        doc.updated_at = Utc::now();
+        self.store.update_document(
+            doc,
+            history(actor, event, from, to, serde_json::to_value(&t).unwrap_or_default()),
+        )?;
+        self.store.remove_job(job.id)?;
+        if to == state::DEAD_LETTER {
+            events::error(self, doc, &t);
+        } else {
+            events::update(self, doc, &t);
+        }
+        Ok(Sent {
+            doc: doc.clone(),
+            transmission: t,
+        })
+    }
+
+    /// Puts a document's job on the scheduler's timetable.
+    pub fn schedule(&self, job: &Job) {
+        if let Some(s) = self.scheduler.get() {
+            s.do_send(emisor_actors::retry_scheduler::Schedule {
+                job_id: job.id,
+                run_at_ms: job.run_at_ms,
+            });
+        }
+    }
+}
+
+/// A fresh transmission job for a document, due now.
+pub fn new_job(doc: &DocumentRecord) -> Job {
+    Job {
+        id: 0,
+        kind: super::TRANSMIT_JOB.into(),
+        company_id: doc.company_id,
+        document_id: Some(doc.id),
+        attempts: 0,
+        run_at_ms: now_ms(),
+        in_flight: false,
+        payload: serde_json::Value::Null,
+        created_at: Utc::now(),
+    }
+}
+
+/// The scheduler runs jobs through this.
+pub struct JobRunner(pub std::sync::Arc<Issuing>);
+
+impl emisor_actors::retry_scheduler::JobRunner for JobRunner {
+    fn run(&self, job_id: u64) -> BoxFuture<'static, JobOutcome> {
+        let issuing = self.0.clone();
+        Box::pin(async move {
+            let job = match issuing.store.jobs() {
+                Ok(jobs) => jobs.into_iter().find(|j| j.id == job_id),
+                Err(e) => {
+                    tracing::error!(job_id, error = %e, "reading the job");
+                    return JobOutcome::RetryAt(now_ms() + 1000);
+                }
+            };
+            let Some(doc_id) = job.and_then(|j| j.document_id) else {
+                return JobOutcome::Done; // finished elsewhere (resend, recovery)
+            };
+            match issuing.transmit(doc_id, "worker").await {
+                Ok((_, outcome)) => outcome,
+                Err(e) => {
+                    tracing::error!(doc_id, error = %e, "transmission job failed");
+                    JobOutcome::RetryAt(now_ms() + 5000)
+                }
+            }
+        })
+    }
+}
+
+/// Recovery (spec 3.1): documents waiting for the authority (5) or dead
+/// (6) are queued again, with a fresh attempt budget, once it is available.
+pub struct Recovery(pub std::sync::Arc<Issuing>);
+
+impl emisor_actors::recovery_ticker::Recovery for Recovery {
+    fn recover(&self) -> BoxFuture<'static, usize> {
+        let issuing = self.0.clone();
+        Box::pin(async move {
+            if !issuing.authority_available().await {
+                return 0;
+            }
+            let docs = match issuing
+                .store
+                .documents_in_states(None, &[state::WAITING_AUTHORITY, state::DEAD_LETTER])
+            {
+                Ok(d) => d,
+                Err(e) => {
+                    tracing::error!(error = %e, "recovery could not list documents");
+                    return 0;
+                }
+            };
+            let mut n = 0;
+            for mut doc in docs {
+                let job = match issuing.store.job_for_document(doc.id) {
+                    Ok(Some(mut j)) => {
+                        j.attempts = 0;
+                        j.run_at_ms = now_ms();
+                        j
+                    }
+                    Ok(None) => new_job(&doc),
+                    Err(_) => continue,
+                };
+                let Ok(job) = issuing.store.put_job(job) else { continue };
+                let from = doc.state;
+                doc.state = state::QUEUED;
+                doc.updated_at = Utc::now();
+                if issuing
+                    .store
+                    .update_document(&doc, history("recovery", "requeued", from, state::QUEUED, serde_json::Value::Null))
+                    .is_ok()
+                {
+                    issuing.schedule(&job);
+                    n += 1;
+                }
+            }
+            n
+        })
+    }
+}
