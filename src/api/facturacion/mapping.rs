@@ -25,22 +25,25 @@ use chrono::NaiveDate;
 use emisor_store::CustomerInput;
 use rust_decimal::Decimal;
 
-use super::request::{DocumentLine, FacturacionRequest, TaxTotal};
+use super::request::FacturacionRequest;
 use crate::api::clientes::model::CustomerRequest;
 use crate::api::error::{ApiError, FieldError};
 use crate::engine::codes::{nit_check_digit, CodeScheme};
 use crate::engine::model::{
-    Address, AllowanceCharge, BillingReference, DeclaredTotals, Document, DocumentKind,
-    ExchangeRate, Line, LineTax, NoteConcept, OrganizationType, Party, Payment, TaxRate,
-    TaxSchemeRef,
+    Address, BillingReference, DeclaredTotals, Document, DocumentKind, ExchangeRate, NoteConcept,
+    OrganizationType, Party, Payment, TaxRate, TaxSchemeRef,
 };
 use crate::engine::totals::{self, Totals, TotalsError, TOLERANCE};
-use crate::engine::validate::{is_forbidden_xml_char, ValidationError, MAX_AMOUNT, MAX_LINES};
+use crate::engine::validate::{is_forbidden_xml_char, ValidationError, MAX_AMOUNT};
 
 #[path = "mapping_codes.rs"]
 mod codes;
 #[path = "mapping_fields.rs"]
 mod fields;
+#[path = "mapping_lines.rs"]
+mod lines;
+
+use lines::{map_declared_tax, map_lines, LineArray};
 
 pub use fields::FieldMap;
 
@@ -120,6 +123,11 @@ impl MappedDocument {
     /// Compares everything the caller declared — line amounts and taxes,
     /// `legal_monetary_totals` (`engine::totals::check_declared`) and the
     /// document `tax_totals` — with the computed totals, 0.01 tolerance.
+    ///
+    /// Handler flow: `validate_and_total(&m.document, &ctx, cert)`; on error
+    /// [`MappedDocument::validation_error`]; on success this, which adds the
+    /// document `tax_totals` (the engine's `DeclaredTotals` has no place
+    /// for them).
     pub fn check_declared(&self, totals: &Totals) -> Result<(), ApiError> {
         if let Err(e) = totals::check_declared(&self.document, totals) {
             return Err(self.totals_error(&e));
@@ -205,60 +213,6 @@ fn cap(mut details: Vec<FieldError>) -> Vec<FieldError> {
     details
 }
 
-/// Which array carries the lines of a kind.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum LineArray {
-    Invoice,
-    Credit,
-    Debit,
-}
-
-impl LineArray {
-    fn of(kind: DocumentKind) -> LineArray {
-        match kind {
-            DocumentKind::CreditNote
-            | DocumentKind::SupportAdjustment
-            | DocumentKind::PosAdjustment => LineArray::Credit,
-            DocumentKind::DebitNote => LineArray::Debit,
-            _ => LineArray::Invoice,
-        }
-    }
-
-    const ALL: [LineArray; 3] = [LineArray::Invoice, LineArray::Credit, LineArray::Debit];
-
-    fn name(self) -> &'static str {
-        match self {
-            LineArray::Invoice => "invoice_lines",
-            LineArray::Credit => "credit_note_lines",
-            LineArray::Debit => "debit_note_lines",
-        }
-    }
-
-    fn quantity_name(self) -> &'static str {
-        match self {
-            LineArray::Invoice => "invoiced_quantity",
-            LineArray::Credit => "credited_quantity",
-            LineArray::Debit => "debited_quantity",
-        }
-    }
-
-    fn lines(self, req: &FacturacionRequest) -> Option<&Vec<DocumentLine>> {
-        match self {
-            LineArray::Invoice => req.invoice_lines.as_ref(),
-            LineArray::Credit => req.credit_note_lines.as_ref(),
-            LineArray::Debit => req.debit_note_lines.as_ref(),
-        }
-    }
-
-    fn quantity(self, line: &DocumentLine) -> Option<Decimal> {
-        match self {
-            LineArray::Invoice => line.invoiced_quantity,
-            LineArray::Credit => line.credited_quantity,
-            LineArray::Debit => line.debited_quantity,
-        }
-    }
-}
-
 /// Field errors being collected.
 #[derive(Default)]
 struct Errors(Vec<FieldError>);
@@ -268,8 +222,12 @@ impl Errors {
         self.0.push(FieldError::new(field, message));
     }
 
-    /// Characters XML 1.0 cannot carry.
+    /// Characters XML 1.0 cannot carry (not reported again on a field
+    /// already in error).
     fn text(&mut self, field: &str, value: &str) {
+        if self.0.iter().any(|e| e.field == field) {
+            return;
+        }
         if let Some(c) = value.chars().find(|c| is_forbidden_xml_char(*c)) {
             self.push(
                 field,
@@ -542,279 +500,6 @@ fn map_customer(c: &CustomerRequest, e: &mut Errors) -> Party {
         tax_responsibilities: "R-99-PN".into(),
         tax_scheme: TaxSchemeRef::default(),
     }
-}
-
-fn map_lines(
-    req: &FacturacionRequest,
-    kind: DocumentKind,
-    array: LineArray,
-    e: &mut Errors,
-    fields: &mut FieldMap,
-) -> Vec<Line> {
-    let name = array.name();
-    let Some(items) = array.lines(req).filter(|l| !l.is_empty()) else {
-        let sent: Vec<&str> = LineArray::ALL
-            .iter()
-            .filter(|a| **a != array && a.lines(req).is_some_and(|l| !l.is_empty()))
-            .map(|a| a.name())
-            .collect();
-        let hint = if sent.is_empty() {
-            String::new()
-        } else {
-            format!(" (not {})", sent.join(", "))
-        };
-        e.push(
-            name,
-            format!(
-                "at least one line is required: {} (id_tipo_documento {}) takes {name}{hint}",
-                kind_name(kind),
-                req.id_tipo_documento
-            ),
-        );
-        return Vec::new();
-    };
-    if items.len() > MAX_LINES {
-        e.push(
-            name,
-            format!("at most {MAX_LINES} lines ({} sent)", items.len()),
-        );
-        return Vec::new();
-    }
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, l)| {
-            let (line, taxes, withholdings) = map_line(i, l, array, e);
-            fields.taxes.push((taxes, withholdings));
-            line
-        })
-        .collect()
-}
-
-/// One line; returns it with the request index of each tax and withholding.
-fn map_line(
-    i: usize,
-    l: &DocumentLine,
-    array: LineArray,
-    e: &mut Errors,
-) -> (Line, Vec<usize>, Vec<usize>) {
-    let f = |field: &str| format!("{}[{i}].{field}", array.name());
-    let before = e.0.len();
-
-    if l.description.trim().is_empty() {
-        e.push(f("description"), "is required");
-    }
-    e.text(&f("description"), &l.description);
-
-    let quantity = match array.quantity(l) {
-        Some(q) => {
-            e.amount(&f(array.quantity_name()), q, false);
-            q
-        }
-        None => {
-            let other = LineArray::ALL
-                .iter()
-                .find(|a| **a != array && a.quantity(l).is_some());
-            let message = match other {
-                Some(a) => format!(
-                    "is required: {} use {}, not {}",
-                    array.name(),
-                    array.quantity_name(),
-                    a.quantity_name()
-                ),
-                None => "is required".into(),
-            };
-            e.push(f(array.quantity_name()), message);
-            Decimal::ZERO
-        }
-    };
-    e.amount(&f("price_amount"), l.price_amount, true);
-    if let Some(x) = l.line_extension_amount {
-        e.amount(&f("line_extension_amount"), x, true);
-    }
-
-    let unit_code = match &l.unit_measure {
-        Some(u) => {
-            let code = u.code.trim().to_string();
-            if code.is_empty() || code.len() > 3 || !code.bytes().all(|b| b.is_ascii_alphanumeric())
-            {
-                e.push(
-                    f("unit_measure.code"),
-                    "must be a unit code of 1 to 3 letters or digits (94, KGM, E48 ...)",
-                );
-            }
-            code
-        }
-        None => "94".into(),
-    };
-    let item_code = l
-        .code
-        .as_deref()
-        .map(str::trim)
-        .filter(|c| !c.is_empty())
-        .map(str::to_string);
-    if let Some(c) = &item_code {
-        e.text(&f("code"), c);
-        if c.chars().count() > 100 {
-            e.push(f("code"), "at most 100 characters");
-        }
-    }
-
-    let mut allowances_charges = Vec::new();
-    for (j, a) in l.allowance_charges.iter().flatten().enumerate() {
-        let g = |field: &str| f(&format!("allowance_charges[{j}].{field}"));
-        e.amount(&g("amount"), a.amount, true);
-        e.opt_text(&g("reason"), a.reason.as_deref());
-        e.opt_text(&g("reason_code"), a.reason_code.as_deref());
-        let reason = a
-            .reason
-            .as_deref()
-            .map(str::trim)
-            .filter(|r| !r.is_empty())
-            .unwrap_or(if a.charge_indicator {
-                "Cargo"
-            } else {
-                "Descuento"
-            });
-        allowances_charges.push(AllowanceCharge {
-            is_charge: a.charge_indicator,
-            reason_code: a.reason_code.clone(),
-            reason: reason.to_string(),
-            amount: a.amount,
-        });
-    }
-
-    let mut taxes = Vec::new();
-    let mut withholdings = Vec::new();
-    let mut tax_sources = Vec::new();
-    let mut withholding_sources = Vec::new();
-    let mut seen: Vec<String> = Vec::new();
-    for (j, t) in l.tax_totals.iter().flatten().enumerate() {
-        let field = f(&format!("tax_totals[{j}]"));
-        let Some(tax) = map_tax(&field, t, true, e) else {
-            continue;
-        };
-        if seen.contains(&tax.code) {
-            e.push(
-                format!("{field}.tax_code"),
-                format!("tax {} appears twice on the line", tax.code),
-            );
-        }
-        seen.push(tax.code.clone());
-        if codes::is_withholding(&tax.code) {
-            withholdings.push(tax);
-            withholding_sources.push(j);
-        } else {
-            taxes.push(tax);
-            tax_sources.push(j);
-        }
-    }
-
-    let line = Line {
-        description: l.description.trim().to_string(),
-        quantity,
-        unit_code,
-        unit_price: l.price_amount,
-        line_extension: l.line_extension_amount,
-        taxes,
-        withholdings,
-        allowances_charges,
-        item_code,
-    };
-    // The subtotal, when the line is otherwise sound.
-    if e.0.len() == before {
-        if let Some(declared) = l.line_extension_amount {
-            match totals::line_totals(&line, i) {
-                Ok(lt) => {
-                    let diff = declared.checked_sub(lt.line_extension);
-                    if diff.is_none_or(|d| d.abs() > TOLERANCE) {
-                        e.push(
-                            f("line_extension_amount"),
-                            format!(
-                                "is {declared} but quantity × price_amount rounded half-up to 2 decimals{} is {}",
-                                if line.allowances_charges.is_empty() { "" } else { ", − discounts + charges," },
-                                lt.line_extension
-                            ),
-                        );
-                    }
-                }
-                Err(_) => e.push(f("price_amount"), "quantity × price_amount is too large"),
-            }
-        }
-    }
-    (line, tax_sources, withholding_sources)
-}
-
-/// A `tax_totals` item; `None` when it is unusable (errors pushed).
-fn map_tax(field: &str, t: &TaxTotal, on_line: bool, e: &mut Errors) -> Option<LineTax> {
-    let before = e.0.len();
-    let code = codes::normalize_tax_code(&t.tax_code);
-    if !codes::TAX_CODES.contains(&code.as_str()) {
-        e.push(
-            format!("{field}.tax_code"),
-            format!(
-                "unknown tax code `{}` (01 IVA, 03 ICA, 04 INC, 22 bags, 24-26 fuels; withholdings 05, 06, 07 ...)",
-                t.tax_code
-            ),
-        );
-    }
-    e.opt_text(&format!("{field}.tax_name"), t.tax_name.as_deref());
-    let rate = match (t.percent, t.per_unit_amount) {
-        (Some(_), Some(_)) => {
-            e.push(
-                format!("{field}.percent"),
-                "send either percent or per_unit_amount, not both",
-            );
-            None
-        }
-        (Some(p), None) => {
-            if p.is_sign_negative() && !p.is_zero() || p > Decimal::ONE_HUNDRED {
-                e.push(format!("{field}.percent"), "must be between 0 and 100");
-            }
-            Some(TaxRate::Percent(p))
-        }
-        (None, Some(a)) => {
-            e.amount(&format!("{field}.per_unit_amount"), a, true);
-            Some(TaxRate::PerUnit(a))
-        }
-        (None, None) => {
-            if on_line {
-                e.push(
-                    format!("{field}.percent"),
-                    "is required (or per_unit_amount for a fixed amount per unit)",
-                );
-            }
-            None
-        }
-    };
-    if let Some(x) = t.taxable_amount {
-        e.amount(&format!("{field}.taxable_amount"), x, true);
-    }
-    if let Some(x) = t.tax_amount {
-        e.amount(&format!("{field}.tax_amount"), x, true);
-    }
-    if e.0.len() != before {
-        return None;
-    }
-    Some(LineTax {
-        code,
-        rate: rate.unwrap_or(TaxRate::Percent(Decimal::ZERO)),
-        taxable: t.taxable_amount,
-        amount: t.tax_amount,
-    })
-}
-
-fn map_declared_tax(index: usize, t: &TaxTotal, e: &mut Errors) -> Option<DeclaredTax> {
-    let field = format!("tax_totals[{index}]");
-    let tax = map_tax(&field, t, false, e)?;
-    let rate = (t.percent.is_some() || t.per_unit_amount.is_some()).then_some(tax.rate);
-    Some(DeclaredTax {
-        index,
-        code: tax.code,
-        rate,
-        taxable: tax.taxable,
-        amount: tax.amount,
-    })
 }
 
 fn reference_fits(note: DocumentKind, original: DocumentKind) -> bool {

@@ -6,6 +6,7 @@ use serde_json::{json, Value};
 use super::*;
 use crate::api::facturacion::request::examples;
 use crate::api::json;
+use crate::engine::model::LineTax;
 use crate::engine::ubl::tests::{context, date};
 use crate::engine::validate::validate_and_total;
 
@@ -662,9 +663,11 @@ fn text_xml_cannot_carry_is_refused_by_path() {
     body["invoice_lines"][1]["code"] = json!("B\u{FFFF}");
     body["notes"] = json!("tab\tand newline\n are fine, \u{1b} is not");
     body["invoice_lines"][0]["tax_totals"][0]["tax_name"] = json!("IVA\u{7}");
+    body["customer"]["email"] = json!("a\u{2}@b.co");
     assert_eq!(
         map_fields(&body),
         [
+            "customer.email",
             "customer.name",
             "invoice_lines[0].tax_totals[0].tax_name",
             "invoice_lines[1].description",
