@@ -26,6 +26,19 @@ use crate::provisioning::demo::{
     demo_company_request, provision_demo_company, write_demo_keys, write_private,
 };
 use crate::state::AppState;
+use std::time::Duration;
+
+use emisor_actors::document_builder::DocumentBuilder;
+use emisor_actors::idempotency::{IdempotencyConfig, IdempotencyLock};
+use emisor_actors::recovery_ticker::RecoveryTicker;
+use emisor_actors::retry_scheduler::RetryScheduler;
+use emisor_actors::signer_pool::SignerPool;
+use emisor_actors::ws_hub::WsHub;
+
+use crate::authority::port::{start_transmitter, transmitter_config};
+use crate::engine::worker::{EnginePipeline, SigningKeyCache};
+use crate::issuing::transmit::{JobRunner, Recovery};
+use crate::issuing::Issuing;
 
 const ADMIN_TOKEN_SETTING: &str = "admin_token_sha256";
 
@@ -180,6 +193,106 @@ fn write_listening(dir: &Path, addr: SocketAddr) -> anyhow::Result<()> {
     std::fs::write(&path, &url).with_context(|| format!("writing {}", path.display()))
 }
 
+/// The running actors and the arbiters (threads) they live on.
+pub struct Actors {
+    pub rate_limiter: Arc<Restartable<RateLimiter>>,
+    pub issuing: Arc<Issuing>,
+    pub scheduler: actix::Addr<RetryScheduler>,
+    pub recovery: actix::Addr<RecoveryTicker>,
+    pub arbiters: Vec<Arbiter>,
+}
+
+/// Starts every actor, each concern on its own arbiter so a busy one never
+/// stalls the HTTP workers or the others.
+pub fn start_actors(
+    settings: &Arc<Settings>,
+    store: Arc<dyn Store>,
+    sim_url: Option<String>,
+) -> anyhow::Result<Actors> {
+    let limiter_arbiter = Arbiter::new();
+    let h = limiter_arbiter.handle();
+    let rate_limiter = Restartable::start("rate_limiter", move || {
+        RateLimiter::start_in_arbiter(&h, |_| RateLimiter::new())
+    });
+
+    let transmit_arbiter = Arbiter::new();
+    let h = transmit_arbiter.handle();
+    let config = transmitter_config(settings);
+    let transmitter =
+        Restartable::start("transmitter", move || start_transmitter(&h, config.clone()));
+
+    // RSA work runs on the pool's threads, one per core.
+    let pool = SignerPool::with_default_size(1024).context("starting the signer pool")?;
+    let builder_arbiter = Arbiter::new();
+    let h = builder_arbiter.handle();
+    let builder = Restartable::start("document_builder", move || {
+        let pool = pool.clone();
+        DocumentBuilder::start_in_arbiter(&h, move |_| {
+            DocumentBuilder::new(Arc::new(EnginePipeline), pool)
+        })
+    });
+
+    let misc_arbiter = Arbiter::new();
+    let h = misc_arbiter.handle();
+    let idem_config = IdempotencyConfig {
+        duplicate_window: Duration::from_secs_f64(settings.resilience.duplicate_window_s.max(0.0)),
+        time_scale: settings.resilience.time_scale,
+    };
+    let idempotency = Restartable::start("idempotency_lock", move || {
+        let c = idem_config.clone();
+        IdempotencyLock::start_in_arbiter(&h, move |_| IdempotencyLock::new(&c))
+    });
+    let h = misc_arbiter.handle();
+    let hub = Restartable::start("ws_hub", move || {
+        WsHub::start_in_arbiter(&h, |_| WsHub::new())
+    });
+
+    let issuing = Arc::new(Issuing {
+        settings: settings.clone(),
+        store,
+        keys: SigningKeyCache::new(),
+        builder,
+        transmitter,
+        idempotency,
+        hub,
+        scheduler: std::sync::OnceLock::new(),
+        sim_url,
+    });
+
+    let scheduler_arbiter = Arbiter::new();
+    let runner = Arc::new(JobRunner(issuing.clone()));
+    let tick = settings
+        .resilience
+        .scaled(1.0)
+        .clamp(Duration::from_millis(10), Duration::from_secs(1));
+    // Up to 32 documents wait on the transmitter at once; it paces them.
+    let scheduler = RetryScheduler::start_in_arbiter(&scheduler_arbiter.handle(), move |_| {
+        RetryScheduler::new(runner, 32, tick)
+    });
+    let _ = issuing.scheduler.set(scheduler.clone());
+    let recovery_impl = Arc::new(Recovery(issuing.clone()));
+    let interval = settings
+        .resilience
+        .scaled(settings.resilience.recovery_interval_s);
+    let recovery = RecoveryTicker::start_in_arbiter(&scheduler_arbiter.handle(), move |_| {
+        RecoveryTicker::new(recovery_impl, interval.max(Duration::from_millis(10)))
+    });
+
+    Ok(Actors {
+        rate_limiter,
+        issuing,
+        scheduler,
+        recovery,
+        arbiters: vec![
+            limiter_arbiter,
+            transmit_arbiter,
+            builder_arbiter,
+            misc_arbiter,
+            scheduler_arbiter,
+        ],
+    })
+}
+
 pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     let settings = Arc::new(settings);
     let dir = settings.data_dir().to_path_buf();
@@ -204,13 +317,9 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     }
 
     let metrics = Metrics::install().map_err(|e| anyhow::anyhow!("metrics: {e}"))?;
-    // Each actor gets its own arbiter (thread) so a slow one never stalls
-    // the HTTP workers or the others.
-    let limiter_arbiter = Arbiter::new();
-    let limiter_handle = limiter_arbiter.handle();
-    let rate_limiter = Restartable::start("rate_limiter", move || {
-        RateLimiter::start_in_arbiter(&limiter_handle, |_| RateLimiter::new())
-    });
+    let actors = start_actors(&settings, store.clone(), tax_sim_url.clone())?;
+    let rate_limiter = actors.rate_limiter.clone();
+    crate::issuing::resume::resume(&actors.issuing).await?;
 
     let state = web::Data::new(AppState {
         settings: settings.clone(),
@@ -221,6 +330,9 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         admin_token_sha256: admin_hash,
         tax_sim_url,
         sim_registry,
+        issuing: actors.issuing.clone(),
+        scheduler: actors.scheduler.clone(),
+        recovery: actors.recovery.clone(),
     });
 
     let openapi = ApiDoc::openapi();
@@ -275,7 +387,9 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         handle.stop(true).await;
     }
     store.flush()?;
-    limiter_arbiter.stop();
+    for arbiter in &actors.arbiters {
+        arbiter.stop();
+    }
     tracing::info!("stopped cleanly");
     Ok(())
 }

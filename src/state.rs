@@ -10,6 +10,7 @@ use emisor_store::Store;
 use crate::api::auth::AuthContext;
 use crate::authority::simulator::SimRegistry;
 use crate::config::Settings;
+use crate::issuing::Issuing;
 use crate::ops::metrics::Metrics;
 use crate::provisioning::authority_registration::register_company;
 
@@ -27,6 +28,11 @@ pub struct AppState {
     pub tax_sim_url: Option<String>,
     /// The in-process simulator's issuer registry, kept in step with the store.
     pub sim_registry: Option<Arc<SimRegistry>>,
+    /// Issuing: engine pool, transmitter, scheduler, hub.
+    pub issuing: Arc<Issuing>,
+    /// Scheduling actors, for `/readyz`.
+    pub scheduler: actix::Addr<emisor_actors::retry_scheduler::RetryScheduler>,
+    pub recovery: actix::Addr<emisor_actors::recovery_ticker::RecoveryTicker>,
 }
 
 impl AppState {

@@ -12,6 +12,7 @@ pub mod keys_test;
 pub mod openapi;
 pub mod query;
 pub mod rate_limit;
+pub mod ws;
 
 use actix_web::middleware::from_fn;
 use actix_web::web;
@@ -26,6 +27,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .wrap(from_fn(rate_limit::limit))
             .wrap(from_fn(auth::authenticate))
             .service(keys_test::test_key)
-            .configure(clientes::configure),
+            .configure(clientes::configure)
+            .configure(facturacion::configure)
+            .service(ws::ws),
     );
 }

@@ -36,9 +36,17 @@ pub fn load_setup(
         .ok_or_else(|| ApiError::NotFound("company".into()))?;
     let software = store
         .software(company_id, SoftwareKind::Invoicing)?
-        .ok_or_else(|| ApiError::validation("software", "the company has no registered invoicing software"))?;
+        .ok_or_else(|| {
+            ApiError::validation(
+                "software",
+                "the company has no registered invoicing software",
+            )
+        })?;
     let resolution = match resolution {
-        Some(id) => store.resolutions(company_id)?.into_iter().find(|r| r.id == id),
+        Some(id) => store
+            .resolutions(company_id)?
+            .into_iter()
+            .find(|r| r.id == id),
         None => store.active_resolution(company_id, document_type, date)?,
     };
     let resolution = resolution.ok_or_else(|| {
@@ -49,9 +57,9 @@ pub fn load_setup(
                 ),
             )
         })?;
-    let certificate = store
-        .certificate(company_id)?
-        .ok_or_else(|| ApiError::validation("certificado", "the company has no signing certificate"))?;
+    let certificate = store.certificate(company_id)?.ok_or_else(|| {
+        ApiError::validation("certificado", "the company has no signing certificate")
+    })?;
     Ok(IssuerSetup {
         company,
         software,

@@ -69,7 +69,9 @@ pub fn referenced_document(
     }
     let (Some(code), Some(scheme), Some(kind)) = (
         doc.code.clone(),
-        doc.code_scheme.as_deref().and_then(CodeScheme::from_scheme_name),
+        doc.code_scheme
+            .as_deref()
+            .and_then(CodeScheme::from_scheme_name),
         DocumentKind::from_code(doc.document_type),
     ) else {
         return Ok(None);
@@ -112,7 +114,9 @@ async fn build(
     match issuing.builder.send(Build::new(input)).await {
         Ok(Ok(issued)) => Ok(issued),
         Ok(Err(e)) => Err(ApiError::Internal(format!("building the document: {e}"))),
-        Err(e) => Err(ApiError::Internal(format!("document builder unavailable: {e}"))),
+        Err(e) => Err(ApiError::Internal(format!(
+            "document builder unavailable: {e}"
+        ))),
     }
 }
 
@@ -171,7 +175,8 @@ pub async fn issue(
     let kind_code = mapped.kind.code();
     let setup = {
         let store = store.clone();
-        actix_web::web::block(move || load_setup(store.as_ref(), company, kind_code, today, None)).await??
+        actix_web::web::block(move || load_setup(store.as_ref(), company, kind_code, today, None))
+            .await??
     };
     let key = signing_key(issuing, &setup)?;
 
@@ -213,13 +218,22 @@ pub async fn issue(
 
     let issued = build(issuing, &mapped, &setup, key, env, doc.number).await?;
     let files = apply_build(&mut doc, &issued);
-    doc.state = if mapped.transmit { state::QUEUED } else { state::DRAFT };
+    doc.state = if mapped.transmit {
+        state::QUEUED
+    } else {
+        state::DRAFT
+    };
     let job = mapped.transmit.then(|| new_job(&doc));
     let job = store.complete_document(
         &doc,
         &files,
         job,
-        history("api", "issued", doc.state, json!({ "code": doc.code, "async": asynchronous })),
+        history(
+            "api",
+            "issued",
+            doc.state,
+            json!({ "code": doc.code, "async": asynchronous }),
+        ),
     )?;
 
     match job {
@@ -230,7 +244,10 @@ pub async fn issue(
         }),
         Some(job) if asynchronous => {
             issuing.schedule(&job);
-            Ok(Issued::Queued { doc, job_id: job.id })
+            Ok(Issued::Queued {
+                doc,
+                job_id: job.id,
+            })
         }
         Some(job) => {
             let (sent, outcome) = issuing
@@ -253,7 +270,10 @@ pub async fn issue(
 
 /// Rebuilds a stored document from its request: a half-built one after a
 /// crash (kept as a draft), or a draft/rejected one being resent.
-pub async fn rebuild(issuing: &Arc<Issuing>, mut doc: DocumentRecord) -> Result<(DocumentRecord, String), ApiError> {
+pub async fn rebuild(
+    issuing: &Arc<Issuing>,
+    mut doc: DocumentRecord,
+) -> Result<(DocumentRecord, String), ApiError> {
     let req: FacturacionRequest = crate::api::json::parse(doc.request.to_string().as_bytes())?;
     let reference = referenced_document(issuing, doc.company_id, req.id_documento_referencia)?;
     let mapped = to_document(&req, reference.as_ref())?;
@@ -276,7 +296,12 @@ pub async fn rebuild(issuing: &Arc<Issuing>, mut doc: DocumentRecord) -> Result<
         None,
         HistoryEntry {
             from_state: Some(from),
-            ..history("worker", "rebuilt", state::DRAFT, json!({ "code": doc.code }))
+            ..history(
+                "worker",
+                "rebuilt",
+                state::DRAFT,
+                json!({ "code": doc.code }),
+            )
         },
     )?;
     Ok((doc, issued.xml))

@@ -92,7 +92,11 @@ impl Issuing {
     }
 
     /// URL and WS-Security credentials of a company.
-    pub fn target(&self, company_id: u64, env: Environment) -> Result<AuthorityTarget, TransmitError> {
+    pub fn target(
+        &self,
+        company_id: u64,
+        env: Environment,
+    ) -> Result<AuthorityTarget, TransmitError> {
         let company = self
             .store
             .company(company_id)?
@@ -104,7 +108,10 @@ impl Issuing {
         let key = self
             .keys
             .get_or_load(company_id, &cert.serial, || {
-                crate::engine::signing_key::SigningKey::from_pkcs12(&cert.pkcs12_der, &cert.password)
+                crate::engine::signing_key::SigningKey::from_pkcs12(
+                    &cert.pkcs12_der,
+                    &cert.password,
+                )
             })
             .map_err(|e| TransmitError::Credentials(e.to_string()))?;
         let signer = WsSigner::new(key.private_key().clone(), key.certificate_der().to_vec())
@@ -156,10 +163,18 @@ impl Issuing {
     /// Transmits a stored document once (resuming safely if a previous
     /// attempt may have reached the authority) and records the outcome.
     /// Returns what to do with its job next.
-    pub async fn transmit(&self, doc_id: u64, actor: &str) -> Result<(Sent, JobOutcome), TransmitError> {
+    pub async fn transmit(
+        &self,
+        doc_id: u64,
+        actor: &str,
+    ) -> Result<(Sent, JobOutcome), TransmitError> {
         let store = self.store.clone();
-        let mut doc = store.document(doc_id)?.ok_or(TransmitError::NotFound(doc_id))?;
-        let files = store.document_files(doc_id)?.ok_or(TransmitError::NoFiles(doc_id))?;
+        let mut doc = store
+            .document(doc_id)?
+            .ok_or(TransmitError::NotFound(doc_id))?;
+        let files = store
+            .document_files(doc_id)?
+            .ok_or(TransmitError::NoFiles(doc_id))?;
         let mut job = match store.job_for_document(doc_id)? {
             Some(j) => j,
             None => store.put_job(new_job(&doc))?,
@@ -169,7 +184,16 @@ impl Issuing {
             Err(e) => {
                 // Without credentials nothing can be sent: a business error.
                 let t = failure_transmission(e.to_string(), false);
-                let sent = self.finish(&mut doc, &job, t, state::REJECTED, actor, "credentials").await?;
+                let sent = self
+                    .finish(
+                        &mut doc,
+                        Some(&job),
+                        t,
+                        state::REJECTED,
+                        actor,
+                        "credentials",
+                    )
+                    .await?;
                 return Ok((sent, JobOutcome::Done));
             }
         };
@@ -179,11 +203,26 @@ impl Issuing {
         // answer: ask before sending again.
         if job.in_flight && !code.is_empty() {
             if let Ok(AuthorityResponse::Verdict(t)) = self
-                .call(doc.company_id, target.clone(), AuthorityRequest::GetStatus { track_id: code.clone() })
+                .call(
+                    doc.company_id,
+                    target.clone(),
+                    AuthorityRequest::GetStatus {
+                        track_id: code.clone(),
+                    },
+                )
                 .await
             {
                 if t.accepted() {
-                    let sent = self.finish(&mut doc, &job, t, state::ACCEPTED, actor, "status_confirmed").await?;
+                    let sent = self
+                        .finish(
+                            &mut doc,
+                            Some(&job),
+                            t,
+                            state::ACCEPTED,
+                            actor,
+                            "status_confirmed",
+                        )
+                        .await?;
                     return Ok((sent, JobOutcome::Done));
                 }
             }
@@ -203,9 +242,15 @@ impl Issuing {
                 let t = response
                     .into_transmission()
                     .unwrap_or_else(|| failure_transmission("unexpected answer".into(), true));
-                let to = if t.accepted() { state::ACCEPTED } else { state::REJECTED };
+                let to = if t.accepted() {
+                    state::ACCEPTED
+                } else {
+                    state::REJECTED
+                };
                 let event = if t.accepted() { "accepted" } else { "rejected" };
-                let sent = self.finish(&mut doc, &job, t, to, actor, event).await?;
+                let sent = self
+                    .finish(&mut doc, Some(&job), t, to, actor, event)
+                    .await?;
                 Ok((sent, JobOutcome::Done))
             }
             Err(failure) => {
@@ -213,14 +258,29 @@ impl Issuing {
                 let breaker_open = matches!(failure, TransmitFailure::BreakerOpen { .. });
                 let t = failure_transmission(failure.to_string(), retryable);
                 if !retryable {
-                    let sent = self.finish(&mut doc, &job, t, state::REJECTED, actor, "failed").await?;
+                    let sent = self
+                        .finish(&mut doc, Some(&job), t, state::REJECTED, actor, "failed")
+                        .await?;
                     return Ok((sent, JobOutcome::Done));
                 }
                 if job.attempts >= self.max_attempts() {
-                    let sent = self.finish(&mut doc, &job, t, state::DEAD_LETTER, actor, "dead_letter").await?;
+                    let sent = self
+                        .finish(
+                            &mut doc,
+                            Some(&job),
+                            t,
+                            state::DEAD_LETTER,
+                            actor,
+                            "dead_letter",
+                        )
+                        .await?;
                     return Ok((sent, JobOutcome::Done));
                 }
-                let to = if breaker_open { state::WAITING_AUTHORITY } else { state::QUEUED };
+                let to = if breaker_open {
+                    state::WAITING_AUTHORITY
+                } else {
+                    state::QUEUED
+                };
                 let run_at = now_ms() + self.retry_delay(job.attempts).as_millis() as i64;
                 let mut job = job;
                 job.in_flight = false;
@@ -236,7 +296,13 @@ impl Issuing {
                         "attempt": doc.attempts, "error": t.status_description, "run_at_ms": run_at,
                     })),
                 )?;
-                Ok((Sent { doc, transmission: t }, JobOutcome::RetryAt(run_at)))
+                Ok((
+                    Sent {
+                        doc,
+                        transmission: t,
+                    },
+                    JobOutcome::RetryAt(run_at),
+                ))
             }
         }
     }
@@ -245,7 +311,7 @@ impl Issuing {
     async fn finish(
         &self,
         doc: &mut DocumentRecord,
-        job: &Job,
+        job: Option<&Job>,
         t: Transmission,
         to: u8,
         actor: &str,
@@ -260,9 +326,17 @@ impl Issuing {
         doc.updated_at = Utc::now();
         self.store.update_document(
             doc,
-            history(actor, event, from, to, serde_json::to_value(&t).unwrap_or_default()),
+            history(
+                actor,
+                event,
+                from,
+                to,
+                serde_json::to_value(&t).unwrap_or_default(),
+            ),
         )?;
-        self.store.remove_job(job.id)?;
+        if let Some(job) = job {
+            self.store.remove_job(job.id)?;
+        }
         if to == state::DEAD_LETTER {
             events::error(self, doc, &t);
         } else {
@@ -272,6 +346,45 @@ impl Issuing {
             doc: doc.clone(),
             transmission: t,
         })
+    }
+
+    /// `check_tax`: asks the authority about a queued document now; an
+    /// acceptance is recorded at once (and its pending job dropped).
+    pub async fn check_status(
+        &self,
+        mut doc: DocumentRecord,
+    ) -> Result<DocumentRecord, crate::api::error::ApiError> {
+        let Some(code) = doc.code.clone() else {
+            return Ok(doc);
+        };
+        let target = self
+            .target(doc.company_id, doc.environment)
+            .map_err(|e| crate::api::error::ApiError::Internal(e.to_string()))?;
+        if let Ok(AuthorityResponse::Verdict(t)) = self
+            .call(
+                doc.company_id,
+                target,
+                AuthorityRequest::GetStatus { track_id: code },
+            )
+            .await
+        {
+            if t.accepted() {
+                let job = self.store.job_for_document(doc.id)?;
+                let sent = self
+                    .finish(
+                        &mut doc,
+                        job.as_ref(),
+                        t,
+                        state::ACCEPTED,
+                        "api",
+                        "status_checked",
+                    )
+                    .await
+                    .map_err(|e| crate::api::error::ApiError::Internal(e.to_string()))?;
+                return Ok(sent.doc);
+            }
+        }
+        Ok(doc)
     }
 
     /// Puts a document's job on the scheduler's timetable.
@@ -360,13 +473,24 @@ impl emisor_actors::recovery_ticker::Recovery for Recovery {
                     Ok(None) => new_job(&doc),
                     Err(_) => continue,
                 };
-                let Ok(job) = issuing.store.put_job(job) else { continue };
+                let Ok(job) = issuing.store.put_job(job) else {
+                    continue;
+                };
                 let from = doc.state;
                 doc.state = state::QUEUED;
                 doc.updated_at = Utc::now();
                 if issuing
                     .store
-                    .update_document(&doc, history("recovery", "requeued", from, state::QUEUED, serde_json::Value::Null))
+                    .update_document(
+                        &doc,
+                        history(
+                            "recovery",
+                            "requeued",
+                            from,
+                            state::QUEUED,
+                            serde_json::Value::Null,
+                        ),
+                    )
                     .is_ok()
                 {
                     issuing.schedule(&job);

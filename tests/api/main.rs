@@ -9,6 +9,7 @@ mod auth;
 mod clientes;
 mod config;
 mod errors;
+mod facturacion;
 mod openapi;
 mod ops;
 mod rate_limit;

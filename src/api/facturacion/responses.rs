@@ -103,9 +103,13 @@ pub fn status_record(doc: &DocumentRecord) -> DocumentStatus {
     let tax_response = doc.transmission.as_ref().map(|t| TaxResponse {
         isValid: t["isValid"].as_bool().unwrap_or(false),
         statusCode: t["statusCode"].as_str().unwrap_or_default().to_string(),
-        statusDescription: t["statusDescription"].as_str().unwrap_or_default().to_string(),
+        statusDescription: t["statusDescription"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
     });
-    let ts = |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    let ts =
+        |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
     DocumentStatus {
         id: doc.id,
         prefijo: doc.prefix.clone(),

@@ -1,0 +1,56 @@
+//! `GET /facturacion/{id}/xml` and `/zip`: the stored files of any document.
+
+use actix_web::{get, web, HttpResponse};
+
+use super::status::owned_document;
+use crate::api::auth::AuthContext;
+use crate::api::error::{ApiError, ApiResult};
+use crate::state::AppState;
+
+fn files(state: &AppState, ctx: &AuthContext, id: u64) -> ApiResult<emisor_store::DocumentFiles> {
+    owned_document(state, ctx, id)?;
+    state
+        .store
+        .document_files(id)?
+        .ok_or_else(|| ApiError::NotFound(format!("files of document {id}")))
+}
+
+#[utoipa::path(get, path = "/v1/api/facturacion/{id}/xml", tag = "facturacion",
+    security(("api_key" = [])), params(("id" = u64, Path, description = "document id")),
+    responses((status = 200, description = "signed XML", content_type = "text/xml"),
+              (status = 404, description = "no such document", body = crate::api::error::ErrorEnvelope)))]
+#[get("/facturacion/{id}/xml")]
+pub async fn xml(
+    state: web::Data<AppState>,
+    ctx: AuthContext,
+    id: web::Path<u64>,
+) -> ApiResult<HttpResponse> {
+    let f = files(&state, &ctx, id.into_inner())?;
+    Ok(HttpResponse::Ok()
+        .content_type("text/xml; charset=utf-8")
+        .insert_header((
+            "Content-Disposition",
+            format!("inline; filename=\"{}\"", f.xml_name),
+        ))
+        .body(f.xml))
+}
+
+#[utoipa::path(get, path = "/v1/api/facturacion/{id}/zip", tag = "facturacion",
+    security(("api_key" = [])), params(("id" = u64, Path, description = "document id")),
+    responses((status = 200, description = "the ZIP sent to the authority", content_type = "application/zip"),
+              (status = 404, description = "no such document", body = crate::api::error::ErrorEnvelope)))]
+#[get("/facturacion/{id}/zip")]
+pub async fn zip(
+    state: web::Data<AppState>,
+    ctx: AuthContext,
+    id: web::Path<u64>,
+) -> ApiResult<HttpResponse> {
+    let f = files(&state, &ctx, id.into_inner())?;
+    Ok(HttpResponse::Ok()
+        .content_type("application/zip")
+        .insert_header((
+            "Content-Disposition",
+            format!("attachment; filename=\"{}\"", f.zip_name),
+        ))
+        .body(f.zip))
+}

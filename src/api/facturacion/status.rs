@@ -1,0 +1,65 @@
+//! `GET /facturacion/{id}/status`: the document record (spec 2.3), with a
+//! live query of the authority when asked and the document is queued.
+
+use actix_web::{get, web, HttpResponse};
+use serde::Deserialize;
+use utoipa::IntoParams;
+
+use super::responses::{status_record, DocumentStatus};
+use crate::api::auth::AuthContext;
+use crate::api::envelope;
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::query::Query;
+use crate::state::AppState;
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct StatusQuery {
+    /// The key's company (required).
+    pub id_empresa: Option<u64>,
+    /// `true`: ask the authority now when the document is En Cola (3).
+    pub check_tax: Option<bool>,
+    /// `1` production, `2` testing (default); informative.
+    pub ambiente: Option<String>,
+}
+
+/// A document of the key's company, or 404.
+pub fn owned_document(
+    state: &AppState,
+    ctx: &AuthContext,
+    id: u64,
+) -> Result<emisor_store::DocumentRecord, ApiError> {
+    state
+        .store
+        .document(id)?
+        .filter(|d| d.company_id == ctx.company_id)
+        .ok_or_else(|| ApiError::NotFound(format!("document {id}")))
+}
+
+#[utoipa::path(get, path = "/v1/api/facturacion/{id}/status", tag = "facturacion",
+    security(("api_key" = [])),
+    params(("id" = u64, Path, description = "document id"), StatusQuery),
+    responses((status = 200, description = "the document record", body = inline(envelope::Envelope<DocumentStatus>)),
+              (status = 404, description = "no such document", body = crate::api::error::ErrorEnvelope),
+              (status = 422, description = "id_empresa missing", body = crate::api::error::ErrorEnvelope)))]
+#[get("/facturacion/{id}/status")]
+pub async fn status(
+    state: web::Data<AppState>,
+    ctx: AuthContext,
+    id: web::Path<u64>,
+    query: Query<StatusQuery>,
+) -> ApiResult<HttpResponse> {
+    let company = query
+        .id_empresa
+        .ok_or_else(|| ApiError::validation("id_empresa", "is required"))?;
+    ctx.ensure_company(company)?;
+    if let Some(a) = &query.ambiente {
+        if a != "1" && a != "2" {
+            return Err(ApiError::validation("ambiente", "must be `1` or `2`"));
+        }
+    }
+    let mut doc = owned_document(&state, &ctx, id.into_inner())?;
+    if query.check_tax == Some(true) && doc.state == emisor_store::state::QUEUED {
+        doc = state.issuing.check_status(doc).await?;
+    }
+    Ok(envelope::ok("Estado del documento", status_record(&doc)))
+}

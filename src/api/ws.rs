@@ -1,0 +1,64 @@
+//! `GET /v1/api/ws`: the WebSocket of real-time events (spec 6.1,
+//! decisions.md §4). The key (header or `?api_key=`) picks the rooms:
+//! `empresa_{id}`, and `user_{id}` when the key belongs to a user.
+
+use std::sync::Arc;
+
+use actix_web::{get, web, HttpRequest, HttpResponse};
+use actix_ws::Message;
+use emisor_actors::ws_hub::{Join, Leave, Room};
+use futures_util::StreamExt;
+
+use super::auth::AuthContext;
+use super::error::ApiError;
+use crate::state::AppState;
+
+/// Messages a slow socket may fall behind before the hub drops it.
+const SOCKET_BUFFER: usize = 256;
+
+#[utoipa::path(get, path = "/v1/api/ws", tag = "eventos",
+    security(("api_key" = [])),
+    responses((status = 101, description = "WebSocket: messages {\"event\": \"facturacion:update\" | \"facturacion:error\" | \"contingencia:batch\", \"data\": {…}}")))]
+#[get("/ws")]
+pub async fn ws(
+    req: HttpRequest,
+    body: web::Payload,
+    state: web::Data<AppState>,
+    ctx: AuthContext,
+) -> Result<HttpResponse, actix_web::Error> {
+    let (response, mut session, mut incoming) = actix_ws::handle(&req, body)?;
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<Arc<str>>(SOCKET_BUFFER);
+    let mut rooms = vec![Room::Company(ctx.company_id)];
+    rooms.extend(ctx.user_id.map(Room::User));
+    let hub = state.issuing.hub.addr();
+    let id = hub
+        .send(Join { rooms, sender: tx })
+        .await
+        .map_err(|e| ApiError::Internal(format!("WebSocket hub unavailable: {e}")))?;
+    actix_web::rt::spawn(async move {
+        loop {
+            tokio::select! {
+                out = rx.recv() => match out {
+                    Some(text) => {
+                        if session.text(text.to_string()).await.is_err() {
+                            break;
+                        }
+                    }
+                    None => break, // the hub dropped us (slow or shutting down)
+                },
+                msg = incoming.next() => match msg {
+                    Some(Ok(Message::Ping(bytes))) => {
+                        if session.pong(&bytes).await.is_err() {
+                            break;
+                        }
+                    }
+                    Some(Ok(Message::Close(_))) | None | Some(Err(_)) => break,
+                    Some(Ok(_)) => {}
+                },
+            }
+        }
+        hub.do_send(Leave { id });
+        let _ = session.close(None).await;
+    });
+    Ok(response)
+}
