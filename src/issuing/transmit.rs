@@ -69,25 +69,28 @@ fn failure_transmission(description: String, retryable: bool) -> Transmission {
 }
 
 impl Issuing {
-    /// Where this company's documents go in this environment.
+    /// Where this company's documents go in this environment. A configured
+    /// URL wins; otherwise sandbox keys use the in-process simulator, and
+    /// production keys the authority's production service — except for demo
+    /// companies, which never leave the simulator (decisions.md §5).
     pub fn authority_url(&self, company: &Company, env: Environment) -> String {
         let sim = self
             .sim_url
             .as_deref()
             .map(|base| format!("{base}{}", simulator::SERVICE_PATH));
-        let configured = match env {
-            Environment::Test => &self.settings.authority.url,
-            Environment::Live => &self.settings.authority.url_production,
+        let a = &self.settings.authority;
+        let url = match env {
+            Environment::Test => Some(&a.url).filter(|u| !u.is_empty()).cloned(),
+            Environment::Live if company.demo => [&a.url_production, &a.url]
+                .into_iter()
+                .find(|u| !u.is_empty())
+                .cloned(),
+            Environment::Live => Some(&a.url_production).filter(|u| !u.is_empty()).cloned(),
         };
-        if company.demo {
-            return sim.unwrap_or_else(|| HABILITACION_URL.to_string());
-        }
-        if !configured.is_empty() {
-            return configured.clone();
-        }
-        match env {
-            Environment::Test => sim.unwrap_or_else(|| HABILITACION_URL.to_string()),
-            Environment::Live => PRODUCTION_URL.to_string(),
+        match (url, env) {
+            (Some(u), _) => u,
+            (None, Environment::Live) if !company.demo => PRODUCTION_URL.to_string(),
+            (None, _) => sim.unwrap_or_else(|| HABILITACION_URL.to_string()),
         }
     }
 
