@@ -101,7 +101,6 @@ async fn soap(req: HttpRequest, body: web::Bytes, shared: web::Data<SimShared>) 
             shared.state.refused();
             return unavailable();
         }
-        Mode::Slow => actix_web::rt::time::sleep(Duration::from_millis(mode.latency_ms)).await,
         _ => {}
     }
     let content_type_header = req
@@ -118,6 +117,12 @@ async fn soap(req: HttpRequest, body: web::Bytes, shared: web::Data<SimShared>) 
     let reply = reply.unwrap_or_else(|_| {
         Reply::fault("Receiver", None, "Error interno del simulador.", Utc::now())
     });
+    // Slow answers late but has already processed the document, like an
+    // authority whose answer is lost: a client that times out must ask for
+    // the status before sending again.
+    if mode.mode == Mode::Slow {
+        actix_web::rt::time::sleep(Duration::from_millis(mode.latency_ms)).await;
+    }
     HttpResponse::build(reply.status)
         .content_type(reply.content_type)
         .body(reply.body)
