@@ -15,3 +15,5 @@ mod ops;
 mod rate_limit;
 mod restart;
 mod simulator;
+mod async_flow;
+mod flow_helpers;
