@@ -1,3 +1,4 @@
+#![allow(clippy::expect_used, clippy::unwrap_used)]
 //! The per-request cost of a keyed endpoint: key check, rate-limit decision
 //! (pure and through the actor), and the whole middleware stack in-process.
 //! The network figure (wrk against the real server) is in the README.
@@ -25,9 +26,13 @@ fn state(dir: &std::path::Path) -> (web::Data<AppState>, String) {
     let store: Arc<dyn Store> = Arc::new(SledStore::open(dir).expect("store"));
     let (_, keys) =
         provision_demo_company(store.as_ref(), &demo_company_request(), "t", "").expect("demo");
+    let settings = Arc::new(settings);
+    let actors = emisor::startup::start_actors(&settings, store.clone(), None).expect("actors");
+    // The limiter on this thread's arbiter: the round trip measured is the
+    // mailbox, not a cross-thread hop (the server's is on its own arbiter).
     let limiter = Restartable::start("rate_limiter", || RateLimiter::new().start());
     let state = web::Data::new(AppState {
-        settings: Arc::new(settings),
+        settings,
         store,
         key_cache: Default::default(),
         rate_limiter: limiter,
@@ -35,7 +40,11 @@ fn state(dir: &std::path::Path) -> (web::Data<AppState>, String) {
         admin_token_sha256: [0; 32],
         tax_sim_url: None,
         sim_registry: None,
+        issuing: actors.issuing.clone(),
+        scheduler: actors.scheduler.clone(),
+        recovery: actors.recovery.clone(),
     });
+    std::mem::forget(actors);
     (state, keys.sk_test)
 }
 

@@ -37,7 +37,7 @@ pub enum Issued {
     Done {
         doc: DocumentRecord,
         xml: String,
-        transmission: Option<Transmission>,
+        transmission: Option<Box<Transmission>>,
     },
     /// Built and queued for background transmission.
     Queued { doc: DocumentRecord, job_id: u64 },
@@ -262,7 +262,7 @@ pub async fn issue(
             Ok(Issued::Done {
                 doc: sent.doc,
                 xml: issued.xml,
-                transmission: Some(sent.transmission),
+                transmission: Some(Box::new(sent.transmission)),
             })
         }
     }
@@ -341,6 +341,6 @@ pub async fn resend(issuing: &Arc<Issuing>, doc: DocumentRecord) -> Result<Issue
     Ok(Issued::Done {
         doc: sent.doc,
         xml,
-        transmission: Some(sent.transmission),
+        transmission: Some(Box::new(sent.transmission)),
     })
 }

@@ -33,10 +33,70 @@ pub struct ActorStatus {
 }
 
 #[derive(Serialize, ToSchema)]
+pub struct BreakerStatus {
+    /// `CLOSED`, `OPEN` or `HALF_OPEN`.
+    pub state: String,
+    #[schema(value_type = Object)]
+    pub detail: serde_json::Value,
+}
+
+#[derive(Serialize, ToSchema)]
 pub struct Readiness {
     pub ready: bool,
     pub store: String,
     pub actors: Vec<ActorStatus>,
+    /// The circuit breaker towards the authority (spec 3.2). An open breaker
+    /// does not make the service unready: documents wait in state 5.
+    pub breaker: Option<BreakerStatus>,
+}
+
+/// Pings a plain actor address with the deadline.
+async fn ping<A>(name: &'static str, addr: &actix::Addr<A>) -> ActorStatus
+where
+    A: actix::Actor + actix::Handler<emisor_actors::Ping>,
+    A::Context: actix::dev::ToEnvelope<A, emisor_actors::Ping>,
+{
+    let alive = matches!(
+        tokio::time::timeout(ACTOR_DEADLINE, addr.send(emisor_actors::Ping)).await,
+        Ok(Ok(_))
+    );
+    ::metrics::gauge!(crate::ops::metrics::ACTOR_UP, "actor" => name).set(if alive {
+        1.0
+    } else {
+        0.0
+    });
+    ActorStatus {
+        name: name.to_string(),
+        alive,
+        restarts: 0,
+    }
+}
+
+/// The breaker's state, also published as a metric (0 closed, 1 half-open, 2 open).
+pub async fn breaker(state: &AppState) -> Option<BreakerStatus> {
+    use emisor_actors::breaker::BreakerState;
+    let report = tokio::time::timeout(
+        ACTOR_DEADLINE,
+        state
+            .issuing
+            .transmitter
+            .addr()
+            .send(emisor_actors::transmitter::GetBreakerState),
+    )
+    .await
+    .ok()?
+    .ok()?;
+    let value = match report.snapshot.state {
+        BreakerState::Closed => 0.0,
+        BreakerState::HalfOpen => 1.0,
+        BreakerState::Open => 2.0,
+    };
+    ::metrics::gauge!(crate::ops::metrics::BREAKER_STATE).set(value);
+    let detail = serde_json::to_value(&report).unwrap_or_default();
+    Some(BreakerStatus {
+        state: detail["state"].as_str().unwrap_or("UNKNOWN").to_string(),
+        detail,
+    })
 }
 
 /// Publishes one actor's health as metrics and returns it for the body.
@@ -66,12 +126,23 @@ pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
         Ok(Err(e)) => format!("error: {e}"),
         Err(e) => format!("error: {e}"),
     };
-    let actors = vec![record(state.rate_limiter.health(ACTOR_DEADLINE).await)];
+    let i = &state.issuing;
+    let actors = vec![
+        record(state.rate_limiter.health(ACTOR_DEADLINE).await),
+        record(i.transmitter.health(ACTOR_DEADLINE).await),
+        record(i.builder.health(ACTOR_DEADLINE).await),
+        record(i.idempotency.health(ACTOR_DEADLINE).await),
+        record(i.hub.health(ACTOR_DEADLINE).await),
+        ping("retry_scheduler", &state.scheduler).await,
+        ping("recovery_ticker", &state.recovery).await,
+    ];
+    let breaker = breaker(&state).await;
     let ready = store_status == "ok" && actors.iter().all(|a| a.alive);
     let body = Readiness {
         ready,
         store: store_status,
         actors,
+        breaker,
     };
     if ready {
         envelope::ok("ready", body)
@@ -89,6 +160,7 @@ pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
     responses((status = 200, description = "Prometheus text format", content_type = "text/plain")))]
 #[get("/metrics")]
 pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
+    breaker(&state).await;
     let st = state.clone();
     let text = web::block(move || st.metrics.render(st.store.as_ref()))
         .await

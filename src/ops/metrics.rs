@@ -11,6 +11,8 @@ pub const HTTP_LATENCY: &str = "emisor_http_request_duration_seconds";
 pub const DOCUMENTS: &str = "emisor_documents";
 pub const ACTOR_RESTARTS: &str = "emisor_actor_restarts_total";
 pub const ACTOR_UP: &str = "emisor_actor_up";
+/// 0 closed, 1 half-open, 2 open.
+pub const BREAKER_STATE: &str = "emisor_breaker_state";
 
 const LATENCY_BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,

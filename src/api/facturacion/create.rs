@@ -39,7 +39,7 @@ pub fn issued_response(issued: Issued) -> HttpResponse {
                     cufe: doc.code.clone().unwrap_or_default(),
                     cufe_scheme: doc.code_scheme.clone().unwrap_or_default(),
                     qr_url: doc.qr_url.clone().unwrap_or_default(),
-                    transmission: transmission.and_then(|t| serde_json::to_value(t).ok()),
+                    transmission: transmission.and_then(|t| serde_json::to_value(*t).ok()),
                     id_estado_documento: doc.state,
                     estado: emisor_store::state::name(doc.state),
                 },
