@@ -68,6 +68,21 @@ fn failure_transmission(description: String, retryable: bool) -> Transmission {
     }
 }
 
+/// Whether a failed send may still have been processed by the authority:
+/// anything but a call that never left (breaker open, connection refused)
+/// or one the authority refused outright (503, 429).
+fn may_have_landed(failure: &TransmitFailure<crate::authority::TransmitError>) -> bool {
+    use crate::authority::TransmitError as E;
+    match failure {
+        TransmitFailure::BreakerOpen { .. } => false,
+        TransmitFailure::Failed { error, .. } => !matches!(
+            error,
+            E::Connect(_) | E::Signing(_) | E::Http { status: 429 | 503, .. }
+        ),
+        TransmitFailure::Stopped => true,
+    }
+}
+
 impl Issuing {
     /// Where this company's documents go in this environment. A configured
     /// URL wins; otherwise sandbox keys use the in-process simulator, and
@@ -203,9 +218,10 @@ impl Issuing {
         let code = doc.code.clone().unwrap_or_default();
 
         // A send may have reached the authority before a crash or a lost
-        // answer: ask before sending again.
+        // answer: ask before sending again, and send again only when the
+        // authority says it does not have the document.
         if job.in_flight && !code.is_empty() {
-            if let Ok(AuthorityResponse::Verdict(t)) = self
+            let status = self
                 .call(
                     doc.company_id,
                     target.clone(),
@@ -213,9 +229,9 @@ impl Issuing {
                         track_id: code.clone(),
                     },
                 )
-                .await
-            {
-                if t.accepted() {
+                .await;
+            match status {
+                Ok(AuthorityResponse::Verdict(t)) if t.accepted() => {
                     let sent = self
                         .finish(
                             &mut doc,
@@ -227,6 +243,13 @@ impl Issuing {
                         )
                         .await?;
                     return Ok((sent, JobOutcome::Done));
+                }
+                Ok(_) => {} // unknown to the authority (or rejected): send
+                Err(failure) => {
+                    // Still unknown whether the earlier send landed: this
+                    // attempt is spent asking; ask again next time.
+                    job.attempts += 1;
+                    return self.failed_attempt(doc, job, failure, actor).await;
                 }
             }
         }
@@ -257,57 +280,73 @@ impl Issuing {
                 Ok((sent, JobOutcome::Done))
             }
             Err(failure) => {
-                let retryable = failure.is_retryable();
-                let breaker_open = matches!(failure, TransmitFailure::BreakerOpen { .. });
-                let t = failure_transmission(failure.to_string(), retryable);
-                if !retryable {
-                    let sent = self
-                        .finish(&mut doc, Some(&job), t, state::REJECTED, actor, "failed")
-                        .await?;
-                    return Ok((sent, JobOutcome::Done));
-                }
-                if job.attempts >= self.max_attempts() {
-                    let sent = self
-                        .finish(
-                            &mut doc,
-                            Some(&job),
-                            t,
-                            state::DEAD_LETTER,
-                            actor,
-                            "dead_letter",
-                        )
-                        .await?;
-                    return Ok((sent, JobOutcome::Done));
-                }
-                let to = if breaker_open {
-                    state::WAITING_AUTHORITY
-                } else {
-                    state::QUEUED
-                };
-                let run_at = now_ms() + self.retry_delay(job.attempts).as_millis() as i64;
                 let mut job = job;
-                job.in_flight = false;
-                job.run_at_ms = run_at;
-                store.put_job(job)?;
-                let from = doc.state;
-                doc.state = to;
-                doc.transmission = serde_json::to_value(&t).ok();
-                doc.updated_at = Utc::now();
-                store.update_document(
-                    &doc,
-                    history(actor, "retry_scheduled", from, to, serde_json::json!({
-                        "attempt": doc.attempts, "error": t.status_description, "run_at_ms": run_at,
-                    })),
-                )?;
-                Ok((
-                    Sent {
-                        doc,
-                        transmission: t,
-                    },
-                    JobOutcome::RetryAt(run_at),
-                ))
+                // A call that timed out (or broke mid-way) may have been
+                // processed: the next attempt asks GetStatus first.
+                job.in_flight = may_have_landed(&failure);
+                self.failed_attempt(doc, job, failure, actor).await
             }
         }
+    }
+
+    /// Records a failed attempt (`job.attempts` already counts it): final
+    /// when not retryable or the attempts are spent (state 6), otherwise
+    /// scheduled again in state 3 (5 when the breaker is open).
+    async fn failed_attempt(
+        &self,
+        mut doc: DocumentRecord,
+        mut job: Job,
+        failure: TransmitFailure<crate::authority::TransmitError>,
+        actor: &str,
+    ) -> Result<(Sent, JobOutcome), TransmitError> {
+        doc.attempts = job.attempts;
+        let retryable = failure.is_retryable();
+        let breaker_open = matches!(failure, TransmitFailure::BreakerOpen { .. });
+        let t = failure_transmission(failure.to_string(), retryable);
+        if !retryable {
+            let sent = self
+                .finish(&mut doc, Some(&job), t, state::REJECTED, actor, "failed")
+                .await?;
+            return Ok((sent, JobOutcome::Done));
+        }
+        if job.attempts >= self.max_attempts() {
+            let sent = self
+                .finish(
+                    &mut doc,
+                    Some(&job),
+                    t,
+                    state::DEAD_LETTER,
+                    actor,
+                    "dead_letter",
+                )
+                .await?;
+            return Ok((sent, JobOutcome::Done));
+        }
+        let to = if breaker_open {
+            state::WAITING_AUTHORITY
+        } else {
+            state::QUEUED
+        };
+        let run_at = now_ms() + self.retry_delay(job.attempts).as_millis() as i64;
+        job.run_at_ms = run_at;
+        self.store.put_job(job)?;
+        let from = doc.state;
+        doc.state = to;
+        doc.transmission = serde_json::to_value(&t).ok();
+        doc.updated_at = Utc::now();
+        self.store.update_document(
+            &doc,
+            history(actor, "retry_scheduled", from, to, serde_json::json!({
+                "attempt": doc.attempts, "error": t.status_description, "run_at_ms": run_at,
+            })),
+        )?;
+        Ok((
+            Sent {
+                doc,
+                transmission: t,
+            },
+            JobOutcome::RetryAt(run_at),
+        ))
     }
 
     /// Stores a final outcome, removes the job, tells the rooms.
@@ -467,7 +506,7 @@ impl emisor_actors::recovery_ticker::Recovery for Recovery {
             };
             let mut n = 0;
             for mut doc in docs {
-                let job = match issuing.store.job_for_document(doc.id) {
+                let mut job = match issuing.store.job_for_document(doc.id) {
                     Ok(Some(mut j)) => {
                         j.attempts = 0;
                         j.run_at_ms = now_ms();
@@ -476,6 +515,9 @@ impl emisor_actors::recovery_ticker::Recovery for Recovery {
                     Ok(None) => new_job(&doc),
                     Err(_) => continue,
                 };
+                // An earlier attempt may have reached the authority (a lost
+                // answer): ask for the code's status before sending again.
+                job.in_flight = true;
                 let Ok(job) = issuing.store.put_job(job) else {
                     continue;
                 };

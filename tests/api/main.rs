@@ -17,3 +17,4 @@ mod restart;
 mod simulator;
 mod async_flow;
 mod flow_helpers;
+mod resilience;

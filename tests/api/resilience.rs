@@ -1,0 +1,303 @@
+//! Resilience of the transmission path (spec 3.1, 3.2, 8; issues 4 and 5),
+//! driven through HTTP against the in-process simulator with a scaled clock:
+//! retries and dead letter, recovery, business rejection, production with
+//! the breaker open, a lost answer, pacing.
+
+use std::collections::{BTreeSet, HashMap};
+use std::time::{Duration, Instant};
+
+use emisor::api::facturacion::request::examples;
+use serde_json::{json, Value};
+
+use crate::facturacion::unique;
+use crate::flow_helpers::*;
+use crate::helpers::*;
+
+fn doc_id(res: &Value) -> u64 {
+    res["data"]["documento"]["id"].as_u64().expect("id")
+}
+
+fn code_of(res: &Value) -> String {
+    res["data"]["cufe"].as_str().expect("cufe").to_string()
+}
+
+fn sends(stats: &Value) -> u64 {
+    stats["calls"]["SendBillSync"].as_u64().unwrap_or(0)
+}
+
+fn readyz(app: &TestApp) -> Value {
+    let res = app
+        .client
+        .get(format!("{}/readyz", app.url))
+        .send()
+        .expect("readyz");
+    res.json().expect("readyz JSON")
+}
+
+#[test]
+fn authority_down_dead_letters_after_scaled_retries_then_recovery_accepts() {
+    let app = TestApp::spawn_with(
+        fast_launch().env("EMISOR_RESILIENCE__RECOVERY_INTERVAL_S", "50"), // 0.5 s
+    );
+    let mut ws = Ws::connect(&app, &app.sk_test());
+    sim_mode(&app, json!({"mode": "down"}));
+
+    // A few documents, so the breaker opens (5 consecutive failures) while
+    // they still have attempts left: those wait in state 5.
+    let started = Instant::now();
+    let ids: Vec<u64> = (0..4)
+        .map(|_| doc_id(&post_async(&app, &examples::invoice())))
+        .collect();
+    let mut seen: HashMap<u64, Vec<u64>> = HashMap::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        for id in &ids {
+            let s = status_of(&app, *id)["id_estado_documento"]
+                .as_u64()
+                .expect("state");
+            let states = seen.entry(*id).or_default();
+            if states.last() != Some(&s) {
+                states.push(s);
+            }
+        }
+        if seen.values().all(|s| s.last() == Some(&6)) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not all dead-lettered: {seen:?}");
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    let dead_after = started.elapsed();
+    for (id, states) in &seen {
+        assert_eq!(states.first(), Some(&3), "{id}: {states:?}");
+        assert!(
+            states.iter().all(|s| [3, 5, 6].contains(s)),
+            "{id}: only queued, waiting and dead: {states:?}"
+        );
+    }
+    assert!(
+        seen.values().any(|s| s.contains(&5)),
+        "the open breaker put documents in state 5: {seen:?}"
+    );
+    // Five attempts 0.1, 0.2, 0.4, 0.8 s apart at least (time_scale 0.01).
+    assert!(
+        dead_after >= Duration::from_millis(1400),
+        "dead-lettered after {dead_after:?}: the retries were not spaced"
+    );
+    for id in &ids {
+        let e = ws.event_for("facturacion:error", *id, Duration::from_secs(5));
+        assert_eq!(e["data"]["id_estado_documento"], 6, "{e}");
+        assert_eq!(e["data"]["estado"], "Dead Letter", "{e}");
+        assert!(
+            e["data"]["errors"]
+                .as_array()
+                .is_some_and(|a| !a.is_empty()),
+            "{e}"
+        );
+        let rec = status_of(&app, *id);
+        assert_eq!(rec["tax_response"]["isValid"], false, "{rec}");
+    }
+    let stats = sim_stats(&app);
+    assert_eq!(stats["accepted_count"], 0);
+    assert!(
+        sends(&stats) <= 4 * 5,
+        "at most five attempts each reached the authority: {stats}"
+    );
+
+    // The authority comes back: the recovery job re-queues them.
+    sim_mode(&app, json!({"mode": "up"}));
+    for id in &ids {
+        let e = ws.event_for("facturacion:update", *id, Duration::from_secs(20));
+        assert_eq!(e["data"]["id_estado_documento"], 2, "{e}");
+    }
+    wait_all(&app, &ids, 2, Duration::from_secs(5));
+    let stats = sim_stats(&app);
+    assert_eq!(stats["accepted_count"], 4, "{stats}");
+    let r = readyz(&app);
+    assert_eq!(r["data"]["breaker"]["state"], "CLOSED", "{r}");
+}
+
+#[test]
+fn business_rejection_is_final_until_resent() {
+    let app = TestApp::spawn_with(fast_launch());
+    let mut ws = Ws::connect(&app, &app.sk_test());
+    sim_mode(&app, json!({"mode": "reject"}));
+
+    let res = post_async(&app, &examples::invoice());
+    let id = doc_id(&res);
+    let code = code_of(&res);
+    let e = ws.event_for("facturacion:update", id, Duration::from_secs(20));
+    assert_eq!(e["data"]["id_estado_documento"], 4, "{e}");
+    assert_eq!(e["data"]["estado"], "Rechazado", "{e}");
+    assert!(
+        e["data"]["errors"][0]
+            .as_str()
+            .is_some_and(|m| m.starts_with("Regla: ")),
+        "{e}"
+    );
+    // Longer than the first retry delays (0.1 + 0.2 s): nothing is retried.
+    std::thread::sleep(Duration::from_millis(800));
+    let rec = status_of(&app, id);
+    assert_eq!(rec["id_estado_documento"], 4, "{rec}");
+    assert_eq!(rec["tax_response"]["isValid"], false, "{rec}");
+    let stats = sim_stats(&app);
+    assert_eq!(sends(&stats), 1, "sent once: {stats}");
+    assert_eq!(stats["received"][&code], 1, "{stats}");
+    let r = readyz(&app);
+    assert_eq!(
+        r["data"]["breaker"]["state"], "CLOSED",
+        "a rejection is an answer, not a failure: {r}"
+    );
+
+    // Resend after the authority accepts again.
+    sim_mode(&app, json!({"mode": "up"}));
+    let (status, resent) = json(app.post(
+        &format!("/v1/api/facturacion/reenviar/{id}"),
+        &app.sk_test(),
+        &json!({}),
+    ));
+    assert_eq!(status, 200, "{resent}");
+    assert_eq!(resent["data"]["id_estado_documento"], 2, "{resent}");
+    assert_eq!(resent["data"]["transmission"]["isValid"], true, "{resent}");
+    assert_eq!(
+        resent["data"]["documento"]["numero"], res["data"]["documento"]["numero"],
+        "same number"
+    );
+    assert_eq!(status_of(&app, id)["id_estado_documento"], 2);
+    let stats = sim_stats(&app);
+    assert_eq!(sends(&stats), 2, "{stats}");
+    assert_eq!(stats["accepted_count"], 1, "{stats}");
+}
+
+#[test]
+fn production_key_with_the_breaker_open_is_refused_and_writes_nothing() {
+    // time_scale 0.1: the breaker stays open 6 s, retries 1, 2, 4… s apart.
+    let app = TestApp::spawn_with(
+        Launch::default()
+            .env("EMISOR_RESILIENCE__TIME_SCALE", "0.1")
+            .env("EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE", "100000"),
+    );
+    sim_mode(&app, json!({"mode": "down"}));
+    let ids: Vec<u64> = (0..5)
+        .map(|_| doc_id(&post_async(&app, &examples::invoice())))
+        .collect();
+    // Five failed sends open the breaker; the first retry then finds it open.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !ids
+        .iter()
+        .any(|id| status_of(&app, *id)["id_estado_documento"] == 5)
+    {
+        assert!(Instant::now() < deadline, "no document reached state 5");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let r = readyz(&app);
+    assert_eq!(r["data"]["breaker"]["state"], "OPEN", "{r}");
+
+    let before_fe = next_number(&app, "fe");
+    let (_, sub) = json(app.get("/v1/api/facturacion/suscripcion", &app.sk_test()));
+    let used = sub["data"]["usados"].clone();
+    let sends_before = sends(&sim_stats(&app));
+    let live = app.sk_live();
+    for asynchronous in [false, true] {
+        let mut body = unique(examples::invoice());
+        body["async"] = json!(asynchronous);
+        let err = assert_error(
+            app.post("/v1/api/facturacion", &live, &body),
+            503,
+            "TAX_UNAVAILABLE",
+        );
+        assert!(err["data"].is_null() || err["data"]["id"].is_null(), "{err}");
+    }
+    assert_eq!(next_number(&app, "fe"), before_fe, "no number consumed");
+    let (_, sub) = json(app.get("/v1/api/facturacion/suscripcion", &live));
+    assert_eq!(sub["data"]["usados"], used, "no document written");
+    assert_eq!(sends(&sim_stats(&app)), sends_before, "nothing sent");
+    // A sandbox key still queues (it waits for the authority).
+    let queued = post_async(&app, &examples::invoice());
+    assert_eq!(queued["status"], 202);
+}
+
+#[test]
+fn a_lost_answer_is_resolved_with_get_status_not_a_second_send() {
+    let app = TestApp::spawn_with(fast_launch().env("EMISOR_AUTHORITY__TIMEOUT_MS", "300"));
+    sim_mode(&app, json!({"mode": "slow", "latency_ms": 1500}));
+    let res = post_async(&app, &examples::invoice());
+    let id = doc_id(&res);
+    let code = code_of(&res);
+    // The simulator accepts the document, its answer comes after the client
+    // has given up.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while sim_stats(&app)["accepted"].get(&code).is_none() {
+        assert!(Instant::now() < deadline, "the simulator never got it");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    sim_mode(&app, json!({"mode": "up"}));
+    let rec = wait_state(&app, id, 2, Duration::from_secs(20));
+    assert_eq!(rec["tax_response"]["isValid"], true, "{rec}");
+    let stats = sim_stats(&app);
+    assert_eq!(stats["accepted_count"], 1, "{stats}");
+    assert_eq!(
+        stats["accepted"][&code]["received"], 1,
+        "the code reached the authority once: {stats}"
+    );
+    assert_eq!(sends(&stats), 1, "one SendBillSync: {stats}");
+    assert!(
+        stats["calls"]["GetStatus"].as_u64().unwrap_or(0) >= 1,
+        "resolved by GetStatus: {stats}"
+    );
+}
+
+#[test]
+fn pacing_never_exceeds_ten_a_second_or_three_in_flight() {
+    let app = TestApp::spawn_with(fast_launch());
+    // A little latency so calls overlap and the in-flight cap is exercised.
+    sim_mode(&app, json!({"mode": "slow", "latency_ms": 150}));
+    let ids: Vec<u64> = (0..40)
+        .map(|_| doc_id(&post_async(&app, &examples::invoice())))
+        .collect();
+    wait_all(&app, &ids, 2, Duration::from_secs(25));
+    let stats = sim_stats(&app);
+    assert_eq!(stats["accepted_count"], 40, "{stats}");
+    let max_in_flight = stats["max_in_flight"].as_u64().expect("max_in_flight");
+    let max_per_second = stats["max_per_second"].as_u64().expect("max_per_second");
+    assert!(max_in_flight <= 3, "{stats}");
+    assert!(max_per_second <= 10, "{stats}");
+    // The limits were reached, not merely respected by a trickle.
+    assert!(max_in_flight >= 2, "{stats}");
+    let codes: BTreeSet<&String> = stats["accepted"]
+        .as_object()
+        .expect("accepted")
+        .keys()
+        .collect();
+    assert_eq!(codes.len(), 40);
+}
+
+#[test]
+fn a_lost_answer_survives_dead_letter_and_recovery_without_a_second_send() {
+    let app = TestApp::spawn_with(
+        fast_launch()
+            .env("EMISOR_AUTHORITY__TIMEOUT_MS", "300")
+            .env("EMISOR_RESILIENCE__RECOVERY_INTERVAL_S", "50"),
+    );
+    let mut ws = Ws::connect(&app, &app.sk_test());
+    sim_mode(&app, json!({"mode": "slow", "latency_ms": 1500}));
+    let res = post_async(&app, &examples::invoice());
+    let id = doc_id(&res);
+    let code = code_of(&res);
+    // Every answer is lost: the attempts run out while the document is, in
+    // fact, accepted.
+    let e = ws.event_for("facturacion:error", id, Duration::from_secs(20));
+    assert_eq!(e["data"]["id_estado_documento"], 6, "{e}");
+    let stats = sim_stats(&app);
+    assert_eq!(stats["accepted"][&code]["received"], 1, "{stats}");
+    assert!(
+        stats["calls"]["GetStatus"].as_u64().unwrap_or(0) >= 1,
+        "later attempts asked instead of sending: {stats}"
+    );
+
+    sim_mode(&app, json!({"mode": "up"}));
+    let e = ws.event_for("facturacion:update", id, Duration::from_secs(20));
+    assert_eq!(e["data"]["id_estado_documento"], 2, "{e}");
+    let stats = sim_stats(&app);
+    assert_eq!(stats["accepted"][&code]["received"], 1, "{stats}");
+    assert_eq!(sends(&stats), 1, "one SendBillSync: {stats}");
+}
