@@ -191,12 +191,24 @@ pub async fn issue(
         .map_err(|errors| mapped.validation_error(&errors))?;
     mapped.check_declared(&totals)?;
 
-    let customer = store.upsert_customer(company, mapped.customer.clone())?;
     let limit = setup
         .company
         .monthly_document_limit
         .map(u64::from)
         .unwrap_or(DEFAULT_MONTHLY_LIMIT);
+    let period = today.year() as u32 * 100 + today.month();
+    // The store refuses these atomically below; checking them first keeps a
+    // refused request from writing anything (the customer upsert). The
+    // idempotency claim holds the reference, so it cannot be taken between.
+    if let Some(reference) = &mapped.external_reference {
+        if let Some(id) = store.document_by_reference(company, reference)? {
+            return Err(refusal(StoreError::DuplicateReference { id }));
+        }
+    }
+    if store.monthly_usage(company, period)? >= limit {
+        return Err(refusal(StoreError::LimitReached { limit }));
+    }
+    let customer = store.upsert_customer(company, mapped.customer.clone())?;
     let new = NewDocument {
         company_id: company,
         environment: env,
@@ -207,7 +219,7 @@ pub async fn issue(
         customer_id: Some(customer.id),
         request,
         monthly_limit: Some(limit),
-        period: today.year() as u32 * 100 + today.month(),
+        period,
     };
     let mut doc = {
         let store = store.clone();

@@ -196,12 +196,16 @@ fn numbering_subscription_and_the_monthly_limit() {
     assert_eq!(sub["data"]["disponibles"], 0, "{sub}");
     let before = next_number(&app, "fe");
     assert_eq!(before, 990000002);
+    let mut over = unique(draft.clone());
+    over["customer"]["identification_number"] = json!("900555777");
     let body = assert_error(
-        app.post("/v1/api/facturacion", &key, &unique(draft.clone())),
+        app.post("/v1/api/facturacion", &key, &over),
         422,
         "VALIDATION_ERROR",
     );
     assert!(body.to_string().contains("suscripcion"), "{body}");
+    let (_, customers) = json(app.get("/v1/api/clientes?q=900555777", &key));
+    assert_eq!(customers["data"]["total"], 0, "nothing written: {customers}");
     // Asynchronous requests are held to the limit too, and nothing is consumed.
     let mut queued = unique(examples::invoice());
     queued["async"] = json!(true);

@@ -18,3 +18,4 @@ mod simulator;
 mod async_flow;
 mod flow_helpers;
 mod resilience;
+mod idempotency;

@@ -68,8 +68,19 @@ pub fn issued_response(issued: Issued) -> HttpResponse {
     }
 }
 
-fn duplicate(d: Duplicate) -> ApiError {
+/// A refused claim as the API's 409. A request naming a reference is keyed
+/// by it: when its payload (which includes the reference) already made a
+/// document, that document exists with this reference, and the client
+/// retrying with its idempotency key is told so, with the id.
+fn duplicate(d: Duplicate, has_reference: bool) -> ApiError {
     match d {
+        Duplicate::Payload {
+            document_id: Some(id),
+        } if has_reference => ApiError::Conflict {
+            code: "DUPLICATE_REFERENCE",
+            message: format!("a document with this referencia_externa already exists (id {id})"),
+            data: Some(serde_json::json!({ "id": id })),
+        },
         Duplicate::InProgress => ApiError::Conflict {
             code: "DUPLICATE_IN_PROGRESS",
             message: "another request with this referencia_externa is being processed".into(),
@@ -119,7 +130,7 @@ pub async fn create(
         })
         .await
         .map_err(|e| ApiError::Internal(format!("idempotency lock unavailable: {e}")))?
-        .map_err(duplicate)?;
+        .map_err(|d| duplicate(d, mapped.external_reference.is_some()))?;
     // The guard releases the reference on every early return (drop).
     let issued = issue(&issuing, ctx.company_id, ctx.environment, mapped, value).await?;
     let id = match &issued {
