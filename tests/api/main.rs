@@ -5,17 +5,18 @@
 mod helpers;
 
 mod admin;
+mod async_flow;
 mod auth;
 mod clientes;
 mod config;
+mod crash;
 mod errors;
 mod facturacion;
+mod flow_helpers;
+mod idempotency;
 mod openapi;
 mod ops;
 mod rate_limit;
+mod resilience;
 mod restart;
 mod simulator;
-mod async_flow;
-mod flow_helpers;
-mod resilience;
-mod idempotency;
