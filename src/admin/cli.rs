@@ -36,6 +36,17 @@ pub enum AdminCommand {
     /// API keys.
     #[command(subcommand)]
     Key(KeyCommand),
+    /// Run the authority's enablement test set through the running server.
+    TestSet {
+        #[arg(long)]
+        company: u64,
+        /// Server base URL; default: `<data-dir>/listening`.
+        #[arg(long)]
+        server: Option<String>,
+        /// Admin token; default: config, demo-keys.json or admin-token.
+        #[arg(long)]
+        token: Option<String>,
+    },
 }
 
 // Parsed once per run: variant sizes do not matter here.
@@ -172,6 +183,14 @@ fn api<T>(r: Result<T, crate::api::error::ApiError>) -> anyhow::Result<T> {
 }
 
 pub fn run(settings: &Settings, command: AdminCommand) -> anyhow::Result<()> {
+    if let AdminCommand::TestSet {
+        company,
+        server,
+        token,
+    } = command
+    {
+        return run_test_set(settings, company, server, token);
+    }
     let dir = settings.data_dir();
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let store = SledStore::open(dir).with_context(|| {
@@ -334,6 +353,7 @@ pub fn run(settings: &Settings, command: AdminCommand) -> anyhow::Result<()> {
                 .collect();
             print(&keys)
         }
+        AdminCommand::TestSet { .. } => Ok(()), // handled above: it needs the running server
         AdminCommand::Key(KeyCommand::Revoke { id }) => {
             let key = store
                 .revoke_api_key(id, Utc::now())?
@@ -341,4 +361,93 @@ pub fn run(settings: &Settings, command: AdminCommand) -> anyhow::Result<()> {
             print(&ApiKeyView::from(key))
         }
     }
+}
+
+/// `emisor admin test-set --company N`: asks the running server (its
+/// `<data-dir>/listening` address, the admin token of `demo-keys.json`,
+/// `admin-token` or the config) to run the enablement test set, and prints
+/// its progress until it ends.
+pub fn run_test_set(
+    settings: &Settings,
+    company: u64,
+    server: Option<String>,
+    token: Option<String>,
+) -> anyhow::Result<()> {
+    let dir = settings.data_dir();
+    let url = match server {
+        Some(u) => u,
+        None => std::fs::read_to_string(dir.join("listening"))
+            .with_context(|| {
+                format!(
+                    "no running server found in {} (give --server)",
+                    dir.display()
+                )
+            })?
+            .trim()
+            .to_string(),
+    };
+    let token = token
+        .or_else(|| Some(settings.admin.token.clone()).filter(|t| !t.is_empty()))
+        .or_else(|| {
+            std::fs::read_to_string(dir.join("demo-keys.json"))
+                .ok()
+                .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
+                .and_then(|v| v["admin_token"].as_str().map(str::to_string))
+                .filter(|t| !t.is_empty())
+        })
+        .or_else(|| {
+            std::fs::read_to_string(dir.join("admin-token"))
+                .ok()
+                .map(|t| t.trim().to_string())
+        })
+        .ok_or_else(|| anyhow::anyhow!("no admin token (give --token)"))?;
+    actix_web::rt::System::new().block_on(async move {
+        let client = awc::Client::builder()
+            .timeout(std::time::Duration::from_secs(30))
+            .finish();
+        let path = format!("{url}/admin/companies/{company}/set-pruebas");
+        let mut res = client
+            .post(&path)
+            .bearer_auth(&token)
+            .send()
+            .await
+            .map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+        let body: serde_json::Value = res.json().await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        if !res.status().is_success() {
+            anyhow::bail!(
+                "{}",
+                body["message"]
+                    .as_str()
+                    .unwrap_or("the server refused the test set")
+            );
+        }
+        loop {
+            actix_web::rt::time::sleep(std::time::Duration::from_secs(1)).await;
+            let mut res = client
+                .get(&path)
+                .bearer_auth(&token)
+                .send()
+                .await
+                .map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+            let body: serde_json::Value = res.json().await.map_err(|e| anyhow::anyhow!("{e}"))?;
+            let d = &body["data"];
+            println!(
+                "{}: {} of {} sent, {} accepted, {} rejected, {} pending",
+                d["estado"].as_str().unwrap_or("?"),
+                d["enviados"],
+                d["total"],
+                d["aceptados"],
+                d["rechazados"],
+                d["pendientes"]
+            );
+            if d["estado"] != "en_progreso" {
+                println!("{}", serde_json::to_string_pretty(d).unwrap_or_default());
+                return if d["estado"] == "aceptado" {
+                    Ok(())
+                } else {
+                    Err(anyhow::anyhow!("the test set was not accepted"))
+                };
+            }
+        }
+    })
 }

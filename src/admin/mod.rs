@@ -7,6 +7,7 @@ pub mod cli;
 pub mod companies;
 pub mod credentials;
 pub mod keys;
+pub mod test_set;
 pub mod views;
 
 use actix_web::middleware::from_fn;
@@ -26,6 +27,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(credentials::import_certificate)
             .service(keys::create)
             .service(keys::list)
-            .service(keys::revoke),
+            .service(keys::revoke)
+            .service(test_set::start)
+            .service(test_set::progress),
     );
 }

@@ -37,6 +37,8 @@ use crate::{admin, api, ops};
         admin::keys::create,
         admin::keys::list,
         admin::keys::revoke,
+        admin::test_set::start,
+        admin::test_set::progress,
         ops::health::healthz,
         ops::health::readyz,
         ops::health::metrics,

@@ -7,11 +7,13 @@
 //! * [`transmit`]: one transmission of a stored document, every step recorded.
 //! * [`events`]: `facturacion:*` events to WebSocket rooms.
 //! * [`resume`]: what a restart picks up (half-built documents, queued jobs).
+//! * [`test_set`]: the authority's enablement test set, with progress.
 
 pub mod context;
 pub mod events;
 pub mod issue;
 pub mod resume;
+pub mod test_set;
 pub mod transmit;
 
 use std::sync::Arc;

@@ -77,7 +77,12 @@ fn may_have_landed(failure: &TransmitFailure<crate::authority::TransmitError>) -
         TransmitFailure::BreakerOpen { .. } => false,
         TransmitFailure::Failed { error, .. } => !matches!(
             error,
-            E::Connect(_) | E::Signing(_) | E::Http { status: 429 | 503, .. }
+            E::Connect(_)
+                | E::Signing(_)
+                | E::Http {
+                    status: 429 | 503,
+                    ..
+                }
         ),
         TransmitFailure::Stopped => true,
     }
@@ -152,6 +157,16 @@ impl Issuing {
             Ok(outcome) => outcome,
             Err(_) => Err(TransmitFailure::Stopped),
         }
+    }
+
+    /// One call of any operation, through the paced transmitter.
+    pub async fn call_authority(
+        &self,
+        company: u64,
+        target: AuthorityTarget,
+        request: AuthorityRequest,
+    ) -> Result<AuthorityResponse, TransmitFailure<crate::authority::TransmitError>> {
+        self.call(company, target, request).await
     }
 
     /// Is the breaker letting calls through (closed or half-open)?
@@ -336,9 +351,15 @@ impl Issuing {
         doc.updated_at = Utc::now();
         self.store.update_document(
             &doc,
-            history(actor, "retry_scheduled", from, to, serde_json::json!({
-                "attempt": doc.attempts, "error": t.status_description, "run_at_ms": run_at,
-            })),
+            history(
+                actor,
+                "retry_scheduled",
+                from,
+                to,
+                serde_json::json!({
+                    "attempt": doc.attempts, "error": t.status_description, "run_at_ms": run_at,
+                }),
+            ),
         )?;
         Ok((
             Sent {

@@ -20,3 +20,4 @@ mod rate_limit;
 mod resilience;
 mod restart;
 mod simulator;
+mod test_set;

@@ -1,0 +1,51 @@
+//! `POST /admin/companies/{id}/set-pruebas` starts the authority's enablement
+//! test set; `GET` the same path reports its progress.
+
+use actix_web::{get, post, web, HttpResponse};
+
+use crate::api::envelope;
+use crate::api::error::{ApiError, ApiResult};
+use crate::api::json::parse;
+use crate::issuing::test_set::{self, TestSetPlan, TestSetRun};
+use crate::state::AppState;
+
+#[utoipa::path(post, path = "/admin/companies/{id}/set-pruebas", tag = "admin", security(("admin_token" = [])),
+    params(("id" = u64, Path, description = "id_empresa")), request_body = TestSetPlan,
+    responses((status = 202, description = "started; poll GET for progress", body = inline(envelope::Envelope<TestSetRun>)),
+              (status = 409, description = "a run is in progress", body = crate::api::error::ErrorEnvelope),
+              (status = 422, description = "no software or test-set id", body = crate::api::error::ErrorEnvelope)))]
+#[post("/companies/{id}/set-pruebas")]
+pub async fn start(
+    state: web::Data<AppState>,
+    id: web::Path<u64>,
+    body: web::Bytes,
+) -> ApiResult<HttpResponse> {
+    let id = id.into_inner();
+    state
+        .store
+        .company(id)?
+        .ok_or_else(|| ApiError::NotFound("company".into()))?;
+    // No body = the default plan; a body must be a valid plan.
+    let plan = if body.iter().all(u8::is_ascii_whitespace) {
+        TestSetPlan::default()
+    } else {
+        parse::<TestSetPlan>(&body)?
+    };
+    let run = test_set::start(&state.issuing, id, plan).await?;
+    Ok(envelope::with_status(
+        actix_web::http::StatusCode::ACCEPTED,
+        "Set de pruebas iniciado",
+        run,
+    ))
+}
+
+#[utoipa::path(get, path = "/admin/companies/{id}/set-pruebas", tag = "admin", security(("admin_token" = [])),
+    params(("id" = u64, Path, description = "id_empresa")),
+    responses((status = 200, description = "progress of the last run", body = inline(envelope::Envelope<TestSetRun>)),
+              (status = 404, description = "no run yet", body = crate::api::error::ErrorEnvelope)))]
+#[get("/companies/{id}/set-pruebas")]
+pub async fn progress(state: web::Data<AppState>, id: web::Path<u64>) -> ApiResult<HttpResponse> {
+    let run = test_set::load(&state.issuing, id.into_inner())?
+        .ok_or_else(|| ApiError::NotFound("test set run".into()))?;
+    Ok(envelope::ok("Set de pruebas", run))
+}
