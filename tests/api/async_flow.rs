@@ -205,7 +205,10 @@ fn numbering_subscription_and_the_monthly_limit() {
     );
     assert!(body.to_string().contains("suscripcion"), "{body}");
     let (_, customers) = json(app.get("/v1/api/clientes?q=900555777", &key));
-    assert_eq!(customers["data"]["total"], 0, "nothing written: {customers}");
+    assert_eq!(
+        customers["data"]["total"], 0,
+        "nothing written: {customers}"
+    );
     // Asynchronous requests are held to the limit too, and nothing is consumed.
     let mut queued = unique(examples::invoice());
     queued["async"] = json!(true);

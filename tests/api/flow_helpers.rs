@@ -67,10 +67,7 @@ impl Ws {
                 Err(e) => panic!("WebSocket closed: {e}"),
             }
         }
-        panic!(
-            "no matching event within {within:?}; seen: {:?}",
-            self.seen
-        );
+        panic!("no matching event within {within:?}; seen: {:?}", self.seen);
     }
 
     /// The event `name` about document `id`.

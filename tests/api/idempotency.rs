@@ -68,11 +68,8 @@ fn a_reference_makes_one_document() {
     assert_eq!(usage(&app), 1);
 
     // Another reference is another document.
-    let (status, other) = json(app.post(
-        "/v1/api/facturacion",
-        &key,
-        &with_reference("pedido-1002"),
-    ));
+    let (status, other) =
+        json(app.post("/v1/api/facturacion", &key, &with_reference("pedido-1002")));
     assert_eq!(status, 200, "{other}");
     assert_ne!(other["data"]["documento"]["id"], id);
 }
@@ -127,7 +124,11 @@ fn sixteen_concurrent_requests_with_one_reference_make_one_document() {
             assert_eq!(body["data"]["id"], id, "{body}");
         }
     }
-    assert_eq!(next_number(&app, "fe"), before + 1, "numbering advanced by one");
+    assert_eq!(
+        next_number(&app, "fe"),
+        before + 1,
+        "numbering advanced by one"
+    );
     assert_eq!(usage(&app), 1, "one document exists");
     // The lock was released: the reference now answers DUPLICATE_REFERENCE.
     let err = assert_error(

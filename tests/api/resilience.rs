@@ -205,7 +205,10 @@ fn production_key_with_the_breaker_open_is_refused_and_writes_nothing() {
             503,
             "TAX_UNAVAILABLE",
         );
-        assert!(err["data"].is_null() || err["data"]["id"].is_null(), "{err}");
+        assert!(
+            err["data"].is_null() || err["data"]["id"].is_null(),
+            "{err}"
+        );
     }
     assert_eq!(next_number(&app, "fe"), before_fe, "no number consumed");
     let (_, sub) = json(app.get("/v1/api/facturacion/suscripcion", &live));
