@@ -49,8 +49,20 @@ fn authority_down_dead_letters_after_scaled_retries_then_recovery_accepts() {
         .map(|_| doc_id(&post_async(&app, &examples::invoice())))
         .collect();
     let mut seen: HashMap<u64, Vec<u64>> = HashMap::new();
+    // The breaker's pause each time it is seen OPEN (spec 3.2: 60, 120, 300 s).
+    let mut pauses: Vec<u64> = Vec::new();
+    let watch_breaker = |pauses: &mut Vec<u64>| {
+        let b = readyz(&app)["data"]["breaker"]["detail"].clone();
+        if b["state"] == "OPEN" {
+            let p = b["pause_ms"].as_u64().expect("pause_ms");
+            if pauses.last() != Some(&p) {
+                pauses.push(p);
+            }
+        }
+    };
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
+        watch_breaker(&mut pauses);
         for id in &ids {
             let s = status_of(&app, *id)["id_estado_documento"]
                 .as_u64()
@@ -96,6 +108,15 @@ fn authority_down_dead_letters_after_scaled_retries_then_recovery_accepts() {
         let rec = status_of(&app, *id);
         assert_eq!(rec["tax_response"]["isValid"], false, "{rec}");
     }
+    // Recovery keeps probing while the authority is down: each failed
+    // half-open probe grows the pause, 0.6 s, 1.2 s, then 3 s (scaled).
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while pauses.len() < 3 {
+        assert!(Instant::now() < deadline, "pauses seen: {pauses:?}");
+        watch_breaker(&mut pauses);
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    assert_eq!(pauses, [600, 1200, 3000], "breaker pause growth");
     let stats = sim_stats(&app);
     assert_eq!(stats["accepted_count"], 0);
     assert!(
