@@ -219,17 +219,23 @@ pub const RATE_WINDOW_MARGIN: Duration = Duration::from_millis(50);
 pub fn transmitter_config(settings: &Settings) -> TransmitterConfig {
     let r = &settings.resilience;
     let secs = |s: f64| Duration::try_from_secs_f64(s).unwrap_or(Duration::from_secs(60));
-    let defaults = BreakerConfig::default();
+    let call_timeout = Duration::from_millis(settings.authority.timeout_ms);
+    // The breaker's probe timeout is a safety net (a probe always ends
+    // within `call_timeout`); once scaled it must not be shorter than a
+    // call, or a second probe would go out beside a slow first one.
+    let probe_timeout = Duration::try_from_secs_f64(call_timeout.as_secs_f64() / r.time_scale)
+        .unwrap_or(Duration::ZERO)
+        .max(BreakerConfig::default().probe_timeout);
     TransmitterConfig {
         max_per_second: settings.authority.max_requests_per_second,
         rate_window: Duration::from_secs(1) + RATE_WINDOW_MARGIN,
         max_in_flight: settings.authority.max_in_flight,
-        call_timeout: Duration::from_millis(settings.authority.timeout_ms),
+        call_timeout,
         breaker: BreakerConfig {
             failure_threshold: r.breaker_failures,
             success_threshold: r.breaker_successes,
             pauses: r.breaker_pause_s.iter().copied().map(secs).collect(),
-            probe_timeout: defaults.probe_timeout,
+            probe_timeout,
             time_scale: r.time_scale,
         },
     }

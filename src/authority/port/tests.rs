@@ -379,4 +379,5 @@ fn settings_become_a_transmitter_config() {
         settings.resilience.breaker_pause_s.len()
     );
     assert_eq!(c.breaker.time_scale, 0.5);
+    assert!(c.breaker.scaled(c.breaker.probe_timeout) >= c.call_timeout);
 }
