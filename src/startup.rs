@@ -33,6 +33,7 @@ use emisor_actors::idempotency::{IdempotencyConfig, IdempotencyLock};
 use emisor_actors::recovery_ticker::RecoveryTicker;
 use emisor_actors::retry_scheduler::RetryScheduler;
 use emisor_actors::signer_pool::SignerPool;
+use emisor_actors::webhook_sender::WebhookSender;
 use emisor_actors::ws_hub::WsHub;
 
 use crate::authority::port::{start_transmitter, transmitter_config};
@@ -246,6 +247,10 @@ pub fn start_actors(
     let hub = Restartable::start("ws_hub", move || {
         WsHub::start_in_arbiter(&h, |_| WsHub::new())
     });
+    let h = misc_arbiter.handle();
+    let webhooks = Restartable::start("webhook_sender", move || {
+        WebhookSender::start_in_arbiter(&h, |_| WebhookSender::new(Duration::from_secs(10)))
+    });
 
     let issuing = Arc::new(Issuing {
         settings: settings.clone(),
@@ -255,6 +260,7 @@ pub fn start_actors(
         transmitter,
         idempotency,
         hub,
+        webhooks,
         scheduler: std::sync::OnceLock::new(),
         sim_url,
     });

@@ -11,6 +11,7 @@ pub mod retry_scheduler;
 pub mod signer_pool;
 pub mod supervisor;
 pub mod transmitter;
+pub mod webhook_sender;
 pub mod ws_hub;
 
 use actix::Message;

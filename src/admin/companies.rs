@@ -96,6 +96,14 @@ pub async fn update(
     body: Json<CompanyUpdate>,
 ) -> ApiResult<HttpResponse> {
     let u = body.0;
+    if let Some(url) = u.webhook_url.as_deref().filter(|s| !s.is_empty()) {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
+            return Err(ApiError::validation(
+                "webhook_url",
+                "must be an http(s) URL",
+            ));
+        }
+    }
     if u.rate_limit_per_minute == Some(0) {
         return Err(ApiError::validation(
             "rate_limit_per_minute",
@@ -117,6 +125,14 @@ pub async fn update(
         }
         if u.webhook_url.is_some() {
             c.webhook_url = u.webhook_url.filter(|s| !s.is_empty());
+            // A signing secret is made once, the first time a URL is set.
+            if c.webhook_url.is_some() && c.webhook_secret.is_none() {
+                c.webhook_secret = Some(format!(
+                    "whsec_{}",
+                    crate::provisioning::api_keys::generate_secret(emisor_store::Environment::Test)
+                        .trim_start_matches("sk_test_")
+                ));
+            }
         }
         st.store.update_company(&c)?;
         Ok(c)
@@ -127,5 +143,40 @@ pub async fn update(
     Ok(envelope::ok(
         "Empresa actualizada",
         CompanyView::from(company),
+    ))
+}
+
+#[derive(Debug, serde::Serialize, ToSchema)]
+pub struct WebhookDelivery {
+    pub at: String,
+    #[schema(value_type = Object)]
+    pub delivery: serde_json::Value,
+}
+
+/// The webhook delivery log: every attempt, newest last (last 100).
+#[utoipa::path(get, path = "/admin/companies/{id}/webhooks", tag = "admin", security(("admin_token" = [])),
+    params(("id" = u64, Path, description = "id_empresa")),
+    responses((status = 200, description = "delivery attempts", body = inline(envelope::Envelope<Vec<WebhookDelivery>>))))]
+#[get("/companies/{id}/webhooks")]
+pub async fn webhook_log(
+    state: web::Data<AppState>,
+    id: web::Path<u64>,
+) -> ApiResult<HttpResponse> {
+    let st = state.clone();
+    let id = id.into_inner();
+    let events = web::block(move || {
+        st.store
+            .events(id, crate::issuing::webhooks::DELIVERY_EVENT, 100)
+    })
+    .await??;
+    Ok(envelope::ok(
+        "Entregas de webhooks",
+        events
+            .into_iter()
+            .map(|e| WebhookDelivery {
+                at: e.at.to_rfc3339(),
+                delivery: e.data,
+            })
+            .collect::<Vec<_>>(),
     ))
 }

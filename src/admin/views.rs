@@ -24,6 +24,8 @@ pub struct CompanyView {
     pub rate_limit_per_minute: Option<u32>,
     pub limite_documentos_mes: Option<u32>,
     pub webhook_url: Option<String>,
+    /// HMAC-SHA256 key of `X-Emisor-Signature` (made when a URL is first set).
+    pub webhook_secret: Option<String>,
     pub demo: bool,
     pub created_at: String,
 }
@@ -49,6 +51,7 @@ impl From<Company> for CompanyView {
             rate_limit_per_minute: c.rate_limit_per_minute,
             limite_documentos_mes: c.monthly_document_limit,
             webhook_url: c.webhook_url,
+            webhook_secret: c.webhook_secret,
             demo: c.demo,
             created_at: c.created_at.to_rfc3339(),
         }

@@ -30,6 +30,7 @@ use crate::{admin, api, ops};
         admin::companies::list,
         admin::companies::get,
         admin::companies::update,
+        admin::companies::webhook_log,
         admin::credentials::set_software,
         admin::credentials::add_resolution,
         admin::credentials::list_resolutions,

@@ -29,6 +29,7 @@ pub fn payload(doc: &DocumentRecord, t: &Transmission) -> serde_json::Value {
 }
 
 pub fn to_company(issuing: &Issuing, company: u64, event: &'static str, data: serde_json::Value) {
+    super::webhooks::enqueue(issuing, company, event, &data);
     issuing
         .hub
         .addr()

@@ -5,7 +5,8 @@
 //! * [`context`]: the company's setup for a document type, as the engine needs it.
 //! * [`issue`]: validate → take the number → build → store (→ transmit).
 //! * [`transmit`]: one transmission of a stored document, every step recorded.
-//! * [`events`]: `facturacion:*` events to WebSocket rooms.
+//! * [`events`]: `facturacion:*` events to WebSocket rooms and webhooks.
+//! * [`webhooks`]: signed, retried, logged webhook deliveries.
 //! * [`resume`]: what a restart picks up (half-built documents, queued jobs).
 //! * [`test_set`]: the authority's enablement test set, with progress.
 
@@ -15,6 +16,7 @@ pub mod issue;
 pub mod resume;
 pub mod test_set;
 pub mod transmit;
+pub mod webhooks;
 
 use std::sync::Arc;
 
@@ -42,6 +44,7 @@ pub struct Issuing {
     pub transmitter: Arc<Restartable<AuthorityTransmitter>>,
     pub idempotency: Arc<Restartable<IdempotencyLock>>,
     pub hub: Arc<Restartable<WsHub>>,
+    pub webhooks: Arc<Restartable<emisor_actors::webhook_sender::WebhookSender>>,
     /// Set once the scheduler is started (it needs `Issuing` as its runner).
     pub scheduler: std::sync::OnceLock<Addr<RetryScheduler>>,
     /// Base URL of the in-process simulator (demo companies send there).

@@ -490,8 +490,14 @@ impl emisor_actors::retry_scheduler::JobRunner for JobRunner {
                     return JobOutcome::RetryAt(now_ms() + 1000);
                 }
             };
-            let Some(doc_id) = job.and_then(|j| j.document_id) else {
+            let Some(job) = job else {
                 return JobOutcome::Done; // finished elsewhere (resend, recovery)
+            };
+            if job.kind == super::webhooks::WEBHOOK_JOB {
+                return super::webhooks::deliver(&issuing, job).await;
+            }
+            let Some(doc_id) = job.document_id else {
+                return JobOutcome::Done;
             };
             match issuing.transmit(doc_id, "worker").await {
                 Ok((_, outcome)) => outcome,

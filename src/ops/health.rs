@@ -133,6 +133,7 @@ pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
         record(i.builder.health(ACTOR_DEADLINE).await),
         record(i.idempotency.health(ACTOR_DEADLINE).await),
         record(i.hub.health(ACTOR_DEADLINE).await),
+        record(i.webhooks.health(ACTOR_DEADLINE).await),
         ping("retry_scheduler", &state.scheduler).await,
         ping("recovery_ticker", &state.recovery).await,
     ];

@@ -118,6 +118,14 @@ pub trait DocumentStore {
     fn document_counts(&self) -> StoreResult<Vec<((u8, u8), u64)>>;
 }
 
+/// Company events kept as a log (webhook deliveries, say), newest last.
+pub trait EventStore {
+    fn append_event(&self, event: EventRecord) -> StoreResult<EventRecord>;
+    /// The company's events of `kind`, the most recent `limit`.
+    fn events(&self, company: CompanyId, kind: &str, limit: usize)
+        -> StoreResult<Vec<EventRecord>>;
+}
+
 pub trait JobStore {
     /// Stores (or replaces) a job; id 0 gets a new id.
     fn put_job(&self, job: Job) -> StoreResult<Job>;
@@ -148,6 +156,7 @@ pub trait Store:
     + CustomerStore
     + DocumentStore
     + JobStore
+    + EventStore
     + SettingsStore
     + StoreHealth
     + Send
@@ -162,6 +171,7 @@ impl<T> Store for T where
         + CustomerStore
         + DocumentStore
         + JobStore
+        + EventStore
         + SettingsStore
         + StoreHealth
         + Send

@@ -69,6 +69,9 @@ pub struct Company {
     pub monthly_document_limit: Option<u32>,
     #[serde(default)]
     pub webhook_url: Option<String>,
+    /// HMAC-SHA256 key of the `X-Emisor-Signature` header of its webhooks.
+    #[serde(default)]
+    pub webhook_secret: Option<String>,
     /// Sandbox company provisioned like the demo one (points at the simulator).
     #[serde(default)]
     pub demo: bool,

@@ -9,7 +9,7 @@ use crate::error::{StoreError, StoreResult};
 use crate::model::*;
 use crate::sled_store::{abort, next_seq, tx_decode, tx_encode, SledStore};
 use crate::trees;
-use crate::{CredentialStore, DocumentStore, JobStore};
+use crate::{CredentialStore, DocumentStore, EventStore, JobStore};
 
 fn count_key(document_type: u8, state: u8) -> [u8; 2] {
     [document_type, state]
@@ -296,5 +296,42 @@ impl JobStore for SledStore {
             .jobs()?
             .into_iter()
             .find(|j| j.document_id == Some(document_id)))
+    }
+}
+
+impl EventStore for SledStore {
+    fn append_event(&self, event: EventRecord) -> StoreResult<EventRecord> {
+        let stored = (&self.meta, &self.events).transaction(|(meta, events)| {
+            let mut e = event.clone();
+            e.id = next_seq(meta, trees::EVENTS)?;
+            events.insert(
+                &scoped_key(e.company_id, e.id)[..],
+                tx_encode(trees::EVENTS, &e)?,
+            )?;
+            Ok(e)
+        })?;
+        self.durable()?;
+        Ok(stored)
+    }
+
+    fn events(
+        &self,
+        company: CompanyId,
+        kind: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<EventRecord>> {
+        let mut out = Vec::new();
+        for r in self.events.scan_prefix(company.to_be_bytes()).rev() {
+            let (_, v) = r?;
+            let e: EventRecord = decode(trees::EVENTS, &v)?;
+            if e.kind == kind {
+                out.push(e);
+                if out.len() >= limit {
+                    break;
+                }
+            }
+        }
+        out.reverse();
+        Ok(out)
     }
 }

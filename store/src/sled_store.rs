@@ -41,10 +41,8 @@ pub struct SledStore {
     pub(crate) document_history: Tree,
     pub(crate) usage: Tree,
     pub(crate) jobs: Tree,
-    // Opened now so the layout is complete; their APIs arrive with the
-    // events and mail work.
-    #[allow(dead_code)]
-    events: Tree,
+    pub(crate) events: Tree,
+    // Opened now so the layout is complete; its API arrives with the mail work.
     #[allow(dead_code)]
     email_logs: Tree,
 }
@@ -207,6 +205,7 @@ impl CompanyStore for SledStore {
                     rate_limit_per_minute: new.rate_limit_per_minute,
                     monthly_document_limit: new.monthly_document_limit,
                     webhook_url: None,
+                    webhook_secret: None,
                     demo: new.demo,
                     created_at: Utc::now(),
                 };

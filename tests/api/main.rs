@@ -21,3 +21,4 @@ mod resilience;
 mod restart;
 mod simulator;
 mod test_set;
+mod webhooks;

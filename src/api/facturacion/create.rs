@@ -132,7 +132,17 @@ pub async fn create(
         .map_err(|e| ApiError::Internal(format!("idempotency lock unavailable: {e}")))?
         .map_err(|d| duplicate(d, mapped.external_reference.is_some()))?;
     // The guard releases the reference on every early return (drop).
-    let issued = issue(&issuing, ctx.company_id, ctx.environment, mapped, value).await?;
+    // Issued in its own task: a client that disconnects drops this handler,
+    // never a document half way (number taken, not yet built or sent).
+    let task = {
+        let issuing = issuing.clone();
+        actix_web::rt::spawn(async move {
+            issue(&issuing, ctx.company_id, ctx.environment, mapped, value).await
+        })
+    };
+    let issued = task
+        .await
+        .map_err(|e| ApiError::Internal(format!("issuing task failed: {e}")))??;
     let id = match &issued {
         Issued::Done { doc, .. } | Issued::Queued { doc, .. } => doc.id,
     };

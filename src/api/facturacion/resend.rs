@@ -37,6 +37,10 @@ pub async fn resend(
             data: Some(serde_json::json!({ "id": doc.id, "id_estado_documento": doc.state })),
         });
     }
-    let issued = resend_document(&state.issuing, doc).await?;
+    // In its own task, so a client that disconnects cannot stop it half way.
+    let issuing = state.issuing.clone();
+    let issued = actix_web::rt::spawn(async move { resend_document(&issuing, doc).await })
+        .await
+        .map_err(|e| ApiError::Internal(format!("resend task failed: {e}")))??;
     Ok(issued_response(issued))
 }
