@@ -1,7 +1,7 @@
 //! Test support shared by the unit tests.
 
 /// Is the external checker `name` (xmlsec1, xmllint, …) installed? Tests skip
-/// their external half when it is not — except under `EMISOR_REQUIRE_TOOLS`
+/// their external half when it is not — except under `REQUIRE_CHECKERS`
 /// (set by `.ci/run`), where a missing tool is a failure, so CI can never pass
 /// by skipping the independent checks.
 pub fn tool(name: &str) -> bool {
@@ -9,8 +9,8 @@ pub fn tool(name: &str) -> bool {
         .arg("--version")
         .output()
         .is_ok();
-    if !found && std::env::var_os("EMISOR_REQUIRE_TOOLS").is_some() {
-        panic!("{name} is required (EMISOR_REQUIRE_TOOLS is set) but not installed");
+    if !found && std::env::var_os("REQUIRE_CHECKERS").is_some() {
+        panic!("{name} is required (REQUIRE_CHECKERS is set) but not installed");
     }
     found
 }

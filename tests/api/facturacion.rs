@@ -56,7 +56,7 @@ fn xmlsec_verify(xml: &str) -> bool {
         .output();
     match out {
         Ok(o) => o.status.success(),
-        Err(_) => std::env::var_os("EMISOR_REQUIRE_TOOLS").is_none(), // not installed locally
+        Err(_) => std::env::var_os("REQUIRE_CHECKERS").is_none(), // not installed locally
     }
 }
 

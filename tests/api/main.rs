@@ -19,6 +19,7 @@ mod ops;
 mod rate_limit;
 mod resilience;
 mod restart;
+mod shutdown;
 mod simulator;
 mod test_set;
 mod webhooks;
