@@ -208,7 +208,7 @@ pub async fn issue(
     if store.monthly_usage(company, period)? >= limit {
         return Err(refusal(StoreError::LimitReached { limit }));
     }
-    let customer = store.upsert_customer(company, mapped.customer.clone())?;
+    let customer = store.upsert_customer_unflushed(company, mapped.customer.clone())?;
     let new = NewDocument {
         company_id: company,
         environment: env,
@@ -236,17 +236,18 @@ pub async fn issue(
         state::DRAFT
     };
     let job = mapped.transmit.then(|| new_job(&doc));
-    let job = store.complete_document(
-        &doc,
-        &files,
-        job,
-        history(
-            "api",
-            "issued",
-            doc.state,
-            json!({ "code": doc.code, "async": asynchronous }),
-        ),
-    )?;
+    // The fsync of phase two runs on the blocking pool, not the HTTP worker.
+    let entry = history(
+        "api",
+        "issued",
+        doc.state,
+        json!({ "code": doc.code, "async": asynchronous }),
+    );
+    let job = {
+        let store = store.clone();
+        let doc = doc.clone();
+        actix_web::web::block(move || store.complete_document(&doc, &files, job, entry)).await??
+    };
 
     match job {
         None => Ok(Issued::Done {

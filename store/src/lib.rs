@@ -66,7 +66,20 @@ pub trait ApiKeyStore {
 
 pub trait CustomerStore {
     /// Creates or updates the customer with this identification number.
-    fn upsert_customer(&self, company: CompanyId, input: CustomerInput) -> StoreResult<Customer>;
+    fn upsert_customer(&self, company: CompanyId, input: CustomerInput) -> StoreResult<Customer> {
+        let c = self.upsert_customer_unflushed(company, input)?;
+        self.flush_customers()?;
+        Ok(c)
+    }
+    /// The same without the flush, for a caller whose next write is flushed
+    /// anyway (issuing: phase two's flush makes the customer durable too, so
+    /// one fsync per document instead of two).
+    fn upsert_customer_unflushed(
+        &self,
+        company: CompanyId,
+        input: CustomerInput,
+    ) -> StoreResult<Customer>;
+    fn flush_customers(&self) -> StoreResult<()>;
     fn customer(&self, company: CompanyId, id: u64) -> StoreResult<Option<Customer>>;
     /// `query` matches name or identification number, case-insensitively.
     fn customers(

@@ -93,6 +93,9 @@ impl SledStore {
             // Flushes happen explicitly after every mutation; this is only
             // the background safety net.
             .flush_every_ms(Some(1000))
+            // sled's default page cache is 1 GiB; documents are written once
+            // and read rarely, so a smaller cache keeps the server lean.
+            .cache_capacity(128 * 1024 * 1024)
             .open()
             .map_err(|e| match e {
                 sled::Error::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock => {
@@ -407,7 +410,15 @@ impl ApiKeyStore for SledStore {
 }
 
 impl CustomerStore for SledStore {
-    fn upsert_customer(&self, company: CompanyId, input: CustomerInput) -> StoreResult<Customer> {
+    fn flush_customers(&self) -> StoreResult<()> {
+        self.durable()
+    }
+
+    fn upsert_customer_unflushed(
+        &self,
+        company: CompanyId,
+        input: CustomerInput,
+    ) -> StoreResult<Customer> {
         let ident_key = scoped_text_key(company, &input.identification_number);
         let customer = (&self.meta, &self.customers, &self.customer_by_ident).transaction(
             |(meta, customers, by_ident)| {
@@ -461,7 +472,6 @@ impl CustomerStore for SledStore {
                 Ok(c)
             },
         )?;
-        self.durable()?;
         Ok(customer)
     }
 
