@@ -180,7 +180,10 @@ async fn pacing_never_exceeds_the_rate_nor_the_concurrency() {
     // moment later, with scheduling jitter, hence a few ms of tolerance.
     for (i, later) in starts.iter().enumerate().skip(10) {
         let gap = later.duration_since(starts[i - 10]);
-        assert!(gap >= Duration::from_millis(995), "11 starts within {gap:?}");
+        assert!(
+            gap >= Duration::from_millis(995),
+            "11 starts within {gap:?}"
+        );
     }
     // And it does not dawdle: 25 starts at 10/s is a little over 2 s.
     assert!(elapsed < Duration::from_millis(3500), "{elapsed:?}");
