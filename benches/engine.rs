@@ -5,6 +5,11 @@
 //!
 //! The floor is one RSA-2048 signature (compare `openssl speed rsa2048`);
 //! the target is a whole document within 1.3× of it.
+//!
+//! Last measured (2 cores, quiet machine): whole issue 382 µs, RSA-2048
+//! sign 298 µs in process (`openssl speed` 294 µs): 1.28× (1.30×); ZIP 36
+//! µs, UBL 16 µs, validate+totals 4 µs. Pool: ~2,400 docs/s on 1 thread,
+//! ~4,600 on 2.
 
 // A benchmark is test code: failing loudly on a broken fixture is what we want.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -13,7 +18,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use chrono::{DateTime, FixedOffset, Utc};
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::{criterion_group, Criterion, Throughput};
 use rust_decimal_macros::dec;
 use sha2::{Digest, Sha256};
 
@@ -294,5 +299,37 @@ fn pool_throughput(c: &mut Criterion) {
     g.finish();
 }
 
+/// The allocator settings `src/main.rs` applies before the server starts
+/// (see `tune_malloc` there), so the bench measures what the server runs.
+/// `EMISOR_BENCH_DEFAULT_MALLOC=1` keeps glibc's defaults, for comparison.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn tune_malloc() {
+    if std::env::var_os("EMISOR_BENCH_DEFAULT_MALLOC").is_some() {
+        eprintln!("malloc: glibc defaults");
+        return;
+    }
+    let tunables = std::env::var("GLIBC_TUNABLES").unwrap_or_default();
+    for (param, tunable, value) in [
+        (libc::M_MMAP_THRESHOLD, "mmap_threshold", 4 << 20),
+        (libc::M_TRIM_THRESHOLD, "trim_threshold", 64 << 20),
+    ] {
+        if !tunables.contains(tunable) {
+            // SAFETY: sets allocator parameters; no other thread exists yet.
+            unsafe {
+                libc::mallopt(param, value);
+            }
+        }
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn tune_malloc() {}
+
 criterion_group!(benches, stages, pool_throughput);
-criterion_main!(benches);
+
+// `criterion_main!` with the allocator set up first.
+fn main() {
+    tune_malloc();
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -18,3 +18,4 @@ pub mod ubl;
 pub mod validate;
 pub mod worker;
 pub mod xml_writer;
+pub mod zip_writer;
