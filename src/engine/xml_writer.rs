@@ -1,4 +1,4 @@
-//! A tiny XML writer on top of `quick_xml::Writer` that emits inclusive
+//! A tiny XML writer that emits inclusive
 //! C14N 1.0 canonical form directly, so the signer can hash the bytes as they
 //! are:
 //!
@@ -11,18 +11,20 @@
 //!   &#xD;` (`>` stays literal);
 //! - no indentation, no whitespace between elements.
 //!
-//! Content goes to quick-xml already escaped (`BytesText::from_escaped`,
-//! raw `Attribute` values), so quick-xml never re-escapes it.
+//! Written straight into one `String`: no per-element allocation (open
+//! element names live in one buffer), attributes copied and sorted only when
+//! not already in canonical order. (It used to sit on `quick_xml::Writer`,
+//! with the same bytes out.)
 
 use std::borrow::Cow;
+use std::cmp::Ordering;
 
-use quick_xml::events::attributes::Attribute;
-use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
-use quick_xml::name::QName;
 use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum XmlWriteError {
+    /// `Io` and `Utf8` are no longer produced (the writer appends to a
+    /// `String`); kept so the type stays as callers know it.
     #[error("xml write failed: {0}")]
     Io(#[from] std::io::Error),
     #[error("xml output is not UTF-8")]
@@ -72,10 +74,50 @@ pub fn escape_attr(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Appends `s` escaped as [`escape_text`] does.
+fn push_text(out: &mut String, s: &str) {
+    push_escaped(out, s, |b| match b {
+        b'&' => Some("&amp;"),
+        b'<' => Some("&lt;"),
+        b'>' => Some("&gt;"),
+        b'\r' => Some("&#xD;"),
+        _ => None,
+    });
+}
+
+/// Appends `s` escaped as [`escape_attr`] does.
+fn push_attr(out: &mut String, s: &str) {
+    push_escaped(out, s, |b| match b {
+        b'&' => Some("&amp;"),
+        b'<' => Some("&lt;"),
+        b'"' => Some("&quot;"),
+        b'\t' => Some("&#x9;"),
+        b'\n' => Some("&#xA;"),
+        b'\r' => Some("&#xD;"),
+        _ => None,
+    });
+}
+
+/// Appends `s`, replacing each ASCII byte `entity` maps. Runs between
+/// replacements are copied whole; they start and end next to an ASCII byte,
+/// so on `char` boundaries.
+#[inline]
+fn push_escaped(out: &mut String, s: &str, entity: impl Fn(u8) -> Option<&'static str>) {
+    let mut from = 0;
+    for (i, b) in s.bytes().enumerate() {
+        if let Some(e) = entity(b) {
+            out.push_str(&s[from..i]);
+            out.push_str(e);
+            from = i + 1;
+        }
+    }
+    out.push_str(&s[from..]);
+}
+
 /// Canonical order of (unqualified) attributes: unprefixed attributes have
 /// no namespace and sort first, by local name; prefixed ones (we write none
 /// besides namespace declarations) follow by qualified name.
-fn attr_order(a: &(&str, &str), b: &(&str, &str)) -> std::cmp::Ordering {
+fn attr_order(a: &(&str, &str), b: &(&str, &str)) -> Ordering {
     let ap = a.0.contains(':');
     let bp = b.0.contains(':');
     ap.cmp(&bp).then_with(|| a.0.cmp(b.0))
@@ -83,8 +125,11 @@ fn attr_order(a: &(&str, &str), b: &(&str, &str)) -> std::cmp::Ordering {
 
 /// Writer of canonical XML.
 pub struct XmlWriter {
-    inner: quick_xml::Writer<Vec<u8>>,
-    stack: Vec<String>,
+    out: String,
+    /// Names of the open elements, one after another; `open_at` holds where
+    /// each starts.
+    open_names: String,
+    open_at: Vec<usize>,
     error: Option<XmlWriteError>,
 }
 
@@ -101,55 +146,56 @@ impl XmlWriter {
 
     pub fn with_capacity(bytes: usize) -> Self {
         XmlWriter {
-            inner: quick_xml::Writer::new(Vec::with_capacity(bytes)),
-            stack: Vec::with_capacity(16),
+            out: String::with_capacity(bytes),
+            open_names: String::with_capacity(256),
+            open_at: Vec::with_capacity(16),
             error: None,
-        }
-    }
-
-    fn emit(&mut self, event: Event<'_>) {
-        if self.error.is_none() {
-            if let Err(e) = self.inner.write_event(event) {
-                self.error = Some(e.into());
-            }
         }
     }
 
     /// `<?xml version="1.0" encoding="UTF-8" standalone="no"?>` (not part of
     /// the canonical form; the signer skips it).
     pub fn declaration(&mut self) {
-        self.emit(Event::Decl(BytesDecl::new(
-            "1.0",
-            Some("UTF-8"),
-            Some("no"),
-        )));
+        self.out
+            .push_str("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>");
+    }
+
+    fn push_attribute(&mut self, key_prefix: &str, key: &str, value: &str) {
+        self.out.push(' ');
+        self.out.push_str(key_prefix);
+        self.out.push_str(key);
+        self.out.push_str("=\"");
+        push_attr(&mut self.out, value);
+        self.out.push('"');
     }
 
     fn start_with(&mut self, name: &str, ns: &[(&str, &str)], attrs: &[(&str, &str)]) {
-        let mut start = BytesStart::new(name);
+        self.out.push('<');
+        self.out.push_str(name);
         for (prefix, uri) in ns {
-            let key = if prefix.is_empty() {
-                Cow::Borrowed("xmlns")
+            if prefix.is_empty() {
+                self.push_attribute("xmlns", "", uri);
             } else {
-                Cow::Owned(format!("xmlns:{prefix}"))
-            };
-            let escaped = escape_attr(uri);
-            start.push_attribute(Attribute {
-                key: QName(key.as_bytes()),
-                value: Cow::Borrowed(escaped.as_bytes()),
-            });
+                self.push_attribute("xmlns:", prefix, uri);
+            }
         }
-        let mut sorted: Vec<(&str, &str)> = attrs.to_vec();
-        sorted.sort_by(attr_order);
-        for (k, v) in sorted {
-            let escaped = escape_attr(v);
-            start.push_attribute(Attribute {
-                key: QName(k.as_bytes()),
-                value: Cow::Borrowed(escaped.as_bytes()),
-            });
+        let in_order = attrs
+            .windows(2)
+            .all(|w| attr_order(&w[0], &w[1]) != Ordering::Greater);
+        if in_order {
+            for (k, v) in attrs {
+                self.push_attribute("", k, v);
+            }
+        } else {
+            let mut sorted: Vec<(&str, &str)> = attrs.to_vec();
+            sorted.sort_by(attr_order);
+            for (k, v) in sorted {
+                self.push_attribute("", k, v);
+            }
         }
-        self.emit(Event::Start(start));
-        self.stack.push(name.to_string());
+        self.out.push('>');
+        self.open_at.push(self.open_names.len());
+        self.open_names.push_str(name);
     }
 
     /// The root element with its namespace declarations: `default_ns` first,
@@ -181,27 +227,28 @@ impl XmlWriter {
 
     /// Closes the innermost open element, which must be `name`.
     pub fn end(&mut self, name: &str) {
-        match self.stack.pop() {
-            Some(open) if open == name => {}
-            other => {
-                if self.error.is_none() {
-                    self.error = Some(XmlWriteError::Unbalanced {
-                        expected: other.unwrap_or_default(),
-                        got: name.to_string(),
-                    });
-                }
-            }
+        let open = self.open_at.pop();
+        let matches = open.is_some_and(|at| self.open_names.get(at..) == Some(name));
+        if !matches && self.error.is_none() {
+            self.error = Some(XmlWriteError::Unbalanced {
+                expected: open
+                    .and_then(|at| self.open_names.get(at..))
+                    .unwrap_or_default()
+                    .to_string(),
+                got: name.to_string(),
+            });
         }
-        self.emit(Event::End(BytesEnd::new(name)));
+        if let Some(at) = open {
+            self.open_names.truncate(at);
+        }
+        self.out.push_str("</");
+        self.out.push_str(name);
+        self.out.push('>');
     }
 
     /// Character content, escaped.
     pub fn text(&mut self, text: &str) {
-        if text.is_empty() {
-            return;
-        }
-        let escaped = escape_text(text);
-        self.emit(Event::Text(BytesText::from_escaped(escaped)));
+        push_text(&mut self.out, text);
     }
 
     /// `<name attrs>text</name>`.
@@ -221,13 +268,13 @@ impl XmlWriter {
         if let Some(e) = self.error {
             return Err(e);
         }
-        if let Some(open) = self.stack.last() {
+        if let Some(&at) = self.open_at.last() {
             return Err(XmlWriteError::Unbalanced {
-                expected: open.clone(),
+                expected: self.open_names.get(at..).unwrap_or_default().to_string(),
                 got: String::new(),
             });
         }
-        String::from_utf8(self.inner.into_inner()).map_err(|_| XmlWriteError::Utf8)
+        Ok(self.out)
     }
 }
 

@@ -608,7 +608,9 @@ pub fn write_document(input: &BuildInput<'_>) -> Result<String, UblError> {
     let number = ctx.document_number();
     let env = ctx.environment.to_string();
 
-    let mut w = XmlWriter::with_capacity(4096 + doc.lines.len() * 2048);
+    // Header, parties and totals come to 10–14 KB, a line to 1–2 KB: room
+    // for the whole document so the buffer is never copied while growing.
+    let mut w = XmlWriter::with_capacity(12 * 1024 + doc.lines.len() * 2048);
     w.declaration();
     w.root_start(root.name(), root.namespace(), &ROOT_NAMESPACES, &[]);
     write_extensions(&mut w, input);
