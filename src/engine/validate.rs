@@ -6,6 +6,8 @@
 //! Every problem found is reported (not only the first), each naming its
 //! field, so the API can answer one 422 listing them all.
 
+use std::fmt::Display;
+
 use chrono::{DateTime, Utc};
 use rust_decimal::Decimal;
 use serde::Serialize;
@@ -46,23 +48,26 @@ pub fn is_forbidden_xml_char(c: char) -> bool {
     matches!(c, '\u{0}'..='\u{8}' | '\u{B}' | '\u{C}' | '\u{E}'..='\u{1F}' | '\u{FFFE}' | '\u{FFFF}')
 }
 
+/// The errors found so far. Field names are taken as `impl Display` (a
+/// `&str` or `format_args!`), so the name is only formatted when there is
+/// an error to report: a valid document formats none of the hundred-odd.
 struct Errors(Vec<ValidationError>);
 
 impl Errors {
-    fn push(&mut self, field: impl Into<String>, message: impl Into<String>) {
+    fn push(&mut self, field: impl Display, message: impl Into<String>) {
         self.0.push(ValidationError {
-            field: field.into(),
+            field: field.to_string(),
             message: message.into(),
         });
     }
 
-    fn required(&mut self, field: &str, value: &str) {
+    fn required(&mut self, field: impl Display, value: &str) {
         if value.trim().is_empty() {
             self.push(field, "is required");
         }
     }
 
-    fn text(&mut self, field: &str, value: &str) {
+    fn text(&mut self, field: impl Display, value: &str) {
         if let Some(c) = value.chars().find(|c| is_forbidden_xml_char(*c)) {
             self.push(
                 field,
@@ -74,13 +79,13 @@ impl Errors {
         }
     }
 
-    fn opt_text(&mut self, field: &str, value: Option<&str>) {
+    fn opt_text(&mut self, field: impl Display, value: Option<&str>) {
         if let Some(v) = value {
             self.text(field, v);
         }
     }
 
-    fn amount(&mut self, field: &str, value: Decimal, allow_zero: bool) {
+    fn amount(&mut self, field: impl Display, value: Decimal, allow_zero: bool) {
         if value.is_sign_negative() && !value.is_zero() {
             self.push(field, "must not be negative");
         } else if !allow_zero && value.is_zero() {
@@ -101,54 +106,59 @@ const ID_TYPES: [&str; 13] = [
 ];
 
 fn check_party(e: &mut Errors, prefix: &str, p: &Party, is_company: bool, email_required: bool) {
-    let f = |name: &str| format!("{prefix}.{name}");
-    e.required(&f("name"), &p.name);
-    e.text(&f("name"), &p.name);
-    e.opt_text(&f("trade_name"), p.trade_name.as_deref());
-    e.required(&f("id_number"), &p.id_number);
-    e.text(&f("id_number"), &p.id_number);
+    // `prefix.name`, formatted only if reported.
+    macro_rules! f {
+        ($name:expr) => {
+            format_args!("{prefix}.{}", $name)
+        };
+    }
+    e.required(f!("name"), &p.name);
+    e.text(f!("name"), &p.name);
+    e.opt_text(f!("trade_name"), p.trade_name.as_deref());
+    e.required(f!("id_number"), &p.id_number);
+    e.text(f!("id_number"), &p.id_number);
     if !ID_TYPES.contains(&p.id_type.as_str()) {
         e.push(
-            f("id_type"),
+            f!("id_type"),
             format!("unknown identification type `{}`", p.id_type),
         );
     }
     if is_company && p.id_type != "31" {
         e.push(
-            f("id_type"),
+            f!("id_type"),
             "the issuing company must be identified by NIT (31)",
         );
     }
     if p.id_type == "31" {
         if !digits(&p.id_number) {
             e.push(
-                f("id_number"),
+                f!("id_number"),
                 "a NIT has digits only (no dots, dashes or check digit)",
             );
         } else if let (Some(given), Some(computed)) = (p.check_digit, nit_check_digit(&p.id_number))
         {
             if given != computed {
                 e.push(
-                    f("check_digit"),
+                    f!("check_digit"),
                     format!("is {given} but the NIT's check digit is {computed}"),
                 );
             }
         }
     }
-    e.text(&f("tax_responsibilities"), &p.tax_responsibilities);
-    e.text(&f("tax_scheme"), &p.tax_scheme.id);
-    e.text(&f("tax_scheme"), &p.tax_scheme.name);
+    e.text(f!("tax_responsibilities"), &p.tax_responsibilities);
+    e.text(f!("tax_scheme"), &p.tax_scheme.id);
+    e.text(f!("tax_scheme"), &p.tax_scheme.name);
     match p.email.as_deref().filter(|s| !s.trim().is_empty()) {
         Some(m) => {
-            e.text(&f("email"), m);
+            e.text(f!("email"), m);
             if !m.contains('@') {
-                e.push(f("email"), "is not an e-mail address");
+                e.push(f!("email"), "is not an e-mail address");
             }
         }
-        None if email_required => e.push(f("email"), "is required"),
+        None if email_required => e.push(f!("email"), "is required"),
         None => {}
     }
-    e.opt_text(&f("phone"), p.phone.as_deref());
+    e.opt_text(f!("phone"), p.phone.as_deref());
     match &p.address {
         Some(a) => {
             for (name, v) in [
@@ -160,50 +170,53 @@ fn check_party(e: &mut Errors, prefix: &str, p: &Party, is_company: bool, email_
                 ("country_code", &a.country_code),
                 ("country_name", &a.country_name),
             ] {
-                e.text(&f(&format!("address.{name}")), v);
+                e.text(format_args!("{prefix}.address.{name}"), v);
             }
-            e.opt_text(&f("address.postal_zone"), a.postal_zone.as_deref());
+            e.opt_text(f!("address.postal_zone"), a.postal_zone.as_deref());
             if is_company {
                 if a.municipality_code.len() != 5 || !digits(&a.municipality_code) {
                     e.push(
-                        f("address.municipality_code"),
+                        f!("address.municipality_code"),
                         "must be the 5-digit municipality code",
                     );
                 }
-                e.required(&f("address.line"), &a.line);
+                e.required(f!("address.line"), &a.line);
             }
         }
-        None if is_company => e.push(f("address"), "is required"),
+        None if is_company => e.push(f!("address"), "is required"),
         None => {}
     }
 }
 
-fn check_tax(e: &mut Errors, field: &str, t: &LineTax, withholding: bool) {
-    e.text(&format!("{field}.code"), &t.code);
+fn check_tax(e: &mut Errors, field: impl Display, t: &LineTax, withholding: bool) {
+    e.text(format_args!("{field}.code"), &t.code);
     let is_withholding_code = matches!(t.code.as_str(), "05" | "06" | "07");
     if t.code.trim().is_empty() {
-        e.push(format!("{field}.code"), "is required");
+        e.push(format_args!("{field}.code"), "is required");
     } else if withholding && !is_withholding_code {
-        e.push(format!("{field}.code"), "withholdings are 05, 06 or 07");
+        e.push(
+            format_args!("{field}.code"),
+            "withholdings are 05, 06 or 07",
+        );
     } else if !withholding && is_withholding_code {
         e.push(
-            format!("{field}.code"),
+            format_args!("{field}.code"),
             "05, 06 and 07 are withholdings, not taxes",
         );
     }
     match t.rate {
         TaxRate::Percent(p) => {
             if p.is_sign_negative() && !p.is_zero() || p > Decimal::ONE_HUNDRED {
-                e.push(format!("{field}.percent"), "must be between 0 and 100");
+                e.push(format_args!("{field}.percent"), "must be between 0 and 100");
             }
         }
-        TaxRate::PerUnit(a) => e.amount(&format!("{field}.per_unit_amount"), a, true),
+        TaxRate::PerUnit(a) => e.amount(format_args!("{field}.per_unit_amount"), a, true),
     }
     if let Some(b) = t.taxable {
-        e.amount(&format!("{field}.taxable_amount"), b, true);
+        e.amount(format_args!("{field}.taxable_amount"), b, true);
     }
     if let Some(a) = t.amount {
-        e.amount(&format!("{field}.tax_amount"), a, true);
+        e.amount(format_args!("{field}.tax_amount"), a, true);
     }
 }
 
@@ -327,31 +340,44 @@ pub fn validate(
     }
     e.opt_text("delivery_terms", doc.delivery_terms.as_deref());
     for (i, n) in doc.notes.iter().enumerate() {
-        e.text(&format!("notes[{i}]"), n);
+        e.text(format_args!("notes[{i}]"), n);
     }
     for (i, p) in doc.payments.iter().enumerate() {
-        let f = format!("payment_form[{i}]");
         if !matches!(p.form.as_str(), "1" | "2") {
-            e.push(format!("{f}.form"), "must be 1 (cash) or 2 (credit)");
+            e.push(
+                format_args!("payment_form[{i}].form"),
+                "must be 1 (cash) or 2 (credit)",
+            );
         }
         if p.method.is_empty() || !p.method.chars().all(|c| c.is_ascii_alphanumeric()) {
-            e.push(format!("{f}.method"), "is not a payment means code");
+            e.push(
+                format_args!("payment_form[{i}].method"),
+                "is not a payment means code",
+            );
         }
         if p.form == "2" {
             match p.due_date {
-                None => e.push(format!("{f}.due_date"), "is required for credit"),
-                Some(d) if d < issue_date => {
-                    e.push(format!("{f}.due_date"), "is before the issue date")
-                }
+                None => e.push(
+                    format_args!("payment_form[{i}].due_date"),
+                    "is required for credit",
+                ),
+                Some(d) if d < issue_date => e.push(
+                    format_args!("payment_form[{i}].due_date"),
+                    "is before the issue date",
+                ),
                 _ => {}
             }
         }
     }
     for (i, a) in doc.allowances_charges.iter().enumerate() {
-        e.amount(&format!("allowance_charges[{i}].amount"), a.amount, true);
-        e.text(&format!("allowance_charges[{i}].reason"), &a.reason);
+        e.amount(
+            format_args!("allowance_charges[{i}].amount"),
+            a.amount,
+            true,
+        );
+        e.text(format_args!("allowance_charges[{i}].reason"), &a.reason);
         e.opt_text(
-            &format!("allowance_charges[{i}].reason_code"),
+            format_args!("allowance_charges[{i}].reason_code"),
             a.reason_code.as_deref(),
         );
     }
@@ -437,32 +463,33 @@ pub fn validate(
         e.push("lines", format!("at most {MAX_LINES} lines"));
     }
     for (i, l) in doc.lines.iter().enumerate().take(MAX_LINES + 1) {
-        let f = |name: &str| format!("lines[{i}].{name}");
-        e.required(&f("description"), &l.description);
-        e.text(&f("description"), &l.description);
-        e.amount(&f("quantity"), l.quantity, false);
-        e.amount(&f("price_amount"), l.unit_price, true);
-        if l.unit_code.trim().is_empty() {
-            e.push(f("unit_measure"), "is required");
+        // `lines[i].name`, formatted only if reported.
+        macro_rules! f {
+            ($($name:tt)*) => {
+                format_args!("lines[{i}].{}", format_args!($($name)*))
+            };
         }
-        e.text(&f("unit_measure"), &l.unit_code);
-        e.opt_text(&f("code"), l.item_code.as_deref());
+        e.required(f!("description"), &l.description);
+        e.text(f!("description"), &l.description);
+        e.amount(f!("quantity"), l.quantity, false);
+        e.amount(f!("price_amount"), l.unit_price, true);
+        if l.unit_code.trim().is_empty() {
+            e.push(f!("unit_measure"), "is required");
+        }
+        e.text(f!("unit_measure"), &l.unit_code);
+        e.opt_text(f!("code"), l.item_code.as_deref());
         if let Some(x) = l.line_extension {
-            e.amount(&f("line_extension_amount"), x, true);
+            e.amount(f!("line_extension_amount"), x, true);
         }
         for (j, t) in l.taxes.iter().enumerate() {
-            check_tax(&mut e, &f(&format!("tax_totals[{j}]")), t, false);
+            check_tax(&mut e, f!("tax_totals[{j}]"), t, false);
         }
         for (j, t) in l.withholdings.iter().enumerate() {
-            check_tax(&mut e, &f(&format!("withholdings[{j}]")), t, true);
+            check_tax(&mut e, f!("withholdings[{j}]"), t, true);
         }
         for (j, a) in l.allowances_charges.iter().enumerate() {
-            e.amount(
-                &f(&format!("allowance_charges[{j}].amount")),
-                a.amount,
-                true,
-            );
-            e.text(&f(&format!("allowance_charges[{j}].reason")), &a.reason);
+            e.amount(f!("allowance_charges[{j}].amount"), a.amount, true);
+            e.text(f!("allowance_charges[{j}].reason"), &a.reason);
         }
     }
     e.0
@@ -600,6 +627,41 @@ mod tests {
         doc.counterparty.check_digit = None;
         assert!(validate(&doc, &context(DocumentKind::Invoice), None).is_empty());
         assert_eq!(doc.counterparty.effective_check_digit(), Some(4));
+    }
+
+    /// Field names of nested paths (built lazily, only when reported).
+    #[test]
+    fn nested_field_names() {
+        let mut doc = sample(DocumentKind::Invoice);
+        let mut ctx = context(DocumentKind::Invoice);
+        if let Some(a) = ctx.company.address.as_mut() {
+            a.country_name = "x\u{1}".into();
+        }
+        doc.counterparty.trade_name = Some("\u{2}".into());
+        doc.payments = vec![crate::engine::model::Payment {
+            form: "3".into(),
+            method: "10".into(),
+            due_date: None,
+        }];
+        doc.lines[0].taxes = vec![LineTax::percent("01", dec!(101))];
+        doc.lines[0].allowances_charges = vec![crate::engine::model::AllowanceCharge {
+            is_charge: false,
+            reason_code: None,
+            reason: "\u{3}".into(),
+            amount: dec!(-1),
+        }];
+        let errs = validate(&doc, &ctx, None);
+        assert_eq!(
+            fields(&errs),
+            [
+                "company.address.country_name",
+                "customer.trade_name",
+                "payment_form[0].form",
+                "lines[0].tax_totals[0].percent",
+                "lines[0].allowance_charges[0].amount",
+                "lines[0].allowance_charges[0].reason"
+            ]
+        );
     }
 
     #[test]
