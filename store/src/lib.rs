@@ -9,6 +9,7 @@
 
 pub mod codec;
 pub mod error;
+mod group_commit;
 pub mod model;
 mod sled_documents;
 mod sled_store;

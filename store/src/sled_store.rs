@@ -23,6 +23,8 @@ pub(crate) type TxResult<T> = Result<T, ConflictableTransactionError<StoreError>
 #[derive(Clone)]
 pub struct SledStore {
     db: Db,
+    /// Coalesces the fsyncs of concurrent writers.
+    commits: std::sync::Arc<crate::group_commit::GroupCommit>,
     pub(crate) meta: Tree,
     companies: Tree,
     company_by_nit: Tree,
@@ -129,6 +131,7 @@ impl SledStore {
             events: t(trees::EVENTS)?,
             email_logs: t(trees::EMAIL_LOGS)?,
             db,
+            commits: Default::default(),
         };
         store.check_schema()?;
         Ok(store)
@@ -151,8 +154,10 @@ impl SledStore {
         }
     }
 
+    /// Returns once every write this thread made before the call is on
+    /// disk; concurrent callers share one fsync (group commit).
     pub(crate) fn durable(&self) -> StoreResult<()> {
-        self.db.flush()?;
+        self.commits.commit(|| self.db.flush().map(|_| ()))?;
         Ok(())
     }
 
