@@ -173,11 +173,8 @@ pub async fn issue(
 
     let today = colombia_now().date_naive();
     let kind_code = mapped.kind.code();
-    let setup = {
-        let store = store.clone();
-        actix_web::web::block(move || load_setup(store.as_ref(), company, kind_code, today, None))
-            .await??
-    };
+    // Credentials come from the store's in-memory cache: no disk, no hop.
+    let setup = load_setup(store.as_ref(), company, kind_code, today, None)?;
     let key = signing_key(issuing, &setup)?;
 
     // Everything is checked before a number is taken.
@@ -221,12 +218,10 @@ pub async fn issue(
         monthly_limit: Some(limit),
         period,
     };
-    let mut doc = {
-        let store = store.clone();
-        actix_web::web::block(move || store.create_document(new))
-            .await?
-            .map_err(refusal)?
-    };
+    // Phase one is a small in-memory sled transaction, not flushed: until
+    // phase two is durable nothing was promised (a crash leaves a
+    // half-built document that resume rebuilds with its number).
+    let mut doc = store.create_document(new).map_err(refusal)?;
 
     let issued = build(issuing, &mapped, &setup, key, env, doc.number).await?;
     let files = apply_build(&mut doc, &issued);
@@ -236,18 +231,19 @@ pub async fn issue(
         state::DRAFT
     };
     let job = mapped.transmit.then(|| new_job(&doc));
-    // The fsync of phase two runs on the blocking pool, not the HTTP worker.
     let entry = history(
         "api",
         "issued",
         doc.state,
         json!({ "code": doc.code, "async": asynchronous }),
     );
-    let job = {
-        let store = store.clone();
-        let doc = doc.clone();
-        actix_web::web::block(move || store.complete_document(&doc, &files, job, entry)).await??
-    };
+    // Phase two: the files are durable before the record pointing at them
+    // is written, and the record before the client hears of it. The waits
+    // are shared fsyncs on the store's flusher, not blocked threads.
+    let staged = store.stage_files(doc.id, &files)?;
+    store.files_durable().await?;
+    let job = store.complete_staged(&doc, &staged, job, entry)?;
+    store.durable().await?;
 
     match job {
         None => Ok(Issued::Done {

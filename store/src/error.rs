@@ -23,6 +23,10 @@ pub enum StoreError {
     LimitReached { limit: u64 },
     #[error("numbering range exhausted for resolution {resolution_id}")]
     RangeExhausted { resolution_id: u64 },
+    #[error("could not make the write durable: {0}")]
+    Durability(String),
+    #[error("file system: {0}")]
+    Io(#[from] std::io::Error),
     #[error("data dir is in use by another emisor process (sled lock): {0}")]
     Locked(String),
 }

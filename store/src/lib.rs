@@ -3,19 +3,25 @@
 //!
 //! Durability policy: every method that changes data flushes sled (fsync)
 //! before it returns, so whatever the API has answered with 2xx survives a
-//! `kill -9`. Multi-tree invariants (a number and the document that uses it, a
+//! `kill -9`; the few `*_unflushed`/staged methods leave that to the caller,
+//! who awaits [`StoreHealth::durable`] before answering. Multi-tree invariants (a number and the document that uses it, a
 //! key and its hash index, a customer and its identification index) are
 //! written in one sled transaction.
 
 pub mod codec;
 pub mod error;
+mod file_log;
+mod flusher;
 mod group_commit;
 pub mod model;
+mod read_cache;
 mod sled_documents;
 mod sled_store;
 pub mod trees;
 
 pub use error::{StoreError, StoreResult};
+pub use file_log::FileRef;
+pub use flusher::Durable;
 pub use model::*;
 pub use sled_store::SledStore;
 
@@ -108,6 +114,19 @@ pub trait DocumentStore {
         job: Option<Job>,
         history: HistoryEntry,
     ) -> StoreResult<Option<Job>>;
+    /// Phase two in steps, for async callers that await durability
+    /// instead of blocking a thread on it: append the files, await
+    /// [`StoreHealth::files_durable`], then [`complete_staged`](Self::complete_staged)
+    /// and await it again. (`complete_document` does all four, blocking.)
+    fn stage_files(&self, document_id: u64, files: &DocumentFiles) -> StoreResult<StagedFiles>;
+    /// Phase two's transaction, not flushed: the caller awaits `durable`.
+    fn complete_staged(
+        &self,
+        doc: &DocumentRecord,
+        files: &StagedFiles,
+        job: Option<Job>,
+        history: HistoryEntry,
+    ) -> StoreResult<Option<Job>>;
     fn document(&self, id: u64) -> StoreResult<Option<DocumentRecord>>;
     fn document_files(&self, id: u64) -> StoreResult<Option<DocumentFiles>>;
     fn document_by_reference(
@@ -160,6 +179,12 @@ pub trait StoreHealth {
     /// Writes, flushes and deletes a probe value.
     fn check_writable(&self) -> StoreResult<()>;
     fn flush(&self) -> StoreResult<()>;
+    /// Resolves once every write made before the call is on disk, without
+    /// blocking a thread (one flusher serves everyone; see `flusher`).
+    fn durable(&self) -> Durable;
+    /// Like [`durable`](Self::durable) for the staged files only (the
+    /// first wait of phase two): an fsync of the file log, no sled flush.
+    fn files_durable(&self) -> Durable;
 }
 
 /// Everything the service needs from persistence.

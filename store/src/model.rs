@@ -353,6 +353,24 @@ pub struct DocumentFiles {
     pub zip_name: String,
 }
 
+/// A document's files once appended to the file log: what the
+/// `document_files` tree holds for it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StagedFiles {
+    pub xml_name: String,
+    pub zip_name: String,
+    pub at: crate::file_log::FileRef,
+}
+
+/// A `document_files` value: the log reference, or (data dirs written
+/// before the file log) the files themselves.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum StoredFiles {
+    Logged(StagedFiles),
+    Inline(DocumentFiles),
+}
+
 /// One line of a document's history: who did what, when, and what the
 /// authority said.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

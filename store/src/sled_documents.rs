@@ -4,7 +4,7 @@ use chrono::Utc;
 use sled::transaction::{TransactionalTree, UnabortableTransactionError};
 use sled::Transactional;
 
-use crate::codec::{decode, id_key, read_u64, scoped_key, scoped_text_key};
+use crate::codec::{decode, encode, id_key, read_u64, scoped_key, scoped_text_key};
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
 use crate::sled_store::{abort, next_seq, tx_decode, tx_encode, SledStore};
@@ -130,6 +130,32 @@ impl DocumentStore for SledStore {
         job: Option<Job>,
         history: HistoryEntry,
     ) -> StoreResult<Option<Job>> {
+        let staged = self.stage_files(doc.id, files)?;
+        self.flush_now()?;
+        let job = self.complete_staged(doc, &staged, job, history)?;
+        self.flush_now()?;
+        Ok(job)
+    }
+
+    fn stage_files(&self, document_id: u64, files: &DocumentFiles) -> StoreResult<StagedFiles> {
+        let at = self
+            .files
+            .append(document_id, files.xml.as_bytes(), &files.zip)?;
+        Ok(StagedFiles {
+            xml_name: files.xml_name.clone(),
+            zip_name: files.zip_name.clone(),
+            at,
+        })
+    }
+
+    fn complete_staged(
+        &self,
+        doc: &DocumentRecord,
+        files: &StagedFiles,
+        job: Option<Job>,
+        history: HistoryEntry,
+    ) -> StoreResult<Option<Job>> {
+        let stored = encode(trees::DOCUMENT_FILES, &StoredFiles::Logged(files.clone()))?;
         let job = (
             &self.meta,
             &self.documents,
@@ -145,7 +171,7 @@ impl DocumentStore for SledStore {
                     bump(counts, &count_key(old.document_type, old.state), -1)?;
                 }
                 bump(counts, &count_key(doc.document_type, doc.state), 1)?;
-                file_tree.insert(&id_key(doc.id), tx_encode(trees::DOCUMENT_FILES, files)?)?;
+                file_tree.insert(&id_key(doc.id), stored.as_slice())?;
                 hist.insert(
                     &history_key(meta, doc.id)?,
                     tx_encode(trees::DOCUMENT_HISTORY, &history)?,
@@ -163,7 +189,6 @@ impl DocumentStore for SledStore {
                 };
                 Ok(job)
             })?;
-        self.durable()?;
         Ok(job)
     }
 
@@ -172,7 +197,25 @@ impl DocumentStore for SledStore {
     }
 
     fn document_files(&self, id: u64) -> StoreResult<Option<DocumentFiles>> {
-        Self::get_decode(&self.document_files, trees::DOCUMENT_FILES, &id_key(id))
+        let stored: Option<StoredFiles> =
+            Self::get_decode(&self.document_files, trees::DOCUMENT_FILES, &id_key(id))?;
+        match stored {
+            None => Ok(None),
+            Some(StoredFiles::Inline(files)) => Ok(Some(files)),
+            Some(StoredFiles::Logged(staged)) => {
+                let (xml, zip) = self.files.read(id, &staged.at)?;
+                let xml = String::from_utf8(xml).map_err(|e| StoreError::Corrupt {
+                    tree: trees::DOCUMENT_FILES,
+                    reason: format!("XML of document {id}: {e}"),
+                })?;
+                Ok(Some(DocumentFiles {
+                    xml,
+                    xml_name: staged.xml_name,
+                    zip,
+                    zip_name: staged.zip_name,
+                }))
+            }
+        }
     }
 
     fn document_by_reference(
@@ -206,7 +249,7 @@ impl DocumentStore for SledStore {
                 )?;
                 Ok(())
             })?;
-        self.durable()
+        self.flush_now()
     }
 
     fn history(&self, id: u64) -> StoreResult<Vec<HistoryEntry>> {
@@ -278,13 +321,13 @@ impl JobStore for SledStore {
             jobs.insert(&id_key(j.id), tx_encode(trees::JOBS, &j)?)?;
             Ok(j)
         })?;
-        self.durable()?;
+        self.flush_now()?;
         Ok(job)
     }
 
     fn remove_job(&self, id: u64) -> StoreResult<()> {
         self.jobs.remove(id_key(id))?;
-        self.durable()
+        self.flush_now()
     }
 
     fn jobs(&self) -> StoreResult<Vec<Job>> {
@@ -310,7 +353,7 @@ impl EventStore for SledStore {
             )?;
             Ok(e)
         })?;
-        self.durable()?;
+        self.flush_now()?;
         Ok(stored)
     }
 

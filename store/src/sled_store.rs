@@ -2,6 +2,7 @@
 //! block on disk: async callers run it on a blocking thread.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use chrono::{DateTime, NaiveDate, Utc};
 use sled::transaction::{
@@ -11,7 +12,11 @@ use sled::{Db, Transactional, Tree};
 
 use crate::codec::{decode, encode, id_key, read_u64, scoped_key, scoped_text_key};
 use crate::error::{StoreError, StoreResult};
+use crate::file_log::FileLog;
+use crate::flusher::{Durable, Flusher, Scope};
+use crate::group_commit::GroupCommit;
 use crate::model::*;
+use crate::read_cache::ReadCache;
 use crate::trees;
 use crate::{
     ApiKeyStore, CompanyStore, CredentialStore, CustomerStore, SettingsStore, StoreHealth,
@@ -24,7 +29,15 @@ pub(crate) type TxResult<T> = Result<T, ConflictableTransactionError<StoreError>
 pub struct SledStore {
     db: Db,
     /// Coalesces the fsyncs of concurrent writers.
-    commits: std::sync::Arc<crate::group_commit::GroupCommit>,
+    commits: Arc<GroupCommit>,
+    /// Async callers' durability requests, served by one thread.
+    flusher: Arc<Flusher>,
+    /// Document files, outside sled (see `file_log`).
+    pub(crate) files: Arc<FileLog>,
+    companies_cache: Arc<ReadCache<CompanyId, Company>>,
+    software_cache: Arc<ReadCache<(CompanyId, u8), SoftwareRegistration>>,
+    resolutions_cache: Arc<ReadCache<CompanyId, Vec<NumberingResolution>>>,
+    certificates_cache: Arc<ReadCache<CompanyId, CertificateRecord>>,
     pub(crate) meta: Tree,
     companies: Tree,
     company_by_nit: Tree,
@@ -79,6 +92,16 @@ pub(crate) fn next_seq(
     Ok(next)
 }
 
+/// One group commit: the file log first, then sled, so a reference sled
+/// makes durable never points at files that are not.
+fn flush_all(db: &Db, commits: &GroupCommit, files: &FileLog) -> StoreResult<()> {
+    commits.commit(|| {
+        files.sync()?;
+        db.flush()?;
+        Ok(())
+    })
+}
+
 fn software_key(company: CompanyId, kind: SoftwareKind) -> [u8; 9] {
     let mut k = [0u8; 9];
     k[..8].copy_from_slice(&company.to_be_bytes());
@@ -109,6 +132,10 @@ impl SledStore {
                 other => StoreError::Engine(other),
             })?;
         let t = |name: &str| db.open_tree(name);
+        let files = Arc::new(FileLog::open(&dir.join("files"))?);
+        let commits = Arc::new(GroupCommit::default());
+        let (flush_db, commits_for_flusher, files_for_flusher) =
+            (db.clone(), commits.clone(), files.clone());
         let store = SledStore {
             meta: t(trees::META)?,
             companies: t(trees::COMPANIES)?,
@@ -130,8 +157,17 @@ impl SledStore {
             jobs: t(trees::JOBS)?,
             events: t(trees::EVENTS)?,
             email_logs: t(trees::EMAIL_LOGS)?,
+            flusher: Arc::new(Flusher::start(move |scope| match scope {
+                Scope::Files => files_for_flusher.sync(),
+                Scope::All => flush_all(&flush_db, &commits_for_flusher, &files_for_flusher),
+            })?),
+            files,
+            commits,
             db,
-            commits: Default::default(),
+            companies_cache: Default::default(),
+            software_cache: Default::default(),
+            resolutions_cache: Default::default(),
+            certificates_cache: Default::default(),
         };
         store.check_schema()?;
         Ok(store)
@@ -156,9 +192,16 @@ impl SledStore {
 
     /// Returns once every write this thread made before the call is on
     /// disk; concurrent callers share one fsync (group commit).
-    pub(crate) fn durable(&self) -> StoreResult<()> {
-        self.commits.commit(|| self.db.flush().map(|_| ()))?;
-        Ok(())
+    pub(crate) fn flush_now(&self) -> StoreResult<()> {
+        flush_all(&self.db, &self.commits, &self.files)
+    }
+
+    /// Forgets the cached credentials after a write to any of them.
+    fn credentials_changed(&self) {
+        self.companies_cache.clear();
+        self.software_cache.clear();
+        self.resolutions_cache.clear();
+        self.certificates_cache.clear();
     }
 
     pub(crate) fn scan_decode<T: serde::de::DeserializeOwned>(
@@ -222,12 +265,15 @@ impl CompanyStore for SledStore {
                 Ok(company)
             },
         )?;
-        self.durable()?;
+        self.credentials_changed();
+        self.flush_now()?;
         Ok(company)
     }
 
     fn company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
-        Self::get_decode(&self.companies, trees::COMPANIES, &id_key(id))
+        self.companies_cache.get_or_load(id, || {
+            Self::get_decode(&self.companies, trees::COMPANIES, &id_key(id))
+        })
     }
 
     fn company_by_nit(&self, nit: &str) -> StoreResult<Option<Company>> {
@@ -251,7 +297,8 @@ impl CompanyStore for SledStore {
         }
         self.companies
             .insert(id_key(company.id), encode(trees::COMPANIES, company)?)?;
-        self.durable()
+        self.credentials_changed();
+        self.flush_now()
     }
 }
 
@@ -261,7 +308,8 @@ impl CredentialStore for SledStore {
             software_key(software.company_id, software.kind),
             encode(trees::SOFTWARE, &software)?,
         )?;
-        self.durable()
+        self.credentials_changed();
+        self.flush_now()
     }
 
     fn software(
@@ -269,11 +317,13 @@ impl CredentialStore for SledStore {
         company: CompanyId,
         kind: SoftwareKind,
     ) -> StoreResult<Option<SoftwareRegistration>> {
-        Self::get_decode(
-            &self.software,
-            trees::SOFTWARE,
-            &software_key(company, kind),
-        )
+        self.software_cache.get_or_load((company, kind.tag()), || {
+            Self::get_decode(
+                &self.software,
+                trees::SOFTWARE,
+                &software_key(company, kind),
+            )
+        })
     }
 
     fn add_resolution(
@@ -306,16 +356,21 @@ impl CredentialStore for SledStore {
                 Ok(r)
             },
         )?;
-        self.durable()?;
+        self.credentials_changed();
+        self.flush_now()?;
         Ok(resolution)
     }
 
     fn resolutions(&self, company: CompanyId) -> StoreResult<Vec<NumberingResolution>> {
-        Self::scan_decode(
-            &self.resolutions,
-            trees::RESOLUTIONS,
-            &company.to_be_bytes(),
-        )
+        let all = self.resolutions_cache.get_or_load(company, || {
+            Self::scan_decode(
+                &self.resolutions,
+                trees::RESOLUTIONS,
+                &company.to_be_bytes(),
+            )
+            .map(Some)
+        })?;
+        Ok(all.unwrap_or_default())
     }
 
     fn active_resolution(
@@ -352,11 +407,14 @@ impl CredentialStore for SledStore {
             id_key(certificate.company_id),
             encode(trees::CERTIFICATES, &certificate)?,
         )?;
-        self.durable()
+        self.credentials_changed();
+        self.flush_now()
     }
 
     fn certificate(&self, company: CompanyId) -> StoreResult<Option<CertificateRecord>> {
-        Self::get_decode(&self.certificates, trees::CERTIFICATES, &id_key(company))
+        self.certificates_cache.get_or_load(company, || {
+            Self::get_decode(&self.certificates, trees::CERTIFICATES, &id_key(company))
+        })
     }
 }
 
@@ -375,7 +433,7 @@ impl ApiKeyStore for SledStore {
                 Ok(r)
             },
         )?;
-        self.durable()?;
+        self.flush_now()?;
         Ok(stored)
     }
 
@@ -408,7 +466,7 @@ impl ApiKeyStore for SledStore {
             key.revoked_at = Some(at);
             self.api_keys
                 .insert(id_key(id), encode(trees::API_KEYS, &key)?)?;
-            self.durable()?;
+            self.flush_now()?;
         }
         Ok(Some(key))
     }
@@ -416,7 +474,7 @@ impl ApiKeyStore for SledStore {
 
 impl CustomerStore for SledStore {
     fn flush_customers(&self) -> StoreResult<()> {
-        self.durable()
+        self.flush_now()
     }
 
     fn upsert_customer_unflushed(
@@ -531,7 +589,7 @@ impl SettingsStore for SledStore {
     fn put_setting(&self, key: &str, value: &str) -> StoreResult<()> {
         self.meta
             .insert(format!("setting:{key}").as_bytes(), value.as_bytes())?;
-        self.durable()
+        self.flush_now()
     }
 }
 
@@ -544,10 +602,18 @@ impl StoreHealth for SledStore {
         self.meta
             .insert(b"probe", &Utc::now().timestamp().to_be_bytes())?;
         self.meta.remove(b"probe")?;
-        self.durable()
+        self.flush_now()
     }
 
     fn flush(&self) -> StoreResult<()> {
-        self.durable()
+        self.flush_now()
+    }
+
+    fn durable(&self) -> Durable {
+        self.flusher.durable(Scope::All)
+    }
+
+    fn files_durable(&self) -> Durable {
+        self.flusher.durable(Scope::Files)
     }
 }

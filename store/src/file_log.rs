@@ -1,0 +1,260 @@
+//! The document files (signed XML and ZIP) in append-only segment files
+//! beside sled, which keeps only a small reference to each.
+//!
+//! Why: sled rewrites a whole leaf (up to 16 values) on consolidation and
+//! writes leaves over 128 KiB as separate blob files, so ~15 KB of files per
+//! document cost ~200 KB of writes and a file creation each. Here a document's
+//! files are one `pwrite` at the end of a segment, written once and never
+//! moved (tax documents are kept, not deleted, so there is no compaction).
+//!
+//! Record layout, little-endian: magic `EMF1`, CRC-32 of everything after it,
+//! document id (u64), XML length (u32), ZIP length (u32), the XML, the ZIP.
+//! A reader checks the CRC, so a reference to bytes that never reached the
+//! disk is reported as corrupt instead of returning garbage.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{StoreError, StoreResult};
+
+const MAGIC: &[u8; 4] = b"EMF1";
+const HEADER_LEN: u64 = 24;
+/// A new segment is started past this size.
+const SEGMENT_LIMIT: u64 = 256 * 1024 * 1024;
+const TREE: &str = "document_files";
+
+/// Where a document's files are in the log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRef {
+    pub segment: u32,
+    pub offset: u64,
+    pub xml_len: u32,
+    pub zip_len: u32,
+}
+
+struct Active {
+    segment: u32,
+    file: Arc<File>,
+    len: u64,
+    /// Segments written since the last sync (the active one included).
+    unsynced: Vec<Arc<File>>,
+}
+
+pub struct FileLog {
+    dir: PathBuf,
+    active: Mutex<Active>,
+    /// Open handles for reading, by segment.
+    readers: Mutex<HashMap<u32, Arc<File>>>,
+    /// Held for a whole sync, so a caller never returns while another is
+    /// still syncing the records it took.
+    syncing: Mutex<()>,
+}
+
+fn segment_path(dir: &Path, segment: u32) -> PathBuf {
+    dir.join(format!("{segment:08}.seg"))
+}
+
+fn open_segment(dir: &Path, segment: u32) -> io::Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(segment_path(dir, segment))
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn corrupt(reason: impl Into<String>) -> StoreError {
+    StoreError::Corrupt {
+        tree: TREE,
+        reason: reason.into(),
+    }
+}
+
+impl FileLog {
+    /// Opens the log in `dir`, appending after the newest segment's end. A
+    /// torn record at that end (power loss mid-write) stays as unreferenced
+    /// bytes: references are only stored after their record was synced.
+    pub fn open(dir: &Path) -> StoreResult<Self> {
+        std::fs::create_dir_all(dir)?;
+        let newest = std::fs::read_dir(dir)?
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let name = e.file_name();
+                let name = name.to_str()?;
+                name.strip_suffix(".seg")?.parse::<u32>().ok()
+            })
+            .max()
+            .unwrap_or(1);
+        let file = Arc::new(open_segment(dir, newest)?);
+        let len = file.metadata()?.len();
+        let mut readers = HashMap::new();
+        readers.insert(newest, file.clone());
+        Ok(FileLog {
+            dir: dir.to_path_buf(),
+            active: Mutex::new(Active {
+                segment: newest,
+                file,
+                len,
+                unsynced: Vec::new(),
+            }),
+            readers: Mutex::new(readers),
+            syncing: Mutex::new(()),
+        })
+    }
+
+    /// Appends one document's files; durable after the next [`sync`](Self::sync).
+    pub fn append(&self, document_id: u64, xml: &[u8], zip: &[u8]) -> StoreResult<FileRef> {
+        let xml_len = u32::try_from(xml.len()).map_err(|_| corrupt("XML over 4 GiB"))?;
+        let zip_len = u32::try_from(zip.len()).map_err(|_| corrupt("ZIP over 4 GiB"))?;
+        let mut record = Vec::with_capacity(HEADER_LEN as usize + xml.len() + zip.len());
+        record.extend_from_slice(MAGIC);
+        record.extend_from_slice(&[0; 4]);
+        record.extend_from_slice(&document_id.to_le_bytes());
+        record.extend_from_slice(&xml_len.to_le_bytes());
+        record.extend_from_slice(&zip_len.to_le_bytes());
+        record.extend_from_slice(xml);
+        record.extend_from_slice(zip);
+        let crc = crc32fast::hash(&record[8..]);
+        record[4..8].copy_from_slice(&crc.to_le_bytes());
+
+        let mut active = lock(&self.active);
+        if active.len > 0 && active.len + record.len() as u64 > SEGMENT_LIMIT {
+            let segment = active.segment + 1;
+            let file = Arc::new(open_segment(&self.dir, segment)?);
+            lock(&self.readers).insert(segment, file.clone());
+            active.segment = segment;
+            active.file = file;
+            active.len = 0;
+        }
+        let offset = active.len;
+        active.file.write_all_at(&record, offset)?;
+        active.len += record.len() as u64;
+        if !active
+            .unsynced
+            .iter()
+            .any(|f| Arc::ptr_eq(f, &active.file))
+        {
+            let file = active.file.clone();
+            active.unsynced.push(file);
+        }
+        Ok(FileRef {
+            segment: active.segment,
+            offset,
+            xml_len,
+            zip_len,
+        })
+    }
+
+    /// Makes every record appended before this call durable.
+    pub fn sync(&self) -> StoreResult<()> {
+        let _one_at_a_time = lock(&self.syncing);
+        let pending = std::mem::take(&mut lock(&self.active).unsynced);
+        for (i, file) in pending.iter().enumerate() {
+            if let Err(e) = file.sync_data() {
+                // Keep the ones not yet synced for the next caller.
+                lock(&self.active).unsynced.extend(pending[i..].iter().cloned());
+                return Err(e.into());
+            }
+        }
+        Ok(())
+    }
+
+    fn reader(&self, segment: u32) -> StoreResult<Arc<File>> {
+        let mut readers = lock(&self.readers);
+        if let Some(f) = readers.get(&segment) {
+            return Ok(f.clone());
+        }
+        let file = Arc::new(File::open(segment_path(&self.dir, segment))?);
+        readers.insert(segment, file.clone());
+        Ok(file)
+    }
+
+    /// Reads a record back as (XML, ZIP), checking it is the one referenced.
+    pub fn read(&self, document_id: u64, at: &FileRef) -> StoreResult<(Vec<u8>, Vec<u8>)> {
+        let body = at.xml_len as usize + at.zip_len as usize;
+        let mut record = vec![0u8; HEADER_LEN as usize + body];
+        self.reader(at.segment)?
+            .read_exact_at(&mut record, at.offset)
+            .map_err(|e| corrupt(format!("files of document {document_id}: {e}")))?;
+        let stored_crc = u32::from_le_bytes([record[4], record[5], record[6], record[7]]);
+        let mut id = [0u8; 8];
+        id.copy_from_slice(&record[8..16]);
+        if &record[..4] != MAGIC
+            || stored_crc != crc32fast::hash(&record[8..])
+            || u64::from_le_bytes(id) != document_id
+        {
+            return Err(corrupt(format!(
+                "files of document {document_id}: record at {}:{} fails its check",
+                at.segment, at.offset
+            )));
+        }
+        let zip = record.split_off(HEADER_LEN as usize + at.xml_len as usize);
+        record.drain(..HEADER_LEN as usize);
+        Ok((record, zip))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn appended_records_read_back_after_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let refs: Vec<_> = {
+            let log = FileLog::open(dir.path()).unwrap();
+            let refs = (1..=20u64)
+                .map(|id| {
+                    let xml = format!("<Invoice id=\"{id}\"/>").repeat(id as usize);
+                    log.append(id, xml.as_bytes(), &[id as u8; 7]).unwrap()
+                })
+                .collect();
+            log.sync().unwrap();
+            refs
+        };
+        let log = FileLog::open(dir.path()).unwrap();
+        for (i, r) in refs.iter().enumerate() {
+            let id = i as u64 + 1;
+            let (xml, zip) = log.read(id, r).unwrap();
+            assert_eq!(
+                xml,
+                format!("<Invoice id=\"{id}\"/>").repeat(id as usize).as_bytes()
+            );
+            assert_eq!(zip, vec![id as u8; 7]);
+        }
+        // Appends after reopening go after the existing records.
+        let next = log.append(21, b"<x/>", b"z").unwrap();
+        assert!(next.offset > refs.last().unwrap().offset);
+    }
+
+    #[test]
+    fn a_damaged_or_foreign_record_is_reported_not_returned() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = FileLog::open(dir.path()).unwrap();
+        let r = log.append(7, b"<Invoice/>", b"PK").unwrap();
+        assert!(matches!(log.read(8, &r), Err(StoreError::Corrupt { .. })));
+        let file = OpenOptions::new()
+            .write(true)
+            .open(segment_path(dir.path(), r.segment))
+            .unwrap();
+        file.write_all_at(b"X", r.offset + HEADER_LEN + 2).unwrap();
+        assert!(matches!(log.read(7, &r), Err(StoreError::Corrupt { .. })));
+        // A reference past the end (bytes that never reached the disk).
+        let beyond = FileRef {
+            offset: r.offset + 1000,
+            ..r
+        };
+        assert!(matches!(log.read(7, &beyond), Err(StoreError::Corrupt { .. })));
+    }
+}
