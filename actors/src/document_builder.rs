@@ -7,12 +7,15 @@
 //! This crate does not know the engine (the dependency points the other
 //! way): the root crate implements [`Pipeline`] over `engine::pipeline::issue`.
 
+use std::future::Future;
 use std::marker::PhantomData;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context as TaskContext, Poll};
 
-use actix::{Actor, Context, Handler, Message, MessageResult, ResponseFuture};
+use actix::{Actor, Context, Handler, Message, MessageResult};
 
-use crate::signer_pool::{PoolError, PoolHealth, SignerPool};
+use crate::signer_pool::{JobHandle, PoolError, PoolHealth, SignerPool};
 use crate::{Ping, Pong};
 
 /// The CPU-bound work the builder runs on the pool.
@@ -60,7 +63,26 @@ where
 }
 
 impl<P: Pipeline> Message for Build<P> {
-    type Result = Result<P::Output, P::Error>;
+    type Result = Queued<P>;
+}
+
+/// A build handed to the pool: await it for the result. The sender awaits
+/// the pool itself, so the actor is not woken a second time to relay it.
+pub struct Queued<P: Pipeline> {
+    job: Result<JobHandle<Result<P::Output, P::Error>>, PoolError>,
+}
+
+impl<P: Pipeline> Future for Queued<P> {
+    type Output = Result<P::Output, P::Error>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        match &mut self.job {
+            Ok(job) => Pin::new(job).poll(cx).map(|r| match r {
+                Ok(result) => result,
+                Err(e) => Err(P::Error::from(e)),
+            }),
+            Err(e) => Poll::Ready(Err(P::Error::from(*e))),
+        }
+    }
 }
 
 /// The pool's counters, for `/readyz` and `/metrics`.
@@ -84,25 +106,17 @@ impl<P: Pipeline> Actor for DocumentBuilder<P> {
 }
 
 impl<P: Pipeline> Handler<Build<P>> for DocumentBuilder<P> {
-    type Result = ResponseFuture<Result<P::Output, P::Error>>;
+    type Result = MessageResult<Build<P>>;
 
     fn handle(&mut self, msg: Build<P>, _: &mut Context<Self>) -> Self::Result {
         let pipeline = Arc::clone(&self.pipeline);
         let input = msg.input;
         let span = tracing::debug_span!("document_builder.build");
         // Queued now, so a full pool answers Busy at once.
-        match self
+        let job = self
             .pool
-            .spawn(move || span.in_scope(|| pipeline.build(input)))
-        {
-            Ok(job) => Box::pin(async move {
-                match job.await {
-                    Ok(result) => result,
-                    Err(e) => Err(P::Error::from(e)),
-                }
-            }),
-            Err(e) => Box::pin(std::future::ready(Err(P::Error::from(e)))),
-        }
+            .spawn(move || span.in_scope(|| pipeline.build(input)));
+        MessageResult(Queued { job })
     }
 }
 
@@ -183,20 +197,20 @@ mod tests {
     #[actix::test]
     async fn builds_run_on_the_pool_and_errors_come_back() {
         let (addr, _gate) = start(2, 16);
-        let (half, thread) = addr.send(Build::new(42)).await.unwrap().unwrap();
+        let (half, thread) = addr.send(Build::new(42)).await.unwrap().await.unwrap();
         assert_eq!(half, 21);
         assert!(thread.starts_with("signer-"), "ran on {thread:?}");
         assert_eq!(
-            addr.send(Build::new(7)).await.unwrap(),
+            addr.send(Build::new(7)).await.unwrap().await,
             Err(ToyError::Odd(7))
         );
         assert_eq!(
-            addr.send(Build::new(13)).await.unwrap(),
+            addr.send(Build::new(13)).await.unwrap().await,
             Err(ToyError::Pool(PoolError::Panicked))
         );
         // The actor and the pool survive the panic.
         assert_eq!(addr.send(Ping).await.unwrap(), Pong);
-        assert_eq!(addr.send(Build::new(8)).await.unwrap().unwrap().0, 4);
+        assert_eq!(addr.send(Build::new(8)).await.unwrap().await.unwrap().0, 4);
         let h = addr.send(PoolStatus).await.unwrap();
         assert_eq!((h.alive, h.panics, h.completed), (2, 1, 3));
     }
@@ -204,21 +218,24 @@ mod tests {
     #[actix::test]
     async fn a_blocked_build_does_not_block_the_mailbox() {
         let (addr, gate) = start(2, 16);
-        let slow = addr.send(Build::new(1000));
+        let slow = addr.send(Build::new(1000)).await.unwrap();
         let slow = actix::spawn(slow);
         // While 1000 waits on a worker, other builds and pings are served.
         for n in [2u64, 4, 6] {
-            assert_eq!(addr.send(Build::new(n)).await.unwrap().unwrap().0, n / 2);
+            assert_eq!(
+                addr.send(Build::new(n)).await.unwrap().await.unwrap().0,
+                n / 2
+            );
         }
         assert_eq!(addr.send(Ping).await.unwrap(), Pong);
         gate.send(()).unwrap();
-        assert_eq!(slow.await.unwrap().unwrap().unwrap().0, 500);
+        assert_eq!(slow.await.unwrap().unwrap().0, 500);
     }
 
     #[actix::test]
     async fn a_full_pool_answers_busy() {
         let (addr, gate) = start(1, 1);
-        let slow = actix::spawn(addr.send(Build::new(1000)));
+        let slow = actix::spawn(addr.send(Build::new(1000)).await.unwrap());
         // Wait until the slow build occupies the only worker.
         for _ in 0..500 {
             if addr.send(PoolStatus).await.unwrap().running == 1 {
@@ -226,7 +243,7 @@ mod tests {
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        let queued = actix::spawn(addr.send(Build::new(10)));
+        let queued = actix::spawn(addr.send(Build::new(10)).await.unwrap());
         for _ in 0..500 {
             if addr.send(PoolStatus).await.unwrap().queued == 1 {
                 break;
@@ -234,12 +251,12 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         assert_eq!(
-            addr.send(Build::new(12)).await.unwrap(),
+            addr.send(Build::new(12)).await.unwrap().await,
             Err(ToyError::Pool(PoolError::Busy))
         );
         gate.send(()).unwrap();
-        assert_eq!(slow.await.unwrap().unwrap().unwrap().0, 500);
-        assert_eq!(queued.await.unwrap().unwrap().unwrap().0, 5);
+        assert_eq!(slow.await.unwrap().unwrap().0, 500);
+        assert_eq!(queued.await.unwrap().unwrap().0, 5);
     }
 
     #[actix::test]
@@ -251,7 +268,10 @@ mod tests {
         let r = Restartable::start("document_builder", move || {
             DocumentBuilder::new(Arc::clone(&toy), pool.clone()).start()
         });
-        assert_eq!(r.send(Build::<Toy>::new(4)).await.unwrap().unwrap().0, 2);
+        assert_eq!(
+            r.send(Build::<Toy>::new(4)).await.unwrap().await.unwrap().0,
+            2
+        );
         assert!(r.health(Duration::from_millis(200)).await.alive);
     }
 }

@@ -111,13 +111,13 @@ async fn build(
         context,
         key,
     };
-    match issuing.builder.send(Build::new(input)).await {
-        Ok(Ok(issued)) => Ok(issued),
-        Ok(Err(e)) => Err(ApiError::Internal(format!("building the document: {e}"))),
-        Err(e) => Err(ApiError::Internal(format!(
-            "document builder unavailable: {e}"
-        ))),
-    }
+    // The actor queues the build; the result comes straight from the pool.
+    let queued = issuing.builder.send(Build::new(input)).await.map_err(|e| {
+        ApiError::Internal(format!("document builder unavailable: {e}"))
+    })?;
+    queued
+        .await
+        .map_err(|e| ApiError::Internal(format!("building the document: {e}")))
 }
 
 fn apply_build(doc: &mut DocumentRecord, issued: &IssuedDocument) -> DocumentFiles {
@@ -205,7 +205,6 @@ pub async fn issue(
     if store.monthly_usage(company, period)? >= limit {
         return Err(refusal(StoreError::LimitReached { limit }));
     }
-    let customer = store.upsert_customer_unflushed(company, mapped.customer.clone())?;
     let new = NewDocument {
         company_id: company,
         environment: env,
@@ -213,14 +212,15 @@ pub async fn issue(
         resolution_id: setup.resolution.id,
         issue_date: today,
         external_reference: mapped.external_reference.clone(),
-        customer_id: Some(customer.id),
+        customer: Some(mapped.customer.clone()),
         request,
         monthly_limit: Some(limit),
         period,
     };
-    // Phase one is a small in-memory sled transaction, not flushed: until
-    // phase two is durable nothing was promised (a crash leaves a
-    // half-built document that resume rebuilds with its number).
+    // Phase one is one small in-memory sled transaction (number, record,
+    // reference, usage, customer upsert), not flushed: until phase two is
+    // durable nothing was promised (a crash leaves a half-built document
+    // that resume rebuilds with its number).
     let mut doc = store.create_document(new).map_err(refusal)?;
 
     let issued = build(issuing, &mapped, &setup, key, env, doc.number).await?;

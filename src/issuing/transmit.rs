@@ -476,6 +476,23 @@ pub fn new_job(doc: &DocumentRecord) -> Job {
     }
 }
 
+/// Whether a transmission job may send this document: it must be fully
+/// built and queued, waiting for the authority, or dead-lettered.
+fn transmittable(issuing: &Issuing, doc_id: u64) -> bool {
+    match issuing.store.document(doc_id) {
+        Ok(Some(doc)) => {
+            !doc.pending_build
+                && matches!(
+                    doc.state,
+                    state::QUEUED | state::WAITING_AUTHORITY | state::DEAD_LETTER
+                )
+        }
+        Ok(None) => false,
+        // Unknown: let transmit report it and retry.
+        Err(_) => true,
+    }
+}
+
 /// The scheduler runs jobs through this.
 pub struct JobRunner(pub std::sync::Arc<Issuing>);
 
@@ -483,8 +500,8 @@ impl emisor_actors::retry_scheduler::JobRunner for JobRunner {
     fn run(&self, job_id: u64) -> BoxFuture<'static, JobOutcome> {
         let issuing = self.0.clone();
         Box::pin(async move {
-            let job = match issuing.store.jobs() {
-                Ok(jobs) => jobs.into_iter().find(|j| j.id == job_id),
+            let job = match issuing.store.job(job_id) {
+                Ok(job) => job,
                 Err(e) => {
                     tracing::error!(job_id, error = %e, "reading the job");
                     return JobOutcome::RetryAt(now_ms() + 1000);
@@ -499,6 +516,15 @@ impl emisor_actors::retry_scheduler::JobRunner for JobRunner {
             let Some(doc_id) = job.document_id else {
                 return JobOutcome::Done;
             };
+            if !transmittable(&issuing, doc_id) {
+                // A job left by a crash before its document was queued
+                // (the document was rebuilt as a draft) or after it was
+                // finished: nothing to send.
+                if let Err(e) = issuing.store.remove_job(job.id) {
+                    tracing::error!(job_id, error = %e, "removing a stale job");
+                }
+                return JobOutcome::Done;
+            }
             match issuing.transmit(doc_id, "worker").await {
                 Ok((_, outcome)) => outcome,
                 Err(e) => {

@@ -164,6 +164,7 @@ pub trait JobStore {
     fn put_job(&self, job: Job) -> StoreResult<Job>;
     fn remove_job(&self, id: u64) -> StoreResult<()>;
     fn jobs(&self) -> StoreResult<Vec<Job>>;
+    fn job(&self, id: u64) -> StoreResult<Option<Job>>;
     fn job_for_document(&self, document_id: u64) -> StoreResult<Option<Job>>;
 }
 

@@ -336,7 +336,8 @@ pub struct NewDocument {
     pub resolution_id: u64,
     pub issue_date: NaiveDate,
     pub external_reference: Option<String>,
-    pub customer_id: Option<u64>,
+    /// Upserted in the same transaction that takes the number.
+    pub customer: Option<CustomerInput>,
     pub request: serde_json::Value,
     /// Documents allowed this month; `None` = unlimited.
     pub monthly_limit: Option<u64>,

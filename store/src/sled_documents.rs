@@ -7,7 +7,7 @@ use sled::Transactional;
 use crate::codec::{decode, encode, id_key, read_u64, scoped_key, scoped_text_key};
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
-use crate::sled_store::{abort, next_seq, tx_decode, tx_encode, SledStore};
+use crate::sled_store::{abort, next_seq, tx_decode, tx_encode, upsert_customer_in, SledStore};
 use crate::trees;
 use crate::{CredentialStore, DocumentStore, EventStore, JobStore};
 
@@ -42,6 +42,17 @@ fn history_key(
     Ok(scoped_key(doc, seq))
 }
 
+impl SledStore {
+    /// A per-(type, state) count, atomically, outside any transaction.
+    fn bump_count(&self, key: [u8; 2], delta: i64) -> StoreResult<()> {
+        self.document_counts.fetch_and_update(key, |v| {
+            let current = v.and_then(read_u64).unwrap_or(0) as i64;
+            Some(((current + delta).max(0) as u64).to_be_bytes().to_vec())
+        })?;
+        Ok(())
+    }
+}
+
 impl DocumentStore for SledStore {
     fn create_document(&self, new: NewDocument) -> StoreResult<DocumentRecord> {
         let resolution = self
@@ -60,8 +71,10 @@ impl DocumentStore for SledStore {
             &self.document_counts,
             &self.document_refs,
             &self.usage,
+            &self.customers,
+            &self.customer_by_ident,
         )
-            .transaction(|(meta, counters, documents, counts, refs, usage)| {
+            .transaction(|(meta, counters, documents, counts, refs, usage, customers, by_ident)| {
                 if let Some(k) = &ref_key {
                     if let Some(existing) = refs.get(k.as_slice())?.and_then(|v| read_u64(&v)) {
                         return abort(StoreError::DuplicateReference { id: existing });
@@ -83,6 +96,10 @@ impl DocumentStore for SledStore {
                         resolution_id: resolution.id,
                     });
                 }
+                let customer_id = match &new.customer {
+                    Some(c) => Some(upsert_customer_in(meta, customers, by_ident, new.company_id, c)?.id),
+                    None => None,
+                };
                 let id = next_seq(meta, trees::DOCUMENTS)?;
                 let now = Utc::now();
                 let doc = DocumentRecord {
@@ -101,7 +118,7 @@ impl DocumentStore for SledStore {
                     issue_date: new.issue_date,
                     total: String::new(),
                     external_reference: new.external_reference.clone(),
-                    customer_id: new.customer_id,
+                    customer_id,
                     request: new.request.clone(),
                     transmission: None,
                     attempts: 0,
@@ -148,6 +165,14 @@ impl DocumentStore for SledStore {
         })
     }
 
+    /// Single-key writes, no sled transaction: every sled transaction (and
+    /// batch) rolls the log buffer twice, each roll a write and a wakeup of
+    /// sled's IO threads, which made phase two cost more than signing. sled
+    /// recovers a prefix of its log, so the order below keeps a crash
+    /// between writes harmless: files, history and job first (unreferenced
+    /// until the record says so), the document record last. A record that
+    /// never landed leaves the document half-built, which resume rebuilds;
+    /// its leftover job finds the document is not queued and ends.
     fn complete_staged(
         &self,
         doc: &DocumentRecord,
@@ -155,40 +180,33 @@ impl DocumentStore for SledStore {
         job: Option<Job>,
         history: HistoryEntry,
     ) -> StoreResult<Option<Job>> {
-        let stored = encode(trees::DOCUMENT_FILES, &StoredFiles::Logged(files.clone()))?;
-        let job = (
-            &self.meta,
-            &self.documents,
-            &self.document_counts,
-            &self.document_files,
-            &self.document_history,
-            &self.jobs,
-        )
-            .transaction(|(meta, documents, counts, file_tree, hist, jobs)| {
-                let old = documents.insert(&id_key(doc.id), tx_encode(trees::DOCUMENTS, doc)?)?;
-                if let Some(old) = old {
-                    let old: DocumentRecord = tx_decode(trees::DOCUMENTS, &old)?;
-                    bump(counts, &count_key(old.document_type, old.state), -1)?;
+        self.document_files.insert(
+            id_key(doc.id),
+            encode(trees::DOCUMENT_FILES, &StoredFiles::Logged(files.clone()))?,
+        )?;
+        let seq = self.next_seq_now(trees::DOCUMENT_HISTORY)?;
+        self.document_history.insert(
+            scoped_key(doc.id, seq),
+            encode(trees::DOCUMENT_HISTORY, &history)?,
+        )?;
+        let job = match job {
+            Some(mut j) => {
+                if j.id == 0 {
+                    j.id = self.next_seq_now(trees::JOBS)?;
                 }
-                bump(counts, &count_key(doc.document_type, doc.state), 1)?;
-                file_tree.insert(&id_key(doc.id), stored.as_slice())?;
-                hist.insert(
-                    &history_key(meta, doc.id)?,
-                    tx_encode(trees::DOCUMENT_HISTORY, &history)?,
-                )?;
-                let job = match &job {
-                    Some(j) => {
-                        let mut j = j.clone();
-                        if j.id == 0 {
-                            j.id = next_seq(meta, trees::JOBS)?;
-                        }
-                        jobs.insert(&id_key(j.id), tx_encode(trees::JOBS, &j)?)?;
-                        Some(j)
-                    }
-                    None => None,
-                };
-                Ok(job)
-            })?;
+                self.jobs.insert(id_key(j.id), encode(trees::JOBS, &j)?)?;
+                Some(j)
+            }
+            None => None,
+        };
+        let old = self
+            .documents
+            .insert(id_key(doc.id), encode(trees::DOCUMENTS, doc)?)?;
+        if let Some(old) = old {
+            let old: DocumentRecord = decode(trees::DOCUMENTS, &old)?;
+            self.bump_count(count_key(old.document_type, old.state), -1)?;
+        }
+        self.bump_count(count_key(doc.document_type, doc.state), 1)?;
         Ok(job)
     }
 
@@ -332,6 +350,10 @@ impl JobStore for SledStore {
 
     fn jobs(&self) -> StoreResult<Vec<Job>> {
         Self::scan_decode(&self.jobs, trees::JOBS, &[])
+    }
+
+    fn job(&self, id: u64) -> StoreResult<Option<Job>> {
+        Self::get_decode(&self.jobs, trees::JOBS, &id_key(id))
     }
 
     fn job_for_document(&self, document_id: u64) -> StoreResult<Option<Job>> {

@@ -47,8 +47,8 @@ pub struct SledStore {
     certificates: Tree,
     api_keys: Tree,
     api_key_by_hash: Tree,
-    customers: Tree,
-    customer_by_ident: Tree,
+    pub(crate) customers: Tree,
+    pub(crate) customer_by_ident: Tree,
     pub(crate) documents: Tree,
     pub(crate) document_counts: Tree,
     pub(crate) document_files: Tree,
@@ -100,6 +100,57 @@ fn flush_all(db: &Db, commits: &GroupCommit, files: &FileLog) -> StoreResult<()>
         db.flush()?;
         Ok(())
     })
+}
+
+/// The customer upsert inside a transaction (alone, or as part of a
+/// document's phase one): by identification number, optional fields the
+/// caller left out keep their stored value.
+pub(crate) fn upsert_customer_in(
+    meta: &TransactionalTree,
+    customers: &TransactionalTree,
+    by_ident: &TransactionalTree,
+    company: CompanyId,
+    input: &CustomerInput,
+) -> TxResult<Customer> {
+    let ident_key = scoped_text_key(company, &input.identification_number);
+    let now = Utc::now();
+    let existing = match by_ident.get(&ident_key)?.and_then(|v| read_u64(&v)) {
+        Some(id) => match customers.get(&scoped_key(company, id)[..])? {
+            Some(v) => Some(tx_decode::<Customer>(trees::CUSTOMERS, &v)?),
+            None => None,
+        },
+        None => None,
+    };
+    let (id, created_at) = match &existing {
+        Some(c) => (c.id, c.created_at),
+        None => (next_seq(meta, trees::CUSTOMERS)?, now),
+    };
+    let keep = |new: &Option<String>, old: Option<&Option<String>>| {
+        new.clone().or_else(|| old.cloned().flatten())
+    };
+    let old = existing.as_ref();
+    let c = Customer {
+        id,
+        company_id: company,
+        identification_number: input.identification_number.clone(),
+        name: input.name.clone(),
+        email: input.email.clone(),
+        id_type_code: keep(&input.id_type_code, old.map(|o| &o.id_type_code)),
+        organization_type_code: keep(
+            &input.organization_type_code,
+            old.map(|o| &o.organization_type_code),
+        ),
+        address: keep(&input.address, old.map(|o| &o.address)),
+        municipality_code: keep(&input.municipality_code, old.map(|o| &o.municipality_code)),
+        municipality_name: keep(&input.municipality_name, old.map(|o| &o.municipality_name)),
+        country_code: keep(&input.country_code, old.map(|o| &o.country_code)),
+        phone: keep(&input.phone, old.map(|o| &o.phone)),
+        created_at,
+        updated_at: now,
+    };
+    customers.insert(&scoped_key(company, id)[..], tx_encode(trees::CUSTOMERS, &c)?)?;
+    by_ident.insert(ident_key.as_slice(), &id_key(id))?;
+    Ok(c)
 }
 
 fn software_key(company: CompanyId, kind: SoftwareKind) -> [u8; 9] {
@@ -194,6 +245,17 @@ impl SledStore {
     /// disk; concurrent callers share one fsync (group commit).
     pub(crate) fn flush_now(&self) -> StoreResult<()> {
         flush_all(&self.db, &self.commits, &self.files)
+    }
+
+    /// Next value of a named sequence outside a transaction: an atomic
+    /// update of the same key [`next_seq`] uses, so the two never collide.
+    pub(crate) fn next_seq_now(&self, name: &str) -> StoreResult<u64> {
+        let key = format!("seq:{name}");
+        let next = self.meta.update_and_fetch(key.as_bytes(), |v| {
+            let current = v.and_then(read_u64).unwrap_or(0);
+            Some((current + 1).to_be_bytes().to_vec())
+        })?;
+        Ok(next.and_then(|v| read_u64(&v)).unwrap_or(1))
     }
 
     /// Forgets the cached credentials after a write to any of them.
@@ -482,58 +544,8 @@ impl CustomerStore for SledStore {
         company: CompanyId,
         input: CustomerInput,
     ) -> StoreResult<Customer> {
-        let ident_key = scoped_text_key(company, &input.identification_number);
         let customer = (&self.meta, &self.customers, &self.customer_by_ident).transaction(
-            |(meta, customers, by_ident)| {
-                let now = Utc::now();
-                let existing = match by_ident.get(&ident_key)?.and_then(|v| read_u64(&v)) {
-                    Some(id) => match customers.get(&scoped_key(company, id)[..])? {
-                        Some(v) => Some(tx_decode::<Customer>(trees::CUSTOMERS, &v)?),
-                        None => None,
-                    },
-                    None => None,
-                };
-                let (id, created_at) = match &existing {
-                    Some(c) => (c.id, c.created_at),
-                    None => (next_seq(meta, trees::CUSTOMERS)?, now),
-                };
-                // Optional fields the caller left out keep their stored value.
-                let keep = |new: &Option<String>, old: Option<&Option<String>>| {
-                    new.clone().or_else(|| old.cloned().flatten())
-                };
-                let old = existing.as_ref();
-                let c = Customer {
-                    id,
-                    company_id: company,
-                    identification_number: input.identification_number.clone(),
-                    name: input.name.clone(),
-                    email: input.email.clone(),
-                    id_type_code: keep(&input.id_type_code, old.map(|o| &o.id_type_code)),
-                    organization_type_code: keep(
-                        &input.organization_type_code,
-                        old.map(|o| &o.organization_type_code),
-                    ),
-                    address: keep(&input.address, old.map(|o| &o.address)),
-                    municipality_code: keep(
-                        &input.municipality_code,
-                        old.map(|o| &o.municipality_code),
-                    ),
-                    municipality_name: keep(
-                        &input.municipality_name,
-                        old.map(|o| &o.municipality_name),
-                    ),
-                    country_code: keep(&input.country_code, old.map(|o| &o.country_code)),
-                    phone: keep(&input.phone, old.map(|o| &o.phone)),
-                    created_at,
-                    updated_at: now,
-                };
-                customers.insert(
-                    &scoped_key(company, id)[..],
-                    tx_encode(trees::CUSTOMERS, &c)?,
-                )?;
-                by_ident.insert(ident_key.as_slice(), &id_key(id))?;
-                Ok(c)
-            },
+            |(meta, customers, by_ident)| upsert_customer_in(meta, customers, by_ident, company, &input),
         )?;
         Ok(customer)
     }

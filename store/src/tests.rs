@@ -48,7 +48,7 @@ fn new_doc(r: &NumberingResolution, reference: Option<&str>) -> NewDocument {
         resolution_id: r.id,
         issue_date: NaiveDate::from_ymd_opt(2026, 11, 22).unwrap(),
         external_reference: reference.map(str::to_string),
-        customer_id: None,
+        customer: None,
         request: serde_json::Value::Null,
         monthly_limit: None,
         period: 202611,

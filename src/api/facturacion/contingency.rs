@@ -83,16 +83,17 @@ pub async fn send_contingency(
     };
     let mut documentos = Vec::new();
     for mut doc in chosen {
-        let Some(files) = store.document_files(doc.id)? else {
+        if store.document_files(doc.id)?.is_none() {
             errores.push(serde_json::json!({ "id": doc.id, "error": "document has no files" }));
             continue;
-        };
+        }
         doc.state = state::QUEUED;
         doc.updated_at = Utc::now();
-        let job = store.complete_document(
+        // The job first: a crash before the state change leaves a job for
+        // a draft, which the job runner drops.
+        let job = store.put_job(new_job(&doc))?;
+        store.update_document(
             &doc,
-            &files,
-            Some(new_job(&doc)),
             HistoryEntry {
                 at: Utc::now(),
                 actor: "api".into(),
@@ -102,15 +103,13 @@ pub async fn send_contingency(
                 data: serde_json::Value::Null,
             },
         )?;
-        if let Some(job) = job {
-            state.issuing.schedule(&job);
-            documentos.push(QueuedDocument {
-                id: doc.id,
-                prefijo: doc.prefix.clone(),
-                numero: doc.number.to_string(),
-                job_id: job.id.to_string(),
-            });
-        }
+        state.issuing.schedule(&job);
+        documentos.push(QueuedDocument {
+            id: doc.id,
+            prefijo: doc.prefix.clone(),
+            numero: doc.number.to_string(),
+            job_id: job.id.to_string(),
+        });
     }
     let batch = ContingencyBatch {
         total_pendientes: pending.len(),
