@@ -299,37 +299,15 @@ fn pool_throughput(c: &mut Criterion) {
     g.finish();
 }
 
-/// The allocator settings `src/main.rs` applies before the server starts
-/// (see `tune_malloc` there), so the bench measures what the server runs.
-/// `EMISOR_BENCH_DEFAULT_MALLOC=1` keeps glibc's defaults, for comparison.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn tune_malloc() {
-    if std::env::var_os("EMISOR_BENCH_DEFAULT_MALLOC").is_some() {
-        eprintln!("malloc: glibc defaults");
-        return;
-    }
-    let tunables = std::env::var("GLIBC_TUNABLES").unwrap_or_default();
-    for (param, tunable, value) in [
-        (libc::M_MMAP_THRESHOLD, "mmap_threshold", 4 << 20),
-        (libc::M_TRIM_THRESHOLD, "trim_threshold", 64 << 20),
-    ] {
-        if !tunables.contains(tunable) {
-            // SAFETY: sets allocator parameters; no other thread exists yet.
-            unsafe {
-                libc::mallopt(param, value);
-            }
-        }
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn tune_malloc() {}
+/// The server's allocator (see `src/main.rs`), so the bench measures what
+/// the server runs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 criterion_group!(benches, stages, pool_throughput);
 
 // `criterion_main!` with the allocator set up first.
 fn main() {
-    tune_malloc();
     benches();
     Criterion::default().configure_from_args().final_summary();
 }
