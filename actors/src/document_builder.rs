@@ -69,8 +69,10 @@ impl<P: Pipeline> Message for Build<P> {
 /// A build handed to the pool: await it for the result. The sender awaits
 /// the pool itself, so the actor is not woken a second time to relay it.
 pub struct Queued<P: Pipeline> {
-    job: Result<JobHandle<Result<P::Output, P::Error>>, PoolError>,
+    job: Result<BuildJob<P>, PoolError>,
 }
+
+type BuildJob<P> = JobHandle<Result<<P as Pipeline>::Output, <P as Pipeline>::Error>>;
 
 impl<P: Pipeline> Future for Queued<P> {
     type Output = Result<P::Output, P::Error>;

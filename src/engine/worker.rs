@@ -196,6 +196,7 @@ mod tests {
             }))
             .await
             .unwrap()
+            .await
             .unwrap();
 
         let verified = xades::verify(&issued.xml).unwrap();
@@ -220,7 +221,8 @@ mod tests {
                 key,
             }))
             .await
-            .unwrap();
+            .unwrap()
+            .await;
         assert!(
             matches!(got, Err(IssueError::Engine(EngineError::Validation(_)))),
             "{got:?}"

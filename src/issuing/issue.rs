@@ -112,9 +112,11 @@ async fn build(
         key,
     };
     // The actor queues the build; the result comes straight from the pool.
-    let queued = issuing.builder.send(Build::new(input)).await.map_err(|e| {
-        ApiError::Internal(format!("document builder unavailable: {e}"))
-    })?;
+    let queued = issuing
+        .builder
+        .send(Build::new(input))
+        .await
+        .map_err(|e| ApiError::Internal(format!("document builder unavailable: {e}")))?;
     queued
         .await
         .map_err(|e| ApiError::Internal(format!("building the document: {e}")))

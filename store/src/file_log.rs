@@ -139,11 +139,7 @@ impl FileLog {
         let offset = active.len;
         active.file.write_all_at(&record, offset)?;
         active.len += record.len() as u64;
-        if !active
-            .unsynced
-            .iter()
-            .any(|f| Arc::ptr_eq(f, &active.file))
-        {
+        if !active.unsynced.iter().any(|f| Arc::ptr_eq(f, &active.file)) {
             let file = active.file.clone();
             active.unsynced.push(file);
         }
@@ -162,7 +158,9 @@ impl FileLog {
         for (i, file) in pending.iter().enumerate() {
             if let Err(e) = file.sync_data() {
                 // Keep the ones not yet synced for the next caller.
-                lock(&self.active).unsynced.extend(pending[i..].iter().cloned());
+                lock(&self.active)
+                    .unsynced
+                    .extend(pending[i..].iter().cloned());
                 return Err(e.into());
             }
         }
@@ -229,7 +227,9 @@ mod tests {
             let (xml, zip) = log.read(id, r).unwrap();
             assert_eq!(
                 xml,
-                format!("<Invoice id=\"{id}\"/>").repeat(id as usize).as_bytes()
+                format!("<Invoice id=\"{id}\"/>")
+                    .repeat(id as usize)
+                    .as_bytes()
             );
             assert_eq!(zip, vec![id as u8; 7]);
         }
@@ -255,6 +255,9 @@ mod tests {
             offset: r.offset + 1000,
             ..r
         };
-        assert!(matches!(log.read(7, &beyond), Err(StoreError::Corrupt { .. })));
+        assert!(matches!(
+            log.read(7, &beyond),
+            Err(StoreError::Corrupt { .. })
+        ));
     }
 }

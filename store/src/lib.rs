@@ -15,6 +15,7 @@ mod flusher;
 mod group_commit;
 pub mod model;
 mod read_cache;
+mod repair;
 mod sled_documents;
 mod sled_store;
 pub mod trees;
@@ -23,6 +24,7 @@ pub use error::{StoreError, StoreResult};
 pub use file_log::FileRef;
 pub use flusher::Durable;
 pub use model::*;
+pub use repair::RepairReport;
 pub use sled_store::SledStore;
 
 use chrono::{DateTime, NaiveDate, Utc};

@@ -71,7 +71,10 @@ mod tests {
             })
             .unwrap();
         assert_eq!(v, Some("old"));
-        assert_eq!(cache.get_or_load(1, || Ok(Some("new"))).unwrap(), Some("new"));
+        assert_eq!(
+            cache.get_or_load(1, || Ok(Some("new"))).unwrap(),
+            Some("new")
+        );
         // Now cached: the loader is not called.
         assert_eq!(
             cache.get_or_load(1, || panic!("loaded again")).unwrap(),

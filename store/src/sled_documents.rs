@@ -1,45 +1,23 @@
 //! Documents, their files and history, usage counters and jobs on sled.
 
 use chrono::Utc;
-use sled::transaction::{TransactionalTree, UnabortableTransactionError};
-use sled::Transactional;
 
 use crate::codec::{decode, encode, id_key, read_u64, scoped_key, scoped_text_key};
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
-use crate::sled_store::{abort, next_seq, tx_decode, tx_encode, upsert_customer_in, SledStore};
+use crate::sled_store::SledStore;
 use crate::trees;
-use crate::{CredentialStore, DocumentStore, EventStore, JobStore};
+use crate::{CredentialStore, CustomerStore, DocumentStore, EventStore, JobStore};
 
-fn count_key(document_type: u8, state: u8) -> [u8; 2] {
+pub(crate) fn count_key(document_type: u8, state: u8) -> [u8; 2] {
     [document_type, state]
 }
 
-fn bump(
-    counts: &TransactionalTree,
-    key: &[u8],
-    delta: i64,
-) -> Result<u64, UnabortableTransactionError> {
-    let current = counts.get(key)?.and_then(|v| read_u64(&v)).unwrap_or(0) as i64;
-    let next = (current + delta).max(0) as u64;
-    counts.insert(key, &next.to_be_bytes())?;
-    Ok(next)
-}
-
-fn usage_key(company: CompanyId, period: u32) -> [u8; 12] {
+pub(crate) fn usage_key(company: CompanyId, period: u32) -> [u8; 12] {
     let mut k = [0u8; 12];
     k[..8].copy_from_slice(&company.to_be_bytes());
     k[8..].copy_from_slice(&period.to_be_bytes());
     k
-}
-
-/// History keys sort by document, then by a global sequence.
-fn history_key(
-    meta: &TransactionalTree,
-    doc: u64,
-) -> Result<[u8; 16], UnabortableTransactionError> {
-    let seq = next_seq(meta, trees::DOCUMENT_HISTORY)?;
-    Ok(scoped_key(doc, seq))
 }
 
 impl SledStore {
@@ -54,6 +32,13 @@ impl SledStore {
 }
 
 impl DocumentStore for SledStore {
+    /// Phase one without a sled transaction (each would roll sled's log
+    /// buffer twice, waking its IO threads): one lock makes the checks and
+    /// the number atomic among documents, and the writes go in an order a
+    /// crash can only cut short. The document record goes first and is the
+    /// truth; the counter, reference, usage and counts after it are derived
+    /// from the documents, and [`SledStore::repair_derived`] rebuilds them
+    /// on the first open after an unclean stop.
     fn create_document(&self, new: NewDocument) -> StoreResult<DocumentRecord> {
         let resolution = self
             .resolutions(new.company_id)?
@@ -64,77 +49,75 @@ impl DocumentStore for SledStore {
             .external_reference
             .as_deref()
             .map(|r| scoped_text_key(new.company_id, r));
-        let doc = (
-            &self.meta,
-            &self.counters,
-            &self.documents,
-            &self.document_counts,
-            &self.document_refs,
-            &self.usage,
-            &self.customers,
-            &self.customer_by_ident,
-        )
-            .transaction(|(meta, counters, documents, counts, refs, usage, customers, by_ident)| {
-                if let Some(k) = &ref_key {
-                    if let Some(existing) = refs.get(k.as_slice())?.and_then(|v| read_u64(&v)) {
-                        return abort(StoreError::DuplicateReference { id: existing });
-                    }
-                }
-                let ukey = usage_key(new.company_id, new.period);
-                let used = usage.get(ukey)?.and_then(|v| read_u64(&v)).unwrap_or(0);
-                if let Some(limit) = new.monthly_limit {
-                    if used >= limit {
-                        return abort(StoreError::LimitReached { limit });
-                    }
-                }
-                let number = counters
-                    .get(id_key(resolution.id))?
-                    .and_then(|v| read_u64(&v))
-                    .unwrap_or(resolution.from);
-                if number < resolution.from || number > resolution.to {
-                    return abort(StoreError::RangeExhausted {
-                        resolution_id: resolution.id,
-                    });
-                }
-                let customer_id = match &new.customer {
-                    Some(c) => Some(upsert_customer_in(meta, customers, by_ident, new.company_id, c)?.id),
-                    None => None,
-                };
-                let id = next_seq(meta, trees::DOCUMENTS)?;
-                let now = Utc::now();
-                let doc = DocumentRecord {
-                    id,
-                    company_id: new.company_id,
-                    environment: new.environment,
-                    document_type: new.document_type,
-                    resolution_id: resolution.id,
-                    prefix: resolution.prefix.clone(),
-                    number,
-                    state: state::DRAFT,
-                    pending_build: true,
-                    code: None,
-                    code_scheme: None,
-                    qr_url: None,
-                    issue_date: new.issue_date,
-                    total: String::new(),
-                    external_reference: new.external_reference.clone(),
-                    customer_id,
-                    request: new.request.clone(),
-                    transmission: None,
-                    attempts: 0,
-                    track_id: None,
-                    created_at: now,
-                    updated_at: now,
-                };
-                counters.insert(&id_key(resolution.id), &(number + 1).to_be_bytes())?;
-                documents.insert(&id_key(id), tx_encode(trees::DOCUMENTS, &doc)?)?;
-                bump(counts, &count_key(doc.document_type, doc.state), 1)?;
-                if let Some(k) = &ref_key {
-                    refs.insert(k.as_slice(), &id_key(id))?;
-                }
-                usage.insert(&ukey, &(used + 1).to_be_bytes())?;
-                Ok(doc)
-            })?;
+        let ukey = usage_key(new.company_id, new.period);
+
+        let _numbering = self
+            .numbering
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(k) = &ref_key {
+            if let Some(existing) = self.document_refs.get(k)?.and_then(|v| read_u64(&v)) {
+                return Err(StoreError::DuplicateReference { id: existing });
+            }
+        }
+        let used = self
+            .usage
+            .get(ukey)?
+            .and_then(|v| read_u64(&v))
+            .unwrap_or(0);
+        if let Some(limit) = new.monthly_limit {
+            if used >= limit {
+                return Err(StoreError::LimitReached { limit });
+            }
+        }
+        let number = self.next_number(&resolution)?;
+        if number < resolution.from || number > resolution.to {
+            return Err(StoreError::RangeExhausted {
+                resolution_id: resolution.id,
+            });
+        }
+        let customer_id = match &new.customer {
+            Some(c) => Some(
+                self.upsert_customer_unflushed(new.company_id, c.clone())?
+                    .id,
+            ),
+            None => None,
+        };
+        let id = self.next_seq_now(trees::DOCUMENTS)?;
+        let now = Utc::now();
+        let doc = DocumentRecord {
+            id,
+            company_id: new.company_id,
+            environment: new.environment,
+            document_type: new.document_type,
+            resolution_id: resolution.id,
+            prefix: resolution.prefix.clone(),
+            number,
+            state: state::DRAFT,
+            pending_build: true,
+            code: None,
+            code_scheme: None,
+            qr_url: None,
+            issue_date: new.issue_date,
+            total: String::new(),
+            external_reference: new.external_reference.clone(),
+            customer_id,
+            request: new.request,
+            transmission: None,
+            attempts: 0,
+            track_id: None,
+            created_at: now,
+            updated_at: now,
+        };
+        self.documents
+            .insert(id_key(id), encode(trees::DOCUMENTS, &doc)?)?;
+        self.counters
+            .insert(id_key(resolution.id), &(number + 1).to_be_bytes())?;
+        if let Some(k) = &ref_key {
+            self.document_refs.insert(k, &id_key(id))?;
+        }
+        self.usage.insert(ukey, &(used + 1).to_be_bytes())?;
+        self.bump_count(count_key(doc.document_type, doc.state), 1)?;
         // No flush here: until phase two is flushed nothing was promised to
         // a client; a document found half-built after a crash is rebuilt.
         Ok(doc)
@@ -247,26 +230,22 @@ impl DocumentStore for SledStore {
             .and_then(|v| read_u64(&v)))
     }
 
+    /// Single-key writes (see `complete_staged`): the record, then its
+    /// history line; counts are derived and repaired after a crash.
     fn update_document(&self, doc: &DocumentRecord, history: HistoryEntry) -> StoreResult<()> {
-        (
-            &self.meta,
-            &self.documents,
-            &self.document_counts,
-            &self.document_history,
-        )
-            .transaction(|(meta, documents, counts, hist)| {
-                let old = documents.insert(&id_key(doc.id), tx_encode(trees::DOCUMENTS, doc)?)?;
-                if let Some(old) = old {
-                    let old: DocumentRecord = tx_decode(trees::DOCUMENTS, &old)?;
-                    bump(counts, &count_key(old.document_type, old.state), -1)?;
-                }
-                bump(counts, &count_key(doc.document_type, doc.state), 1)?;
-                hist.insert(
-                    &history_key(meta, doc.id)?,
-                    tx_encode(trees::DOCUMENT_HISTORY, &history)?,
-                )?;
-                Ok(())
-            })?;
+        let old = self
+            .documents
+            .insert(id_key(doc.id), encode(trees::DOCUMENTS, doc)?)?;
+        let seq = self.next_seq_now(trees::DOCUMENT_HISTORY)?;
+        self.document_history.insert(
+            scoped_key(doc.id, seq),
+            encode(trees::DOCUMENT_HISTORY, &history)?,
+        )?;
+        if let Some(old) = old {
+            let old: DocumentRecord = decode(trees::DOCUMENTS, &old)?;
+            self.bump_count(count_key(old.document_type, old.state), -1)?;
+        }
+        self.bump_count(count_key(doc.document_type, doc.state), 1)?;
         self.flush_now()
     }
 
@@ -331,14 +310,12 @@ impl DocumentStore for SledStore {
 
 impl JobStore for SledStore {
     fn put_job(&self, job: Job) -> StoreResult<Job> {
-        let job = (&self.meta, &self.jobs).transaction(|(meta, jobs)| {
-            let mut j = job.clone();
-            if j.id == 0 {
-                j.id = next_seq(meta, trees::JOBS)?;
-            }
-            jobs.insert(&id_key(j.id), tx_encode(trees::JOBS, &j)?)?;
-            Ok(j)
-        })?;
+        let mut job = job;
+        if job.id == 0 {
+            job.id = self.next_seq_now(trees::JOBS)?;
+        }
+        self.jobs
+            .insert(id_key(job.id), encode(trees::JOBS, &job)?)?;
         self.flush_now()?;
         Ok(job)
     }
@@ -366,17 +343,12 @@ impl JobStore for SledStore {
 
 impl EventStore for SledStore {
     fn append_event(&self, event: EventRecord) -> StoreResult<EventRecord> {
-        let stored = (&self.meta, &self.events).transaction(|(meta, events)| {
-            let mut e = event.clone();
-            e.id = next_seq(meta, trees::EVENTS)?;
-            events.insert(
-                &scoped_key(e.company_id, e.id)[..],
-                tx_encode(trees::EVENTS, &e)?,
-            )?;
-            Ok(e)
-        })?;
+        let mut e = event;
+        e.id = self.next_seq_now(trees::EVENTS)?;
+        self.events
+            .insert(scoped_key(e.company_id, e.id), encode(trees::EVENTS, &e)?)?;
         self.flush_now()?;
-        Ok(stored)
+        Ok(e)
     }
 
     fn events(

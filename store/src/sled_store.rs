@@ -2,7 +2,8 @@
 //! block on disk: async callers run it on a blocking thread.
 
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, NaiveDate, Utc};
 use sled::transaction::{
@@ -17,6 +18,7 @@ use crate::flusher::{Durable, Flusher, Scope};
 use crate::group_commit::GroupCommit;
 use crate::model::*;
 use crate::read_cache::ReadCache;
+use crate::repair::CLEAN_CLOSE_KEY;
 use crate::trees;
 use crate::{
     ApiKeyStore, CompanyStore, CredentialStore, CustomerStore, SettingsStore, StoreHealth,
@@ -34,6 +36,13 @@ pub struct SledStore {
     flusher: Arc<Flusher>,
     /// Document files, outside sled (see `file_log`).
     pub(crate) files: Arc<FileLog>,
+    /// Serializes phase one of documents (checks, number, record).
+    pub(crate) numbering: Arc<Mutex<()>>,
+    customer_writes: Arc<Mutex<()>>,
+    /// Marks the store closed cleanly when the last handle goes (held for
+    /// its `Drop`).
+    #[cfg_attr(not(test), allow(dead_code))]
+    closer: Arc<Closer>,
     companies_cache: Arc<ReadCache<CompanyId, Company>>,
     software_cache: Arc<ReadCache<(CompanyId, u8), SoftwareRegistration>>,
     resolutions_cache: Arc<ReadCache<CompanyId, Vec<NumberingResolution>>>,
@@ -66,13 +75,6 @@ pub(crate) fn abort<T>(e: StoreError) -> TxResult<T> {
     Err(ConflictableTransactionError::Abort(e))
 }
 
-pub(crate) fn tx_decode<T: serde::de::DeserializeOwned>(
-    tree: &'static str,
-    bytes: &[u8],
-) -> TxResult<T> {
-    decode(tree, bytes).map_err(ConflictableTransactionError::Abort)
-}
-
 pub(crate) fn tx_encode<T: serde::Serialize>(tree: &'static str, value: &T) -> TxResult<Vec<u8>> {
     encode(tree, value).map_err(ConflictableTransactionError::Abort)
 }
@@ -102,55 +104,29 @@ fn flush_all(db: &Db, commits: &GroupCommit, files: &FileLog) -> StoreResult<()>
     })
 }
 
-/// The customer upsert inside a transaction (alone, or as part of a
-/// document's phase one): by identification number, optional fields the
-/// caller left out keep their stored value.
-pub(crate) fn upsert_customer_in(
-    meta: &TransactionalTree,
-    customers: &TransactionalTree,
-    by_ident: &TransactionalTree,
-    company: CompanyId,
-    input: &CustomerInput,
-) -> TxResult<Customer> {
-    let ident_key = scoped_text_key(company, &input.identification_number);
-    let now = Utc::now();
-    let existing = match by_ident.get(&ident_key)?.and_then(|v| read_u64(&v)) {
-        Some(id) => match customers.get(&scoped_key(company, id)[..])? {
-            Some(v) => Some(tx_decode::<Customer>(trees::CUSTOMERS, &v)?),
-            None => None,
-        },
-        None => None,
-    };
-    let (id, created_at) = match &existing {
-        Some(c) => (c.id, c.created_at),
-        None => (next_seq(meta, trees::CUSTOMERS)?, now),
-    };
-    let keep = |new: &Option<String>, old: Option<&Option<String>>| {
-        new.clone().or_else(|| old.cloned().flatten())
-    };
-    let old = existing.as_ref();
-    let c = Customer {
-        id,
-        company_id: company,
-        identification_number: input.identification_number.clone(),
-        name: input.name.clone(),
-        email: input.email.clone(),
-        id_type_code: keep(&input.id_type_code, old.map(|o| &o.id_type_code)),
-        organization_type_code: keep(
-            &input.organization_type_code,
-            old.map(|o| &o.organization_type_code),
-        ),
-        address: keep(&input.address, old.map(|o| &o.address)),
-        municipality_code: keep(&input.municipality_code, old.map(|o| &o.municipality_code)),
-        municipality_name: keep(&input.municipality_name, old.map(|o| &o.municipality_name)),
-        country_code: keep(&input.country_code, old.map(|o| &o.country_code)),
-        phone: keep(&input.phone, old.map(|o| &o.phone)),
-        created_at,
-        updated_at: now,
-    };
-    customers.insert(&scoped_key(company, id)[..], tx_encode(trees::CUSTOMERS, &c)?)?;
-    by_ident.insert(ident_key.as_slice(), &id_key(id))?;
-    Ok(c)
+/// Writes the clean-close mark after a last flush. A process killed
+/// before this runs leaves no mark, and the next open repairs.
+struct Closer {
+    db: Db,
+    meta: Tree,
+    files: Arc<FileLog>,
+    armed: AtomicBool,
+}
+
+impl Drop for Closer {
+    fn drop(&mut self) {
+        if !self.armed.load(Ordering::SeqCst) {
+            return;
+        }
+        let closed = self
+            .files
+            .sync()
+            .and_then(|_| Ok(self.meta.insert(CLEAN_CLOSE_KEY, &[1u8])?))
+            .and_then(|_| Ok(self.db.flush()?));
+        if let Err(e) = closed {
+            tracing::error!(error = %e, "could not mark the store closed cleanly");
+        }
+    }
 }
 
 fn software_key(company: CompanyId, kind: SoftwareKind) -> [u8; 9] {
@@ -184,11 +160,18 @@ impl SledStore {
             })?;
         let t = |name: &str| db.open_tree(name);
         let files = Arc::new(FileLog::open(&dir.join("files"))?);
+        let meta = t(trees::META)?;
+        let closer = Arc::new(Closer {
+            db: db.clone(),
+            meta: meta.clone(),
+            files: files.clone(),
+            armed: AtomicBool::new(true),
+        });
         let commits = Arc::new(GroupCommit::default());
         let (flush_db, commits_for_flusher, files_for_flusher) =
             (db.clone(), commits.clone(), files.clone());
         let store = SledStore {
-            meta: t(trees::META)?,
+            meta: meta.clone(),
             companies: t(trees::COMPANIES)?,
             company_by_nit: t(trees::COMPANY_BY_NIT)?,
             software: t(trees::SOFTWARE)?,
@@ -215,12 +198,24 @@ impl SledStore {
             files,
             commits,
             db,
+            closer,
+            numbering: Default::default(),
+            customer_writes: Default::default(),
             companies_cache: Default::default(),
             software_cache: Default::default(),
             resolutions_cache: Default::default(),
             certificates_cache: Default::default(),
         };
         store.check_schema()?;
+        let clean = store.meta.remove(CLEAN_CLOSE_KEY)?.is_some();
+        if !clean && !store.documents.is_empty() {
+            let report = store.repair_derived()?;
+            tracing::warn!(
+                ?report,
+                "the store was not closed cleanly: derived data recomputed"
+            );
+        }
+        store.flush_now()?;
         Ok(store)
     }
 
@@ -256,6 +251,12 @@ impl SledStore {
             Some((current + 1).to_be_bytes().to_vec())
         })?;
         Ok(next.and_then(|v| read_u64(&v)).unwrap_or(1))
+    }
+
+    /// Test hook: this handle closes like a killed process (no mark).
+    #[cfg(test)]
+    pub(crate) fn close_uncleanly(&self) {
+        self.closer.armed.store(false, Ordering::SeqCst);
     }
 
     /// Forgets the cached credentials after a write to any of them.
@@ -544,10 +545,59 @@ impl CustomerStore for SledStore {
         company: CompanyId,
         input: CustomerInput,
     ) -> StoreResult<Customer> {
-        let customer = (&self.meta, &self.customers, &self.customer_by_ident).transaction(
-            |(meta, customers, by_ident)| upsert_customer_in(meta, customers, by_ident, company, &input),
-        )?;
-        Ok(customer)
+        // One writer at a time; the index goes first, so a crash between
+        // the two writes leaves an index entry the next upsert reuses.
+        let _one = self
+            .customer_writes
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let ident_key = scoped_text_key(company, &input.identification_number);
+        let now = Utc::now();
+        let indexed = self
+            .customer_by_ident
+            .get(&ident_key)?
+            .and_then(|v| read_u64(&v));
+        let existing: Option<Customer> = match indexed {
+            Some(id) => {
+                Self::get_decode(&self.customers, trees::CUSTOMERS, &scoped_key(company, id))?
+            }
+            None => None,
+        };
+        let (id, created_at) = match (&existing, indexed) {
+            (Some(c), _) => (c.id, c.created_at),
+            (None, Some(id)) => (id, now),
+            (None, None) => (self.next_seq_now(trees::CUSTOMERS)?, now),
+        };
+        // Optional fields the caller left out keep their stored value.
+        let keep = |new: &Option<String>, old: Option<&Option<String>>| {
+            new.clone().or_else(|| old.cloned().flatten())
+        };
+        let old = existing.as_ref();
+        let c = Customer {
+            id,
+            company_id: company,
+            identification_number: input.identification_number.clone(),
+            name: input.name.clone(),
+            email: input.email.clone(),
+            id_type_code: keep(&input.id_type_code, old.map(|o| &o.id_type_code)),
+            organization_type_code: keep(
+                &input.organization_type_code,
+                old.map(|o| &o.organization_type_code),
+            ),
+            address: keep(&input.address, old.map(|o| &o.address)),
+            municipality_code: keep(&input.municipality_code, old.map(|o| &o.municipality_code)),
+            municipality_name: keep(&input.municipality_name, old.map(|o| &o.municipality_name)),
+            country_code: keep(&input.country_code, old.map(|o| &o.country_code)),
+            phone: keep(&input.phone, old.map(|o| &o.phone)),
+            created_at,
+            updated_at: now,
+        };
+        if indexed.is_none() {
+            self.customer_by_ident.insert(&ident_key, &id_key(id))?;
+        }
+        self.customers
+            .insert(scoped_key(company, id), encode(trees::CUSTOMERS, &c)?)?;
+        Ok(c)
     }
 
     fn customer(&self, company: CompanyId, id: u64) -> StoreResult<Option<Customer>> {

@@ -1,0 +1,77 @@
+//! Derived data rebuilt from the documents after an unclean stop.
+//!
+//! Phase one and state changes write without sled transactions (see
+//! `sled_documents`), document record first. sled recovers a prefix of its
+//! log, so a crash can lose the writes that follow a record: the numbering
+//! counter, the reference index, the month's usage, the per-state counts.
+//! All four follow from the documents themselves, so the first open after
+//! a stop that did not close the store cleanly recomputes them.
+
+use std::collections::HashMap;
+
+use chrono::Datelike;
+
+use crate::codec::{decode, id_key, read_u64, scoped_text_key};
+use crate::error::StoreResult;
+use crate::model::DocumentRecord;
+use crate::sled_documents::{count_key, usage_key};
+use crate::sled_store::SledStore;
+use crate::trees;
+
+/// Written by a clean close, removed by every open.
+pub(crate) const CLEAN_CLOSE_KEY: &[u8] = b"clean_close";
+
+/// What a repair found and fixed.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct RepairReport {
+    pub documents: u64,
+    pub counters_raised: u64,
+    pub references_restored: u64,
+}
+
+impl SledStore {
+    pub(crate) fn repair_derived(&self) -> StoreResult<RepairReport> {
+        let mut report = RepairReport::default();
+        let mut next: HashMap<u64, u64> = HashMap::new();
+        let mut usage: HashMap<[u8; 12], u64> = HashMap::new();
+        let mut counts: HashMap<[u8; 2], u64> = HashMap::new();
+        for item in self.documents.iter() {
+            let (_, v) = item?;
+            let d: DocumentRecord = decode(trees::DOCUMENTS, &v)?;
+            report.documents += 1;
+            let n = next.entry(d.resolution_id).or_insert(0);
+            *n = (*n).max(d.number + 1);
+            let period = d.issue_date.year() as u32 * 100 + d.issue_date.month();
+            *usage.entry(usage_key(d.company_id, period)).or_insert(0) += 1;
+            *counts
+                .entry(count_key(d.document_type, d.state))
+                .or_insert(0) += 1;
+            if let Some(reference) = &d.external_reference {
+                let key = scoped_text_key(d.company_id, reference);
+                if self.document_refs.get(&key)?.is_none() {
+                    self.document_refs.insert(key, &id_key(d.id))?;
+                    report.references_restored += 1;
+                }
+            }
+        }
+        // A counter only moves up: a number given once is never given again.
+        for (resolution, next_number) in next {
+            let key = id_key(resolution);
+            let stored = self.counters.get(key)?.and_then(|v| read_u64(&v));
+            if stored.is_none_or(|s| s < next_number) {
+                self.counters.insert(key, &next_number.to_be_bytes())?;
+                report.counters_raised += 1;
+            }
+        }
+        self.usage.clear()?;
+        for (key, n) in usage {
+            self.usage.insert(key, &n.to_be_bytes())?;
+        }
+        self.document_counts.clear()?;
+        for (key, n) in counts {
+            self.document_counts.insert(key, &n.to_be_bytes())?;
+        }
+        self.flush_now()?;
+        Ok(report)
+    }
+}
