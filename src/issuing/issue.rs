@@ -162,7 +162,7 @@ pub async fn issue(
     company: u64,
     env: Environment,
     mapped: MappedDocument,
-    request: serde_json::Value,
+    request: Vec<u8>,
 ) -> Result<Issued, ApiError> {
     let store = issuing.store.clone();
     // Production: always synchronous (spec 8).
@@ -285,7 +285,10 @@ pub async fn rebuild(
     issuing: &Arc<Issuing>,
     mut doc: DocumentRecord,
 ) -> Result<(DocumentRecord, String), ApiError> {
-    let req: FacturacionRequest = crate::api::json::parse(doc.request.to_string().as_bytes())?;
+    let raw = issuing.store.document_request(doc.id)?.ok_or_else(|| {
+        ApiError::Internal(format!("the request of document {} is missing", doc.id))
+    })?;
+    let req: FacturacionRequest = crate::api::json::parse(&raw)?;
     let reference = referenced_document(issuing, doc.company_id, req.id_documento_referencia)?;
     let mapped = to_document(&req, reference.as_ref())?;
     let setup = load_setup(

@@ -191,7 +191,14 @@ async fn draft(
     let req: FacturacionRequest = crate::api::json::parse(body.to_string().as_bytes())?;
     let reference = referenced_document(issuing, company, req.id_documento_referencia)?;
     let mapped = to_document(&req, reference.as_ref())?;
-    issue(issuing, company, Environment::Test, mapped, body).await
+    issue(
+        issuing,
+        company,
+        Environment::Test,
+        mapped,
+        body.to_string().into_bytes(),
+    )
+    .await
 }
 
 async fn execute(issuing: Arc<Issuing>, mut run: TestSetRun, plan: TestSetPlan) {

@@ -130,6 +130,8 @@ pub trait DocumentStore {
         history: HistoryEntry,
     ) -> StoreResult<Option<Job>>;
     fn document(&self, id: u64) -> StoreResult<Option<DocumentRecord>>;
+    /// The request a document was issued from, as JSON bytes.
+    fn document_request(&self, id: u64) -> StoreResult<Option<Vec<u8>>>;
     fn document_files(&self, id: u64) -> StoreResult<Option<DocumentFiles>>;
     fn document_by_reference(
         &self,

@@ -304,8 +304,10 @@ pub struct DocumentRecord {
     pub external_reference: Option<String>,
     #[serde(default)]
     pub customer_id: Option<u64>,
-    /// The request as the caller sent it (to regenerate on resend).
-    #[serde(default)]
+    /// Records written before `document_requests` existed carry the request
+    /// here; newer ones keep it in that tree (written once, not with every
+    /// state change). Read it with `DocumentStore::document_request`.
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
     pub request: serde_json::Value,
     /// The last answer of the authority (spec 2.4 `transmission`).
     #[serde(default)]
@@ -338,7 +340,8 @@ pub struct NewDocument {
     pub external_reference: Option<String>,
     /// Upserted in the same transaction that takes the number.
     pub customer: Option<CustomerInput>,
-    pub request: serde_json::Value,
+    /// The request's JSON as received (kept to rebuild the document).
+    pub request: Vec<u8>,
     /// Documents allowed this month; `None` = unlimited.
     pub monthly_limit: Option<u64>,
     /// `YYYYMM` of the issue date, the subscription period.

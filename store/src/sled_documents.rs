@@ -20,6 +20,14 @@ pub(crate) fn usage_key(company: CompanyId, period: u32) -> [u8; 12] {
     k
 }
 
+/// The two fields of a replaced record its count needs (decoding the
+/// whole record just to read them showed in the profile).
+#[derive(serde::Deserialize)]
+struct Counted {
+    document_type: u8,
+    state: u8,
+}
+
 impl SledStore {
     /// A per-(type, state) count, atomically, outside any transaction.
     fn bump_count(&self, key: [u8; 2], delta: i64) -> StoreResult<()> {
@@ -102,13 +110,15 @@ impl DocumentStore for SledStore {
             total: String::new(),
             external_reference: new.external_reference.clone(),
             customer_id,
-            request: new.request,
+            request: serde_json::Value::Null,
             transmission: None,
             attempts: 0,
             track_id: None,
             created_at: now,
             updated_at: now,
         };
+        // The request before the record: a record never lacks its request.
+        self.document_requests.insert(id_key(id), new.request)?;
         self.documents
             .insert(id_key(id), encode(trees::DOCUMENTS, &doc)?)?;
         self.counters
@@ -186,7 +196,7 @@ impl DocumentStore for SledStore {
             .documents
             .insert(id_key(doc.id), encode(trees::DOCUMENTS, doc)?)?;
         if let Some(old) = old {
-            let old: DocumentRecord = decode(trees::DOCUMENTS, &old)?;
+            let old: Counted = decode(trees::DOCUMENTS, &old)?;
             self.bump_count(count_key(old.document_type, old.state), -1)?;
         }
         self.bump_count(count_key(doc.document_type, doc.state), 1)?;
@@ -195,6 +205,16 @@ impl DocumentStore for SledStore {
 
     fn document(&self, id: u64) -> StoreResult<Option<DocumentRecord>> {
         Self::get_decode(&self.documents, trees::DOCUMENTS, &id_key(id))
+    }
+
+    fn document_request(&self, id: u64) -> StoreResult<Option<Vec<u8>>> {
+        if let Some(raw) = self.document_requests.get(id_key(id))? {
+            return Ok(Some(raw.to_vec()));
+        }
+        Ok(self
+            .document(id)?
+            .filter(|d| !d.request.is_null())
+            .map(|d| d.request.to_string().into_bytes()))
     }
 
     fn document_files(&self, id: u64) -> StoreResult<Option<DocumentFiles>> {
@@ -242,7 +262,7 @@ impl DocumentStore for SledStore {
             encode(trees::DOCUMENT_HISTORY, &history)?,
         )?;
         if let Some(old) = old {
-            let old: DocumentRecord = decode(trees::DOCUMENTS, &old)?;
+            let old: Counted = decode(trees::DOCUMENTS, &old)?;
             self.bump_count(count_key(old.document_type, old.state), -1)?;
         }
         self.bump_count(count_key(doc.document_type, doc.state), 1)?;

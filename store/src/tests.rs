@@ -49,7 +49,7 @@ fn new_doc(r: &NumberingResolution, reference: Option<&str>) -> NewDocument {
         issue_date: NaiveDate::from_ymd_opt(2026, 11, 22).unwrap(),
         external_reference: reference.map(str::to_string),
         customer: None,
-        request: serde_json::Value::Null,
+        request: b"{}".to_vec(),
         monthly_limit: None,
         period: 202611,
     }

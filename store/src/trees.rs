@@ -16,6 +16,8 @@ pub const DOCUMENTS: &str = "documents";
 pub const DOCUMENT_COUNTS: &str = "document_counts";
 /// document id → signed XML and ZIP.
 pub const DOCUMENT_FILES: &str = "document_files";
+/// document id → the request's JSON as received (written once).
+pub const DOCUMENT_REQUESTS: &str = "document_requests";
 /// company ‖ external reference → document id.
 pub const DOCUMENT_REFS: &str = "document_references";
 /// document id ‖ sequence → history entry.

@@ -120,12 +120,13 @@ pub async fn create(
     let reference = referenced_document(&issuing, ctx.company_id, req.id_documento_referencia)?;
     let mapped = to_document(&req, reference.as_ref())?;
 
+    let payload_hash = Sha256::digest(&canonical).into();
     let guard = issuing
         .idempotency
         .send(Claim {
             company: ctx.company_id,
             reference: mapped.external_reference.clone(),
-            payload_hash: Sha256::digest(&canonical).into(),
+            payload_hash,
             now: Instant::now(),
         })
         .await
@@ -137,7 +138,7 @@ pub async fn create(
     let task = {
         let issuing = issuing.clone();
         actix_web::rt::spawn(async move {
-            issue(&issuing, ctx.company_id, ctx.environment, mapped, value).await
+            issue(&issuing, ctx.company_id, ctx.environment, mapped, canonical).await
         })
     };
     let issued = task
