@@ -39,6 +39,22 @@ impl SledStore {
     }
 }
 
+impl SledStore {
+    /// Moves a replaced record's count to its new (type, state).
+    fn recount(&self, old: Option<&[u8]>, doc: &DocumentRecord) -> StoreResult<()> {
+        let new_key = count_key(doc.document_type, doc.state);
+        if let Some(old) = old {
+            let old: Counted = decode(trees::DOCUMENTS, old)?;
+            let old_key = count_key(old.document_type, old.state);
+            if old_key == new_key {
+                return Ok(());
+            }
+            self.bump_count(old_key, -1)?;
+        }
+        self.bump_count(new_key, 1)
+    }
+}
+
 impl DocumentStore for SledStore {
     /// Phase one without a sled transaction (each would roll sled's log
     /// buffer twice, waking its IO threads): one lock makes the checks and
@@ -195,11 +211,7 @@ impl DocumentStore for SledStore {
         let old = self
             .documents
             .insert(id_key(doc.id), encode(trees::DOCUMENTS, doc)?)?;
-        if let Some(old) = old {
-            let old: Counted = decode(trees::DOCUMENTS, &old)?;
-            self.bump_count(count_key(old.document_type, old.state), -1)?;
-        }
-        self.bump_count(count_key(doc.document_type, doc.state), 1)?;
+        self.recount(old.as_deref(), doc)?;
         Ok(job)
     }
 
@@ -261,11 +273,7 @@ impl DocumentStore for SledStore {
             scoped_key(doc.id, seq),
             encode(trees::DOCUMENT_HISTORY, &history)?,
         )?;
-        if let Some(old) = old {
-            let old: Counted = decode(trees::DOCUMENTS, &old)?;
-            self.bump_count(count_key(old.document_type, old.state), -1)?;
-        }
-        self.bump_count(count_key(doc.document_type, doc.state), 1)?;
+        self.recount(old.as_deref(), doc)?;
         self.flush_now()
     }
 

@@ -594,6 +594,11 @@ impl CustomerStore for SledStore {
             created_at,
             updated_at: now,
         };
+        // A repeat customer with nothing new (the usual invoice) is not
+        // rewritten: its `updated_at` is when its data last changed.
+        if let Some(old) = existing.filter(|o| Customer { updated_at: o.updated_at, ..c.clone() } == *o) {
+            return Ok(old);
+        }
         if indexed.is_none() {
             self.customer_by_ident.insert(&ident_key, &id_key(id))?;
         }
