@@ -240,12 +240,10 @@ pub async fn issue(
         json!({ "code": doc.code, "async": asynchronous }),
     );
     // Phase two: the files are durable before the record pointing at them
-    // is written, and the record before the client hears of it. The waits
-    // are shared fsyncs on the store's flusher, not blocked threads.
+    // is written, and the record before the client hears of it. The store's
+    // flusher does both in one group commit; no thread blocks waiting.
     let staged = store.stage_files(doc.id, &files)?;
-    store.files_durable().await?;
-    let job = store.complete_staged(&doc, &staged, job, entry)?;
-    store.durable().await?;
+    let job = store.commit_staged(doc.clone(), staged, job, entry).await?;
 
     match job {
         None => Ok(Issued::Done {

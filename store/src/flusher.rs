@@ -1,7 +1,12 @@
-//! Durability for async callers without a blocked thread each: a request
-//! for durability is a message to one flusher thread, which drains every
-//! request waiting, makes them all durable with one group commit, and then
-//! answers each. The caller awaits the answer.
+//! Durability for async callers without a blocked thread each. A request is
+//! a message to one flusher thread, which drains every request waiting and
+//! serves them all with one group commit, then answers each; the caller
+//! awaits the answer.
+//!
+//! A request can also carry sled writes (a document's phase two). The
+//! flusher syncs the file log, runs those writes, then flushes everything:
+//! the files are durable before any record that points at them exists, and
+//! the caller gets one round trip instead of two.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -12,9 +17,10 @@ use std::thread::JoinHandle;
 use tokio::sync::oneshot;
 
 use crate::error::{StoreError, StoreResult};
+use crate::model::Job;
 
 /// What a caller needs durable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Scope {
     /// Only the file log (files staged before their sled record).
     Files,
@@ -22,38 +28,79 @@ pub(crate) enum Scope {
     All,
 }
 
-type Waiter = (Scope, oneshot::Sender<Result<(), String>>);
+/// Sled writes to run once the file log is synced.
+pub(crate) type Writes = Box<dyn FnOnce() -> StoreResult<Option<Job>> + Send>;
+
+enum Request {
+    Durable(Scope, oneshot::Sender<Result<(), String>>),
+    Commit(Writes, oneshot::Sender<StoreResult<Option<Job>>>),
+}
 
 /// Resolves once every write made before it was asked for is on disk.
 pub type Durable = Pin<Box<dyn Future<Output = StoreResult<()>> + Send>>;
+/// Resolves once the writes ran and are on disk, with what they returned.
+pub type Committed = Pin<Box<dyn Future<Output = StoreResult<Option<Job>>> + Send>>;
 
 pub(crate) struct Flusher {
-    requests: Mutex<Option<mpsc::Sender<Waiter>>>,
+    requests: Mutex<Option<mpsc::Sender<Request>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
+/// One batch: files first, then the carried writes, then one flush.
+fn serve(batch: Vec<Request>, sync: &impl Fn(Scope) -> StoreResult<()>) {
+    let mut scope = Scope::Files;
+    let mut durable = Vec::new();
+    let mut commits = Vec::new();
+    for request in batch {
+        match request {
+            Request::Durable(s, tx) => {
+                scope = scope.max(s);
+                durable.push(tx);
+            }
+            Request::Commit(writes, tx) => {
+                scope = Scope::All;
+                commits.push((writes, tx));
+            }
+        }
+    }
+    let files = if commits.is_empty() {
+        Ok(())
+    } else {
+        sync(Scope::Files).map_err(|e| e.to_string())
+    };
+    let written: Vec<_> = commits
+        .into_iter()
+        .map(|(writes, tx)| match &files {
+            Ok(()) => (writes(), tx),
+            Err(e) => (Err(StoreError::Durability(e.clone())), tx),
+        })
+        .collect();
+    let flushed = files.and_then(|()| sync(scope).map_err(|e| e.to_string()));
+    for tx in durable {
+        let _ = tx.send(flushed.clone());
+    }
+    for (result, tx) in written {
+        let _ = tx.send(match (&flushed, result) {
+            (Err(e), Ok(_)) => Err(StoreError::Durability(e.clone())),
+            (_, result) => result,
+        });
+    }
+}
+
 impl Flusher {
-    /// Starts the thread; `commit` makes every write completed before the
-    /// call durable.
+    /// Starts the thread; `sync(scope)` makes every write completed before
+    /// the call durable.
     pub(crate) fn start(
-        commit: impl Fn(Scope) -> StoreResult<()> + Send + 'static,
+        sync: impl Fn(Scope) -> StoreResult<()> + Send + 'static,
     ) -> std::io::Result<Self> {
-        let (tx, rx) = mpsc::channel::<Waiter>();
+        let (tx, rx) = mpsc::channel::<Request>();
         let thread = std::thread::Builder::new()
             .name("store-flush".into())
             .spawn(move || {
                 while let Ok(first) = rx.recv() {
                     let mut batch = vec![first];
                     batch.extend(rx.try_iter());
-                    let scope = if batch.iter().any(|(s, _)| *s == Scope::All) {
-                        Scope::All
-                    } else {
-                        Scope::Files
-                    };
-                    let result = commit(scope).map_err(|e| e.to_string());
-                    for (_, waiter) in batch {
-                        let _ = waiter.send(result.clone());
-                    }
+                    serve(batch, &sync);
                 }
             })?;
         Ok(Flusher {
@@ -62,15 +109,17 @@ impl Flusher {
         })
     }
 
-    pub(crate) fn durable(&self, scope: Scope) -> Durable {
-        let (tx, rx) = oneshot::channel();
-        let tx = (scope, tx);
-        let sent = self
-            .requests
+    fn send(&self, request: Request) -> bool {
+        self.requests
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .as_ref()
-            .is_some_and(|r| r.send(tx).is_ok());
+            .is_some_and(|r| r.send(request).is_ok())
+    }
+
+    pub(crate) fn durable(&self, scope: Scope) -> Durable {
+        let (tx, rx) = oneshot::channel();
+        let sent = self.send(Request::Durable(scope, tx));
         Box::pin(async move {
             if !sent {
                 return Err(StoreError::Durability("the store is closing".into()));
@@ -80,6 +129,18 @@ impl Flusher {
                 Ok(Err(e)) => Err(StoreError::Durability(e)),
                 Err(_) => Err(StoreError::Durability("the flusher stopped".into())),
             }
+        })
+    }
+
+    pub(crate) fn commit(&self, writes: Writes) -> Committed {
+        let (tx, rx) = oneshot::channel();
+        let sent = self.send(Request::Commit(writes, tx));
+        Box::pin(async move {
+            if !sent {
+                return Err(StoreError::Durability("the store is closing".into()));
+            }
+            rx.await
+                .unwrap_or_else(|_| Err(StoreError::Durability("the flusher stopped".into())))
         })
     }
 }
@@ -98,7 +159,65 @@ impl Drop for Flusher {
             .unwrap_or_else(PoisonError::into_inner)
             .take()
         {
-            let _ = t.join();
+            // The last handle may be dropped by carried writes on the
+            // flusher itself: it then ends on its own, unjoined.
+            if t.thread().id() != std::thread::current().id() {
+                let _ = t.join();
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::sync::Arc;
+
+    /// Records the order of syncs and writes.
+    fn flusher(log: Arc<Mutex<Vec<String>>>, fail_files: bool) -> Flusher {
+        Flusher::start(move |scope| {
+            log.lock().unwrap().push(format!("sync {scope:?}"));
+            if fail_files && scope == Scope::Files {
+                return Err(StoreError::Durability("disk full".into()));
+            }
+            Ok(())
+        })
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn carried_writes_run_between_the_file_sync_and_the_flush() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let f = flusher(log.clone(), false);
+        let l = log.clone();
+        let job = f
+            .commit(Box::new(move || {
+                l.lock().unwrap().push("writes".into());
+                Ok(None)
+            }))
+            .await
+            .unwrap();
+        assert!(job.is_none());
+        assert_eq!(
+            *log.lock().unwrap(),
+            vec!["sync Files", "writes", "sync All"]
+        );
+        f.durable(Scope::Files).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn writes_do_not_run_when_the_files_could_not_be_synced() {
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let f = flusher(log.clone(), true);
+        let l = log.clone();
+        let got = f
+            .commit(Box::new(move || {
+                l.lock().unwrap().push("writes".into());
+                Ok(None)
+            }))
+            .await;
+        assert!(matches!(got, Err(StoreError::Durability(_))));
+        assert_eq!(*log.lock().unwrap(), vec!["sync Files"]);
     }
 }

@@ -22,7 +22,7 @@ pub mod trees;
 
 pub use error::{StoreError, StoreResult};
 pub use file_log::FileRef;
-pub use flusher::Durable;
+pub use flusher::{Committed, Durable};
 pub use model::*;
 pub use repair::RepairReport;
 pub use sled_store::SledStore;
@@ -116,12 +116,22 @@ pub trait DocumentStore {
         job: Option<Job>,
         history: HistoryEntry,
     ) -> StoreResult<Option<Job>>;
-    /// Phase two in steps, for async callers that await durability
-    /// instead of blocking a thread on it: append the files, await
-    /// [`StoreHealth::files_durable`], then [`complete_staged`](Self::complete_staged)
-    /// and await it again. (`complete_document` does all four, blocking.)
+    /// Phase two in steps, for async callers that await durability instead
+    /// of blocking a thread on it: append the files here, then
+    /// [`commit_staged`](Self::commit_staged). (`complete_document` does
+    /// both, blocking.)
     fn stage_files(&self, document_id: u64, files: &DocumentFiles) -> StoreResult<StagedFiles>;
-    /// Phase two's transaction, not flushed: the caller awaits `durable`.
+    /// Phase two for async callers in one round trip: the store's flusher
+    /// syncs the staged files, runs [`complete_staged`](Self::complete_staged)
+    /// and flushes, and the future resolves once all of it is on disk.
+    fn commit_staged(
+        &self,
+        doc: DocumentRecord,
+        files: StagedFiles,
+        job: Option<Job>,
+        history: HistoryEntry,
+    ) -> Committed;
+    /// Phase two's writes, not flushed: the caller awaits `durable`.
     fn complete_staged(
         &self,
         doc: &DocumentRecord,
@@ -187,9 +197,6 @@ pub trait StoreHealth {
     /// Resolves once every write made before the call is on disk, without
     /// blocking a thread (one flusher serves everyone; see `flusher`).
     fn durable(&self) -> Durable;
-    /// Like [`durable`](Self::durable) for the staged files only (the
-    /// first wait of phase two): an fsync of the file log, no sled flush.
-    fn files_durable(&self) -> Durable;
 }
 
 /// Everything the service needs from persistence.

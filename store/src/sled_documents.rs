@@ -4,6 +4,7 @@ use chrono::Utc;
 
 use crate::codec::{decode, encode, id_key, read_u64, scoped_key, scoped_text_key};
 use crate::error::{StoreError, StoreResult};
+use crate::flusher::Committed;
 use crate::model::*;
 use crate::sled_store::SledStore;
 use crate::trees;
@@ -182,6 +183,19 @@ impl DocumentStore for SledStore {
     /// until the record says so), the document record last. A record that
     /// never landed leaves the document half-built, which resume rebuilds;
     /// its leftover job finds the document is not queued and ends.
+    fn commit_staged(
+        &self,
+        doc: DocumentRecord,
+        files: StagedFiles,
+        job: Option<Job>,
+        history: HistoryEntry,
+    ) -> Committed {
+        let store = self.clone();
+        self.flusher.commit(Box::new(move || {
+            store.complete_staged(&doc, &files, job, history)
+        }))
+    }
+
     fn complete_staged(
         &self,
         doc: &DocumentRecord,

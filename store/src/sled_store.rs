@@ -33,7 +33,7 @@ pub struct SledStore {
     /// Coalesces the fsyncs of concurrent writers.
     commits: Arc<GroupCommit>,
     /// Async callers' durability requests, served by one thread.
-    flusher: Arc<Flusher>,
+    pub(crate) flusher: Arc<Flusher>,
     /// Document files, outside sled (see `file_log`).
     pub(crate) files: Arc<FileLog>,
     /// Serializes phase one of documents (checks, number, record).
@@ -596,7 +596,12 @@ impl CustomerStore for SledStore {
         };
         // A repeat customer with nothing new (the usual invoice) is not
         // rewritten: its `updated_at` is when its data last changed.
-        if let Some(old) = existing.filter(|o| Customer { updated_at: o.updated_at, ..c.clone() } == *o) {
+        if let Some(old) = existing.filter(|o| {
+            Customer {
+                updated_at: o.updated_at,
+                ..c.clone()
+            } == *o
+        }) {
             return Ok(old);
         }
         if indexed.is_none() {
@@ -680,9 +685,5 @@ impl StoreHealth for SledStore {
 
     fn durable(&self) -> Durable {
         self.flusher.durable(Scope::All)
-    }
-
-    fn files_durable(&self) -> Durable {
-        self.flusher.durable(Scope::Files)
     }
 }
