@@ -174,31 +174,33 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    /// Records the order of syncs and writes.
-    fn flusher(log: Arc<Mutex<Vec<String>>>, fail_files: bool) -> Flusher {
-        Flusher::start(move |scope| {
-            log.lock().unwrap().push(format!("sync {scope:?}"));
+    type Log = Arc<Mutex<Vec<String>>>;
+
+    /// A flusher that records its syncs in `log` (and fails the file sync
+    /// when asked), and writes that record themselves there too.
+    fn recording(fail_files: bool) -> (Flusher, Log, Writes) {
+        let log: Log = Arc::default();
+        let l = log.clone();
+        let f = Flusher::start(move |scope| {
+            l.lock().unwrap().push(format!("sync {scope:?}"));
             if fail_files && scope == Scope::Files {
                 return Err(StoreError::Durability("disk full".into()));
             }
             Ok(())
         })
-        .unwrap()
+        .unwrap();
+        let l = log.clone();
+        let writes: Writes = Box::new(move || {
+            l.lock().unwrap().push("writes".into());
+            Ok(None)
+        });
+        (f, log, writes)
     }
 
     #[tokio::test]
     async fn carried_writes_run_between_the_file_sync_and_the_flush() {
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let f = flusher(log.clone(), false);
-        let l = log.clone();
-        let job = f
-            .commit(Box::new(move || {
-                l.lock().unwrap().push("writes".into());
-                Ok(None)
-            }))
-            .await
-            .unwrap();
-        assert!(job.is_none());
+        let (f, log, writes) = recording(false);
+        assert!(f.commit(writes).await.unwrap().is_none());
         assert_eq!(
             *log.lock().unwrap(),
             vec!["sync Files", "writes", "sync All"]
@@ -208,15 +210,8 @@ mod tests {
 
     #[tokio::test]
     async fn writes_do_not_run_when_the_files_could_not_be_synced() {
-        let log = Arc::new(Mutex::new(Vec::new()));
-        let f = flusher(log.clone(), true);
-        let l = log.clone();
-        let got = f
-            .commit(Box::new(move || {
-                l.lock().unwrap().push("writes".into());
-                Ok(None)
-            }))
-            .await;
+        let (f, log, writes) = recording(true);
+        let got = f.commit(writes).await;
         assert!(matches!(got, Err(StoreError::Durability(_))));
         assert_eq!(*log.lock().unwrap(), vec!["sync Files"]);
     }
