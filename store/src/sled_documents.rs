@@ -56,6 +56,36 @@ impl SledStore {
     }
 }
 
+impl SledStore {
+    /// Stores a job (an id is given to a new one) behind its document's
+    /// index entry: a crash between the two leaves an entry naming a job
+    /// that is not there, which reads as no job.
+    fn store_job(&self, job: &mut Job) -> StoreResult<()> {
+        if job.id == 0 {
+            job.id = self.next_seq_now(trees::JOBS)?;
+        }
+        if let Some(doc) = job.document_id {
+            self.jobs_by_document.insert(id_key(doc), &id_key(job.id))?;
+        }
+        self.jobs
+            .insert(id_key(job.id), encode(trees::JOBS, job)?)?;
+        Ok(())
+    }
+
+    /// Data dirs from before the index: build it once.
+    pub(crate) fn index_jobs_by_document(&self) -> StoreResult<()> {
+        if !self.jobs_by_document.is_empty() {
+            return Ok(());
+        }
+        for job in self.jobs()? {
+            if let Some(doc) = job.document_id {
+                self.jobs_by_document.insert(id_key(doc), &id_key(job.id))?;
+            }
+        }
+        Ok(())
+    }
+}
+
 impl DocumentStore for SledStore {
     /// Phase one without a sled transaction (each would roll sled's log
     /// buffer twice, waking its IO threads): one lock makes the checks and
@@ -214,10 +244,7 @@ impl DocumentStore for SledStore {
         )?;
         let job = match job {
             Some(mut j) => {
-                if j.id == 0 {
-                    j.id = self.next_seq_now(trees::JOBS)?;
-                }
-                self.jobs.insert(id_key(j.id), encode(trees::JOBS, &j)?)?;
+                self.store_job(&mut j)?;
                 Some(j)
             }
             None => None,
@@ -353,17 +380,23 @@ impl DocumentStore for SledStore {
 impl JobStore for SledStore {
     fn put_job(&self, job: Job) -> StoreResult<Job> {
         let mut job = job;
-        if job.id == 0 {
-            job.id = self.next_seq_now(trees::JOBS)?;
-        }
-        self.jobs
-            .insert(id_key(job.id), encode(trees::JOBS, &job)?)?;
+        self.store_job(&mut job)?;
         self.flush_now()?;
         Ok(job)
     }
 
     fn remove_job(&self, id: u64) -> StoreResult<()> {
-        self.jobs.remove(id_key(id))?;
+        if let Some(old) = self.jobs.remove(id_key(id))? {
+            let old: Job = decode(trees::JOBS, &old)?;
+            if let Some(doc) = old.document_id {
+                // Only if it still names this job (a newer one may have replaced it).
+                let _ = self.jobs_by_document.compare_and_swap(
+                    id_key(doc),
+                    Some(&id_key(id)[..]),
+                    None as Option<&[u8]>,
+                )?;
+            }
+        }
         self.flush_now()
     }
 
@@ -376,10 +409,14 @@ impl JobStore for SledStore {
     }
 
     fn job_for_document(&self, document_id: u64) -> StoreResult<Option<Job>> {
-        Ok(self
-            .jobs()?
-            .into_iter()
-            .find(|j| j.document_id == Some(document_id)))
+        let Some(id) = self
+            .jobs_by_document
+            .get(id_key(document_id))?
+            .and_then(|v| read_u64(&v))
+        else {
+            return Ok(None);
+        };
+        Ok(self.job(id)?.filter(|j| j.document_id == Some(document_id)))
     }
 }
 

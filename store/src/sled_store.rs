@@ -66,6 +66,7 @@ pub struct SledStore {
     pub(crate) document_history: Tree,
     pub(crate) usage: Tree,
     pub(crate) jobs: Tree,
+    pub(crate) jobs_by_document: Tree,
     pub(crate) events: Tree,
     // Opened now so the layout is complete; its API arrives with the mail work.
     #[allow(dead_code)]
@@ -191,6 +192,7 @@ impl SledStore {
             document_history: t(trees::DOCUMENT_HISTORY)?,
             usage: t(trees::USAGE)?,
             jobs: t(trees::JOBS)?,
+            jobs_by_document: t(trees::JOBS_BY_DOCUMENT)?,
             events: t(trees::EVENTS)?,
             email_logs: t(trees::EMAIL_LOGS)?,
             flusher: Arc::new(Flusher::start(move |scope| match scope {
@@ -209,6 +211,7 @@ impl SledStore {
             certificates_cache: Default::default(),
         };
         store.check_schema()?;
+        store.index_jobs_by_document()?;
         let clean = store.meta.remove(CLEAN_CLOSE_KEY)?.is_some();
         if !clean && !store.documents.is_empty() {
             let report = store.repair_derived()?;

@@ -344,3 +344,33 @@ fn a_clean_close_skips_the_repair_and_keeps_the_counter() {
         "removed on open"
     );
 }
+
+#[test]
+fn a_documents_job_is_found_by_index_and_forgotten_when_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = SledStore::open(dir.path()).unwrap();
+    let job = |doc: u64| Job {
+        id: 0,
+        kind: "transmit".into(),
+        company_id: 1,
+        document_id: Some(doc),
+        attempts: 0,
+        run_at_ms: 0,
+        in_flight: false,
+        payload: serde_json::Value::Null,
+        created_at: Utc::now(),
+    };
+    let a = s.put_job(job(7)).unwrap();
+    let b = s.put_job(job(8)).unwrap();
+    assert_eq!(s.job_for_document(7).unwrap().unwrap().id, a.id);
+    assert_eq!(s.job_for_document(8).unwrap().unwrap().id, b.id);
+    assert_eq!(s.job_for_document(9).unwrap(), None);
+    // Updating keeps it; removing forgets it.
+    let mut a2 = a.clone();
+    a2.attempts = 3;
+    s.put_job(a2).unwrap();
+    assert_eq!(s.job_for_document(7).unwrap().unwrap().attempts, 3);
+    s.remove_job(a.id).unwrap();
+    assert_eq!(s.job_for_document(7).unwrap(), None);
+    assert_eq!(s.job_for_document(8).unwrap().unwrap().id, b.id);
+}

@@ -25,6 +25,8 @@ pub const DOCUMENT_HISTORY: &str = "document_history";
 /// company ‖ YYYYMM → documents issued (subscription usage).
 pub const USAGE: &str = "monthly_usage";
 pub const JOBS: &str = "jobs";
+/// document id → its transmission job's id.
+pub const JOBS_BY_DOCUMENT: &str = "jobs_by_document";
 pub const EVENTS: &str = "events";
 pub const EMAIL_LOGS: &str = "email_logs";
 
