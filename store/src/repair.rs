@@ -3,8 +3,8 @@
 //! Phase one and state changes write without sled transactions (see
 //! `sled_documents`), document record first. sled recovers a prefix of its
 //! log, so a crash can lose the writes that follow a record: the numbering
-//! counter, the reference index, the month's usage, the per-state counts.
-//! All four follow from the documents themselves, so the first open after
+//! counter, the reference index, the month's usage, the per-state counts
+//! and the state index. All five follow from the documents themselves, so the first open after
 //! a stop that did not close the store cleanly recomputes them.
 
 use std::collections::HashMap;
@@ -14,7 +14,7 @@ use chrono::Datelike;
 use crate::codec::{decode, id_key, read_u64, scoped_text_key};
 use crate::error::StoreResult;
 use crate::model::DocumentRecord;
-use crate::sled_documents::{count_key, usage_key};
+use crate::sled_documents::{count_key, state_key, usage_key};
 use crate::sled_store::SledStore;
 use crate::trees;
 
@@ -35,6 +35,7 @@ impl SledStore {
         let mut next: HashMap<u64, u64> = HashMap::new();
         let mut usage: HashMap<[u8; 12], u64> = HashMap::new();
         let mut counts: HashMap<[u8; 2], u64> = HashMap::new();
+        let mut states = Vec::new();
         for item in self.documents.iter() {
             let (_, v) = item?;
             let d: DocumentRecord = decode(trees::DOCUMENTS, &v)?;
@@ -46,6 +47,7 @@ impl SledStore {
             *counts
                 .entry(count_key(d.document_type, d.state))
                 .or_insert(0) += 1;
+            states.push(state_key(d.id, d.state, d.pending_build));
             if let Some(reference) = &d.external_reference {
                 let key = scoped_text_key(d.company_id, reference);
                 if self.document_refs.get(&key)?.is_none() {
@@ -66,6 +68,10 @@ impl SledStore {
         self.usage.clear()?;
         for (key, n) in usage {
             self.usage.insert(key, &n.to_be_bytes())?;
+        }
+        self.documents_by_state.clear()?;
+        for key in states {
+            self.documents_by_state.insert(key, &[])?;
         }
         self.document_counts.clear()?;
         for (key, n) in counts {

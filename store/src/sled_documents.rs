@@ -27,6 +27,16 @@ pub(crate) fn usage_key(company: CompanyId, period: u32) -> [u8; 12] {
 struct Counted {
     document_type: u8,
     state: u8,
+    #[serde(default)]
+    pending_build: bool,
+}
+
+/// A document's entry in `documents_by_state`.
+pub(crate) fn state_key(doc_id: u64, state: u8, pending_build: bool) -> [u8; 9] {
+    let mut k = [0u8; 9];
+    k[0] = if pending_build { 0 } else { state };
+    k[1..].copy_from_slice(&doc_id.to_be_bytes());
+    k
 }
 
 impl SledStore {
@@ -41,11 +51,20 @@ impl SledStore {
 }
 
 impl SledStore {
-    /// Moves a replaced record's count to its new (type, state).
+    /// Moves a replaced record's count and state-index entry to its new
+    /// state (after the record itself: both are repaired after a crash).
     fn recount(&self, old: Option<&[u8]>, doc: &DocumentRecord) -> StoreResult<()> {
         let new_key = count_key(doc.document_type, doc.state);
-        if let Some(old) = old {
-            let old: Counted = decode(trees::DOCUMENTS, old)?;
+        let new_entry = state_key(doc.id, doc.state, doc.pending_build);
+        let old: Option<Counted> = old.map(|o| decode(trees::DOCUMENTS, o)).transpose()?;
+        if let Some(old) = &old {
+            let old_entry = state_key(doc.id, old.state, old.pending_build);
+            if old_entry != new_entry {
+                self.documents_by_state.remove(old_entry)?;
+            }
+        }
+        self.documents_by_state.insert(new_entry, &[])?;
+        if let Some(old) = &old {
             let old_key = count_key(old.document_type, old.state);
             if old_key == new_key {
                 return Ok(());
@@ -53,6 +72,21 @@ impl SledStore {
             self.bump_count(old_key, -1)?;
         }
         self.bump_count(new_key, 1)
+    }
+
+    /// The documents with an entry under `state` in the state index.
+    fn indexed(&self, state: u8) -> StoreResult<Vec<DocumentRecord>> {
+        let mut out = Vec::new();
+        for entry in self.documents_by_state.scan_prefix([state]) {
+            let (k, _) = entry?;
+            let Some(id) = k.get(1..).and_then(read_u64) else {
+                continue;
+            };
+            if let Some(d) = self.document(id)? {
+                out.push(d);
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -174,7 +208,7 @@ impl DocumentStore for SledStore {
             self.document_refs.insert(k, &id_key(id))?;
         }
         self.usage.insert(ukey, &(used + 1).to_be_bytes())?;
-        self.bump_count(count_key(doc.document_type, doc.state), 1)?;
+        self.recount(None, &doc)?;
         // No flush here: until phase two is flushed nothing was promised to
         // a client; a document found half-built after a crash is rebuilt.
         Ok(doc)
@@ -332,26 +366,25 @@ impl DocumentStore for SledStore {
         states: &[u8],
     ) -> StoreResult<Vec<DocumentRecord>> {
         let mut out = Vec::new();
-        for r in self.documents.iter() {
-            let (_, v) = r?;
-            let d: DocumentRecord = decode(trees::DOCUMENTS, &v)?;
-            if states.contains(&d.state) && company.is_none_or(|c| c == d.company_id) {
-                out.push(d);
-            }
+        for &state in states {
+            out.extend(
+                self.indexed(state)?
+                    .into_iter()
+                    // The index may lag a record by a crash; the record wins.
+                    .filter(|d| d.state == state && !d.pending_build)
+                    .filter(|d| company.is_none_or(|c| c == d.company_id)),
+            );
         }
+        out.sort_by_key(|d| d.id);
         Ok(out)
     }
 
     fn pending_builds(&self) -> StoreResult<Vec<DocumentRecord>> {
-        let mut out = Vec::new();
-        for r in self.documents.iter() {
-            let (_, v) = r?;
-            let d: DocumentRecord = decode(trees::DOCUMENTS, &v)?;
-            if d.pending_build {
-                out.push(d);
-            }
-        }
-        Ok(out)
+        Ok(self
+            .indexed(0)?
+            .into_iter()
+            .filter(|d| d.pending_build)
+            .collect())
     }
 
     fn monthly_usage(&self, company: CompanyId, period: u32) -> StoreResult<u64> {

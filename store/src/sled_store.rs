@@ -63,6 +63,7 @@ pub struct SledStore {
     pub(crate) document_files: Tree,
     pub(crate) document_refs: Tree,
     pub(crate) document_requests: Tree,
+    pub(crate) documents_by_state: Tree,
     pub(crate) document_history: Tree,
     pub(crate) usage: Tree,
     pub(crate) jobs: Tree,
@@ -189,6 +190,7 @@ impl SledStore {
             document_files: t(trees::DOCUMENT_FILES)?,
             document_refs: t(trees::DOCUMENT_REFS)?,
             document_requests: t(trees::DOCUMENT_REQUESTS)?,
+            documents_by_state: t(trees::DOCUMENTS_BY_STATE)?,
             document_history: t(trees::DOCUMENT_HISTORY)?,
             usage: t(trees::USAGE)?,
             jobs: t(trees::JOBS)?,
@@ -213,7 +215,9 @@ impl SledStore {
         store.check_schema()?;
         store.index_jobs_by_document()?;
         let clean = store.meta.remove(CLEAN_CLOSE_KEY)?.is_some();
-        if !clean && !store.documents.is_empty() {
+        // Data dirs from before the state index get it built once.
+        let unindexed = store.documents_by_state.is_empty();
+        if (!clean || unindexed) && !store.documents.is_empty() {
             let report = store.repair_derived()?;
             tracing::warn!(
                 ?report,

@@ -4,6 +4,19 @@ use chrono::{NaiveDate, Utc};
 
 use crate::*;
 
+/// Opens the store in `dir`, waiting a moment while a store just dropped
+/// in this process still holds the lock: sled lets a log write it spawned
+/// on its own IO threads finish after the last handle is gone.
+fn open(dir: &std::path::Path) -> SledStore {
+    for _ in 0..100 {
+        match SledStore::open(dir) {
+            Err(StoreError::Locked(_)) => std::thread::sleep(std::time::Duration::from_millis(20)),
+            other => return other.unwrap(),
+        }
+    }
+    panic!("the store in {dir:?} stayed locked");
+}
+
 fn company() -> NewCompany {
     NewCompany {
         nit: "900000001".into(),
@@ -70,7 +83,7 @@ fn history(event: &str) -> HistoryEntry {
 fn companies_keys_customers_survive_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let (company_id, key_id) = {
-        let s = SledStore::open(dir.path()).unwrap();
+        let s = open(dir.path());
         assert!(s.is_empty().unwrap());
         let c = s.create_company(company()).unwrap();
         assert_eq!(c.id, 1);
@@ -117,7 +130,7 @@ fn companies_keys_customers_survive_reopen() {
         );
         (c.id, k.id)
     };
-    let s = SledStore::open(dir.path()).unwrap();
+    let s = open(dir.path());
     assert!(!s.is_empty().unwrap());
     assert_eq!(s.company(company_id).unwrap().unwrap().nit, "900000001");
     assert_eq!(
@@ -134,7 +147,7 @@ fn companies_keys_customers_survive_reopen() {
 #[test]
 fn numbers_are_gapless_and_bounded_by_the_range() {
     let dir = tempfile::tempdir().unwrap();
-    let s = SledStore::open(dir.path()).unwrap();
+    let s = open(dir.path());
     let c = s.create_company(company()).unwrap();
     let r = s
         .add_resolution(c.id, resolution(990000000, 990000002))
@@ -163,7 +176,7 @@ fn numbers_are_gapless_and_bounded_by_the_range() {
 #[test]
 fn references_and_monthly_limits_refuse_without_consuming_a_number() {
     let dir = tempfile::tempdir().unwrap();
-    let s = SledStore::open(dir.path()).unwrap();
+    let s = open(dir.path());
     let c = s.create_company(company()).unwrap();
     let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
     let first = s.create_document(new_doc(&r, Some("ref-1"))).unwrap();
@@ -194,7 +207,7 @@ fn references_and_monthly_limits_refuse_without_consuming_a_number() {
 fn two_phase_issue_with_job_history_and_restart() {
     let dir = tempfile::tempdir().unwrap();
     let id = {
-        let s = SledStore::open(dir.path()).unwrap();
+        let s = open(dir.path());
         let c = s.create_company(company()).unwrap();
         let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
         let mut d = s.create_document(new_doc(&r, None)).unwrap();
@@ -229,7 +242,7 @@ fn two_phase_issue_with_job_history_and_restart() {
         s.remove_job(job.id).unwrap();
         d.id
     };
-    let s = SledStore::open(dir.path()).unwrap();
+    let s = open(dir.path());
     let d = s.document(id).unwrap().unwrap();
     assert_eq!(d.state, state::ACCEPTED);
     assert!(s.pending_builds().unwrap().is_empty());
@@ -257,7 +270,7 @@ fn two_phase_issue_with_job_history_and_restart() {
 #[test]
 fn concurrent_allocation_never_repeats_a_number() {
     let dir = tempfile::tempdir().unwrap();
-    let s = SledStore::open(dir.path()).unwrap();
+    let s = open(dir.path());
     let c = s.create_company(company()).unwrap();
     let r = s.add_resolution(c.id, resolution(1, 1000)).unwrap();
     let mut all: Vec<u64> = std::thread::scope(|scope| {
@@ -282,7 +295,7 @@ fn concurrent_allocation_never_repeats_a_number() {
 #[test]
 fn second_open_of_the_same_dir_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let _first = SledStore::open(dir.path()).unwrap();
+    let _first = open(dir.path());
     assert!(SledStore::open(dir.path()).is_err());
 }
 
@@ -290,7 +303,7 @@ fn second_open_of_the_same_dir_is_refused() {
 fn an_unclean_stop_that_lost_derived_writes_is_repaired_on_open() {
     let dir = tempfile::tempdir().unwrap();
     let (r, ids) = {
-        let s = SledStore::open(dir.path()).unwrap();
+        let s = open(dir.path());
         let c = s.create_company(company()).unwrap();
         let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
         let ids: Vec<u64> = ["a", "b", "c"]
@@ -311,7 +324,7 @@ fn an_unclean_stop_that_lost_derived_writes_is_repaired_on_open() {
         s.close_uncleanly();
         (r, ids)
     };
-    let s = SledStore::open(dir.path()).unwrap();
+    let s = open(dir.path());
     assert_eq!(
         s.next_number(&r).unwrap(),
         4,
@@ -330,13 +343,13 @@ fn an_unclean_stop_that_lost_derived_writes_is_repaired_on_open() {
 fn a_clean_close_skips_the_repair_and_keeps_the_counter() {
     let dir = tempfile::tempdir().unwrap();
     let r = {
-        let s = SledStore::open(dir.path()).unwrap();
+        let s = open(dir.path());
         let c = s.create_company(company()).unwrap();
         let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
         s.create_document(new_doc(&r, None)).unwrap();
         r
     };
-    let s = SledStore::open(dir.path()).unwrap();
+    let s = open(dir.path());
     assert_eq!(s.next_number(&r).unwrap(), 2);
     assert_eq!(
         s.meta.get(crate::repair::CLEAN_CLOSE_KEY).unwrap(),
@@ -348,7 +361,7 @@ fn a_clean_close_skips_the_repair_and_keeps_the_counter() {
 #[test]
 fn a_documents_job_is_found_by_index_and_forgotten_when_removed() {
     let dir = tempfile::tempdir().unwrap();
-    let s = SledStore::open(dir.path()).unwrap();
+    let s = open(dir.path());
     let job = |doc: u64| Job {
         id: 0,
         kind: "transmit".into(),
