@@ -15,6 +15,22 @@ fn files(state: &AppState, ctx: &AuthContext, id: u64) -> ApiResult<emisor_store
         .ok_or_else(|| ApiError::NotFound(format!("files of document {id}")))
 }
 
+/// A file as a download, named as the authority names it.
+fn download(
+    content_type: &str,
+    disposition: &str,
+    name: &str,
+    body: impl actix_web::body::MessageBody + 'static,
+) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type(content_type)
+        .insert_header((
+            "Content-Disposition",
+            format!("{disposition}; filename=\"{name}\""),
+        ))
+        .body(body)
+}
+
 #[utoipa::path(get, path = "/v1/api/facturacion/{id}/xml", tag = "facturacion",
     security(("api_key" = [])), params(("id" = u64, Path, description = "document id")),
     responses((status = 200, description = "signed XML", content_type = "text/xml"),
@@ -26,13 +42,7 @@ pub async fn xml(
     id: web::Path<u64>,
 ) -> ApiResult<HttpResponse> {
     let f = files(&state, &ctx, id.into_inner())?;
-    Ok(HttpResponse::Ok()
-        .content_type("text/xml; charset=utf-8")
-        .insert_header((
-            "Content-Disposition",
-            format!("inline; filename=\"{}\"", f.xml_name),
-        ))
-        .body(f.xml))
+    Ok(download("text/xml; charset=utf-8", "inline", &f.xml_name, f.xml))
 }
 
 #[utoipa::path(get, path = "/v1/api/facturacion/{id}/zip", tag = "facturacion",
@@ -46,11 +56,5 @@ pub async fn zip(
     id: web::Path<u64>,
 ) -> ApiResult<HttpResponse> {
     let f = files(&state, &ctx, id.into_inner())?;
-    Ok(HttpResponse::Ok()
-        .content_type("application/zip")
-        .insert_header((
-            "Content-Disposition",
-            format!("attachment; filename=\"{}\"", f.zip_name),
-        ))
-        .body(f.zip))
+    Ok(download("application/zip", "attachment", &f.zip_name, f.zip))
 }
