@@ -47,7 +47,7 @@ impl SledStore {
             *counts
                 .entry(count_key(d.document_type, d.state))
                 .or_insert(0) += 1;
-            states.push(state_key(d.id, d.state, d.pending_build));
+            states.extend(state_key(d.id, d.state, d.pending_build));
             if let Some(reference) = &d.external_reference {
                 let key = scoped_text_key(d.company_id, reference);
                 if self.document_refs.get(&key)?.is_none() {

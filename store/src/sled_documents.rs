@@ -31,12 +31,17 @@ struct Counted {
     pending_build: bool,
 }
 
-/// A document's entry in `documents_by_state`.
-pub(crate) fn state_key(doc_id: u64, state: u8, pending_build: bool) -> [u8; 9] {
+/// A built document's entry in `documents_by_state` (a half-built one
+/// has none: it is found by the scan at start-up, the only time one exists
+/// without a request working on it).
+pub(crate) fn state_key(doc_id: u64, state: u8, pending_build: bool) -> Option<[u8; 9]> {
+    if pending_build {
+        return None;
+    }
     let mut k = [0u8; 9];
-    k[0] = if pending_build { 0 } else { state };
+    k[0] = state;
     k[1..].copy_from_slice(&doc_id.to_be_bytes());
-    k
+    Some(k)
 }
 
 impl SledStore {
@@ -57,13 +62,17 @@ impl SledStore {
         let new_key = count_key(doc.document_type, doc.state);
         let new_entry = state_key(doc.id, doc.state, doc.pending_build);
         let old: Option<Counted> = old.map(|o| decode(trees::DOCUMENTS, o)).transpose()?;
-        if let Some(old) = &old {
-            let old_entry = state_key(doc.id, old.state, old.pending_build);
-            if old_entry != new_entry {
-                self.documents_by_state.remove(old_entry)?;
+        let old_entry = old
+            .as_ref()
+            .and_then(|o| state_key(doc.id, o.state, o.pending_build));
+        if old_entry != new_entry {
+            if let Some(k) = old_entry {
+                self.documents_by_state.remove(k)?;
+            }
+            if let Some(k) = new_entry {
+                self.documents_by_state.insert(k, &[])?;
             }
         }
-        self.documents_by_state.insert(new_entry, &[])?;
         if let Some(old) = &old {
             let old_key = count_key(old.document_type, old.state);
             if old_key == new_key {
@@ -380,11 +389,15 @@ impl DocumentStore for SledStore {
     }
 
     fn pending_builds(&self) -> StoreResult<Vec<DocumentRecord>> {
-        Ok(self
-            .indexed(0)?
-            .into_iter()
-            .filter(|d| d.pending_build)
-            .collect())
+        let mut out = Vec::new();
+        for r in self.documents.iter() {
+            let (_, v) = r?;
+            let d: DocumentRecord = decode(trees::DOCUMENTS, &v)?;
+            if d.pending_build {
+                out.push(d);
+            }
+        }
+        Ok(out)
     }
 
     fn monthly_usage(&self, company: CompanyId, period: u32) -> StoreResult<u64> {

@@ -16,8 +16,8 @@ pub const DOCUMENTS: &str = "documents";
 pub const DOCUMENT_COUNTS: &str = "document_counts";
 /// document id → signed XML and ZIP.
 pub const DOCUMENT_FILES: &str = "document_files";
-/// state ‖ document id → (): documents by state; state 0 holds the ones
-/// whose build has not finished. Derived (repaired after a crash).
+/// state ‖ document id → (): built documents by state. Derived (repaired
+/// after a crash).
 pub const DOCUMENTS_BY_STATE: &str = "documents_by_state";
 /// document id → the request's JSON as received (written once).
 pub const DOCUMENT_REQUESTS: &str = "document_requests";

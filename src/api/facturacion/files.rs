@@ -42,7 +42,12 @@ pub async fn xml(
     id: web::Path<u64>,
 ) -> ApiResult<HttpResponse> {
     let f = files(&state, &ctx, id.into_inner())?;
-    Ok(download("text/xml; charset=utf-8", "inline", &f.xml_name, f.xml))
+    Ok(download(
+        "text/xml; charset=utf-8",
+        "inline",
+        &f.xml_name,
+        f.xml,
+    ))
 }
 
 #[utoipa::path(get, path = "/v1/api/facturacion/{id}/zip", tag = "facturacion",
@@ -56,5 +61,10 @@ pub async fn zip(
     id: web::Path<u64>,
 ) -> ApiResult<HttpResponse> {
     let f = files(&state, &ctx, id.into_inner())?;
-    Ok(download("application/zip", "attachment", &f.zip_name, f.zip))
+    Ok(download(
+        "application/zip",
+        "attachment",
+        &f.zip_name,
+        f.zip,
+    ))
 }
