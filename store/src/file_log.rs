@@ -48,6 +48,7 @@ struct Active {
 
 pub struct FileLog {
     dir: PathBuf,
+    segment_limit: u64,
     active: Mutex<Active>,
     /// Open handles for reading, by segment.
     readers: Mutex<HashMap<u32, Arc<File>>>,
@@ -60,13 +61,21 @@ fn segment_path(dir: &Path, segment: u32) -> PathBuf {
     dir.join(format!("{segment:08}.seg"))
 }
 
+/// Opens a segment, creating it if needed; a new one's directory entry is
+/// synced, so a synced record is never in a file that a power loss forgets.
 fn open_segment(dir: &Path, segment: u32) -> io::Result<File> {
-    OpenOptions::new()
+    let path = segment_path(dir, segment);
+    let existed = path.exists();
+    let file = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        .open(segment_path(dir, segment))
+        .open(&path)?;
+    if !existed {
+        File::open(dir)?.sync_all()?;
+    }
+    Ok(file)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -85,6 +94,10 @@ impl FileLog {
     /// torn record at that end (power loss mid-write) stays as unreferenced
     /// bytes: references are only stored after their record was synced.
     pub fn open(dir: &Path) -> StoreResult<Self> {
+        Self::open_with_limit(dir, SEGMENT_LIMIT)
+    }
+
+    fn open_with_limit(dir: &Path, segment_limit: u64) -> StoreResult<Self> {
         std::fs::create_dir_all(dir)?;
         let newest = std::fs::read_dir(dir)?
             .filter_map(|e| e.ok())
@@ -101,6 +114,7 @@ impl FileLog {
         readers.insert(newest, file.clone());
         Ok(FileLog {
             dir: dir.to_path_buf(),
+            segment_limit,
             active: Mutex::new(Active {
                 segment: newest,
                 file,
@@ -128,7 +142,7 @@ impl FileLog {
         record[4..8].copy_from_slice(&crc.to_le_bytes());
 
         let mut active = lock(&self.active);
-        if active.len > 0 && active.len + record.len() as u64 > SEGMENT_LIMIT {
+        if active.len > 0 && active.len + record.len() as u64 > self.segment_limit {
             let segment = active.segment + 1;
             let file = Arc::new(open_segment(&self.dir, segment)?);
             lock(&self.readers).insert(segment, file.clone());
@@ -236,6 +250,30 @@ mod tests {
         // Appends after reopening go after the existing records.
         let next = log.append(21, b"<x/>", b"z").unwrap();
         assert!(next.offset > refs.last().unwrap().offset);
+    }
+
+    #[test]
+    fn records_roll_over_to_new_segments_and_read_back_from_each() {
+        let dir = tempfile::tempdir().unwrap();
+        let refs: Vec<_> = {
+            let log = FileLog::open_with_limit(dir.path(), 100).unwrap();
+            let refs = (1..=5u64)
+                .map(|id| log.append(id, &[b'x'; 60], b"PK").unwrap())
+                .collect();
+            log.sync().unwrap();
+            refs
+        };
+        let segments: Vec<u32> = refs.iter().map(|r| r.segment).collect();
+        assert_eq!(
+            segments,
+            vec![1, 2, 3, 4, 5],
+            "one record per 100-byte segment"
+        );
+        let log = FileLog::open_with_limit(dir.path(), 100).unwrap();
+        for (i, r) in refs.iter().enumerate() {
+            assert_eq!(log.read(i as u64 + 1, r).unwrap().1, b"PK");
+        }
+        assert_eq!(log.append(6, b"<x/>", b"").unwrap().segment, 6);
     }
 
     #[test]
