@@ -26,85 +26,21 @@ use emisor::engine::codes;
 use emisor::engine::model::*;
 use emisor::engine::package;
 use emisor::engine::pipeline::{document_code, issue};
-use emisor::engine::signing_key::{generate_self_signed, SigningKey};
 use emisor::engine::ubl::{self, BuildInput};
 use emisor::engine::validate::{validate_and_total, CertificateValidity};
 use emisor::engine::xades;
+use emisor::fixtures;
 use emisor_actors::signer_pool::{default_threads, SignerPool};
 
 // ---------------------------------------------------------------------------
-// A sample invoice (the engine's own fixtures are `#[cfg(test)]`).
+// A sample invoice (the issuer, customer and key are `emisor::fixtures`).
 // ---------------------------------------------------------------------------
 
-fn address() -> Address {
-    Address {
-        line: "Calle 1 # 2-3".into(),
-        municipality_code: "11001".into(),
-        municipality_name: "Bogotá, D.C.".into(),
-        department_name: "Bogotá".into(),
-        department_code: "11".into(),
-        postal_zone: Some("110111".into()),
-        country_code: "CO".into(),
-        country_name: "Colombia".into(),
-    }
-}
-
-fn company() -> Party {
-    Party {
-        id_type: "31".into(),
-        id_number: "900000001".into(),
-        check_digit: Some(2),
-        name: "Emisor Demo S.A.S.".into(),
-        trade_name: Some("Emisor Demo".into()),
-        email: Some("facturacion@emisor.test".into()),
-        phone: Some("6015550000".into()),
-        address: Some(address()),
-        organization_type: OrganizationType::LegalEntity,
-        tax_responsibilities: "O-13".into(),
-        tax_scheme: TaxSchemeRef {
-            id: "01".into(),
-            name: "IVA".into(),
-        },
-    }
-}
-
-fn customer() -> Party {
-    Party {
-        id_type: "31".into(),
-        id_number: "800197268".into(),
-        check_digit: Some(4),
-        name: "Cliente Ejemplo S.A.".into(),
-        email: Some("cliente@example.test".into()),
-        address: Some(address()),
-        organization_type: OrganizationType::LegalEntity,
-        tax_responsibilities: "R-99-PN".into(),
-        ..Party::default()
-    }
-}
-
+/// The sample context, issued at `at` (now): its resolution runs to 2035.
 fn context(at: DateTime<FixedOffset>) -> IssuerContext {
-    IssuerContext {
-        company: company(),
-        software: Software {
-            id: "56f2ae4e-9812-4fad-9255-643fc6b2d5a4".into(),
-            pin: "12345".into(),
-            provider_nit: "900000001".into(),
-            provider_check_digit: 2,
-        },
-        resolution: Resolution {
-            number: "18760000001".into(),
-            prefix: "SETP".into(),
-            from: 990000000,
-            to: 995000000,
-            valid_from: chrono::NaiveDate::from_ymd_opt(2019, 1, 19).unwrap(),
-            valid_to: chrono::NaiveDate::from_ymd_opt(2035, 1, 19).unwrap(),
-            technical_key: "fc8eac422eba16e22ffd8c6f94b3f40a6e38162c".into(),
-        },
-        environment: ENVIRONMENT_TESTING,
-        number: 990000001,
-        issue_instant: at,
-        file_consecutive: None,
-    }
+    let mut ctx = fixtures::context(DocumentKind::Invoice, at);
+    ctx.resolution.valid_to = chrono::NaiveDate::from_ymd_opt(2035, 1, 19).unwrap();
+    ctx
 }
 
 /// Five lines: IVA 19 %, IVA 5 %, IVA + INC, an excluded line, a discount.
@@ -128,15 +64,11 @@ fn invoice() -> Document {
         reason: "Descuento por volumen".into(),
         amount: dec!(5000),
     });
-    let mut d = Document::new(DocumentKind::Invoice, customer(), lines);
+    let customer = fixtures::customer("Cliente Ejemplo S.A.");
+    let mut d = Document::new(DocumentKind::Invoice, customer, lines);
     d.operation_type = Some("10".into());
     d.notes = vec!["Gracias por su compra".into()];
     d
-}
-
-fn key() -> SigningKey {
-    let (p12, pw) = generate_self_signed("Emisor Demo S.A.S.", "900000001", 30).unwrap();
-    SigningKey::from_pkcs12(&p12, &pw).unwrap()
 }
 
 /// The attributes of the root start tag (its namespace declarations), which
@@ -158,7 +90,7 @@ fn fragment_with_ns(xml: &str, open: &str, close: &str, ns: &str) -> String {
 // ---------------------------------------------------------------------------
 
 fn stages(c: &mut Criterion) {
-    let key = key();
+    let key = fixtures::company_key();
     let at = Utc::now().with_timezone(&colombia_offset());
     let doc = invoice();
     let ctx = context(at);
@@ -262,7 +194,7 @@ fn stages(c: &mut Criterion) {
 /// Documents issued per second through the pool.
 fn pool_throughput(c: &mut Criterion) {
     const DOCS: u64 = 64;
-    let key = Arc::new(key());
+    let key = Arc::new(fixtures::company_key());
     let at = Utc::now().with_timezone(&colombia_offset());
     let job = Arc::new((invoice(), context(at)));
     let rt = tokio::runtime::Builder::new_current_thread()

@@ -4,7 +4,8 @@
 //! Layout: `api` (customer REST API under /v1/api), `admin` (the /admin API and
 //! CLI), `provisioning` (companies and credentials), `engine` (pure document
 //! code: UBL, codes, XAdES, ZIP), `authority` (SOAP client and simulator),
-//! `ops` (health, metrics, request observation), `startup` (wiring).
+//! `ops` (health, metrics, request observation), `startup` (wiring),
+//! `fixtures` (sample data for the tests and benchmarks only).
 //! Actors live in the `emisor-actors` crate, persistence in `emisor-store`.
 
 pub mod admin;
@@ -13,6 +14,7 @@ pub mod authority;
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod fixtures;
 pub mod issuing;
 pub mod ops;
 pub mod provisioning;

@@ -773,18 +773,15 @@ mod tests {
         })
     }
 
-    const ROOT_NS: &str = concat!(
-        " xmlns=\"urn:oasis:names:specification:ubl:schema:xsd:Invoice-2\"",
-        " xmlns:cac=\"urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2\"",
-        " xmlns:cbc=\"urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2\"",
-        " xmlns:ds=\"http://www.w3.org/2000/09/xmldsig#\"",
-        " xmlns:ext=\"urn:oasis:names:specification:ubl:schema:xsd:CommonExtensionComponents-2\"",
-        " xmlns:sts=\"dian:gov:co:facturaelectronica:Structures-2-1\"",
-        " xmlns:xades=\"http://uri.etsi.org/01903/v1.3.2#\"",
-        " xmlns:xades141=\"http://uri.etsi.org/01903/v1.4.1#\"",
-        " xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\"",
-        " xsi:schemaLocation=\"urn:oasis:names:specification:ubl:schema:xsd:Invoice-2 http://docs.oasis-open.org/ubl/os-UBL-2.1/xsd/maindoc/UBL-Invoice-2.1.xsd\""
-    );
+    /// The invoice namespaces and a schema location.
+    fn root_ns() -> String {
+        [
+            crate::fixtures::UBL_NS,
+            " xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\"",
+            " xsi:schemaLocation=\"urn:oasis:names:specification:ubl:schema:xsd:Invoice-2 http://docs.oasis-open.org/ubl/os-UBL-2.1/xsd/maindoc/UBL-Invoice-2.1.xsd\"",
+        ]
+        .concat()
+    }
 
     /// A small UBL-like invoice in canonical form (builder contract).
     fn unsigned_with(root_attrs: &str, second_extension: &str) -> String {
@@ -811,7 +808,7 @@ mod tests {
         "<ext:UBLExtension><ext:ExtensionContent></ext:ExtensionContent></ext:UBLExtension>";
 
     fn unsigned() -> String {
-        unsigned_with(ROOT_NS, EMPTY_EXT)
+        unsigned_with(&root_ns(), EMPTY_EXT)
     }
 
     fn time() -> DateTime<FixedOffset> {
@@ -1041,7 +1038,7 @@ mod tests {
         check_fast_path_against_c14n(&unsigned_with(odd, EMPTY_EXT));
         // Contract bent: a declaration below the root → parsed slow path.
         let bent = "<ext:UBLExtension xmlns:zz=\"urn:zz\"><ext:ExtensionContent></ext:ExtensionContent></ext:UBLExtension>";
-        check_fast_path_against_c14n(&unsigned_with(ROOT_NS, bent));
+        check_fast_path_against_c14n(&unsigned_with(&root_ns(), bent));
     }
 
     #[test]

@@ -5,123 +5,32 @@ use super::package::zip_of;
 use super::*;
 use crate::authority::operation::Operation;
 use crate::authority::soap::response::rule_of;
-use crate::authority::soap::wssec::test_support;
-use crate::authority::transmission::{NumberRange, StatusZip, TransmitError};
+use crate::authority::transmission::{StatusZip, TransmitError};
 use crate::authority::{AuthorityClient, AuthorityClientConfig, WsSigner};
 use crate::engine::codes;
-use crate::engine::signing_key::SigningKey;
 use crate::engine::xades;
+use crate::fixtures::{self, signing_key, signing_time, NIT, PIN, SOFTWARE, TECH_KEY};
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
-use chrono::{DateTime, FixedOffset};
-use openssl::x509::X509;
 
-const NIT: &str = "900000001";
-const CUSTOMER: &str = "800000002";
-const SOFTWARE: &str = "soft-1";
-const PIN: &str = "12345";
 const PAYROLL_SOFTWARE: &str = "soft-nomina";
 const PAYROLL_PIN: &str = "67890";
-const TECH_KEY: &str = "fc8eac422eba16e22ffd8c6f94b3f40a6e38162c";
 const TEST_SET: &str = "set-1";
 
+/// The sample issuer, with payroll software and a test set too.
 fn issuer() -> IssuerRecord {
-    IssuerRecord {
-        nit: NIT.into(),
-        software: vec![
-            SoftwareRecord {
-                id: SOFTWARE.into(),
-                pin: PIN.into(),
-            },
-            SoftwareRecord {
-                id: PAYROLL_SOFTWARE.into(),
-                pin: PAYROLL_PIN.into(),
-            },
-        ],
-        ranges: vec![NumberRange {
-            resolution_number: "18760000001".into(),
-            resolution_date: "2019-01-19".into(),
-            prefix: "SETP".into(),
-            from_number: 990000000,
-            to_number: 995000000,
-            valid_date_from: "2019-01-19".into(),
-            valid_date_to: "2030-01-19".into(),
-            technical_key: Some(TECH_KEY.into()),
-        }],
-        test_set_ids: vec![TEST_SET.into()],
-    }
+    let mut issuer = fixtures::issuer(NIT);
+    issuer.software.push(SoftwareRecord {
+        id: PAYROLL_SOFTWARE.into(),
+        pin: PAYROLL_PIN.into(),
+    });
+    issuer.test_set_ids = vec![TEST_SET.into()];
+    issuer
 }
 
-fn signing_key() -> SigningKey {
-    let (key, der) = test_support::shared();
-    let cert = X509::from_der(&der).expect("cert");
-    SigningKey::from_parts(key, cert).expect("signing key")
-}
-
-fn signing_time() -> DateTime<FixedOffset> {
-    DateTime::parse_from_rfc3339("2024-02-15T07:43:48.123-05:00").expect("time")
-}
-
-const UBL_NS: &str = concat!(
-    " xmlns=\"urn:oasis:names:specification:ubl:schema:xsd:Invoice-2\"",
-    " xmlns:cac=\"urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2\"",
-    " xmlns:cbc=\"urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2\"",
-    " xmlns:ds=\"http://www.w3.org/2000/09/xmldsig#\"",
-    " xmlns:ext=\"urn:oasis:names:specification:ubl:schema:xsd:CommonExtensionComponents-2\"",
-    " xmlns:sts=\"dian:gov:co:facturaelectronica:Structures-2-1\"",
-    " xmlns:xades=\"http://uri.etsi.org/01903/v1.3.2#\"",
-    " xmlns:xades141=\"http://uri.etsi.org/01903/v1.4.1#\""
-);
-
-/// An unsigned invoice in canonical form (the engine's signing contract),
-/// its CUFE computed with `key`.
-fn unsigned_invoice(number: &str, key: &str) -> String {
-    let with_code = |code: &str| {
-        [
-            "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>",
-            "<Invoice",
-            UBL_NS,
-            "><ext:UBLExtensions><ext:UBLExtension><ext:ExtensionContent><sts:DianExtensions>",
-            "<sts:SoftwareProvider><sts:ProviderID>",
-            NIT,
-            "</sts:ProviderID><sts:SoftwareID>",
-            SOFTWARE,
-            "</sts:SoftwareID></sts:SoftwareProvider>",
-            "</sts:DianExtensions></ext:ExtensionContent></ext:UBLExtension>",
-            "<ext:UBLExtension><ext:ExtensionContent></ext:ExtensionContent></ext:UBLExtension>",
-            "</ext:UBLExtensions><cbc:UBLVersionID>UBL 2.1</cbc:UBLVersionID>",
-            "<cbc:ProfileExecutionID>2</cbc:ProfileExecutionID><cbc:ID>",
-            number,
-            "</cbc:ID><cbc:UUID schemeID=\"2\" schemeName=\"CUFE-SHA384\">",
-            code,
-            "</cbc:UUID><cbc:IssueDate>2024-02-15</cbc:IssueDate><cbc:IssueTime>07:43:48-05:00</cbc:IssueTime>",
-            "<cbc:InvoiceTypeCode>01</cbc:InvoiceTypeCode>",
-            "<cac:AccountingSupplierParty><cac:Party><cac:PartyTaxScheme><cbc:CompanyID>",
-            NIT,
-            "</cbc:CompanyID></cac:PartyTaxScheme></cac:Party></cac:AccountingSupplierParty>",
-            "<cac:AccountingCustomerParty><cac:Party><cac:PartyTaxScheme><cbc:CompanyID>",
-            CUSTOMER,
-            "</cbc:CompanyID></cac:PartyTaxScheme></cac:Party></cac:AccountingCustomerParty>",
-            "<cac:TaxTotal><cbc:TaxAmount currencyID=\"COP\">190.00</cbc:TaxAmount><cac:TaxSubtotal>",
-            "<cbc:TaxAmount currencyID=\"COP\">190.00</cbc:TaxAmount><cac:TaxCategory><cac:TaxScheme>",
-            "<cbc:ID>01</cbc:ID></cac:TaxScheme></cac:TaxCategory></cac:TaxSubtotal></cac:TaxTotal>",
-            "<cac:LegalMonetaryTotal><cbc:LineExtensionAmount currencyID=\"COP\">1000.00</cbc:LineExtensionAmount>",
-            "<cbc:PayableAmount currencyID=\"COP\">1190.00</cbc:PayableAmount></cac:LegalMonetaryTotal>",
-            "</Invoice>",
-        ]
-        .concat()
-    };
-    let draft = with_code("0");
-    let input = codes::extract_code_input(&draft).expect("code input");
-    with_code(&codes::invoice_code(&input.invoice_input(key)))
-}
-
-/// A signed invoice and its CUFE.
+/// A signed invoice of the sample issuer and its CUFE (computed with `key`).
 fn signed_invoice(number: &str, key: &str) -> (String, String) {
-    let unsigned = unsigned_invoice(number, key);
-    let code = codes::extract_code_input(&unsigned).expect("input").uuid;
-    let signed = xades::sign(&unsigned, &signing_key(), signing_time()).expect("sign");
-    (signed, code)
+    fixtures::signed_invoice(NIT, number, key)
 }
 
 /// A signed payroll document (CUNE with the payroll PIN, or `pin`).
@@ -173,65 +82,41 @@ fn zip1(xml: &str) -> Vec<u8> {
     zip_of(&[("fv09000000010002400000001.xml", xml.as_bytes())])
 }
 
+/// A simulator that knows the sample issuer, and a client of it.
 struct Sim {
-    addr: std::net::SocketAddr,
-    handle: actix_web::dev::ServerHandle,
+    server: fixtures::Sim,
     client: AuthorityClient,
 }
 
 impl Sim {
     async fn start() -> Sim {
-        let registry = Arc::new(SimRegistry::new());
-        registry.register(issuer());
         let opts = SimOptions {
             async_delay: Duration::from_millis(300),
             workers: 1,
             ..SimOptions::default()
         };
-        let (addr, handle) = start("127.0.0.1:0", registry, opts).await.expect("start");
-        let client = client_for(addr, Duration::from_secs(10));
-        Sim {
-            addr,
-            handle,
-            client,
-        }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
-    }
-
-    async fn mode(&self, body: serde_json::Value) {
-        let resp = awc::Client::default()
-            .post(self.url("/__sim/mode"))
-            .send_json(&body)
-            .await
-            .expect("mode");
-        assert!(resp.status().is_success());
-    }
-
-    async fn stats(&self) -> serde_json::Value {
-        awc::Client::default()
-            .get(self.url("/__sim/stats"))
-            .send()
-            .await
-            .expect("stats")
-            .json::<serde_json::Value>()
-            .await
-            .expect("json")
+        let server = fixtures::Sim::start([issuer()], opts).await;
+        let client = client_for(server.addr, Duration::from_secs(10));
+        Sim { server, client }
     }
 
     async fn stop(self) {
-        self.handle.stop(false).await;
+        self.server.stop().await;
+    }
+}
+
+impl std::ops::Deref for Sim {
+    type Target = fixtures::Sim;
+
+    fn deref(&self) -> &fixtures::Sim {
+        &self.server
     }
 }
 
 fn client_for(addr: std::net::SocketAddr, timeout: Duration) -> AuthorityClient {
-    let (key, der) = test_support::shared();
-    let signer = WsSigner::new(key, der).expect("signer");
     AuthorityClient::new(
         AuthorityClientConfig::new(service_url(addr)).with_timeout(timeout),
-        signer,
+        fixtures::signer(),
     )
 }
 
@@ -382,8 +267,8 @@ async fn payroll_is_checked_with_its_own_pin() {
 async fn bad_ws_security_is_a_soap_fault() {
     let sim = Sim::start().await;
     // The token is our certificate but another key signed.
-    let (other, _) = test_support::self_signed();
-    let (_, der) = test_support::shared();
+    let (other, _) = fixtures::self_signed();
+    let (_, der) = fixtures::shared();
     let forged = AuthorityClient::new(
         AuthorityClientConfig::new(service_url(sim.addr)),
         WsSigner::new(other, der).expect("signer"),
@@ -611,12 +496,7 @@ async fn stats_report_concurrency_and_rate() {
     assert!(stats["max_per_second"].as_u64().unwrap_or(0) >= 3);
     assert_eq!(stats["in_flight"], 0);
 
-    let reset = awc::Client::default()
-        .post(sim.url("/__sim/reset"))
-        .send()
-        .await
-        .expect("reset");
-    assert!(reset.status().is_success());
+    sim.reset().await;
     assert_eq!(sim.stats().await["total_calls"], 0);
     sim.stop().await;
 }

@@ -130,7 +130,6 @@ impl Request {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
-    use crate::authority::soap::wssec::test_support;
 
     #[test]
     fn bodies_carry_parameters_in_order() {
@@ -148,8 +147,7 @@ mod tests {
 
     #[test]
     fn envelope_is_well_formed_and_addressed() {
-        let (key, der) = test_support::shared();
-        let signer = WsSigner::new(key, der).expect("signer");
+        let signer = crate::fixtures::signer();
         for req in [
             Request::send_bill_sync("a.zip", b"1"),
             Request::send_bill_async("a.zip", b"1"),

@@ -421,61 +421,13 @@ pub fn verify_request(
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
-pub(crate) mod test_support {
-    use openssl::asn1::Asn1Time;
-    use openssl::bn::BigNum;
-    use openssl::hash::MessageDigest;
-    use openssl::pkey::{PKey, Private};
-    use openssl::rsa::Rsa;
-    use openssl::x509::{X509Builder, X509NameBuilder};
-
-    /// A fresh self-signed RSA-2048 certificate and its key.
-    pub fn self_signed() -> (PKey<Private>, Vec<u8>) {
-        let rsa = Rsa::generate(2048).expect("rsa");
-        let key = PKey::from_rsa(rsa).expect("pkey");
-        let mut name = X509NameBuilder::new().expect("name");
-        name.append_entry_by_text("C", "CO").expect("C");
-        name.append_entry_by_text("O", "Emisor Pruebas").expect("O");
-        name.append_entry_by_text("CN", "900000001").expect("CN");
-        let name = name.build();
-        let mut b = X509Builder::new().expect("builder");
-        b.set_version(2).expect("version");
-        let serial = BigNum::from_u32(4242)
-            .and_then(|n| n.to_asn1_integer())
-            .expect("serial");
-        b.set_serial_number(&serial).expect("serial");
-        b.set_subject_name(&name).expect("subject");
-        b.set_issuer_name(&name).expect("issuer");
-        b.set_pubkey(&key).expect("pubkey");
-        b.set_not_before(&Asn1Time::days_from_now(0).expect("t"))
-            .expect("nb");
-        b.set_not_after(&Asn1Time::days_from_now(365).expect("t"))
-            .expect("na");
-        b.sign(&key, MessageDigest::sha256()).expect("sign");
-        let der = b.build().to_der().expect("der");
-        (key, der)
-    }
-
-    /// One key pair shared by the tests of a process (RSA generation is slow).
-    pub fn shared() -> (PKey<Private>, Vec<u8>) {
-        static CELL: std::sync::OnceLock<(PKey<Private>, Vec<u8>)> = std::sync::OnceLock::new();
-        CELL.get_or_init(self_signed).clone()
-    }
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::authority::operation::Operation;
     use crate::authority::soap::envelope::Request;
+    use crate::fixtures::signer;
 
     const TO: &str = "https://vpfe-hab.dian.gov.co/WcfDianCustomerServices.svc";
-
-    fn signer() -> WsSigner {
-        let (key, der) = test_support::shared();
-        WsSigner::new(key, der).expect("signer")
-    }
 
     fn envelope() -> String {
         Request::get_status("abc")
@@ -545,7 +497,7 @@ mod tests {
             Err(WsSecError::BadSignature)
         ));
         // Another key signs with the first certificate.
-        let (other, _) = test_support::self_signed();
+        let (other, _) = crate::fixtures::self_signed();
         let forged = WsSigner::new(other, signer().cert_der().to_vec()).expect("signer");
         let xml = Request::get_status("abc")
             .to_envelope(TO, &forged, Utc::now())

@@ -13,7 +13,6 @@ use rust_decimal::Decimal;
 use super::*;
 use crate::engine::codes::extract_code_input;
 use crate::engine::model::*;
-use crate::engine::signing_key::generate_self_signed;
 use crate::engine::totals;
 use crate::engine::ubl::tests::{
     after_declaration, assert_canonical, context, have_xmllint, recanonicalize, sample,
@@ -22,10 +21,7 @@ use crate::engine::ubl::tests::{
 
 fn key() -> &'static SigningKey {
     static KEY: OnceLock<SigningKey> = OnceLock::new();
-    KEY.get_or_init(|| {
-        let (p12, pw) = generate_self_signed("Emisor Demo S.A.S.", "900000001", 30).unwrap();
-        SigningKey::from_pkcs12(&p12, &pw).unwrap()
-    })
+    KEY.get_or_init(crate::fixtures::company_key)
 }
 
 fn now() -> DateTime<FixedOffset> {

@@ -13,59 +13,12 @@ use super::{build, BuildInput};
 use crate::engine::codes::CodeScheme;
 use crate::engine::model::*;
 use crate::engine::totals;
+use crate::fixtures;
 
 pub(crate) const TRICKY: &str = "Ñandú & <Hijos> \"S.A.S\" 'ltda' > 𝄞\r\n\tfin";
 
 pub(crate) fn date(s: &str) -> NaiveDate {
     NaiveDate::parse_from_str(s, "%Y-%m-%d").unwrap()
-}
-
-fn bogota() -> Address {
-    Address {
-        line: "Calle 1 # 2-3".into(),
-        municipality_code: "11001".into(),
-        municipality_name: "Bogotá, D.C.".into(),
-        department_name: "Bogotá".into(),
-        department_code: "11".into(),
-        postal_zone: Some("110111".into()),
-        country_code: "CO".into(),
-        country_name: "Colombia".into(),
-    }
-}
-
-pub(crate) fn company() -> Party {
-    Party {
-        id_type: "31".into(),
-        id_number: "900000001".into(),
-        check_digit: Some(2),
-        name: "Emisor Demo S.A.S.".into(),
-        trade_name: Some("Emisor Demo".into()),
-        email: Some("facturacion@emisor.test".into()),
-        phone: Some("6015550000".into()),
-        address: Some(bogota()),
-        organization_type: OrganizationType::LegalEntity,
-        tax_responsibilities: "O-13".into(),
-        tax_scheme: TaxSchemeRef {
-            id: "01".into(),
-            name: "IVA".into(),
-        },
-    }
-}
-
-pub(crate) fn customer() -> Party {
-    Party {
-        id_type: "31".into(),
-        id_number: "800197268".into(),
-        check_digit: Some(4),
-        name: TRICKY.into(),
-        trade_name: None,
-        email: Some("cliente@example.test".into()),
-        phone: None,
-        address: Some(bogota()),
-        organization_type: OrganizationType::LegalEntity,
-        tax_responsibilities: "R-99-PN".into(),
-        tax_scheme: TaxSchemeRef::default(),
-    }
 }
 
 pub(crate) fn vendor() -> Party {
@@ -75,39 +28,15 @@ pub(crate) fn vendor() -> Party {
         check_digit: None,
         name: "Pedro Pérez".into(),
         organization_type: OrganizationType::NaturalPerson,
-        address: Some(bogota()),
+        address: Some(fixtures::address()),
         ..Party::default()
     }
 }
 
+/// The sample context of `kind`, issued at a fixed instant.
 pub(crate) fn context(kind: DocumentKind) -> IssuerContext {
-    let prefix = match kind.root() {
-        RootElement::Invoice => "SETP",
-        RootElement::CreditNote => "NC",
-        RootElement::DebitNote => "ND",
-    };
-    IssuerContext {
-        company: company(),
-        software: Software {
-            id: "56f2ae4e-9812-4fad-9255-643fc6b2d5a4".into(),
-            pin: "12345".into(),
-            provider_nit: "900000001".into(),
-            provider_check_digit: 2,
-        },
-        resolution: Resolution {
-            number: "18760000001".into(),
-            prefix: prefix.into(),
-            from: 990000000,
-            to: 995000000,
-            valid_from: date("2019-01-19"),
-            valid_to: date("2030-01-19"),
-            technical_key: "fc8eac422eba16e22ffd8c6f94b3f40a6e38162c".into(),
-        },
-        environment: ENVIRONMENT_TESTING,
-        number: 990000001,
-        issue_instant: DateTime::parse_from_rfc3339("2025-03-14T10:20:30-05:00").unwrap(),
-        file_consecutive: None,
-    }
+    let at = DateTime::parse_from_rfc3339("2025-03-14T10:20:30-05:00").unwrap();
+    fixtures::context(kind, at)
 }
 
 fn rich_lines() -> Vec<Line> {
@@ -141,7 +70,7 @@ pub(crate) fn sample(kind: DocumentKind) -> Document {
     let counterparty = match kind {
         DocumentKind::SupportDocument | DocumentKind::SupportAdjustment => vendor(),
         DocumentKind::Pos | DocumentKind::PosAdjustment => Party::final_consumer(),
-        _ => customer(),
+        _ => fixtures::customer(TRICKY),
     };
     let mut d = Document::new(kind, counterparty, rich_lines());
     d.notes = vec!["Nota con <marcas> & \"comillas\"".into()];
