@@ -196,17 +196,6 @@ pub async fn issue(
         .map(u64::from)
         .unwrap_or(DEFAULT_MONTHLY_LIMIT);
     let period = today.year() as u32 * 100 + today.month();
-    // The store refuses these atomically below; checking them first keeps a
-    // refused request from writing anything (the customer upsert). The
-    // idempotency claim holds the reference, so it cannot be taken between.
-    if let Some(reference) = &mapped.external_reference {
-        if let Some(id) = store.document_by_reference(company, reference)? {
-            return Err(refusal(StoreError::DuplicateReference { id }));
-        }
-    }
-    if store.monthly_usage(company, period)? >= limit {
-        return Err(refusal(StoreError::LimitReached { limit }));
-    }
     let new = NewDocument {
         company_id: company,
         environment: env,
@@ -219,10 +208,11 @@ pub async fn issue(
         monthly_limit: Some(limit),
         period,
     };
-    // Phase one is one small in-memory sled transaction (number, record,
-    // reference, usage, customer upsert), not flushed: until phase two is
-    // durable nothing was promised (a crash leaves a half-built document
-    // that resume rebuilds with its number).
+    // Phase one (reference and limit checks, number, record, customer
+    // upsert) is in memory under the store's numbering lock and refuses
+    // before it writes anything. Not flushed: until phase two is durable
+    // nothing was promised (a crash leaves a half-built document that resume
+    // rebuilds with its number).
     let mut doc = store.create_document(new).map_err(refusal)?;
 
     let issued = build(issuing, &mapped, &setup, key, env, doc.number).await?;

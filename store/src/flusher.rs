@@ -1,12 +1,9 @@
-//! Durability for async callers without a blocked thread each. A request is
-//! a message to one flusher thread, which drains every request waiting and
-//! serves them all with one group commit, then answers each; the caller
-//! awaits the answer.
-//!
-//! A request can also carry sled writes (a document's phase two). The
-//! flusher syncs the file log, runs those writes, then flushes everything:
-//! the files are durable before any record that points at them exists, and
-//! the caller gets one round trip instead of two.
+//! Phase two of a document for async callers, without a blocked thread
+//! each: the caller sends its sled writes to one flusher thread and awaits
+//! the answer. The flusher drains every request waiting, syncs the file log,
+//! runs the writes, then flushes everything once (group commit): the files
+//! are durable before any record that points at them exists, and the caller
+//! makes one round trip.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -19,8 +16,8 @@ use tokio::sync::oneshot;
 use crate::error::{StoreError, StoreResult};
 use crate::model::Job;
 
-/// What a caller needs durable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// What a sync covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Scope {
     /// Only the file log (files staged before their sled record).
     Files,
@@ -31,13 +28,8 @@ pub(crate) enum Scope {
 /// Sled writes to run once the file log is synced.
 pub(crate) type Writes = Box<dyn FnOnce() -> StoreResult<Option<Job>> + Send>;
 
-enum Request {
-    Durable(Scope, oneshot::Sender<Result<(), String>>),
-    Commit(Writes, oneshot::Sender<StoreResult<Option<Job>>>),
-}
+type Request = (Writes, oneshot::Sender<StoreResult<Option<Job>>>);
 
-/// Resolves once every write made before it was asked for is on disk.
-pub type Durable = Pin<Box<dyn Future<Output = StoreResult<()>> + Send>>;
 /// Resolves once the writes ran and are on disk, with what they returned.
 pub type Committed = Pin<Box<dyn Future<Output = StoreResult<Option<Job>>> + Send>>;
 
@@ -48,37 +40,15 @@ pub(crate) struct Flusher {
 
 /// One batch: files first, then the carried writes, then one flush.
 fn serve(batch: Vec<Request>, sync: &impl Fn(Scope) -> StoreResult<()>) {
-    let mut scope = Scope::Files;
-    let mut durable = Vec::new();
-    let mut commits = Vec::new();
-    for request in batch {
-        match request {
-            Request::Durable(s, tx) => {
-                scope = scope.max(s);
-                durable.push(tx);
-            }
-            Request::Commit(writes, tx) => {
-                scope = Scope::All;
-                commits.push((writes, tx));
-            }
-        }
-    }
-    let files = if commits.is_empty() {
-        Ok(())
-    } else {
-        sync(Scope::Files).map_err(|e| e.to_string())
-    };
-    let written: Vec<_> = commits
+    let files = sync(Scope::Files).map_err(|e| e.to_string());
+    let written: Vec<_> = batch
         .into_iter()
         .map(|(writes, tx)| match &files {
             Ok(()) => (writes(), tx),
             Err(e) => (Err(StoreError::Durability(e.clone())), tx),
         })
         .collect();
-    let flushed = files.and_then(|()| sync(scope).map_err(|e| e.to_string()));
-    for tx in durable {
-        let _ = tx.send(flushed.clone());
-    }
+    let flushed = files.and_then(|()| sync(Scope::All).map_err(|e| e.to_string()));
     for (result, tx) in written {
         let _ = tx.send(match (&flushed, result) {
             (Err(e), Ok(_)) => Err(StoreError::Durability(e.clone())),
@@ -109,32 +79,15 @@ impl Flusher {
         })
     }
 
-    fn send(&self, request: Request) -> bool {
-        self.requests
+    /// Runs `writes` between a file-log sync and a full flush.
+    pub(crate) fn commit(&self, writes: Writes) -> Committed {
+        let (tx, rx) = oneshot::channel();
+        let sent = self
+            .requests
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .as_ref()
-            .is_some_and(|r| r.send(request).is_ok())
-    }
-
-    pub(crate) fn durable(&self, scope: Scope) -> Durable {
-        let (tx, rx) = oneshot::channel();
-        let sent = self.send(Request::Durable(scope, tx));
-        Box::pin(async move {
-            if !sent {
-                return Err(StoreError::Durability("the store is closing".into()));
-            }
-            match rx.await {
-                Ok(Ok(())) => Ok(()),
-                Ok(Err(e)) => Err(StoreError::Durability(e)),
-                Err(_) => Err(StoreError::Durability("the flusher stopped".into())),
-            }
-        })
-    }
-
-    pub(crate) fn commit(&self, writes: Writes) -> Committed {
-        let (tx, rx) = oneshot::channel();
-        let sent = self.send(Request::Commit(writes, tx));
+            .is_some_and(|r| r.send((writes, tx)).is_ok());
         Box::pin(async move {
             if !sent {
                 return Err(StoreError::Durability("the store is closing".into()));
@@ -205,7 +158,6 @@ mod tests {
             *log.lock().unwrap(),
             vec!["sync Files", "writes", "sync All"]
         );
-        f.durable(Scope::Files).await.unwrap();
     }
 
     #[tokio::test]

@@ -1,12 +1,15 @@
 //! emisor's persistence. Handlers and actors see only the traits below
 //! ([`Store`] and its parts); [`SledStore`] is the embedded implementation.
 //!
-//! Durability policy: every method that changes data flushes sled (fsync)
+//! Durability policy: every method that changes data is on disk (fsync)
 //! before it returns, so whatever the API has answered with 2xx survives a
-//! `kill -9`; the few `*_unflushed`/staged methods leave that to the caller,
-//! who awaits [`StoreHealth::durable`] before answering. Multi-tree invariants (a number and the document that uses it, a
-//! key and its hash index, a customer and its identification index) are
-//! written in one sled transaction.
+//! `kill -9`. Two exceptions, both before an answer is given:
+//! `create_document` is not flushed (phase two's flush covers it), and
+//! `commit_staged` resolves only once its writes are durable.
+//! Admin records (a key and its hash index, a resolution and its counter)
+//! are written in one sled transaction. Documents, customers and jobs are
+//! written without transactions, record first, and what derives from the
+//! records is recomputed after an unclean stop (see `repair`).
 
 pub mod codec;
 pub mod error;
@@ -22,7 +25,7 @@ pub mod trees;
 
 pub use error::{StoreError, StoreResult};
 pub use file_log::FileRef;
-pub use flusher::{Committed, Durable};
+pub use flusher::Committed;
 pub use model::*;
 pub use repair::RepairReport;
 pub use sled_store::SledStore;
@@ -75,20 +78,7 @@ pub trait ApiKeyStore {
 
 pub trait CustomerStore {
     /// Creates or updates the customer with this identification number.
-    fn upsert_customer(&self, company: CompanyId, input: CustomerInput) -> StoreResult<Customer> {
-        let c = self.upsert_customer_unflushed(company, input)?;
-        self.flush_customers()?;
-        Ok(c)
-    }
-    /// The same without the flush, for a caller whose next write is flushed
-    /// anyway (issuing: phase two's flush makes the customer durable too, so
-    /// one fsync per document instead of two).
-    fn upsert_customer_unflushed(
-        &self,
-        company: CompanyId,
-        input: CustomerInput,
-    ) -> StoreResult<Customer>;
-    fn flush_customers(&self) -> StoreResult<()>;
+    fn upsert_customer(&self, company: CompanyId, input: CustomerInput) -> StoreResult<Customer>;
     fn customer(&self, company: CompanyId, id: u64) -> StoreResult<Option<Customer>>;
     /// `query` matches name or identification number, case-insensitively.
     fn customers(
@@ -194,9 +184,6 @@ pub trait StoreHealth {
     /// Writes, flushes and deletes a probe value.
     fn check_writable(&self) -> StoreResult<()>;
     fn flush(&self) -> StoreResult<()>;
-    /// Resolves once every write made before the call is on disk, without
-    /// blocking a thread (one flusher serves everyone; see `flusher`).
-    fn durable(&self) -> Durable;
 }
 
 /// Everything the service needs from persistence.

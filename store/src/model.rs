@@ -338,7 +338,7 @@ pub struct NewDocument {
     pub resolution_id: u64,
     pub issue_date: NaiveDate,
     pub external_reference: Option<String>,
-    /// Upserted in the same transaction that takes the number.
+    /// Upserted in phase one, after the checks, before the number is taken.
     pub customer: Option<CustomerInput>,
     /// The request's JSON as received (kept to rebuild the document).
     pub request: Vec<u8>,

@@ -8,7 +8,7 @@ use crate::flusher::Committed;
 use crate::model::*;
 use crate::sled_store::SledStore;
 use crate::trees;
-use crate::{CredentialStore, CustomerStore, DocumentStore, EventStore, JobStore};
+use crate::{CredentialStore, DocumentStore, EventStore, JobStore};
 
 pub(crate) fn count_key(document_type: u8, state: u8) -> [u8; 2] {
     [document_type, state]
@@ -53,9 +53,7 @@ impl SledStore {
         })?;
         Ok(())
     }
-}
 
-impl SledStore {
     /// Moves a replaced record's count and state-index entry to its new
     /// state (after the record itself: both are repaired after a crash).
     fn recount(&self, old: Option<&[u8]>, doc: &DocumentRecord) -> StoreResult<()> {
@@ -97,9 +95,7 @@ impl SledStore {
         }
         Ok(out)
     }
-}
 
-impl SledStore {
     /// Stores a job (an id is given to a new one) behind its document's
     /// index entry: a crash between the two leaves an entry naming a job
     /// that is not there, which reads as no job.
@@ -248,14 +244,6 @@ impl DocumentStore for SledStore {
         })
     }
 
-    /// Single-key writes, no sled transaction: every sled transaction (and
-    /// batch) rolls the log buffer twice, each roll a write and a wakeup of
-    /// sled's IO threads, which made phase two cost more than signing. sled
-    /// recovers a prefix of its log, so the order below keeps a crash
-    /// between writes harmless: files, history and job first (unreferenced
-    /// until the record says so), the document record last. A record that
-    /// never landed leaves the document half-built, which resume rebuilds;
-    /// its leftover job finds the document is not queued and ends.
     fn commit_staged(
         &self,
         doc: DocumentRecord,
@@ -269,6 +257,14 @@ impl DocumentStore for SledStore {
         }))
     }
 
+    /// Single-key writes, no sled transaction: every sled transaction (and
+    /// batch) rolls the log buffer twice, each roll a write and a wakeup of
+    /// sled's IO threads, which made phase two cost more than signing. sled
+    /// recovers a prefix of its log, so the order below keeps a crash
+    /// between writes harmless: files, history and job first (unreferenced
+    /// until the record says so), the document record last. A record that
+    /// never landed leaves the document half-built, which resume rebuilds;
+    /// its leftover job finds the document is not queued and ends.
     fn complete_staged(
         &self,
         doc: &DocumentRecord,

@@ -1,5 +1,6 @@
-//! The embedded store on sled. Every public method is synchronous and may
-//! block on disk: async callers run it on a blocking thread.
+//! The embedded store on sled. Most methods are synchronous and may block
+//! on disk; the issuing hot path uses `commit_staged`, which hands its
+//! writes and fsync to the flusher thread and is awaited instead.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,7 +15,7 @@ use sled::{Db, Transactional, Tree};
 use crate::codec::{decode, encode, id_key, read_u64, scoped_key, scoped_text_key};
 use crate::error::{StoreError, StoreResult};
 use crate::file_log::FileLog;
-use crate::flusher::{Durable, Flusher, Scope};
+use crate::flusher::{Flusher, Scope};
 use crate::group_commit::GroupCommit;
 use crate::model::*;
 use crate::read_cache::ReadCache;
@@ -544,12 +545,10 @@ impl ApiKeyStore for SledStore {
     }
 }
 
-impl CustomerStore for SledStore {
-    fn flush_customers(&self) -> StoreResult<()> {
-        self.flush_now()
-    }
-
-    fn upsert_customer_unflushed(
+impl SledStore {
+    /// The upsert without the flush, for phase one of a document (phase
+    /// two's flush makes the customer durable too).
+    pub(crate) fn upsert_customer_unflushed(
         &self,
         company: CompanyId,
         input: CustomerInput,
@@ -616,6 +615,14 @@ impl CustomerStore for SledStore {
         }
         self.customers
             .insert(scoped_key(company, id), encode(trees::CUSTOMERS, &c)?)?;
+        Ok(c)
+    }
+}
+
+impl CustomerStore for SledStore {
+    fn upsert_customer(&self, company: CompanyId, input: CustomerInput) -> StoreResult<Customer> {
+        let c = self.upsert_customer_unflushed(company, input)?;
+        self.flush_now()?;
         Ok(c)
     }
 
@@ -688,9 +695,5 @@ impl StoreHealth for SledStore {
 
     fn flush(&self) -> StoreResult<()> {
         self.flush_now()
-    }
-
-    fn durable(&self) -> Durable {
-        self.flusher.durable(Scope::All)
     }
 }
