@@ -54,26 +54,34 @@ pub fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
         ));
     }
     let de = &mut serde_json::Deserializer::from_slice(body);
-    serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        let text = inner.to_string();
-        // serde_json appends " at line L column C"; the path says more.
-        let reason = text.split(" at line ").next().unwrap_or(&text).to_string();
-        match inner.classify() {
-            serde_json::error::Category::Data => {
-                if let Some(field) = missing_field(&reason) {
-                    let full = join_path(&path, field);
-                    ApiError::validation(full, "is required")
-                } else if reason.starts_with("invalid type") {
-                    ApiError::MalformedJson(format!("{}: {reason}", display_path(&path)))
-                } else {
-                    ApiError::validation(display_path(&path), reason)
-                }
+    serde_path_to_error::deserialize(de).map_err(classify)
+}
+
+/// [`parse`] for a body already read as a JSON value (no second pass over
+/// the text).
+pub fn parse_value<T: DeserializeOwned>(body: &serde_json::Value) -> Result<T, ApiError> {
+    serde_path_to_error::deserialize(body).map_err(classify)
+}
+
+fn classify(e: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
+    let path = e.path().to_string();
+    let inner = e.into_inner();
+    let text = inner.to_string();
+    // serde_json appends " at line L column C"; the path says more.
+    let reason = text.split(" at line ").next().unwrap_or(&text).to_string();
+    match inner.classify() {
+        serde_json::error::Category::Data => {
+            if let Some(field) = missing_field(&reason) {
+                let full = join_path(&path, field);
+                ApiError::validation(full, "is required")
+            } else if reason.starts_with("invalid type") {
+                ApiError::MalformedJson(format!("{}: {reason}", display_path(&path)))
+            } else {
+                ApiError::validation(display_path(&path), reason)
             }
-            _ => ApiError::MalformedJson(format!("body is not valid JSON: {text}")),
         }
-    })
+        _ => ApiError::MalformedJson(format!("body is not valid JSON: {text}")),
+    }
 }
 
 fn missing_field(reason: &str) -> Option<&str> {

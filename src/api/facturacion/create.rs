@@ -13,7 +13,7 @@ use super::responses::{summary, IssuedResponse, QueuedEnvelope, QueuedResponse};
 use crate::api::auth::AuthContext;
 use crate::api::envelope;
 use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
-use crate::api::json::{parse, Json};
+use crate::api::json::{parse_value, Json};
 use crate::issuing::issue::{issue, referenced_document, Issued};
 use crate::state::AppState;
 
@@ -114,7 +114,7 @@ pub async fn create(
     // serde_json maps are ordered, so this is the canonical JSON.
     let canonical =
         serde_json::to_vec(&value).map_err(|e| ApiError::MalformedJson(e.to_string()))?;
-    let req: FacturacionRequest = parse(&canonical)?;
+    let req: FacturacionRequest = parse_value(&value)?;
     let issuing = state.issuing.clone();
     document_kind(&req)?;
     let reference = referenced_document(&issuing, ctx.company_id, req.id_documento_referencia)?;
