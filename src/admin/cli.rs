@@ -49,44 +49,70 @@ pub enum AdminCommand {
     },
 }
 
-// Parsed once per run: variant sizes do not matter here.
-#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum CompanyCommand {
-    Create {
-        #[arg(long)]
-        nit: String,
-        #[arg(long)]
-        razon_social: String,
-        #[arg(long)]
-        dv: Option<u8>,
-        #[arg(long)]
-        direccion: Option<String>,
-        #[arg(long)]
-        municipio_codigo: Option<String>,
-        #[arg(long)]
-        municipio_nombre: Option<String>,
-        #[arg(long)]
-        departamento_codigo: Option<String>,
-        #[arg(long)]
-        departamento_nombre: Option<String>,
-        #[arg(long)]
-        email: Option<String>,
-        #[arg(long)]
-        telefono: Option<String>,
-        #[arg(long)]
-        tipo_organizacion: Option<u8>,
-        #[arg(long)]
-        regimen: Option<String>,
-        #[arg(long)]
-        responsabilidades: Option<String>,
-        #[arg(long)]
-        rate_limit_per_minute: Option<u32>,
-        /// Provision like the demo company (software, resolutions, certificate, keys).
-        #[arg(long)]
-        demo: bool,
-    },
+    Create(Box<CompanyArgs>),
     List,
+}
+
+/// `company create`: the fields of the admin API's company request.
+#[derive(Debug, clap::Args)]
+pub struct CompanyArgs {
+    #[arg(long)]
+    pub nit: String,
+    #[arg(long)]
+    pub razon_social: String,
+    #[arg(long)]
+    pub dv: Option<u8>,
+    #[arg(long)]
+    pub direccion: Option<String>,
+    #[arg(long)]
+    pub municipio_codigo: Option<String>,
+    #[arg(long)]
+    pub municipio_nombre: Option<String>,
+    #[arg(long)]
+    pub departamento_codigo: Option<String>,
+    #[arg(long)]
+    pub departamento_nombre: Option<String>,
+    #[arg(long)]
+    pub email: Option<String>,
+    #[arg(long)]
+    pub telefono: Option<String>,
+    #[arg(long)]
+    pub tipo_organizacion: Option<u8>,
+    #[arg(long)]
+    pub regimen: Option<String>,
+    #[arg(long)]
+    pub responsabilidades: Option<String>,
+    #[arg(long)]
+    pub rate_limit_per_minute: Option<u32>,
+    /// Provision like the demo company (software, resolutions, certificate, keys).
+    #[arg(long)]
+    pub demo: bool,
+}
+
+impl From<CompanyArgs> for CompanyRequest {
+    fn from(a: CompanyArgs) -> Self {
+        CompanyRequest {
+            nit: a.nit,
+            dv: a.dv,
+            razon_social: a.razon_social,
+            nombre_comercial: None,
+            direccion: a.direccion,
+            municipio_codigo: a.municipio_codigo,
+            municipio_nombre: a.municipio_nombre,
+            departamento_codigo: a.departamento_codigo,
+            departamento_nombre: a.departamento_nombre,
+            email: a.email,
+            telefono: a.telefono,
+            tipo_organizacion: a.tipo_organizacion,
+            regimen: a.regimen,
+            responsabilidades: a.responsabilidades,
+            rate_limit_per_minute: a.rate_limit_per_minute,
+            limite_documentos_mes: None,
+            demo: a.demo,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -205,43 +231,9 @@ pub fn run(settings: &Settings, command: AdminCommand) -> anyhow::Result<()> {
             let all: Vec<CompanyView> = store.companies()?.into_iter().map(Into::into).collect();
             print(&all)
         }
-        AdminCommand::Company(CompanyCommand::Create {
-            nit,
-            razon_social,
-            dv,
-            direccion,
-            municipio_codigo,
-            municipio_nombre,
-            departamento_codigo,
-            departamento_nombre,
-            email,
-            telefono,
-            tipo_organizacion,
-            regimen,
-            responsabilidades,
-            rate_limit_per_minute,
-            demo,
-        }) => {
-            let req = CompanyRequest {
-                nit,
-                dv,
-                razon_social,
-                nombre_comercial: None,
-                direccion,
-                municipio_codigo,
-                municipio_nombre,
-                departamento_codigo,
-                departamento_nombre,
-                email,
-                telefono,
-                tipo_organizacion,
-                regimen,
-                responsabilidades,
-                rate_limit_per_minute,
-                limite_documentos_mes: None,
-                demo,
-            };
-            if demo {
+        AdminCommand::Company(CompanyCommand::Create(args)) => {
+            let req = CompanyRequest::from(*args);
+            if req.demo {
                 let (_, keys) = provision_demo_company(store, &req, &settings.admin.token, "")?;
                 print(&keys)
             } else {

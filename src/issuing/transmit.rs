@@ -201,16 +201,31 @@ impl Issuing {
         doc_id: u64,
         actor: &str,
     ) -> Result<(Sent, JobOutcome), TransmitError> {
-        let store = self.store.clone();
-        let mut doc = store
+        let doc = self
+            .store
             .document(doc_id)?
             .ok_or(TransmitError::NotFound(doc_id))?;
+        self.transmit_document(doc, None, actor).await
+    }
+
+    /// [`Issuing::transmit`] for a document already read, with its job when
+    /// the caller holds it.
+    async fn transmit_document(
+        &self,
+        mut doc: DocumentRecord,
+        job: Option<Job>,
+        actor: &str,
+    ) -> Result<(Sent, JobOutcome), TransmitError> {
+        let store = self.store.clone();
         let files = store
-            .document_files(doc_id)?
-            .ok_or(TransmitError::NoFiles(doc_id))?;
-        let mut job = match store.job_for_document(doc_id)? {
+            .document_files(doc.id)?
+            .ok_or(TransmitError::NoFiles(doc.id))?;
+        let mut job = match job {
             Some(j) => j,
-            None => store.put_job(new_job(&doc))?,
+            None => match store.job_for_document(doc.id)? {
+                Some(j) => j,
+                None => store.put_job(new_job(&doc))?,
+            },
         };
         let target = match self.target(doc.company_id, doc.environment) {
             Ok(t) => t,
@@ -273,8 +288,8 @@ impl Issuing {
         job.attempts += 1;
         let job = store.put_job(job)?;
         let request = AuthorityRequest::SendBillSync {
-            zip_name: files.zip_name.clone(),
-            zip: files.zip.clone(),
+            zip_name: files.zip_name,
+            zip: files.zip,
         };
         let answer = self.call(doc.company_id, target, request).await;
         doc.attempts = job.attempts;
@@ -478,19 +493,12 @@ pub fn new_job(doc: &DocumentRecord) -> Job {
 
 /// Whether a transmission job may send this document: it must be fully
 /// built and queued, waiting for the authority, or dead-lettered.
-fn transmittable(issuing: &Issuing, doc_id: u64) -> bool {
-    match issuing.store.document(doc_id) {
-        Ok(Some(doc)) => {
-            !doc.pending_build
-                && matches!(
-                    doc.state,
-                    state::QUEUED | state::WAITING_AUTHORITY | state::DEAD_LETTER
-                )
-        }
-        Ok(None) => false,
-        // Unknown: let transmit report it and retry.
-        Err(_) => true,
-    }
+fn transmittable(doc: &DocumentRecord) -> bool {
+    !doc.pending_build
+        && matches!(
+            doc.state,
+            state::QUEUED | state::WAITING_AUTHORITY | state::DEAD_LETTER
+        )
 }
 
 /// The scheduler runs jobs through this.
@@ -516,16 +524,23 @@ impl emisor_actors::retry_scheduler::JobRunner for JobRunner {
             let Some(doc_id) = job.document_id else {
                 return JobOutcome::Done;
             };
-            if !transmittable(&issuing, doc_id) {
-                // A job left by a crash before its document was queued
-                // (the document was rebuilt as a draft) or after it was
-                // finished: nothing to send.
-                if let Err(e) = issuing.store.remove_job(job.id) {
-                    tracing::error!(job_id, error = %e, "removing a stale job");
+            let doc = match issuing.store.document(doc_id) {
+                Ok(Some(doc)) if transmittable(&doc) => doc,
+                Ok(_) => {
+                    // A job left by a crash before its document was queued
+                    // (the document was rebuilt as a draft) or after it was
+                    // finished: nothing to send.
+                    if let Err(e) = issuing.store.remove_job(job.id) {
+                        tracing::error!(job_id, error = %e, "removing a stale job");
+                    }
+                    return JobOutcome::Done;
                 }
-                return JobOutcome::Done;
-            }
-            match issuing.transmit(doc_id, "worker").await {
+                Err(e) => {
+                    tracing::error!(doc_id, error = %e, "reading the document to send");
+                    return JobOutcome::RetryAt(now_ms() + 1000);
+                }
+            };
+            match issuing.transmit_document(doc, Some(job), "worker").await {
                 Ok((_, outcome)) => outcome,
                 Err(e) => {
                     tracing::error!(doc_id, error = %e, "transmission job failed");
