@@ -26,7 +26,7 @@ use crate::provisioning::demo::{
     demo_company_request, provision_demo_company, write_demo_keys, write_private,
 };
 use crate::state::AppState;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use emisor_actors::document_builder::DocumentBuilder;
 use emisor_actors::idempotency::{IdempotencyConfig, IdempotencyLock};
@@ -38,6 +38,7 @@ use emisor_actors::ws_hub::WsHub;
 
 use crate::authority::port::{start_transmitter, transmitter_config};
 use crate::engine::worker::{EnginePipeline, SigningKeyCache};
+use crate::issuing::duplicates::remembered_payloads;
 use crate::issuing::transmit::{JobRunner, Recovery};
 use crate::issuing::Issuing;
 
@@ -239,9 +240,14 @@ pub fn start_actors(
         duplicate_window: Duration::from_secs_f64(settings.resilience.duplicate_window_s.max(0.0)),
         time_scale: settings.resilience.time_scale,
     };
+    let idem_store = store.clone();
     let idempotency = Restartable::start("idempotency_lock", move || {
         let c = idem_config.clone();
-        IdempotencyLock::start_in_arbiter(&h, move |_| IdempotencyLock::new(&c))
+        // Read on every (re)start, so the window also survives an actor restart.
+        let recent = remembered_payloads(idem_store.as_ref(), c.window());
+        IdempotencyLock::start_in_arbiter(&h, move |_| {
+            IdempotencyLock::new(&c).remembering(recent, Instant::now())
+        })
     });
     let h = misc_arbiter.handle();
     let hub = Restartable::start("ws_hub", move || {

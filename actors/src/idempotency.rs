@@ -182,6 +182,16 @@ pub struct IdempotencyStats {
 
 type PayloadKey = (u64, [u8; 32]);
 
+/// A payload that made a document, for [`IdempotencyLock::remembering`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RememberedPayload {
+    pub company: u64,
+    pub payload_hash: [u8; 32],
+    pub document_id: u64,
+    /// When the document was made.
+    pub at: Instant,
+}
+
 #[derive(Debug)]
 struct Held {
     company: u64,
@@ -221,6 +231,28 @@ impl IdempotencyLock {
             seen: HashMap::new(),
             seen_order: VecDeque::new(),
         }
+    }
+
+    /// Starts out remembering payloads that made documents before this
+    /// actor existed (read from the store at start-up), so the window
+    /// holds across a restart. Entries older than the window are ignored.
+    pub fn remembering(mut self, mut recent: Vec<RememberedPayload>, now: Instant) -> Self {
+        recent.sort_by_key(|r| r.at);
+        for r in recent {
+            if !self.within_window(r.at, now) {
+                continue;
+            }
+            let key = (r.company, r.payload_hash);
+            self.seen.insert(
+                key,
+                Seen {
+                    document_id: r.document_id,
+                    at: r.at,
+                },
+            );
+            self.seen_order.push_back((key, r.at));
+        }
+        self
     }
 
     fn within_window(&self, at: Instant, now: Instant) -> bool {
@@ -401,6 +433,43 @@ mod tests {
 
     async fn stats(addr: &Addr<IdempotencyLock>) -> IdempotencyStats {
         addr.send(GetIdempotencyStats).await.expect("mailbox")
+    }
+
+    #[actix::test]
+    async fn payloads_remembered_at_start_are_refused_until_the_window_ends() {
+        let now = Instant::now();
+        let window = IdempotencyConfig::default().window();
+        let remembered = |h: u8, id: u64, age: Duration| RememberedPayload {
+            company: 1,
+            payload_hash: hash(h),
+            document_id: id,
+            at: now - age,
+        };
+        let addr = IdempotencyLock::default()
+            .remembering(
+                vec![
+                    remembered(1, 10, Duration::from_secs(60)),
+                    remembered(2, 11, window + Duration::from_secs(1)),
+                ],
+                now,
+            )
+            .start();
+        assert_eq!(
+            addr.send(claim(1, None, 1, now))
+                .await
+                .unwrap()
+                .unwrap_err(),
+            Duplicate::Payload {
+                document_id: Some(10)
+            }
+        );
+        // Another company's identical body is its own.
+        assert!(addr.send(claim(2, None, 1, now)).await.unwrap().is_ok());
+        // Older than the window: forgotten.
+        assert!(addr.send(claim(1, None, 2, now)).await.unwrap().is_ok());
+        // The remembered one expires with the window like any other.
+        let later = now + window;
+        assert!(addr.send(claim(1, None, 1, later)).await.unwrap().is_ok());
     }
 
     #[actix::test]

@@ -5,12 +5,14 @@
 //! * [`context`]: the company's setup for a document type, as the engine needs it.
 //! * [`issue`]: validate → take the number → build → store (→ transmit).
 //! * [`transmit`]: one transmission of a stored document, every step recorded.
+//! * [`duplicates`]: the duplicate-payload window, restored at start-up.
 //! * [`events`]: `facturacion:*` events to WebSocket rooms and webhooks.
 //! * [`webhooks`]: signed, retried, logged webhook deliveries.
 //! * [`resume`]: what a restart picks up (half-built documents, queued jobs).
 //! * [`test_set`]: the authority's enablement test set, with progress.
 
 pub mod context;
+pub mod duplicates;
 pub mod events;
 pub mod issue;
 pub mod resume;

@@ -149,6 +149,10 @@ pub trait DocumentStore {
     ) -> StoreResult<Vec<DocumentRecord>>;
     /// Documents whose build did not finish (found at start-up).
     fn pending_builds(&self) -> StoreResult<Vec<DocumentRecord>>;
+    /// Documents created at or after `since`, newest first, with the
+    /// request each was issued from: the duplicate-payload window outlives
+    /// a restart.
+    fn recent_requests(&self, since: DateTime<Utc>) -> StoreResult<Vec<RecentRequest>>;
     /// Documents issued by a company in a `YYYYMM` period.
     fn monthly_usage(&self, company: CompanyId, period: u32) -> StoreResult<u64>;
     /// Number of documents per (type, state), for metrics.

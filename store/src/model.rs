@@ -329,6 +329,16 @@ impl DocumentRecord {
     }
 }
 
+/// A recently created document and the request it was issued from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecentRequest {
+    pub document_id: u64,
+    pub company_id: CompanyId,
+    pub created_at: DateTime<Utc>,
+    /// The request as stored (canonical JSON bytes).
+    pub request: Vec<u8>,
+}
+
 /// What a new document needs before its number is taken.
 #[derive(Debug, Clone)]
 pub struct NewDocument {

@@ -1,6 +1,6 @@
 //! Documents, their files and history, usage counters and jobs on sled.
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 
 use crate::codec::{decode, encode, id_key, read_u64, scoped_key, scoped_text_key};
 use crate::error::{StoreError, StoreResult};
@@ -29,6 +29,14 @@ struct Counted {
     state: u8,
     #[serde(default)]
     pending_build: bool,
+}
+
+/// The fields of a record [`DocumentStore::recent_requests`] reads.
+#[derive(serde::Deserialize)]
+struct Created {
+    id: u64,
+    company_id: CompanyId,
+    created_at: DateTime<Utc>,
 }
 
 /// A built document's entry in `documents_by_state` (a half-built one
@@ -391,6 +399,28 @@ impl DocumentStore for SledStore {
             let d: DocumentRecord = decode(trees::DOCUMENTS, &v)?;
             if d.pending_build {
                 out.push(d);
+            }
+        }
+        Ok(out)
+    }
+
+    fn recent_requests(&self, since: DateTime<Utc>) -> StoreResult<Vec<RecentRequest>> {
+        let mut out = Vec::new();
+        // Ids grow with creation time (both are taken under the numbering
+        // lock), so the newest come first and the walk stops at the window.
+        for r in self.documents.iter().rev() {
+            let (_, v) = r?;
+            let d: Created = decode(trees::DOCUMENTS, &v)?;
+            if d.created_at < since {
+                break;
+            }
+            if let Some(request) = self.document_request(d.id)? {
+                out.push(RecentRequest {
+                    document_id: d.id,
+                    company_id: d.company_id,
+                    created_at: d.created_at,
+                    request,
+                });
             }
         }
         Ok(out)

@@ -387,3 +387,30 @@ fn a_documents_job_is_found_by_index_and_forgotten_when_removed() {
     assert_eq!(s.job_for_document(7).unwrap(), None);
     assert_eq!(s.job_for_document(8).unwrap().unwrap().id, b.id);
 }
+
+#[test]
+fn recent_requests_are_the_documents_since_a_time_newest_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let c = s.create_company(company()).unwrap();
+    let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+    let body = |n: u32| format!("{{\"n\":{n}}}").into_bytes();
+    let mut make = |n: u32| {
+        let mut new = new_doc(&r, None);
+        new.request = body(n);
+        s.create_document(new).unwrap()
+    };
+    let old = make(1);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let since = Utc::now();
+    let a = make(2);
+    let b = make(3);
+    let recent = s.recent_requests(since).unwrap();
+    let got: Vec<(u64, Vec<u8>)> = recent
+        .into_iter()
+        .map(|r| (r.document_id, r.request))
+        .collect();
+    assert_eq!(got, vec![(b.id, body(3)), (a.id, body(2))]);
+    assert!(old.created_at < since);
+    assert_eq!(s.recent_requests(Utc::now()).unwrap(), vec![]);
+}

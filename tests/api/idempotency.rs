@@ -165,6 +165,31 @@ fn identical_payload_without_reference_is_refused_within_the_window() {
 }
 
 #[test]
+fn identical_payload_is_still_refused_after_a_sigkill_and_restart() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut app = TestApp::start_in(tmp.path(), launch());
+    let key = app.sk_test();
+    let mut body = examples::invoice();
+    body["transmit"] = json!(false);
+    let (status, res) = json(app.post("/v1/api/facturacion", &key, &body));
+    assert_eq!(status, 200, "{res}");
+    let id = res["data"]["documento"]["id"].as_u64().expect("id");
+    app.kill();
+
+    let restarted = TestApp::start_in(tmp.path(), launch());
+    let next = next_number(&restarted, "fe");
+    // Spaced differently: the canonical JSON is the same.
+    let reordered = serde_json::to_string_pretty(&body).expect("json");
+    let err = assert_error(
+        restarted.post_raw("/v1/api/facturacion", &key, reordered),
+        409,
+        "DUPLICATE_PAYLOAD",
+    );
+    assert_eq!(err["data"]["id"], id, "{err}");
+    assert_eq!(next_number(&restarted, "fe"), next, "no number consumed");
+}
+
+#[test]
 fn numbering_has_no_gaps_and_refusals_consume_nothing() {
     let app = TestApp::spawn_with(launch());
     let key = app.sk_test();

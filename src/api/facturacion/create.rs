@@ -5,7 +5,6 @@ use std::time::Instant;
 use actix_web::http::StatusCode;
 use actix_web::{post, web, HttpResponse};
 use emisor_actors::idempotency::{Claim, Duplicate};
-use sha2::{Digest, Sha256};
 
 use super::mapping::{document_kind, to_document};
 use super::request::FacturacionRequest;
@@ -14,6 +13,7 @@ use crate::api::auth::AuthContext;
 use crate::api::envelope;
 use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::api::json::{parse_value, Json};
+use crate::issuing::duplicates::payload_hash;
 use crate::issuing::issue::{issue, referenced_document, Issued};
 use crate::state::AppState;
 
@@ -120,7 +120,7 @@ pub async fn create(
     let reference = referenced_document(&issuing, ctx.company_id, req.id_documento_referencia)?;
     let mapped = to_document(&req, reference.as_ref())?;
 
-    let payload_hash = Sha256::digest(&canonical).into();
+    let payload_hash = payload_hash(&canonical);
     let guard = issuing
         .idempotency
         .send(Claim {
