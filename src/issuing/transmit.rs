@@ -189,8 +189,27 @@ impl Issuing {
         r.scaled(r.retry_delays_s.get(i).copied().unwrap_or(10.0))
     }
 
+    /// Sends a document gets: the first, then one retry per configured
+    /// delay (spec 8: 10, 20, 40, 80 and 160 s), then state 6.
     fn max_attempts(&self) -> u32 {
-        self.settings.resilience.retry_delays_s.len() as u32
+        self.settings.resilience.retry_delays_s.len() as u32 + 1
+    }
+
+    /// Recovery's probe: one status query for a waiting document, through
+    /// the breaker. Any answer means the authority is reachable again; a
+    /// failure leaves everything as it is (no re-queue, no new events).
+    async fn authority_answers(&self, waiting: &[DocumentRecord]) -> bool {
+        let probe = waiting.iter().find_map(|d| {
+            let code = d.code.clone()?;
+            let target = self.target(d.company_id, d.environment).ok()?;
+            Some((d.company_id, target, code))
+        });
+        let Some((company, target, track_id)) = probe else {
+            return false;
+        };
+        self.call(company, target, AuthorityRequest::GetStatus { track_id })
+            .await
+            .is_ok()
     }
 
     /// Transmits a stored document once (resuming safely if a previous
@@ -559,9 +578,6 @@ impl emisor_actors::recovery_ticker::Recovery for Recovery {
     fn recover(&self) -> BoxFuture<'static, usize> {
         let issuing = self.0.clone();
         Box::pin(async move {
-            if !issuing.authority_available().await {
-                return 0;
-            }
             let docs = match issuing
                 .store
                 .documents_in_states(None, &[state::WAITING_AUTHORITY, state::DEAD_LETTER])
@@ -572,6 +588,11 @@ impl emisor_actors::recovery_ticker::Recovery for Recovery {
                     return 0;
                 }
             };
+            // Asked, not inferred from the breaker: an open breaker whose
+            // pause is over says only that a probe may be tried.
+            if docs.is_empty() || !issuing.authority_answers(&docs).await {
+                return 0;
+            }
             let mut n = 0;
             for mut doc in docs {
                 let mut job = match issuing.store.job_for_document(doc.id) {

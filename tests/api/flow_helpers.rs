@@ -70,6 +70,28 @@ impl Ws {
         panic!("no matching event within {within:?}; seen: {:?}", self.seen);
     }
 
+    /// Every event that arrives within `within`, after those already read
+    /// and not yet matched.
+    pub fn events_within(&mut self, within: Duration) -> Vec<Value> {
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            match self.socket.read() {
+                Ok(Message::Text(text)) => {
+                    self.seen
+                        .push(serde_json::from_str(&text).expect("event is JSON"));
+                }
+                Ok(_) => {}
+                Err(tungstenite::Error::Io(e))
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(e) => panic!("WebSocket closed: {e}"),
+            }
+        }
+        std::mem::take(&mut self.seen)
+    }
+
     /// The event `name` about document `id`.
     pub fn event_for(&mut self, name: &str, id: u64, within: Duration) -> Value {
         self.wait_for(within, |v| v["event"] == name && v["data"]["id"] == id)

@@ -90,9 +90,10 @@ fn authority_down_dead_letters_after_scaled_retries_then_recovery_accepts() {
         seen.values().any(|s| s.contains(&5)),
         "the open breaker put documents in state 5: {seen:?}"
     );
-    // Five attempts 0.1, 0.2, 0.4, 0.8 s apart at least (time_scale 0.01).
+    // The first send and five retries 0.1, 0.2, 0.4, 0.8, 1.6 s apart at
+    // least (spec 8's 10-160 s at time_scale 0.01).
     assert!(
-        dead_after >= Duration::from_millis(1400),
+        dead_after >= Duration::from_millis(3000),
         "dead-lettered after {dead_after:?}: the retries were not spaced"
     );
     for id in &ids {
@@ -117,11 +118,21 @@ fn authority_down_dead_letters_after_scaled_retries_then_recovery_accepts() {
         std::thread::sleep(Duration::from_millis(30));
     }
     assert_eq!(pauses, [600, 1200, 3000], "breaker pause growth");
+    // Those probes were recovery asking; while nobody answers, nothing is
+    // re-queued: the documents stay dead and no second error is announced.
+    let later = ws.events_within(Duration::from_millis(1200));
+    assert!(
+        later.iter().all(|e| e["event"] != "facturacion:error"),
+        "re-queued while the authority was down: {later:?}"
+    );
+    for id in &ids {
+        assert_eq!(status_of(&app, *id)["id_estado_documento"], 6);
+    }
     let stats = sim_stats(&app);
     assert_eq!(stats["accepted_count"], 0);
     assert!(
-        sends(&stats) <= 4 * 5,
-        "at most five attempts each reached the authority: {stats}"
+        sends(&stats) <= 4 * 6,
+        "at most six sends (the first and five retries) each reached the authority: {stats}"
     );
 
     // The authority comes back: the recovery job re-queues them.
