@@ -24,7 +24,7 @@ pub fn payload(doc: &DocumentRecord, t: &Transmission) -> serde_json::Value {
         "id_estado_documento": doc.state,
         "estado": state::name(doc.state),
         "errors": t.errors,
-        "zipKey": t.zip_key.clone().or_else(|| doc.track_id.clone()),
+        "zipKey": t.zip_key,
     })
 }
 

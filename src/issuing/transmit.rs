@@ -71,6 +71,17 @@ fn failure_transmission(description: String, retryable: bool) -> Transmission {
 /// Whether a failed send may still have been processed by the authority:
 /// anything but a call that never left (breaker open, connection refused)
 /// or one the authority refused outright (503, 429).
+/// The transmission with its tracking key (spec 2.4 `zipKey`, equal to the
+/// record's `tax_track_id`): the authority's ZipKey when it gave one (async
+/// sends), otherwise the document's code, which is what a status query for
+/// a SendBillSync document takes.
+fn tracked(mut t: Transmission, doc: &DocumentRecord) -> Transmission {
+    if t.zip_key.is_none() {
+        t.zip_key = doc.track_id.clone().or_else(|| doc.code.clone());
+    }
+    t
+}
+
 fn may_have_landed(failure: &TransmitFailure<crate::authority::TransmitError>) -> bool {
     use crate::authority::TransmitError as E;
     match failure {
@@ -351,7 +362,7 @@ impl Issuing {
         doc.attempts = job.attempts;
         let retryable = failure.is_retryable();
         let breaker_open = matches!(failure, TransmitFailure::BreakerOpen { .. });
-        let t = failure_transmission(failure.to_string(), retryable);
+        let t = tracked(failure_transmission(failure.to_string(), retryable), &doc);
         if !retryable {
             let sent = self
                 .finish(&mut doc, Some(&job), t, state::REJECTED, actor, "failed")
@@ -414,10 +425,11 @@ impl Issuing {
         actor: &str,
         event: &str,
     ) -> Result<Sent, TransmitError> {
+        let t = tracked(t, doc);
         let from = doc.state;
         doc.state = to;
         doc.transmission = serde_json::to_value(&t).ok();
-        if let Some(k) = t.zip_key.clone().or_else(|| doc.code.clone()) {
+        if let Some(k) = t.zip_key.clone() {
             doc.track_id = Some(k);
         }
         doc.updated_at = Utc::now();

@@ -83,9 +83,16 @@ fn every_type_is_issued_synchronously_and_accepted() {
         };
         assert_eq!(scheme, expected, "type {tipo}");
         assert!(data["qr_url"].as_str().unwrap().ends_with(code));
+        // A SendBillSync document is tracked by its code (spec 2.3, 2.4).
+        assert_eq!(t["zipKey"], code, "type {tipo}: {data}");
+        let id = data["documento"]["id"].as_u64().unwrap();
+        let (_, rec) = json(app.get(
+            &format!("/v1/api/facturacion/{id}/status?id_empresa=1"),
+            &app.sk_test(),
+        ));
+        assert_eq!(rec["data"]["tax_track_id"], code, "type {tipo}: {rec}");
         let xml = data["xml"].as_str().unwrap();
         assert!(xmlsec_verify(xml), "type {tipo}: signature verifies");
-        let id = data["documento"]["id"].as_u64().unwrap();
         let stored = app.get(&format!("/v1/api/facturacion/{id}/xml"), &app.sk_test());
         assert_eq!(stored.headers()["content-type"], "text/xml; charset=utf-8");
         assert_eq!(

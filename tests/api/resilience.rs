@@ -171,6 +171,8 @@ fn business_rejection_is_final_until_resent() {
     let rec = status_of(&app, id);
     assert_eq!(rec["id_estado_documento"], 4, "{rec}");
     assert_eq!(rec["tax_response"]["isValid"], false, "{rec}");
+    assert_eq!(rec["tax_track_id"], code, "{rec}");
+    assert_eq!(e["data"]["zipKey"], code, "{e}");
     let stats = sim_stats(&app);
     assert_eq!(sends(&stats), 1, "sent once: {stats}");
     assert_eq!(stats["received"][&code], 1, "{stats}");
