@@ -53,6 +53,11 @@ pub fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
             "request body is empty; JSON expected".into(),
         ));
     }
+    // Every body is an object; serde would also read a struct from an
+    // array, field by field in order, which no client means.
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(ApiError::MalformedJson("body must be a JSON object".into()));
+    }
     let de = &mut serde_json::Deserializer::from_slice(body);
     serde_path_to_error::deserialize(de).map_err(classify)
 }
@@ -152,5 +157,12 @@ mod tests {
         assert!(msg.contains("customer.email"), "{msg}");
         assert_eq!(code_and_field("{not json").0, "MALFORMED_JSON");
         assert_eq!(code_and_field("").0, "MALFORMED_JSON");
+        // Positional arrays, scalars: not an object.
+        assert_eq!(
+            code_and_field(r#"[{"email":"a@b.co"}, 1]"#).0,
+            "MALFORMED_JSON"
+        );
+        assert_eq!(code_and_field("[]").0, "MALFORMED_JSON");
+        assert_eq!(code_and_field(" 7").0, "MALFORMED_JSON");
     }
 }

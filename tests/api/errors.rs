@@ -20,6 +20,12 @@ fn body_errors() {
         400,
         "MALFORMED_JSON",
     );
+    // An array is not read as a struct field by field.
+    assert_error(
+        app.post_raw("/v1/api/facturacion", &key, "[1, false, null]"),
+        400,
+        "MALFORMED_JSON",
+    );
     // A field of the wrong JSON type.
     let body = assert_error(
         app.post(
