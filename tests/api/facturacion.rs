@@ -166,4 +166,30 @@ fn status_record_and_draft_without_transmission() {
         409,
         "INVALID_STATE",
     );
+
+    // A POS draft is not resent through this endpoint (FE, NC, ND, DS only).
+    let mut pos = examples::for_type(9).unwrap();
+    pos["transmit"] = json!(false);
+    let (status, res) = json(app.post("/v1/api/facturacion", &app.sk_test(), &pos));
+    assert_eq!(status, 200, "{res}");
+    let pos_id = res["data"]["documento"]["id"].as_u64().unwrap();
+    let err = assert_error(
+        app.post(
+            &format!("/v1/api/facturacion/reenviar/{pos_id}"),
+            &app.sk_test(),
+            &json!({}),
+        ),
+        422,
+        "VALIDATION_ERROR",
+    );
+    assert!(err["message"].as_str().unwrap().contains("pos"), "{err}");
+    assert_eq!(status_of_draft(&app, pos_id), 1, "unchanged");
+}
+
+fn status_of_draft(app: &TestApp, id: u64) -> u64 {
+    let (_, rec) = json(app.get(
+        &format!("/v1/api/facturacion/{id}/status?id_empresa=1"),
+        &app.sk_test(),
+    ));
+    rec["data"]["id_estado_documento"].as_u64().unwrap()
 }

@@ -1,5 +1,8 @@
 //! `POST /facturacion/reenviar/{id}`: a draft (1) or rejected (4) document is
 //! regenerated, signed and transmitted; any other state is 409 INVALID_STATE.
+//! It applies to FE, NC, ND and DS (spec 4.1); invoices include the export
+//! and contingency kinds. POS documents and support-document adjustment
+//! notes are refused with 422.
 
 use actix_web::{post, web, HttpResponse};
 use emisor_store::state;
@@ -10,6 +13,7 @@ use super::status::owned_document;
 use crate::api::auth::AuthContext;
 use crate::api::envelope;
 use crate::api::error::{ApiError, ApiResult};
+use crate::engine::model::DocumentKind;
 use crate::issuing::issue::resend as resend_document;
 use crate::state::AppState;
 
@@ -17,7 +21,8 @@ use crate::state::AppState;
     security(("api_key" = [])), params(("id" = u64, Path, description = "document id")),
     responses((status = 200, description = "regenerated and transmitted (same body as a synchronous POST /facturacion)", body = inline(envelope::Envelope<IssuedResponse>)),
               (status = 404, description = "no such document", body = crate::api::error::ErrorEnvelope),
-              (status = 409, description = "INVALID_STATE: only states 1 and 4 can be resent", body = crate::api::error::ErrorEnvelope)))]
+              (status = 409, description = "INVALID_STATE: only states 1 and 4 can be resent", body = crate::api::error::ErrorEnvelope),
+              (status = 422, description = "not an FE, NC, ND or DS (POS and support-document adjustment notes are not resent)", body = crate::api::error::ErrorEnvelope)))]
 #[post("/facturacion/reenviar/{id}")]
 pub async fn resend(
     state: web::Data<AppState>,
@@ -25,6 +30,17 @@ pub async fn resend(
     id: web::Path<u64>,
 ) -> ApiResult<HttpResponse> {
     let doc = owned_document(&state, &ctx, id.into_inner())?;
+    let kind = DocumentKind::from_code(doc.document_type);
+    if !kind.is_some_and(resendable) {
+        let name = kind.map_or("unknown", DocumentKind::short_name);
+        return Err(ApiError::validation(
+            "id_tipo_documento",
+            format!(
+                "reenviar applies to FE, NC, ND and DS; document {} is type {} ({name})",
+                doc.id, doc.document_type
+            ),
+        ));
+    }
     if doc.state != state::DRAFT && doc.state != state::REJECTED {
         return Err(ApiError::Conflict {
             code: "INVALID_STATE",
@@ -43,4 +59,12 @@ pub async fn resend(
         .await
         .map_err(|e| ApiError::Internal(format!("resend task failed: {e}")))??;
     Ok(issued_response(issued))
+}
+
+/// FE (with its export and contingency kinds), NC, ND and DS.
+fn resendable(kind: DocumentKind) -> bool {
+    !matches!(
+        kind,
+        DocumentKind::Pos | DocumentKind::PosAdjustment | DocumentKind::SupportAdjustment
+    )
 }
