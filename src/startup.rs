@@ -23,7 +23,8 @@ use crate::config::Settings;
 use crate::ops::metrics::Metrics;
 use crate::provisioning::authority_registration::register_all;
 use crate::provisioning::demo::{
-    demo_company_request, provision_demo_company, write_demo_keys, write_private,
+    demo_company_request, provision_demo_company, refresh_demo_sim_url, write_demo_keys,
+    write_private,
 };
 use crate::state::AppState;
 use std::time::{Duration, Instant};
@@ -152,6 +153,7 @@ fn admin_token(
 }
 
 /// First start: the demo company (decisions.md §1), keys printed once.
+/// Later starts: `demo-keys.json` names the simulator's new address.
 fn bootstrap(
     settings: &Settings,
     store: &dyn Store,
@@ -176,7 +178,16 @@ fn bootstrap(
             "  saved to {} (mode 0600); these keys are not shown again",
             path.display()
         );
-    } else if let Some(token) = new_admin_token {
+        return Ok(());
+    }
+    if !tax_sim_url.is_empty() {
+        let path = dir.join("demo-keys.json");
+        // A stale URL only misleads a reader of the file: not worth failing over.
+        if let Err(e) = refresh_demo_sim_url(&path, tax_sim_url) {
+            tracing::warn!(error = %e, "could not update tax_sim_url in demo-keys.json");
+        }
+    }
+    if let Some(token) = new_admin_token {
         let path = dir.join("admin-token");
         write_private(&path, token.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;

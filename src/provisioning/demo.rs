@@ -212,6 +212,26 @@ pub fn write_demo_keys(path: &std::path::Path, keys: &DemoKeys) -> Result<(), Pr
     write_private(path, &json).map_err(io)
 }
 
+/// On a later start the in-process simulator listens on a new port: the
+/// saved `demo-keys.json` is pointed at it (its other fields untouched).
+pub fn refresh_demo_sim_url(path: &std::path::Path, url: &str) -> Result<(), ProvisioningError> {
+    let io = |source| ProvisioningError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let mut keys: serde_json::Value = match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| io(std::io::Error::other(e)))?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io(e)),
+    };
+    if keys["tax_sim_url"] == url {
+        return Ok(());
+    }
+    keys["tax_sim_url"] = url.into();
+    let json = serde_json::to_vec_pretty(&keys).map_err(|e| io(std::io::Error::other(e)))?;
+    write_private(path, &json).map_err(io)
+}
+
 /// Creates or replaces a file with mode 0600 from the start (no window in
 /// which another user could read it).
 pub fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {

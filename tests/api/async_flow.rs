@@ -121,11 +121,11 @@ fn contingency_batch_queues_pending_t03_t04() {
     }
     assert_eq!(status_of(&app, invoice_id)["id_estado_documento"], 1);
 
-    // Nothing left to send.
+    // Nothing left to send (an explicit null list means "all pending").
     let (_, again) = json(app.post(
         "/v1/api/facturacion/contingencia/enviar",
         &key,
-        &json!({"id_empresa": 1}),
+        &json!({"id_empresa": 1, "documento_ids": null}),
     ));
     assert_eq!(again["data"]["total_pendientes"], 0, "{again}");
     assert_eq!(again["data"]["total_encolados"], 0, "{again}");

@@ -22,9 +22,9 @@ const CONTINGENCY_TYPES: [u8; 2] = [7, 8];
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ContingencyRequest {
     pub id_empresa: u64,
-    /// Documents to send; empty or absent = every pending T03/T04.
+    /// Documents to send; empty, null or absent = every pending T03/T04.
     #[serde(default)]
-    pub documento_ids: Vec<u64>,
+    pub documento_ids: Option<Vec<u64>>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -65,11 +65,11 @@ pub async fn send_contingency(
         .filter(|d| CONTINGENCY_TYPES.contains(&d.document_type) && !d.pending_build)
         .collect();
     let mut errores = Vec::new();
-    let chosen: Vec<_> = if req.documento_ids.is_empty() {
+    let ids = req.documento_ids.unwrap_or_default();
+    let chosen: Vec<_> = if ids.is_empty() {
         pending.clone()
     } else {
-        req.documento_ids
-            .iter()
+        ids.iter()
             .filter_map(|id| match pending.iter().find(|d| d.id == *id) {
                 Some(d) => Some(d.clone()),
                 None => {
