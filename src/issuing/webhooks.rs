@@ -92,17 +92,14 @@ pub async fn deliver(issuing: &Issuing, mut job: Job) -> JobOutcome {
         .await
         .unwrap_or_else(|e| Err(format!("webhook sender unavailable: {e}")));
     let delivered = matches!(result, Ok(status) if (200..300).contains(&status));
-    let max = issuing.settings.resilience.retry_delays_s.len() as u32;
-    let outcome = if delivered || job.attempts >= max {
-        JobOutcome::Done
-    } else {
-        let i =
-            (job.attempts as usize - 1).min(issuing.settings.resilience.retry_delays_s.len() - 1);
-        let delay = issuing
-            .settings
-            .resilience
-            .scaled(issuing.settings.resilience.retry_delays_s[i]);
-        JobOutcome::RetryAt(Utc::now().timestamp_millis() + delay.as_millis() as i64)
+    // Like a document: the first delivery, then one retry per delay.
+    let delays = &issuing.settings.resilience.retry_delays_s;
+    let outcome = match delays.get(job.attempts.max(1) as usize - 1) {
+        Some(&d) if !delivered => {
+            let delay = issuing.settings.resilience.scaled(d);
+            JobOutcome::RetryAt(Utc::now().timestamp_millis() + delay.as_millis() as i64)
+        }
+        _ => JobOutcome::Done,
     };
     let status = match (&result, &outcome) {
         (Ok(_), JobOutcome::Done) if delivered => "delivered",
