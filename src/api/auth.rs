@@ -11,6 +11,7 @@ use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 use emisor_store::{CompanyId, Environment};
 
 use super::error::ApiError;
+use crate::issuing::issue::Caller;
 use crate::provisioning::api_keys::{hash_key, parse_shape};
 use crate::state::AppState;
 
@@ -30,6 +31,15 @@ pub struct AuthContext {
 }
 
 impl AuthContext {
+    /// The key's company, environment and user, for issuing.
+    pub fn caller(&self) -> Caller {
+        Caller {
+            company: self.company_id,
+            environment: self.environment,
+            user: self.user_id,
+        }
+    }
+
     /// 403 unless `id_empresa` is the key's own company.
     pub fn ensure_company(&self, id_empresa: CompanyId) -> Result<(), ApiError> {
         if id_empresa == self.company_id {

@@ -50,29 +50,51 @@ impl Ws {
         }
         let deadline = Instant::now() + within;
         while Instant::now() < deadline {
-            match self.socket.read() {
-                Ok(Message::Text(text)) => {
-                    let v: Value = serde_json::from_str(&text).expect("event is JSON");
-                    if pred(&v) {
-                        return v;
-                    }
-                    self.seen.push(v);
+            if let Some(v) = self.read_event() {
+                if pred(&v) {
+                    return v;
                 }
-                Ok(_) => {}
-                Err(tungstenite::Error::Io(e))
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                    ) => {}
-                Err(e) => panic!("WebSocket closed: {e}"),
+                self.seen.push(v);
             }
         }
         panic!("no matching event within {within:?}; seen: {:?}", self.seen);
     }
 
+    /// The next event, or `None` when the read timed out (or was a control frame).
+    fn read_event(&mut self) -> Option<Value> {
+        match self.socket.read() {
+            Ok(Message::Text(text)) => Some(serde_json::from_str(&text).expect("event is JSON")),
+            Ok(_) => None,
+            Err(tungstenite::Error::Io(e))
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                None
+            }
+            Err(e) => panic!("WebSocket closed: {e}"),
+        }
+    }
+
     /// The event `name` about document `id`.
     pub fn event_for(&mut self, name: &str, id: u64, within: Duration) -> Value {
         self.wait_for(within, |v| v["event"] == name && v["data"]["id"] == id)
+    }
+
+    /// How many more events `name` about document `id` arrive within
+    /// `within` (waits the whole time; counts those already read too).
+    pub fn more_events_for(&mut self, name: &str, id: u64, within: Duration) -> usize {
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            if let Some(v) = self.read_event() {
+                self.seen.push(v);
+            }
+        }
+        self.seen
+            .iter()
+            .filter(|v| v["event"] == name && v["data"]["id"] == id)
+            .count()
     }
 }
 
@@ -112,9 +134,14 @@ pub fn sim_stats(app: &TestApp) -> Value {
 
 /// `POST /facturacion` with `async: true` (made unique); the 202 body.
 pub fn post_async(app: &TestApp, body: &Value) -> Value {
+    post_async_with(app, &app.sk_test(), body)
+}
+
+/// [`post_async`] with the given key.
+pub fn post_async_with(app: &TestApp, key: &str, body: &Value) -> Value {
     let mut body = unique(body.clone());
     body["async"] = json!(true);
-    let (status, res) = json(app.post("/v1/api/facturacion", &app.sk_test(), &body));
+    let (status, res) = json(app.post("/v1/api/facturacion", key, &body));
     assert_eq!(status, 202, "{res}");
     res
 }
