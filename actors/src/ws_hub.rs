@@ -2,8 +2,10 @@
 //! `empresa_{id}` and `user_{id}`. Each socket task joins with the sending
 //! half of a bounded channel and forwards what arrives to its client.
 //!
-//! A broadcast is serialized once, to `{"event": …, "data": …}`, and
-//! `try_send`s the same `Arc<str>` to every member. The hub never waits on a
+//! A broadcast goes to one or several rooms; a socket that is in more than
+//! one of them gets it once. It is serialized once, to
+//! `{"event": …, "data": …}`, and `try_send`s the same `Arc<str>` to every
+//! recipient. The hub never waits on a
 //! socket: a member whose channel is full (a slow client) or closed (a dead
 //! socket) is removed from every room and its sender dropped, so its socket
 //! task sees the channel end and closes the connection (the client
@@ -79,19 +81,30 @@ pub struct Leave {
     pub id: SessionId,
 }
 
-/// Send `{"event": event, "data": data}` to every member of `room`.
+/// Send `{"event": event, "data": data}` once to every socket that is in
+/// at least one of `rooms`.
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "Delivery")]
 pub struct Broadcast {
-    pub room: Room,
+    pub rooms: Vec<Room>,
     pub event: Cow<'static, str>,
     pub data: serde_json::Value,
 }
 
 impl Broadcast {
+    /// To the members of one room.
     pub fn new(room: Room, event: impl Into<Cow<'static, str>>, data: serde_json::Value) -> Self {
+        Self::to_rooms(vec![room], event, data)
+    }
+
+    /// To the members of several rooms, each socket once.
+    pub fn to_rooms(
+        rooms: Vec<Room>,
+        event: impl Into<Cow<'static, str>>,
+        data: serde_json::Value,
+    ) -> Self {
         Broadcast {
-            room,
+            rooms,
             event: event.into(),
             data,
         }
@@ -181,12 +194,27 @@ impl WsHub {
         }
     }
 
+    /// The sessions in any of `rooms`, each once (a socket may be in its
+    /// company's room and its user's).
+    fn recipients(&self, rooms: &[Room]) -> Vec<SessionId> {
+        let mut ids: Vec<SessionId> = rooms
+            .iter()
+            .filter_map(|room| self.rooms.get(room))
+            .flatten()
+            .copied()
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
     pub fn broadcast(&mut self, b: &Broadcast) -> Delivery {
         let mut d = Delivery::default();
         self.stats.broadcasts += 1;
-        let Some(members) = self.rooms.get(&b.room) else {
+        let recipients = self.recipients(&b.rooms);
+        if recipients.is_empty() {
             return d;
-        };
+        }
         let text: Arc<str> = match serde_json::to_string(&Envelope {
             event: &b.event,
             data: &b.data,
@@ -199,19 +227,19 @@ impl WsHub {
             }
         };
         let mut gone = Vec::new();
-        for id in members {
-            let Some(session) = self.sessions.get(id) else {
+        for id in recipients {
+            let Some(session) = self.sessions.get(&id) else {
                 continue;
             };
             match session.sender.try_send(Arc::clone(&text)) {
                 Ok(()) => d.delivered += 1,
                 Err(TrySendError::Full(_)) => {
                     d.dropped_slow += 1;
-                    gone.push(*id);
+                    gone.push(id);
                 }
                 Err(TrySendError::Closed(_)) => {
                     d.dropped_closed += 1;
-                    gone.push(*id);
+                    gone.push(id);
                 }
             }
         }
@@ -219,7 +247,7 @@ impl WsHub {
             self.leave(id);
         }
         if d.dropped_slow > 0 {
-            tracing::warn!(room = %b.room, count = d.dropped_slow, "dropped slow WebSocket clients");
+            tracing::warn!(rooms = ?b.rooms, count = d.dropped_slow, "dropped slow WebSocket clients");
         }
         self.stats.messages_sent += d.delivered as u64;
         self.stats.dropped_slow += d.dropped_slow as u64;
@@ -285,8 +313,9 @@ impl Handler<Leave> for WsHub {
 impl Handler<Broadcast> for WsHub {
     type Result = MessageResult<Broadcast>;
     fn handle(&mut self, msg: Broadcast, _: &mut Context<Self>) -> Self::Result {
-        let _span = tracing::debug_span!("ws_hub.broadcast", room = %msg.room, event = %msg.event)
-            .entered();
+        let _span =
+            tracing::debug_span!("ws_hub.broadcast", rooms = ?msg.rooms, event = %msg.event)
+                .entered();
         MessageResult(self.broadcast(&msg))
     }
 }
@@ -397,6 +426,53 @@ mod tests {
             .unwrap();
         assert_eq!(d, Delivery::default());
         assert_eq!(hub.send(Ping).await.unwrap(), Pong);
+    }
+
+    #[actix::test]
+    async fn several_rooms_reach_each_socket_once() {
+        let hub = WsHub::new().start();
+        let (both_tx, mut both) = socket(8);
+        let (company_tx, mut company) = socket(8);
+        let (user_tx, mut user) = socket(8);
+        let (other_tx, mut other) = socket(8);
+        for (rooms, sender) in [
+            (vec![Room::Company(1), Room::User(10)], both_tx),
+            (vec![Room::Company(1)], company_tx),
+            (vec![Room::User(10)], user_tx),
+            (vec![Room::Company(2), Room::User(11)], other_tx),
+        ] {
+            hub.send(Join { rooms, sender }).await.unwrap();
+        }
+
+        let rooms = vec![Room::Company(1), Room::User(10), Room::Company(1)];
+        let d = hub
+            .send(Broadcast::to_rooms(rooms, "facturacion:update", json!(7)))
+            .await
+            .unwrap();
+        assert_eq!(d.delivered, 3, "three sockets, the one in both rooms once");
+        for rx in [&mut both, &mut company, &mut user] {
+            assert_eq!(parsed(&rx.recv().await.unwrap())["data"], 7);
+            assert!(rx.try_recv().is_err(), "exactly once");
+        }
+        assert!(other.try_recv().is_err(), "other rooms hear nothing");
+        let s = hub.send(Stats).await.unwrap();
+        assert_eq!((s.broadcasts, s.messages_sent), (1, 3));
+
+        // No room at all, or only empty rooms: nothing is sent.
+        let d = hub
+            .send(Broadcast::to_rooms(Vec::new(), "e", json!(null)))
+            .await
+            .unwrap();
+        assert_eq!(d, Delivery::default());
+        let d = hub
+            .send(Broadcast::to_rooms(
+                vec![Room::Company(3), Room::User(12)],
+                "e",
+                json!(null),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(d, Delivery::default());
     }
 
     #[actix::test]

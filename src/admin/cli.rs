@@ -188,6 +188,9 @@ pub enum KeyCommand {
         ambiente: String,
         #[arg(long)]
         label: Option<String>,
+        /// The user the key belongs to (WebSocket room `user_{id}`).
+        #[arg(long)]
+        user_id: Option<u64>,
     },
     List {
         #[arg(long)]
@@ -330,9 +333,10 @@ pub fn run(settings: &Settings, command: AdminCommand) -> anyhow::Result<()> {
             company,
             ambiente,
             label,
+            user_id,
         }) => {
             let env = api(environment(&ambiente))?;
-            let issued = create_api_key(store, company, env, label)?;
+            let issued = create_api_key(store, company, env, label, user_id)?;
             let mut view = ApiKeyView::from(issued.record);
             view.key = Some(issued.secret);
             print(&view)

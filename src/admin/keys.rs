@@ -20,6 +20,11 @@ pub struct KeyRequest {
     pub ambiente: String,
     #[serde(default)]
     pub label: Option<String>,
+    /// The user the key belongs to, in the integrator's own numbering: its
+    /// WebSocket joins `user_{id}`, which hears the events of the documents
+    /// the key issues. Omitted: a company key.
+    #[serde(default)]
+    pub user_id: Option<u64>,
 }
 
 pub fn environment(s: &str) -> Result<Environment, ApiError> {
@@ -32,7 +37,7 @@ pub fn environment(s: &str) -> Result<Environment, ApiError> {
 
 #[utoipa::path(post, path = "/admin/companies/{id}/api-keys", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa")), request_body = KeyRequest,
-    responses((status = 201, description = "created; `key` is shown only here", body = inline(envelope::Envelope<ApiKeyView>)),
+    responses((status = 201, description = "created; `key` is shown only here; with `user_id` the key is that user's (WebSocket room `user_{id}`)", body = inline(envelope::Envelope<ApiKeyView>)),
               (status = 404, description = "no such company", body = crate::api::error::ErrorEnvelope)))]
 #[post("/companies/{id}/api-keys")]
 pub async fn create(
@@ -40,11 +45,16 @@ pub async fn create(
     id: web::Path<u64>,
     body: Json<KeyRequest>,
 ) -> ApiResult<HttpResponse> {
-    let env = environment(&body.0.ambiente)?;
-    let label = body.0.label;
+    let KeyRequest {
+        ambiente,
+        label,
+        user_id,
+    } = body.0;
+    let env = environment(&ambiente)?;
     let st = state.clone();
     let id = id.into_inner();
-    let issued = web::block(move || create_api_key(st.store.as_ref(), id, env, label)).await??;
+    let issued =
+        web::block(move || create_api_key(st.store.as_ref(), id, env, label, user_id)).await??;
     let mut view = ApiKeyView::from(issued.record);
     view.key = Some(issued.secret);
     Ok(envelope::created("API key creada", view))

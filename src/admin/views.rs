@@ -67,6 +67,9 @@ pub struct ApiKeyView {
     /// First characters of the key; the key itself is never shown again.
     pub prefijo: String,
     pub label: Option<String>,
+    /// The user the key belongs to (WebSocket room `user_{id}`); null for a
+    /// company key.
+    pub user_id: Option<u64>,
     pub created_at: String,
     pub revoked_at: Option<String>,
     /// The full key: only in the answer that created it.
@@ -85,6 +88,7 @@ impl From<ApiKeyRecord> for ApiKeyView {
             },
             prefijo: k.display_prefix,
             label: k.label,
+            user_id: k.user_id,
             created_at: k.created_at.to_rfc3339(),
             revoked_at: k.revoked_at.map(|t| t.to_rfc3339()),
             key: None,

@@ -1,6 +1,9 @@
 //! API-key authentication (spec §5): the company and the environment come
 //! from the `X-Api-Key` header. A request naming another company's
-//! `id_empresa` in its query is refused with 403 before any handler runs.
+//! `id_empresa` in its query is refused with 403 (422 when it is not a
+//! number) before any handler runs, but only after the rate limiter has
+//! counted it: [`authenticate`] resolves the key, [`own_company`] checks the
+//! company inside the rate limiter, so the refusal carries `X-RateLimit-*`.
 
 use std::future::{ready, Ready};
 
@@ -11,6 +14,7 @@ use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 use emisor_store::{CompanyId, Environment};
 
 use super::error::ApiError;
+use crate::issuing::issue::Caller;
 use crate::provisioning::api_keys::{hash_key, parse_shape};
 use crate::state::AppState;
 
@@ -30,6 +34,15 @@ pub struct AuthContext {
 }
 
 impl AuthContext {
+    /// The key's company, environment and user, for issuing.
+    pub fn caller(&self) -> Caller {
+        Caller {
+            company: self.company_id,
+            environment: self.environment,
+            user: self.user_id,
+        }
+    }
+
     /// 403 unless `id_empresa` is the key's own company.
     pub fn ensure_company(&self, id_empresa: CompanyId) -> Result<(), ApiError> {
         if id_empresa == self.company_id {
@@ -104,11 +117,12 @@ fn query_company(req: &ServiceRequest) -> Result<Option<CompanyId>, ApiError> {
     Ok(None)
 }
 
+/// Resolves the key and stores its [`AuthContext`] in the request.
 pub async fn authenticate(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
-    match check(&req) {
+    match key_context(&req) {
         Ok(ctx) => {
             req.extensions_mut().insert(ctx);
             Ok(next.call(req).await?.map_into_left_body())
@@ -119,7 +133,7 @@ pub async fn authenticate(
     }
 }
 
-fn check(req: &ServiceRequest) -> Result<AuthContext, ApiError> {
+fn key_context(req: &ServiceRequest) -> Result<AuthContext, ApiError> {
     let state = req
         .app_data::<web::Data<AppState>>()
         .cloned()
@@ -138,9 +152,28 @@ fn check(req: &ServiceRequest) -> Result<AuthContext, ApiError> {
                 .find_map(|p| p.strip_prefix("api_key=").map(str::to_string))
         })
         .ok_or(ApiError::MissingApiKey)?;
-    let ctx = resolve(&state, &secret)?;
-    if let Some(id) = query_company(req)? {
-        ctx.ensure_company(id)?;
+    resolve(&state, &secret)
+}
+
+/// Refuses a query `id_empresa` that is not a number (422) or not the key's
+/// company (403). Runs inside the rate limiter (after [`authenticate`]), so
+/// the refusal is counted and carries the rate headers.
+pub async fn own_company(
+    req: ServiceRequest,
+    next: Next<impl MessageBody + 'static>,
+) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
+    match check_company(&req) {
+        Ok(()) => Ok(next.call(req).await?.map_into_left_body()),
+        Err(e) => Ok(req.error_response(e).map_into_right_body()),
     }
-    Ok(ctx)
+}
+
+fn check_company(req: &ServiceRequest) -> Result<(), ApiError> {
+    let Some(id) = query_company(req)? else {
+        return Ok(());
+    };
+    req.extensions()
+        .get::<AuthContext>()
+        .ok_or(ApiError::InvalidApiKey)?
+        .ensure_company(id)
 }

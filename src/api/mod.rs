@@ -20,10 +20,13 @@ use actix_web::web;
 pub const BASE: &str = "/v1/api";
 
 /// Routes that need an API key. Order of wraps: the last is outermost, so a
-/// request is authenticated first, then counted against its key's limit.
+/// request is authenticated first, then counted against its key's limit,
+/// then its query `id_empresa` is checked (a refusal is counted and carries
+/// the rate headers like any other answer).
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(
         web::scope(BASE)
+            .wrap(from_fn(auth::own_company))
             .wrap(from_fn(rate_limit::limit))
             .wrap(from_fn(auth::authenticate))
             .service(keys_test::test_key)

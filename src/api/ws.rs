@@ -1,6 +1,8 @@
 //! `GET /v1/api/ws`: the WebSocket of real-time events (spec 6.1,
 //! decisions.md §4). The key (header or `?api_key=`) picks the rooms:
-//! `empresa_{id}`, and `user_{id}` when the key belongs to a user.
+//! `empresa_{id}`, and `user_{id}` when the key belongs to a user. A
+//! document's events go to its company's room and to the room of the user
+//! whose key issued it; a socket in both gets each event once.
 
 use std::sync::Arc;
 
@@ -18,6 +20,7 @@ const SOCKET_BUFFER: usize = 256;
 
 #[utoipa::path(get, path = "/v1/api/ws", tag = "eventos",
     security(("api_key" = [])),
+    description = "Joins the room `empresa_{id}` of the key's company and, when the key was created with a `user_id`, the room `user_{id}`. A document's events go to its company's room and to the room of the user whose key issued it; a socket in both rooms gets each event once.",
     responses((status = 101, description = "WebSocket: messages {\"event\": \"facturacion:update\" | \"facturacion:error\" | \"contingencia:batch\", \"data\": {…}}")))]
 #[get("/ws")]
 pub async fn ws(

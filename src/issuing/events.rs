@@ -1,8 +1,9 @@
 //! Real-time events (spec 6.1, decisions.md §4): `facturacion:update` when
 //! the authority accepts or rejects, `facturacion:error` when retries are
 //! exhausted, `contingencia:batch` when a contingency batch starts. Sent to
-//! the company's room; delivery never blocks issuing (the hub drops slow
-//! sockets).
+//! the company's room, and a document's events also to the room of the user
+//! whose key issued it; delivery never blocks issuing (the hub drops slow
+//! sockets). Webhooks are per company.
 
 use emisor_actors::ws_hub::{Broadcast, Room};
 use emisor_store::{state, DocumentRecord};
@@ -36,10 +37,53 @@ pub fn to_company(issuing: &Issuing, company: u64, event: &'static str, data: se
         .do_send(Broadcast::new(Room::Company(company), event, data));
 }
 
+/// The rooms that hear about `doc`: its company's, and its user's when a
+/// user's key issued it.
+pub fn rooms_of(doc: &DocumentRecord) -> Vec<Room> {
+    let mut rooms = vec![Room::Company(doc.company_id)];
+    rooms.extend(doc.user_id.map(Room::User));
+    rooms
+}
+
+/// One event about `doc`: the company's webhook, and one broadcast to its
+/// rooms (the hub sends it once to a socket that is in both).
+fn about(issuing: &Issuing, doc: &DocumentRecord, event: &'static str, data: serde_json::Value) {
+    super::webhooks::enqueue(issuing, doc.company_id, event, &data);
+    issuing
+        .hub
+        .addr()
+        .do_send(Broadcast::to_rooms(rooms_of(doc), event, data));
+}
+
 pub fn update(issuing: &Issuing, doc: &DocumentRecord, t: &Transmission) {
-    to_company(issuing, doc.company_id, UPDATE, payload(doc, t));
+    about(issuing, doc, UPDATE, payload(doc, t));
 }
 
 pub fn error(issuing: &Issuing, doc: &DocumentRecord, t: &Transmission) {
-    to_company(issuing, doc.company_id, ERROR, payload(doc, t));
+    about(issuing, doc, ERROR, payload(doc, t));
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn document(user_id: Option<u64>) -> DocumentRecord {
+        serde_json::from_value(json!({
+            "id": 5, "company_id": 3, "environment": "test", "document_type": 1,
+            "resolution_id": 1, "prefix": "SETP", "number": 990000001, "state": 2,
+            "issue_date": "2026-01-02", "user_id": user_id,
+            "created_at": "2026-01-02T00:00:00Z", "updated_at": "2026-01-02T00:00:00Z",
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_users_document_goes_to_the_company_and_the_user() {
+        assert_eq!(
+            rooms_of(&document(Some(17))),
+            [Room::Company(3), Room::User(17)]
+        );
+        assert_eq!(rooms_of(&document(None)), [Room::Company(3)]);
+    }
 }

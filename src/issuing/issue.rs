@@ -158,14 +158,27 @@ fn refusal(e: StoreError) -> ApiError {
     }
 }
 
-/// Issues a mapped request for the company of `company`/`env`.
+/// On whose behalf a document is issued: the key's company and environment,
+/// and its user, whose WebSocket room hears of the document too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caller {
+    pub company: u64,
+    pub environment: Environment,
+    pub user: Option<u64>,
+}
+
+/// Issues a mapped request for `caller`.
 pub async fn issue(
     issuing: &Arc<Issuing>,
-    company: u64,
-    env: Environment,
+    caller: Caller,
     mapped: MappedDocument,
     request: Vec<u8>,
 ) -> Result<Issued, ApiError> {
+    let Caller {
+        company,
+        environment: env,
+        user,
+    } = caller;
     let store = issuing.store.clone();
     // Production: always synchronous (spec 8).
     let asynchronous = mapped.asynchronous && env == Environment::Test;
@@ -201,6 +214,7 @@ pub async fn issue(
     let new = NewDocument {
         company_id: company,
         environment: env,
+        user_id: user,
         document_type: kind_code,
         resolution_id: setup.resolution.id,
         issue_date: today,

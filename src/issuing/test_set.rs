@@ -11,7 +11,7 @@ use emisor_store::{state, Environment, HistoryEntry, SoftwareKind};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::issue::{issue, referenced_document, Issued};
+use super::issue::{issue, referenced_document, Caller, Issued};
 use super::Issuing;
 use crate::api::error::ApiError;
 use crate::api::facturacion::mapping::to_document;
@@ -191,14 +191,13 @@ async fn draft(
     let req: FacturacionRequest = crate::api::json::parse(body.to_string().as_bytes())?;
     let reference = referenced_document(issuing, company, req.id_documento_referencia)?;
     let mapped = to_document(&req, reference.as_ref())?;
-    issue(
-        issuing,
+    // The test set runs for the company, not for a user's key.
+    let caller = Caller {
         company,
-        Environment::Test,
-        mapped,
-        body.to_string().into_bytes(),
-    )
-    .await
+        environment: Environment::Test,
+        user: None,
+    };
+    issue(issuing, caller, mapped, body.to_string().into_bytes()).await
 }
 
 async fn execute(issuing: Arc<Issuing>, mut run: TestSetRun, plan: TestSetPlan) {

@@ -59,11 +59,14 @@ pub fn parse_shape(secret: &str) -> Option<Environment> {
     (rest.len() == SECRET_LEN && rest.bytes().all(|b| b.is_ascii_alphanumeric())).then_some(env)
 }
 
+/// Creates a key of `company` for `env`. With `user`, the key belongs to
+/// that user: its sockets join `user_{id}` and its documents' events go there.
 pub fn create_api_key(
     store: &dyn Store,
     company: CompanyId,
     env: Environment,
     label: Option<String>,
+    user: Option<u64>,
 ) -> Result<IssuedKey, ProvisioningError> {
     if store.company(company)?.is_none() {
         return Err(ProvisioningError::NotFound("company"));
@@ -76,7 +79,7 @@ pub fn create_api_key(
         hash: hash_key(&secret),
         display_prefix: secret.chars().take(12).collect(),
         label,
-        user_id: None,
+        user_id: user,
         created_at: Utc::now(),
         revoked_at: None,
     })?;

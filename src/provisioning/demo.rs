@@ -182,8 +182,10 @@ pub fn provision_demo_company(
     let (p12, password) = generate_self_signed(&company.name, &company.nit, 3650)?;
     import_pkcs12(store, company.id, &p12, &password, now)?;
 
-    let sk_test = create_api_key(store, company.id, Environment::Test, Some("demo".into()))?;
-    let sk_live = create_api_key(store, company.id, Environment::Live, Some("demo".into()))?;
+    // The demo keys are company keys (no user).
+    let label = || Some("demo".to_string());
+    let sk_test = create_api_key(store, company.id, Environment::Test, label(), None)?;
+    let sk_live = create_api_key(store, company.id, Environment::Live, label(), None)?;
 
     let keys = DemoKeys {
         id_empresa: company.id,

@@ -304,6 +304,10 @@ pub struct DocumentRecord {
     pub external_reference: Option<String>,
     #[serde(default)]
     pub customer_id: Option<u64>,
+    /// The user of the key that issued it: its events also go to the room
+    /// `user_{id}`. Absent in records written before users had rooms.
+    #[serde(default)]
+    pub user_id: Option<u64>,
     /// Records written before `document_requests` existed carry the request
     /// here; newer ones keep it in that tree (written once, not with every
     /// state change). Read it with `DocumentStore::document_request`.
@@ -344,6 +348,8 @@ pub struct RecentRequest {
 pub struct NewDocument {
     pub company_id: CompanyId,
     pub environment: Environment,
+    /// The user of the issuing key, if it is a user's key.
+    pub user_id: Option<u64>,
     pub document_type: u8,
     pub resolution_id: u64,
     pub issue_date: NaiveDate,

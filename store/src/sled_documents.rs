@@ -204,6 +204,7 @@ impl DocumentStore for SledStore {
             total: String::new(),
             external_reference: new.external_reference.clone(),
             customer_id,
+            user_id: new.user_id,
             request: serde_json::Value::Null,
             transmission: None,
             attempts: 0,

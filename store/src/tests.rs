@@ -57,6 +57,7 @@ fn new_doc(r: &NumberingResolution, reference: Option<&str>) -> NewDocument {
     NewDocument {
         company_id: r.company_id,
         environment: Environment::Test,
+        user_id: None,
         document_type: r.document_type,
         resolution_id: r.id,
         issue_date: NaiveDate::from_ymd_opt(2026, 11, 22).unwrap(),
@@ -265,6 +266,30 @@ fn two_phase_issue_with_job_history_and_restart() {
             .len(),
         1
     );
+}
+
+#[test]
+fn a_documents_user_is_kept_and_old_records_read_without_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let c = s.create_company(company()).unwrap();
+    let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+    let doc = s
+        .create_document(NewDocument {
+            user_id: Some(42),
+            ..new_doc(&r, None)
+        })
+        .unwrap();
+    assert_eq!(doc.user_id, Some(42));
+    assert_eq!(s.document(doc.id).unwrap().unwrap().user_id, Some(42));
+
+    // A record written before the field existed.
+    let mut old = serde_json::to_value(&doc).unwrap();
+    old.as_object_mut().unwrap().remove("user_id");
+    let bytes = codec::encode(trees::DOCUMENTS, &old).unwrap();
+    let read: DocumentRecord = codec::decode(trees::DOCUMENTS, &bytes).unwrap();
+    assert_eq!(read.user_id, None);
+    assert_eq!(read.id, doc.id);
 }
 
 #[test]

@@ -258,11 +258,36 @@ fn admin_cli_round_trip() {
     let key: Value = serde_json::from_str(&out).unwrap();
     let secret = key["key"].as_str().unwrap().to_string();
     let key_id = key["id"].as_u64().unwrap().to_string();
+    assert_eq!(key["user_id"], Value::Null, "a company key: {key}");
+    let (ok, out) = admin_cli(
+        dir,
+        &[
+            "key",
+            "create",
+            "--company",
+            &id,
+            "--ambiente",
+            "test",
+            "--user-id",
+            "17",
+        ],
+    );
+    assert!(ok, "{out}");
+    let user_key: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(user_key["user_id"], 17, "{user_key}");
     let (ok, out) = admin_cli(dir, &["key", "list", "--company", &id]);
     assert!(
         ok && !out.contains(&secret),
         "list never shows the secret: {out}"
     );
+    let listed: Value = serde_json::from_str(&out).unwrap();
+    let users: Vec<&Value> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| &k["user_id"])
+        .collect();
+    assert_eq!(users, [&Value::Null, &json!(17)], "{listed}");
 
     // The server takes the provisioned data dir as it is (no demo bootstrap).
     let mut app = TestApp::start_in(dir, Launch::default());

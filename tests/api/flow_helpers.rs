@@ -50,21 +50,11 @@ impl Ws {
         }
         let deadline = Instant::now() + within;
         while Instant::now() < deadline {
-            match self.socket.read() {
-                Ok(Message::Text(text)) => {
-                    let v: Value = serde_json::from_str(&text).expect("event is JSON");
-                    if pred(&v) {
-                        return v;
-                    }
-                    self.seen.push(v);
+            if let Some(v) = self.read_event() {
+                if pred(&v) {
+                    return v;
                 }
-                Ok(_) => {}
-                Err(tungstenite::Error::Io(e))
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                    ) => {}
-                Err(e) => panic!("WebSocket closed: {e}"),
+                self.seen.push(v);
             }
         }
         panic!("no matching event within {within:?}; seen: {:?}", self.seen);
@@ -73,28 +63,50 @@ impl Ws {
     /// Every event that arrives within `within`, after those already read
     /// and not yet matched.
     pub fn events_within(&mut self, within: Duration) -> Vec<Value> {
+        self.read_for(within);
+        std::mem::take(&mut self.seen)
+    }
+
+    /// Reads every event arriving within `within` into `seen`.
+    fn read_for(&mut self, within: Duration) {
         let deadline = Instant::now() + within;
         while Instant::now() < deadline {
-            match self.socket.read() {
-                Ok(Message::Text(text)) => {
-                    self.seen
-                        .push(serde_json::from_str(&text).expect("event is JSON"));
-                }
-                Ok(_) => {}
-                Err(tungstenite::Error::Io(e))
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-                    ) => {}
-                Err(e) => panic!("WebSocket closed: {e}"),
+            if let Some(v) = self.read_event() {
+                self.seen.push(v);
             }
         }
-        std::mem::take(&mut self.seen)
+    }
+
+    /// The next event, or `None` when the read timed out (or was a control frame).
+    fn read_event(&mut self) -> Option<Value> {
+        match self.socket.read() {
+            Ok(Message::Text(text)) => Some(serde_json::from_str(&text).expect("event is JSON")),
+            Ok(_) => None,
+            Err(tungstenite::Error::Io(e))
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                None
+            }
+            Err(e) => panic!("WebSocket closed: {e}"),
+        }
     }
 
     /// The event `name` about document `id`.
     pub fn event_for(&mut self, name: &str, id: u64, within: Duration) -> Value {
         self.wait_for(within, |v| v["event"] == name && v["data"]["id"] == id)
+    }
+
+    /// How many more events `name` about document `id` arrive within
+    /// `within` (waits the whole time; counts those already read too).
+    pub fn more_events_for(&mut self, name: &str, id: u64, within: Duration) -> usize {
+        self.read_for(within);
+        self.seen
+            .iter()
+            .filter(|v| v["event"] == name && v["data"]["id"] == id)
+            .count()
     }
 }
 
@@ -134,9 +146,14 @@ pub fn sim_stats(app: &TestApp) -> Value {
 
 /// `POST /facturacion` with `async: true` (made unique); the 202 body.
 pub fn post_async(app: &TestApp, body: &Value) -> Value {
+    post_async_with(app, &app.sk_test(), body)
+}
+
+/// [`post_async`] with the given key.
+pub fn post_async_with(app: &TestApp, key: &str, body: &Value) -> Value {
     let mut body = unique(body.clone());
     body["async"] = json!(true);
-    let (status, res) = json(app.post("/v1/api/facturacion", &app.sk_test(), &body));
+    let (status, res) = json(app.post("/v1/api/facturacion", key, &body));
     assert_eq!(status, 202, "{res}");
     res
 }

@@ -23,3 +23,4 @@ mod shutdown;
 mod simulator;
 mod test_set;
 mod webhooks;
+mod ws_rooms;

@@ -75,3 +75,30 @@ fn limit_is_configurable_per_company() {
         "RATE_LIMITED",
     );
 }
+
+#[test]
+fn id_empresa_refusals_are_counted_and_carry_the_headers() {
+    let app = TestApp::spawn();
+    let key = app.sk_test();
+    wait_for_fresh_minute_if_needed();
+    let remaining = |res: &reqwest::blocking::Response| header(res, "x-ratelimit-remaining");
+    let before = remaining(&app.get("/v1/api/api-keys/test", &key));
+
+    // Another company's id: 403, counted, with every rate header.
+    let res = app.get("/v1/api/facturacion/2/status?id_empresa=2", &key);
+    assert_eq!(header(&res, "x-ratelimit-limit"), 100);
+    assert!(header(&res, "x-ratelimit-reset") > 0);
+    assert_eq!(remaining(&res), before - 1);
+    assert_error(res, 403, "FORBIDDEN");
+
+    // Not a number: 422, counted too.
+    let res = app.get("/v1/api/clientes?id_empresa=x", &key);
+    assert_eq!(remaining(&res), before - 2);
+    let body = assert_error(res, 422, "VALIDATION_ERROR");
+    assert_eq!(body["error"]["details"][0]["field"], "id_empresa", "{body}");
+
+    // The key's own company passes, and the next answer counts on from there.
+    let res = app.get("/v1/api/clientes?id_empresa=1", &key);
+    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(remaining(&res), before - 3);
+}

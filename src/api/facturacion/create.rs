@@ -137,9 +137,7 @@ pub async fn create(
     // never a document half way (number taken, not yet built or sent).
     let task = {
         let issuing = issuing.clone();
-        actix_web::rt::spawn(async move {
-            issue(&issuing, ctx.company_id, ctx.environment, mapped, canonical).await
-        })
+        actix_web::rt::spawn(async move { issue(&issuing, ctx.caller(), mapped, canonical).await })
     };
     let issued = task
         .await
