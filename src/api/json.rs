@@ -60,7 +60,8 @@ impl FromRequest for RawBody {
     }
 }
 
-/// Parses a body, classifying the failure as decisions.md §3 says.
+/// Parses a body, classifying the failure as decisions.md §3 says. A body
+/// is one JSON value and nothing after it.
 pub fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::MalformedJson(
@@ -68,26 +69,32 @@ pub fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
         ));
     }
     let de = &mut serde_json::Deserializer::from_slice(body);
-    serde_path_to_error::deserialize(de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        let text = inner.to_string();
-        // serde_json appends " at line L column C"; the path says more.
-        let reason = text.split(" at line ").next().unwrap_or(&text).to_string();
-        match inner.classify() {
-            serde_json::error::Category::Data => {
-                if let Some(field) = missing_field(&reason) {
-                    let full = join_path(&path, field);
-                    ApiError::validation(full, "is required")
-                } else if reason.starts_with("invalid type") {
-                    ApiError::MalformedJson(format!("{}: {reason}", display_path(&path)))
-                } else {
-                    ApiError::validation(display_path(&path), reason)
-                }
+    let value = serde_path_to_error::deserialize(&mut *de).map_err(classify)?;
+    // `deserialize` stops after the value: `{…}x` and `{…}{…}` are not JSON.
+    de.end()
+        .map_err(|e| ApiError::MalformedJson(format!("body is not valid JSON: {e}")))?;
+    Ok(value)
+}
+
+fn classify(e: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
+    let path = e.path().to_string();
+    let inner = e.into_inner();
+    let text = inner.to_string();
+    // serde_json appends " at line L column C"; the path says more.
+    let reason = text.split(" at line ").next().unwrap_or(&text).to_string();
+    match inner.classify() {
+        serde_json::error::Category::Data => {
+            if let Some(field) = missing_field(&reason) {
+                let full = join_path(&path, field);
+                ApiError::validation(full, "is required")
+            } else if reason.starts_with("invalid type") {
+                ApiError::MalformedJson(format!("{}: {reason}", display_path(&path)))
+            } else {
+                ApiError::validation(display_path(&path), reason)
             }
-            _ => ApiError::MalformedJson(format!("body is not valid JSON: {text}")),
         }
-    })
+        _ => ApiError::MalformedJson(format!("body is not valid JSON: {text}")),
+    }
 }
 
 fn missing_field(reason: &str) -> Option<&str> {
@@ -158,5 +165,14 @@ mod tests {
         assert!(msg.contains("customer.email"), "{msg}");
         assert_eq!(code_and_field("{not json").0, "MALFORMED_JSON");
         assert_eq!(code_and_field("").0, "MALFORMED_JSON");
+    }
+
+    #[test]
+    fn one_value_and_nothing_after_it() {
+        let ok = r#"{"customer":{"email":"a"},"n":1}"#;
+        for bad in [format!("{ok}x"), format!("{ok}{ok}"), format!("{ok},")] {
+            assert_eq!(code_and_field(&bad).0, "MALFORMED_JSON", "{bad}");
+        }
+        assert_eq!(code_and_field(&format!(" {ok} \n")).0, "OK");
     }
 }

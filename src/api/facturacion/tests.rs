@@ -786,6 +786,8 @@ fn wrong_json_types_are_400() {
     assert!(is_malformed(parse(&body)));
     assert!(is_malformed(parse_text("[1, 2]")));
     assert!(is_malformed(parse_text("{\"id_tipo_documento\": 1,")));
+    let text = examples::invoice().to_string();
+    assert!(is_malformed(parse_text(&format!("{text}x"))), "trailing");
 }
 
 #[test]
