@@ -61,7 +61,7 @@ impl FromRequest for RawBody {
 }
 
 /// Parses a body, classifying the failure as decisions.md §3 says. A body
-/// is one JSON value and nothing after it.
+/// is one JSON object and nothing after it.
 pub fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::MalformedJson(
@@ -69,11 +69,11 @@ pub fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
         ));
     }
     let de = &mut serde_json::Deserializer::from_slice(body);
-    let value = serde_path_to_error::deserialize(&mut *de).map_err(classify)?;
+    let value: object::Object<T> = serde_path_to_error::deserialize(&mut *de).map_err(classify)?;
     // `deserialize` stops after the value: `{…}x` and `{…}{…}` are not JSON.
     de.end()
         .map_err(|e| ApiError::MalformedJson(format!("body is not valid JSON: {e}")))?;
-    Ok(value)
+    Ok(value.0)
 }
 
 fn classify(e: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
@@ -94,6 +94,61 @@ fn classify(e: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
             }
         }
         _ => ApiError::MalformedJson(format!("body is not valid JSON: {text}")),
+    }
+}
+
+/// Structs from JSON objects only. serde also reads a struct from an array,
+/// field by field in order, so `"payment_form": []` or a customer sent as
+/// `["800197268", "A", "a@b.co"]` would pass for objects, where decisions.md
+/// §3 makes a wrong JSON type a 400. Every struct-typed field of a request
+/// says `#[serde(deserialize_with = "object::…")]`; [`parse`] does the body.
+pub mod object {
+    use std::fmt;
+    use std::marker::PhantomData;
+
+    use serde::de::value::MapAccessDeserializer;
+    use serde::de::{MapAccess, Visitor};
+    use serde::{Deserialize, Deserializer};
+
+    /// A `T` read from a JSON object, and from nothing else.
+    pub struct Object<T>(pub T);
+
+    struct ObjectVisitor<T>(PhantomData<T>);
+
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for ObjectVisitor<T> {
+        type Value = Object<T>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an object")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Object<T>, A::Error> {
+            T::deserialize(MapAccessDeserializer::new(map)).map(Object)
+        }
+    }
+
+    impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_map(ObjectVisitor(PhantomData))
+        }
+    }
+
+    pub fn required<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<T, D::Error> {
+        Object::deserialize(d).map(|o| o.0)
+    }
+
+    pub fn option<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        d: D,
+    ) -> Result<Option<T>, D::Error> {
+        Option::<Object<T>>::deserialize(d).map(|o| o.map(|o| o.0))
+    }
+
+    /// An optional array of objects.
+    pub fn option_vec<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        d: D,
+    ) -> Result<Option<Vec<T>>, D::Error> {
+        let items = Option::<Vec<Object<T>>>::deserialize(d)?;
+        Ok(items.map(|v| v.into_iter().map(|o| o.0).collect()))
     }
 }
 
@@ -168,11 +223,54 @@ mod tests {
     }
 
     #[test]
-    fn one_value_and_nothing_after_it() {
+    fn one_object_and_nothing_after_it() {
         let ok = r#"{"customer":{"email":"a"},"n":1}"#;
-        for bad in [format!("{ok}x"), format!("{ok}{ok}"), format!("{ok},")] {
+        for bad in [
+            format!("{ok}x"),
+            format!("{ok}{ok}"),
+            format!("{ok},"),
+            r#"[{"email":"a"},1]"#.to_string(),
+        ] {
             assert_eq!(code_and_field(&bad).0, "MALFORMED_JSON", "{bad}");
         }
         assert_eq!(code_and_field(&format!(" {ok} \n")).0, "OK");
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[allow(dead_code)]
+    struct Strict {
+        #[serde(deserialize_with = "object::required")]
+        customer: Inner,
+        #[serde(default, deserialize_with = "object::option")]
+        extra: Option<Inner>,
+        #[serde(default, deserialize_with = "object::option_vec")]
+        lines: Option<Vec<Inner>>,
+    }
+
+    #[test]
+    fn struct_fields_take_objects_only() {
+        let strict = |body: &str| match parse::<Strict>(body.as_bytes()) {
+            Ok(_) => "OK".to_string(),
+            Err(ApiError::Validation { details, .. }) => details[0].field.clone(),
+            Err(e) => format!("{}: {e}", e.code()),
+        };
+        assert_eq!(strict(r#"{"customer":{"email":"a"}}"#), "OK");
+        assert_eq!(
+            strict(r#"{"customer":{"email":"a"},"extra":null,"lines":[{"email":"b"}]}"#),
+            "OK"
+        );
+        assert_eq!(strict(r#"{"customer":{}}"#), "customer.email");
+        assert_eq!(strict(r#"{"extra":{"email":"a"}}"#), "customer");
+        for (body, path) in [
+            (r#"{"customer":["a"]}"#, "customer"),
+            (r#"{"customer":{"email":"a"},"extra":[]}"#, "extra"),
+            (r#"{"customer":{"email":"a"},"lines":[["b"]]}"#, "lines[0]"),
+        ] {
+            let got = strict(body);
+            assert!(
+                got.starts_with("MALFORMED_JSON") && got.contains(path),
+                "{body}: {got}"
+            );
+        }
     }
 }
