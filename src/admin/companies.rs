@@ -156,7 +156,8 @@ pub struct WebhookDelivery {
 /// The webhook delivery log: every attempt, newest last (last 100).
 #[utoipa::path(get, path = "/admin/companies/{id}/webhooks", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa")),
-    responses((status = 200, description = "delivery attempts", body = inline(envelope::Envelope<Vec<WebhookDelivery>>))))]
+    responses((status = 200, description = "delivery attempts", body = inline(envelope::Envelope<Vec<WebhookDelivery>>)),
+              (status = 404, description = "no such company", body = crate::api::error::ErrorEnvelope)))]
 #[get("/companies/{id}/webhooks")]
 pub async fn webhook_log(
     state: web::Data<AppState>,
@@ -164,9 +165,13 @@ pub async fn webhook_log(
 ) -> ApiResult<HttpResponse> {
     let st = state.clone();
     let id = id.into_inner();
-    let events = web::block(move || {
+    let events = web::block(move || -> ApiResult<_> {
         st.store
-            .events(id, crate::issuing::webhooks::DELIVERY_EVENT, 100)
+            .company(id)?
+            .ok_or_else(|| ApiError::NotFound("company".into()))?;
+        Ok(st
+            .store
+            .events(id, crate::issuing::webhooks::DELIVERY_EVENT, 100)?)
     })
     .await??;
     Ok(envelope::ok(

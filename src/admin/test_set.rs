@@ -5,7 +5,7 @@ use actix_web::{get, post, web, HttpResponse};
 
 use crate::api::envelope;
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::json::parse;
+use crate::api::json::{parse, RawBody};
 use crate::issuing::test_set::{self, TestSetPlan, TestSetRun};
 use crate::state::AppState;
 
@@ -18,7 +18,7 @@ use crate::state::AppState;
 pub async fn start(
     state: web::Data<AppState>,
     id: web::Path<u64>,
-    body: web::Bytes,
+    body: RawBody,
 ) -> ApiResult<HttpResponse> {
     let id = id.into_inner();
     state
@@ -26,10 +26,10 @@ pub async fn start(
         .company(id)?
         .ok_or_else(|| ApiError::NotFound("company".into()))?;
     // No body = the default plan; a body must be a valid plan.
-    let plan = if body.iter().all(u8::is_ascii_whitespace) {
+    let plan = if body.0.iter().all(u8::is_ascii_whitespace) {
         TestSetPlan::default()
     } else {
-        parse::<TestSetPlan>(&body)?
+        parse::<TestSetPlan>(&body.0)?
     };
     let run = test_set::start(&state.issuing, id, plan).await?;
     Ok(envelope::with_status(

@@ -18,10 +18,22 @@ use crate::state::AppState;
 /// Messages a slow socket may fall behind before the hub drops it.
 const SOCKET_BUFFER: usize = 256;
 
+/// A refused handshake (a plain GET, a wrong version ...), which actix
+/// answers with a bare status, as a 422 in the envelope.
+fn not_a_handshake(e: actix_web::Error) -> ApiError {
+    ApiError::validation(
+        "Upgrade",
+        format!(
+            "{e}: connect with a WebSocket handshake (Upgrade: websocket, Sec-WebSocket-Version: 13)"
+        ),
+    )
+}
+
 #[utoipa::path(get, path = "/v1/api/ws", tag = "eventos",
     security(("api_key" = [])),
     description = "Joins the room `empresa_{id}` of the key's company and, when the key was created with a `user_id`, the room `user_{id}`. A document's events go to its company's room and to the room of the user whose key issued it; a socket in both rooms gets each event once.",
-    responses((status = 101, description = "WebSocket: messages {\"event\": \"facturacion:update\" | \"facturacion:error\" | \"contingencia:batch\", \"data\": {…}}")))]
+    responses((status = 101, description = "WebSocket: messages {\"event\": \"facturacion:update\" | \"facturacion:error\" | \"contingencia:batch\", \"data\": {…}}"),
+              (status = 422, description = "not a WebSocket handshake", body = super::error::ErrorEnvelope)))]
 #[get("/ws")]
 pub async fn ws(
     req: HttpRequest,
@@ -29,7 +41,8 @@ pub async fn ws(
     state: web::Data<AppState>,
     ctx: AuthContext,
 ) -> Result<HttpResponse, actix_web::Error> {
-    let (response, mut session, mut incoming) = actix_ws::handle(&req, body)?;
+    let (response, mut session, mut incoming) =
+        actix_ws::handle(&req, body).map_err(not_a_handshake)?;
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Arc<str>>(SOCKET_BUFFER);
     let mut rooms = vec![Room::Company(ctx.company_id)];
     rooms.extend(ctx.user_id.map(Room::User));

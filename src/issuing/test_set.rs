@@ -37,6 +37,30 @@ fn default_notes() -> u32 {
     1
 }
 
+impl TestSetPlan {
+    /// The number of documents: 1 to 100, notes only with an invoice to
+    /// refer to. Summed in u64: three u32 counts from the caller would
+    /// overflow (or wrap to a small total that passes the limit).
+    fn checked_total(&self) -> Result<usize, ApiError> {
+        let notes = u64::from(self.notas_credito) + u64::from(self.notas_debito);
+        let total = u64::from(self.facturas) + notes;
+        if total == 0 || total > 100 {
+            return Err(ApiError::validation(
+                "facturas",
+                "a test set has 1 to 100 documents",
+            ));
+        }
+        if self.facturas == 0 && notes > 0 {
+            return Err(ApiError::validation(
+                "facturas",
+                "notes need at least one invoice to refer to",
+            ));
+        }
+        // At most 100: fits.
+        Ok(total as usize)
+    }
+}
+
 impl Default for TestSetPlan {
     fn default() -> Self {
         TestSetPlan {
@@ -143,19 +167,7 @@ pub async fn start(
         .ok_or_else(|| {
             ApiError::validation("test_set_id", "the company's software has no test-set id")
         })?;
-    let total = (plan.facturas + plan.notas_credito + plan.notas_debito) as usize;
-    if total == 0 || total > 100 {
-        return Err(ApiError::validation(
-            "facturas",
-            "a test set has 1 to 100 documents",
-        ));
-    }
-    if plan.facturas == 0 && plan.notas_credito + plan.notas_debito > 0 {
-        return Err(ApiError::validation(
-            "facturas",
-            "notes need at least one invoice to refer to",
-        ));
-    }
+    let total = plan.checked_total()?;
     let mut run = TestSetRun {
         id_empresa: company,
         test_set_id,
@@ -368,4 +380,36 @@ fn record_verdict(
             data: doc.transmission.clone().unwrap_or_default(),
         },
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(facturas: u32, notas_credito: u32, notas_debito: u32) -> TestSetPlan {
+        TestSetPlan {
+            facturas,
+            notas_credito,
+            notas_debito,
+        }
+    }
+
+    #[test]
+    fn plan_total_is_checked_without_overflow() {
+        assert_eq!(TestSetPlan::default().checked_total().ok(), Some(10));
+        assert_eq!(plan(1, 0, 0).checked_total().ok(), Some(1));
+        assert_eq!(plan(98, 1, 1).checked_total().ok(), Some(100));
+        for bad in [
+            plan(0, 0, 0),
+            plan(0, 1, 0),
+            plan(101, 0, 0),
+            // In u32 these wrap to 0 and 1, or overflow.
+            plan(u32::MAX, 1, 0),
+            plan(u32::MAX, 2, 0),
+            plan(1, u32::MAX, u32::MAX),
+            plan(0, u32::MAX, 1),
+        ] {
+            assert!(bad.checked_total().is_err(), "{bad:?}");
+        }
+    }
 }

@@ -82,6 +82,10 @@ pub fn create_company(
     if !matches!(organization_type, 1 | 2) {
         return Err(invalid("tipo_organizacion", "must be 1 or 2"));
     }
+    // As `PATCH /admin/companies/{id}` says: a limit of 0 locks every key out.
+    if req.rate_limit_per_minute == Some(0) {
+        return Err(invalid("rate_limit_per_minute", "must be at least 1"));
+    }
     let text = |v: &Option<String>| v.clone().unwrap_or_default();
     let company = store.create_company(NewCompany {
         nit: req.nit.clone(),
@@ -110,6 +114,7 @@ pub fn create_company(
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]
@@ -119,5 +124,24 @@ mod tests {
         assert!(checked_nit("800197268", Some(5)).is_err());
         assert!(checked_nit("80019-7268", None).is_err());
         assert!(checked_nit("", None).is_err());
+    }
+
+    #[test]
+    fn a_rate_limit_of_zero_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = emisor_store::SledStore::open(dir.path()).unwrap();
+        let req = |limit| CompanyRequest {
+            nit: "900123456".into(),
+            razon_social: "Limitada S.A.S.".into(),
+            rate_limit_per_minute: limit,
+            ..Default::default()
+        };
+        match create_company(&store, &req(Some(0))) {
+            Err(ProvisioningError::Invalid { field, .. }) => {
+                assert_eq!(field, "rate_limit_per_minute")
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(create_company(&store, &req(Some(1))).is_ok());
     }
 }

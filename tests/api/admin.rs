@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use crate::helpers::*;
 
 /// A PKCS#12 whose certificate is valid from `from_days` to `to_days` around now.
-fn pkcs12(from_days: i64, to_days: i64) -> Vec<u8> {
+pub fn pkcs12(from_days: i64, to_days: i64) -> Vec<u8> {
     let key = PKey::from_rsa(Rsa::generate(2048).unwrap()).unwrap();
     let mut name = X509NameBuilder::new().unwrap();
     name.append_entry_by_text("CN", "Prueba").unwrap();

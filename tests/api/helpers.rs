@@ -24,6 +24,9 @@ pub struct TestApp {
 pub struct Launch {
     pub env: Vec<(String, String)>,
     pub args: Vec<String>,
+    /// Write the server's stderr to `<data dir>/server.log` (see
+    /// [`TestApp::log`]) instead of the test's own stderr.
+    pub capture_log: bool,
 }
 
 impl Launch {
@@ -35,6 +38,10 @@ impl Launch {
         self.args.push(a.into());
         self
     }
+    pub fn capture_log(mut self) -> Self {
+        self.capture_log = true;
+        self
+    }
 }
 
 pub fn client() -> Client {
@@ -42,6 +49,22 @@ pub fn client() -> Client {
         .timeout(Duration::from_secs(30))
         .build()
         .expect("http client")
+}
+
+const SERVER_LOG: &str = "server.log";
+
+/// The server's stderr: appended to its log file when captured, so a
+/// restart on the same data dir keeps what came before.
+fn stderr_for(dir: &Path, launch: &Launch) -> Stdio {
+    if !launch.capture_log {
+        return Stdio::inherit();
+    }
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join(SERVER_LOG))
+        .expect("server log file");
+    Stdio::from(file)
 }
 
 impl TestApp {
@@ -71,7 +94,7 @@ impl TestApp {
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit());
+            .stderr(stderr_for(dir, &launch));
         for (k, v) in &launch.env {
             cmd.env(k, v);
         }
@@ -101,6 +124,11 @@ impl TestApp {
             child: Some(child),
             _tmp: None,
         }
+    }
+
+    /// What the server wrote to stderr (with [`Launch::capture_log`]).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join(SERVER_LOG)).unwrap_or_default()
     }
 
     pub fn sk_test(&self) -> String {

@@ -13,6 +13,7 @@ mod crash;
 mod errors;
 mod facturacion;
 mod flow_helpers;
+mod hostile;
 mod idempotency;
 mod openapi;
 mod ops;

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::api::error::FieldError;
+use crate::api::json::object;
 use crate::engine::codes::nit_check_digit;
 
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema, Default)]
@@ -27,14 +28,14 @@ pub struct CustomerRequest {
     pub name: String,
     pub email: String,
     /// `13` CC, `31` NIT, `22` CE, `41` Passport (and the authority's other codes).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "object::option")]
     pub type_document_identification: Option<Code>,
     /// `1` legal entity, `2` natural person.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "object::option")]
     pub type_organization: Option<Code>,
     #[serde(default)]
     pub address: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "object::option")]
     pub municipality: Option<Municipality>,
     #[serde(default)]
     pub country_code: Option<String>,

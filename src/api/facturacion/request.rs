@@ -23,6 +23,8 @@
 //!   `debit_note_lines[].debited_quantity`).
 //! - `line_extension_amount` (spec: required) is optional: computed when
 //!   absent, checked when present.
+//! - An object is sent as a JSON object: an array in its place (which serde
+//!   would read field by field) is a wrong type (400), see `json::object`.
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
@@ -31,6 +33,7 @@ use serde::{Deserialize, Deserializer};
 use utoipa::ToSchema;
 
 use crate::api::clientes::model::CustomerRequest;
+use crate::api::json::object;
 
 #[path = "examples.rs"]
 pub mod examples;
@@ -51,24 +54,25 @@ pub struct FacturacionRequest {
     pub r#async: Option<bool>,
     /// The customer (for support documents 4 and 5: the vendor not obliged
     /// to invoice, usually a natural person with a CC, `13`).
+    #[serde(deserialize_with = "object::required")]
     pub customer: CustomerRequest,
     /// Lines of types 1, 4, 6, 7, 8, 9 (and of an export sent as type 2).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "object::option_vec")]
     pub invoice_lines: Option<Vec<DocumentLine>>,
     /// Lines of types 2, 5 and 10.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "object::option_vec")]
     pub credit_note_lines: Option<Vec<DocumentLine>>,
     /// Lines of type 3.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "object::option_vec")]
     pub debit_note_lines: Option<Vec<DocumentLine>>,
     /// Totals the caller computed; checked against ours (0.01 tolerance).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "object::option")]
     pub legal_monetary_totals: Option<LegalMonetaryTotals>,
     /// Document taxes the caller computed, one item per tax code (and rate);
     /// checked against ours.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "object::option_vec")]
     pub tax_totals: Option<Vec<TaxTotal>>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "object::option")]
     pub payment_form: Option<PaymentForm>,
     /// Free text printed on the document.
     #[serde(default)]
@@ -93,9 +97,9 @@ pub struct FacturacionRequest {
     #[schema(value_type = Option<i64>)]
     pub id_tipo_moneda: Option<String>,
     /// Required when the currency is not COP.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "object::option")]
     pub exchange_rate: Option<ExchangeRateRequest>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "object::option")]
     pub delivery: Option<Delivery>,
 }
 
@@ -126,17 +130,17 @@ pub struct DocumentLine {
     #[schema(value_type = f64)]
     pub price_amount: Decimal,
     /// Unit of measure; `94` (unit) when absent. Others: `KGM`, `E48`, `LTR` ...
-    #[serde(default)]
+    #[serde(default, deserialize_with = "object::option")]
     pub unit_measure: Option<UnitMeasure>,
     /// Item code (`cac:StandardItemIdentification`); the line number when absent.
     #[serde(default)]
     pub code: Option<String>,
     /// Taxes and withholdings (`05` ReteIVA, `06` ReteRenta, `07` ReteICA) of
     /// the line.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "object::option_vec")]
     pub tax_totals: Option<Vec<TaxTotal>>,
     /// Discounts and charges of the line.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "object::option_vec")]
     pub allowance_charges: Option<Vec<AllowanceChargeRequest>>,
 }
 

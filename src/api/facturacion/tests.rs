@@ -749,10 +749,14 @@ fn decimals_are_exact() {
 
 #[test]
 fn wrong_json_types_are_400() {
-    let cases: [(&str, Value); 9] = [
+    let cases: [(&str, Value); 12] = [
         ("id_tipo_documento", json!("1")),
         ("id_tipo_documento", json!(1.5)),
         ("customer", json!("Ana")),
+        // Arrays for objects, which serde would read field by field.
+        ("customer", json!(["800197268", "Ana", "ana@example.test"])),
+        ("payment_form", json!([])),
+        ("legal_monetary_totals", json!([1, 1, 1, 1])),
         ("invoice_lines", json!({"description": "x"})),
         ("transmit", json!("yes")),
         ("async", json!(1)),
@@ -765,11 +769,13 @@ fn wrong_json_types_are_400() {
         body[field] = value;
         assert!(is_malformed(parse(&body)), "{field}");
     }
-    let line_cases: [(&str, Value); 4] = [
+    let line_cases: [(&str, Value); 6] = [
         ("price_amount", json!("100")),
         ("invoiced_quantity", json!("2")),
         ("description", json!(5)),
         ("tax_totals", json!({"tax_code": "01"})),
+        ("tax_totals", json!([["01", "IVA", 19]])),
+        ("unit_measure", json!(["94"])),
     ];
     for (field, value) in line_cases {
         let mut body = examples::invoice();
@@ -786,6 +792,8 @@ fn wrong_json_types_are_400() {
     assert!(is_malformed(parse(&body)));
     assert!(is_malformed(parse_text("[1, 2]")));
     assert!(is_malformed(parse_text("{\"id_tipo_documento\": 1,")));
+    let text = examples::invoice().to_string();
+    assert!(is_malformed(parse_text(&format!("{text}x"))), "trailing");
 }
 
 #[test]
