@@ -6,6 +6,7 @@ use utoipa::ToSchema;
 
 use super::{invalid, ProvisioningError};
 use crate::engine::codes::nit_check_digit;
+use crate::engine::validate::is_forbidden_xml_char;
 
 /// A company as the admin API and CLI take it (Spanish JSON names).
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
@@ -69,6 +70,47 @@ pub fn checked_nit(nit: &str, dv: Option<u8>) -> Result<u8, ProvisioningError> {
     }
 }
 
+/// The issuer's text goes into every document it signs: characters XML
+/// cannot carry, or a field longer than a reader would ever print, would
+/// make every later invoice fail instead of this request.
+fn check_texts(req: &CompanyRequest) -> Result<(), ProvisioningError> {
+    let texts = [
+        ("razon_social", Some(req.razon_social.as_str()), 450),
+        ("nombre_comercial", req.nombre_comercial.as_deref(), 450),
+        ("direccion", req.direccion.as_deref(), 450),
+        ("municipio_codigo", req.municipio_codigo.as_deref(), 10),
+        ("municipio_nombre", req.municipio_nombre.as_deref(), 100),
+        (
+            "departamento_codigo",
+            req.departamento_codigo.as_deref(),
+            10,
+        ),
+        (
+            "departamento_nombre",
+            req.departamento_nombre.as_deref(),
+            100,
+        ),
+        ("email", req.email.as_deref(), 254),
+        ("telefono", req.telefono.as_deref(), 50),
+        ("regimen", req.regimen.as_deref(), 10),
+        ("responsabilidades", req.responsabilidades.as_deref(), 100),
+    ];
+    for (field, value, max) in texts {
+        let Some(value) = value else { continue };
+        if let Some(c) = value.chars().find(|c| is_forbidden_xml_char(*c)) {
+            let message = format!(
+                "contains a character XML cannot carry (U+{:04X})",
+                u32::from(c)
+            );
+            return Err(invalid(field, message));
+        }
+        if value.chars().count() > max {
+            return Err(invalid(field, format!("at most {max} characters")));
+        }
+    }
+    Ok(())
+}
+
 pub fn create_company(
     store: &dyn Store,
     req: &CompanyRequest,
@@ -86,6 +128,7 @@ pub fn create_company(
     if req.rate_limit_per_minute == Some(0) {
         return Err(invalid("rate_limit_per_minute", "must be at least 1"));
     }
+    check_texts(req)?;
     let text = |v: &Option<String>| v.clone().unwrap_or_default();
     let company = store.create_company(NewCompany {
         nit: req.nit.clone(),
@@ -143,5 +186,33 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(create_company(&store, &req(Some(1))).is_ok());
+    }
+
+    #[test]
+    fn text_that_every_document_would_carry_is_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = emisor_store::SledStore::open(dir.path()).unwrap();
+        let base = CompanyRequest {
+            nit: "900123456".into(),
+            razon_social: "Textos S.A.S.".into(),
+            ..Default::default()
+        };
+        let refused = |req: CompanyRequest| match create_company(&store, &req) {
+            Err(ProvisioningError::Invalid { field, .. }) => field,
+            other => panic!("{other:?}"),
+        };
+        let bad_address = CompanyRequest {
+            direccion: Some("Calle \u{FFFE}".into()),
+            ..base.clone()
+        };
+        assert_eq!(refused(bad_address), "direccion");
+        let long_name = CompanyRequest {
+            razon_social: "x".repeat(100_000),
+            ..base.clone()
+        };
+        assert_eq!(refused(long_name), "razon_social");
+        let store_api: &dyn Store = &store;
+        assert!(store_api.companies().unwrap().is_empty(), "nothing written");
+        assert!(create_company(&store, &base).is_ok());
     }
 }

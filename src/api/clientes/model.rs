@@ -5,8 +5,10 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::api::error::FieldError;
+use crate::api::facturacion::mapping::codes::department_name;
 use crate::api::json::object;
 use crate::engine::codes::nit_check_digit;
+use crate::engine::validate::is_forbidden_xml_char;
 
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema, Default)]
 pub struct Code {
@@ -57,6 +59,13 @@ fn looks_like_email(s: &str) -> bool {
         && !domain.starts_with('.')
         && !domain.ends_with('.')
         && !s.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+/// Five digits whose first two name a department (DIVIPOLA).
+fn is_municipality_code(code: &str) -> bool {
+    code.len() == 5
+        && code.bytes().all(|b| b.is_ascii_digit())
+        && department_name(&code[..2]).is_some()
 }
 
 impl CustomerRequest {
@@ -110,6 +119,51 @@ impl CustomerRequest {
                     f("country_code"),
                     "ISO 3166-1 alpha-2, e.g. `CO`",
                 ));
+            }
+        }
+        let municipality = self.municipality.as_ref();
+        let municipality_code = municipality.and_then(|m| m.code.as_deref()).map(str::trim);
+        let colombian = self.country_code.as_deref().is_none_or(|c| c == "CO");
+        if let Some(code) = municipality_code.filter(|c| colombian && !c.is_empty()) {
+            if !is_municipality_code(code) {
+                errors.push(FieldError::new(
+                    f("municipality.code"),
+                    "must be the 5-digit DIVIPOLA municipality code (e.g. 11001)",
+                ));
+            }
+        }
+        // Everything here can end up in a document's XML.
+        let texts = [
+            (
+                "identification_number",
+                Some(self.identification_number.as_str()),
+                20,
+            ),
+            ("name", Some(self.name.as_str()), 450),
+            ("email", Some(self.email.as_str()), 254),
+            ("address", self.address.as_deref(), 450),
+            ("phone", self.phone.as_deref(), 50),
+            ("municipality.code", municipality_code, 10),
+            (
+                "municipality.name",
+                municipality.and_then(|m| m.name.as_deref()),
+                100,
+            ),
+        ];
+        for (name, value, max) in texts {
+            let Some(value) = value else { continue };
+            let field = f(name);
+            if errors.iter().any(|e| e.field == field) {
+                continue;
+            }
+            if let Some(c) = value.chars().find(|c| is_forbidden_xml_char(*c)) {
+                let message = format!(
+                    "contains a character XML cannot carry (U+{:04X})",
+                    u32::from(c)
+                );
+                errors.push(FieldError::new(field, message));
+            } else if value.chars().count() > max {
+                errors.push(FieldError::new(field, format!("at most {max} characters")));
             }
         }
         errors
@@ -192,5 +246,50 @@ impl From<Customer> for CustomerResponse {
                 .updated_at
                 .to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn customer() -> CustomerRequest {
+        serde_json::from_value(serde_json::json!({
+            "identification_number": "900123456", "name": "Cliente S.A.S.",
+            "email": "c@example.com", "type_document_identification": {"code": "31"},
+            "address": "Calle 1", "phone": "3001234567",
+            "municipality": {"code": "11001", "name": "Bogotá"}
+        }))
+        .unwrap()
+    }
+
+    fn fields(c: &CustomerRequest) -> Vec<String> {
+        c.validate("").into_iter().map(|e| e.field).collect()
+    }
+
+    #[test]
+    fn text_that_would_go_into_a_document_is_checked_like_a_documents() {
+        assert!(fields(&customer()).is_empty());
+        let mut c = customer();
+        c.address = Some("Calle \u{FFFE}".into());
+        c.phone = Some("3".repeat(100_000));
+        c.municipality = Some(Municipality {
+            code: Some("abc".into()),
+            name: Some("nul \u{0}".into()),
+        });
+        assert_eq!(
+            fields(&c),
+            ["municipality.code", "address", "phone", "municipality.name"]
+        );
+        // Outside Colombia the municipality code is the other country's own.
+        c = customer();
+        c.country_code = Some("US".into());
+        c.type_document_identification = Some(Code { code: "50".into() });
+        c.municipality = Some(Municipality {
+            code: Some("NY".into()),
+            name: None,
+        });
+        assert!(fields(&c).is_empty(), "{:?}", fields(&c));
     }
 }

@@ -37,7 +37,7 @@ use crate::engine::totals::{self, Totals, TotalsError, TOLERANCE};
 use crate::engine::validate::{is_forbidden_xml_char, ValidationError, MAX_AMOUNT};
 
 #[path = "mapping_codes.rs"]
-mod codes;
+pub(crate) mod codes;
 #[path = "mapping_fields.rs"]
 mod fields;
 #[path = "mapping_lines.rs"]
@@ -408,12 +408,8 @@ pub fn to_document(
 }
 
 fn map_customer(c: &CustomerRequest, e: &mut Errors) -> Party {
+    // Required fields, codes, lengths, XML characters, municipality code.
     e.0.extend(c.validate("customer."));
-    e.text("customer.identification_number", &c.identification_number);
-    e.text("customer.name", &c.name);
-    e.text("customer.email", &c.email);
-    e.opt_text("customer.address", c.address.as_deref());
-    e.opt_text("customer.phone", c.phone.as_deref());
     let municipality_code = c
         .municipality
         .as_ref()
@@ -426,8 +422,6 @@ fn map_customer(c: &CustomerRequest, e: &mut Errors) -> Party {
         .and_then(|m| m.name.as_deref())
         .map(str::trim)
         .unwrap_or_default();
-    e.text("customer.municipality.code", municipality_code);
-    e.text("customer.municipality.name", municipality_name);
 
     let country = c.country_code.as_deref().unwrap_or("CO");
     let org_code = c.type_organization.as_ref().map(|o| o.code.as_str());
@@ -458,10 +452,8 @@ fn map_customer(c: &CustomerRequest, e: &mut Errors) -> Party {
                 department_code = code.to_string();
                 department_name = name.to_string();
             }
-            _ => e.push(
-                "customer.municipality.code",
-                "must be the 5-digit DIVIPOLA municipality code (e.g. 11001)",
-            ),
+            // Refused by `validate` above.
+            _ => {}
         }
     }
     let address_line = c.address.as_deref().map(str::trim).unwrap_or_default();

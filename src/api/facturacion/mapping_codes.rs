@@ -138,7 +138,7 @@ pub(super) fn is_currency_code(s: &str) -> bool {
 }
 
 /// Department (`cbc:CountrySubentity`) of a DIVIPOLA department code.
-pub(super) fn department_name(code: &str) -> Option<&'static str> {
+pub(crate) fn department_name(code: &str) -> Option<&'static str> {
     Some(match code {
         "05" => "Antioquia",
         "08" => "Atlántico",
