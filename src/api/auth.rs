@@ -106,15 +106,25 @@ pub fn resolve(state: &AppState, secret: &str) -> Result<AuthContext, ApiError> 
 
 /// `id_empresa` from the query string, if present and numeric.
 fn query_company(req: &ServiceRequest) -> Result<Option<CompanyId>, ApiError> {
-    for pair in req.query_string().split('&') {
-        if let Some(v) = pair.strip_prefix("id_empresa=") {
-            return v
-                .parse()
-                .map(Some)
-                .map_err(|_| ApiError::validation("id_empresa", "must be an integer"));
+    let mut found: Option<CompanyId> = None;
+    // Decoded like every other query parameter (`%31` is `1`); given twice
+    // with different values, which one is meant is unknowable.
+    for (name, value) in form_urlencoded::parse(req.query_string().as_bytes()) {
+        if name != "id_empresa" {
+            continue;
         }
+        let id: CompanyId = value
+            .parse()
+            .map_err(|_| ApiError::validation("id_empresa", "must be an integer"))?;
+        if found.is_some_and(|f| f != id) {
+            return Err(ApiError::validation(
+                "id_empresa",
+                "given twice with different values",
+            ));
+        }
+        found = Some(id);
     }
-    Ok(None)
+    Ok(found)
 }
 
 /// Resolves the key and stores its [`AuthContext`] in the request.

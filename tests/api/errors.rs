@@ -106,6 +106,23 @@ fn query_route_and_resource_errors() {
         422,
         "VALIDATION_ERROR",
     );
+    // The company is read decoded, and once: one of two values is not
+    // enough to pass.
+    let (status, _) = json(app.get("/v1/api/facturacion/suscripcion?id_empresa=%31", &key));
+    assert_eq!(status, 200);
+    assert_error(
+        app.get(
+            "/v1/api/facturacion/suscripcion?id_empresa=1&id_empresa=2",
+            &key,
+        ),
+        422,
+        "VALIDATION_ERROR",
+    );
+    assert_error(
+        app.get("/v1/api/facturacion/suscripcion?id_empresa=%32", &key),
+        403,
+        "FORBIDDEN",
+    );
     assert_error(app.get("/v1/api/no-such-thing", &key), 404, "NOT_FOUND");
     assert_error(app.admin_get("/admin/companies/99"), 404, "NOT_FOUND");
     assert_error(app.admin_get("/admin/companies/abc"), 404, "NOT_FOUND");
