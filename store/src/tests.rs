@@ -420,7 +420,7 @@ fn recent_requests_are_the_documents_since_a_time_newest_first() {
     let c = s.create_company(company()).unwrap();
     let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
     let body = |n: u32| format!("{{\"n\":{n}}}").into_bytes();
-    let mut make = |n: u32| {
+    let make = |n: u32| {
         let mut new = new_doc(&r, None);
         new.request = body(n);
         s.create_document(new).unwrap()
