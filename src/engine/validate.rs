@@ -48,6 +48,18 @@ pub fn is_forbidden_xml_char(c: char) -> bool {
     matches!(c, '\u{0}'..='\u{8}' | '\u{B}' | '\u{C}' | '\u{E}'..='\u{1F}' | '\u{FFFE}' | '\u{FFFF}')
 }
 
+/// What is wrong with a free-text field bound for a document's XML: a
+/// character XML cannot carry, or more than `max` characters.
+pub fn text_problem(value: &str, max: usize) -> Option<String> {
+    if let Some(c) = value.chars().find(|c| is_forbidden_xml_char(*c)) {
+        return Some(format!(
+            "contains a character XML cannot carry (U+{:04X})",
+            u32::from(c)
+        ));
+    }
+    (value.chars().count() > max).then(|| format!("at most {max} characters"))
+}
+
 /// The errors found so far. Field names are taken as `impl Display` (a
 /// `&str` or `format_args!`), so the name is only formatted when there is
 /// an error to report: a valid document formats none of the hundred-odd.

@@ -6,7 +6,7 @@ use utoipa::ToSchema;
 
 use super::{invalid, ProvisioningError};
 use crate::engine::codes::nit_check_digit;
-use crate::engine::validate::is_forbidden_xml_char;
+use crate::engine::validate::text_problem;
 
 /// A company as the admin API and CLI take it (Spanish JSON names).
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
@@ -96,16 +96,8 @@ fn check_texts(req: &CompanyRequest) -> Result<(), ProvisioningError> {
         ("responsabilidades", req.responsabilidades.as_deref(), 100),
     ];
     for (field, value, max) in texts {
-        let Some(value) = value else { continue };
-        if let Some(c) = value.chars().find(|c| is_forbidden_xml_char(*c)) {
-            let message = format!(
-                "contains a character XML cannot carry (U+{:04X})",
-                u32::from(c)
-            );
-            return Err(invalid(field, message));
-        }
-        if value.chars().count() > max {
-            return Err(invalid(field, format!("at most {max} characters")));
+        if let Some(problem) = value.and_then(|v| text_problem(v, max)) {
+            return Err(invalid(field, problem));
         }
     }
     Ok(())

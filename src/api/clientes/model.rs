@@ -8,7 +8,7 @@ use crate::api::error::FieldError;
 use crate::api::facturacion::mapping::codes::department_name;
 use crate::api::json::object;
 use crate::engine::codes::nit_check_digit;
-use crate::engine::validate::is_forbidden_xml_char;
+use crate::engine::validate::text_problem;
 
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema, Default)]
 pub struct Code {
@@ -156,14 +156,8 @@ impl CustomerRequest {
             if errors.iter().any(|e| e.field == field) {
                 continue;
             }
-            if let Some(c) = value.chars().find(|c| is_forbidden_xml_char(*c)) {
-                let message = format!(
-                    "contains a character XML cannot carry (U+{:04X})",
-                    u32::from(c)
-                );
-                errors.push(FieldError::new(field, message));
-            } else if value.chars().count() > max {
-                errors.push(FieldError::new(field, format!("at most {max} characters")));
+            if let Some(problem) = text_problem(value, max) {
+                errors.push(FieldError::new(field, problem));
             }
         }
         errors
