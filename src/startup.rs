@@ -35,7 +35,7 @@ use emisor_actors::recovery_ticker::RecoveryTicker;
 use emisor_actors::retry_scheduler::RetryScheduler;
 use emisor_actors::signer_pool::SignerPool;
 use emisor_actors::webhook_sender::WebhookSender;
-use emisor_actors::ws_hub::WsHub;
+use emisor_actors::ws_hub::{CloseAll, WsHub};
 
 use crate::authority::port::{start_transmitter, transmitter_config};
 use crate::engine::worker::{EnginePipeline, SigningKeyCache};
@@ -395,6 +395,8 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     })
     .workers(workers)
     .shutdown_timeout(settings.server.shutdown_timeout_s)
+    // Our own signal handling below: the sockets are let go first.
+    .disable_signals()
     .bind(&settings.server.bind)
     .with_context(|| format!("binding {}", settings.server.bind))?;
 
@@ -404,8 +406,18 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         .copied()
         .ok_or_else(|| anyhow::anyhow!("bound to no address"))?;
     write_listening(&dir, addr)?;
-    // actix-web stops on SIGINT/SIGTERM, finishing in-flight requests first.
-    server.run().await.context("HTTP server")?;
+    let running = server.run();
+    let handle = running.handle();
+    let issuing = actors.issuing.clone();
+    actix_web::rt::spawn(async move {
+        wait_for_signal().await;
+        // WebSockets never finish on their own: they would hold the
+        // graceful stop for the whole shutdown timeout.
+        let _ = issuing.hub.addr().send(CloseAll).await;
+        // Then in-flight requests finish before the workers stop.
+        handle.stop(true).await;
+    });
+    running.await.context("HTTP server")?;
     if let Some((_, _, handle)) = sim {
         handle.stop(true).await;
     }

@@ -141,12 +141,20 @@ struct Session {
     rooms: Vec<Room>,
 }
 
+/// The server is stopping: every socket is let go (its sender dropped, so
+/// its task closes it) and later joins are let go at once. An open socket
+/// would otherwise hold a graceful stop for the whole shutdown timeout.
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "usize")]
+pub struct CloseAll;
+
 #[derive(Default)]
 pub struct WsHub {
     sessions: HashMap<SessionId, Session>,
     rooms: HashMap<Room, HashSet<SessionId>>,
     next_id: u64,
     stats: HubStats,
+    closing: bool,
 }
 
 #[derive(serde::Serialize)]
@@ -164,6 +172,9 @@ impl WsHub {
     pub fn join(&mut self, join: Join) -> SessionId {
         self.next_id += 1;
         let id = SessionId(self.next_id);
+        if self.closing {
+            return id; // `join.sender` dropped here: the socket closes
+        }
         let mut rooms = join.rooms;
         rooms.sort_unstable();
         rooms.dedup();
@@ -178,6 +189,15 @@ impl WsHub {
             },
         );
         id
+    }
+
+    /// Lets every socket go (see [`CloseAll`]); returns how many there were.
+    pub fn close_all(&mut self) -> usize {
+        self.closing = true;
+        self.rooms.clear();
+        let n = self.sessions.len();
+        self.sessions.clear();
+        n
     }
 
     pub fn leave(&mut self, id: SessionId) {
@@ -320,6 +340,13 @@ impl Handler<Broadcast> for WsHub {
     }
 }
 
+impl Handler<CloseAll> for WsHub {
+    type Result = usize;
+    fn handle(&mut self, _: CloseAll, _: &mut Context<Self>) -> usize {
+        self.close_all()
+    }
+}
+
 impl Handler<Stats> for WsHub {
     type Result = MessageResult<Stats>;
     fn handle(&mut self, _: Stats, _: &mut Context<Self>) -> Self::Result {
@@ -357,6 +384,30 @@ mod tests {
         assert_eq!("user_9".parse(), Ok(Room::User(9)));
         assert!("empresa_".parse::<Room>().is_err());
         assert!("sala_1".parse::<Room>().is_err());
+    }
+
+    #[actix::test]
+    async fn close_all_lets_every_socket_go_and_any_later_one_at_once() {
+        let hub = WsHub::new().start();
+        let (a_tx, mut a) = socket(8);
+        hub.send(Join {
+            rooms: vec![Room::Company(1)],
+            sender: a_tx,
+        })
+        .await
+        .unwrap();
+        assert_eq!(hub.send(CloseAll).await.unwrap(), 1);
+        // The sender is gone: the socket's task reads the end and closes.
+        assert_eq!(a.recv().await, None);
+        let (b_tx, mut b) = socket(8);
+        hub.send(Join {
+            rooms: vec![Room::Company(1)],
+            sender: b_tx,
+        })
+        .await
+        .unwrap();
+        assert_eq!(b.recv().await, None);
+        assert_eq!(hub.send(Stats).await.unwrap().sessions, 0);
     }
 
     #[actix::test]

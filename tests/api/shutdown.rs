@@ -38,3 +38,29 @@ fn sigterm_finishes_the_request_in_flight() {
     let body: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(body["data"]["transmission"]["isValid"], true, "{body}");
 }
+
+#[test]
+fn sigterm_closes_open_websockets_instead_of_waiting_for_them() {
+    // A grace period longer than `stop` waits: an open socket holding the
+    // stop for it would fail this test.
+    let mut app =
+        TestApp::spawn_with(Launch::default().env("EMISOR_SERVER__SHUTDOWN_TIMEOUT_S", "120"));
+    let host = app.url.trim_start_matches("http://").to_string();
+    let stream = std::net::TcpStream::connect(&host).unwrap();
+    let url = format!("ws://{host}/v1/api/ws?api_key={}", app.sk_test());
+    let (mut socket, _) = tungstenite::client(url.as_str(), stream).unwrap();
+    socket
+        .get_ref()
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    app.stop(); // SIGTERM, waits for the exit
+                // The server said goodbye rather than dropping the connection.
+    let closed = loop {
+        match socket.read() {
+            Ok(tungstenite::Message::Close(_)) => break true,
+            Ok(_) => continue,
+            Err(_) => break false,
+        }
+    };
+    assert!(closed, "a Close frame before the end");
+}
