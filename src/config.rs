@@ -88,6 +88,14 @@ impl ResilienceSettings {
     pub fn scaled(&self, seconds: f64) -> Duration {
         Duration::from_secs_f64((seconds * self.time_scale).max(0.0))
     }
+
+    /// When to try again after `failed` attempts (the first send counts):
+    /// one retry per configured delay (spec 8: 10, 20, 40, 80, 160 s), then
+    /// `None`, no retry left.
+    pub fn retry_delay(&self, failed: u32) -> Option<Duration> {
+        let i = (failed.max(1) - 1) as usize;
+        self.retry_delays_s.get(i).map(|&s| self.scaled(s))
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -214,6 +222,28 @@ mod tests {
         );
         assert_eq!(s.resilience.breaker_pause_s, vec![60.0, 120.0, 300.0]);
         assert!(s.demo.bootstrap);
+    }
+
+    #[test]
+    fn one_retry_per_delay_after_the_first_send() {
+        let mut r = Settings::load_from(&Overrides::default(), no_env())
+            .unwrap()
+            .resilience;
+        let delays: Vec<_> = (1..=6).map(|failed| r.retry_delay(failed)).collect();
+        let s = Duration::from_secs;
+        assert_eq!(
+            delays,
+            [
+                Some(s(10)),
+                Some(s(20)),
+                Some(s(40)),
+                Some(s(80)),
+                Some(s(160)),
+                None
+            ]
+        );
+        r.time_scale = 0.01;
+        assert_eq!(r.retry_delay(1), Some(Duration::from_millis(100)));
     }
 
     #[test]

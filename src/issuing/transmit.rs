@@ -3,8 +3,6 @@
 //! before anyone is told. A job found in flight after a crash asks the
 //! authority for the document's status first, so nothing is sent twice.
 
-use std::time::Duration;
-
 use chrono::Utc;
 use emisor_actors::retry_scheduler::JobOutcome;
 use emisor_actors::transmitter::{Submit, TransmitFailure};
@@ -193,19 +191,6 @@ impl Issuing {
         }
     }
 
-    /// The retry delay after `attempts` failed attempts, scaled.
-    fn retry_delay(&self, attempts: u32) -> Duration {
-        let r = &self.settings.resilience;
-        let i = (attempts.max(1) as usize - 1).min(r.retry_delays_s.len().saturating_sub(1));
-        r.scaled(r.retry_delays_s.get(i).copied().unwrap_or(10.0))
-    }
-
-    /// Sends a document gets: the first, then one retry per configured
-    /// delay (spec 8: 10, 20, 40, 80 and 160 s), then state 6.
-    fn max_attempts(&self) -> u32 {
-        self.settings.resilience.retry_delays_s.len() as u32 + 1
-    }
-
     /// Recovery's probe: one status query for a waiting document, through
     /// the breaker. Any answer means the authority is reachable again; a
     /// failure leaves everything as it is (no re-queue, no new events).
@@ -369,7 +354,7 @@ impl Issuing {
                 .await?;
             return Ok((sent, JobOutcome::Done));
         }
-        if job.attempts >= self.max_attempts() {
+        let Some(delay) = self.settings.resilience.retry_delay(job.attempts) else {
             let sent = self
                 .finish(
                     &mut doc,
@@ -381,13 +366,13 @@ impl Issuing {
                 )
                 .await?;
             return Ok((sent, JobOutcome::Done));
-        }
+        };
         let to = if breaker_open {
             state::WAITING_AUTHORITY
         } else {
             state::QUEUED
         };
-        let run_at = now_ms() + self.retry_delay(job.attempts).as_millis() as i64;
+        let run_at = now_ms() + delay.as_millis() as i64;
         job.run_at_ms = run_at;
         self.store.put_job(job)?;
         let from = doc.state;

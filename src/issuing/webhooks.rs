@@ -93,10 +93,8 @@ pub async fn deliver(issuing: &Issuing, mut job: Job) -> JobOutcome {
         .unwrap_or_else(|e| Err(format!("webhook sender unavailable: {e}")));
     let delivered = matches!(result, Ok(status) if (200..300).contains(&status));
     // Like a document: the first delivery, then one retry per delay.
-    let delays = &issuing.settings.resilience.retry_delays_s;
-    let outcome = match delays.get(job.attempts.max(1) as usize - 1) {
-        Some(&d) if !delivered => {
-            let delay = issuing.settings.resilience.scaled(d);
+    let outcome = match issuing.settings.resilience.retry_delay(job.attempts) {
+        Some(delay) if !delivered => {
             JobOutcome::RetryAt(Utc::now().timestamp_millis() + delay.as_millis() as i64)
         }
         _ => JobOutcome::Done,

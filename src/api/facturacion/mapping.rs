@@ -34,7 +34,7 @@ use crate::engine::model::{
     OrganizationType, Party, Payment, TaxRate, TaxSchemeRef,
 };
 use crate::engine::totals::{self, Totals, TotalsError, TOLERANCE};
-use crate::engine::validate::{is_forbidden_xml_char, ValidationError, MAX_AMOUNT};
+use crate::engine::validate::{text_problem, ValidationError, MAX_AMOUNT};
 
 #[path = "mapping_codes.rs"]
 pub(crate) mod codes;
@@ -228,14 +228,8 @@ impl Errors {
         if self.0.iter().any(|e| e.field == field) {
             return;
         }
-        if let Some(c) = value.chars().find(|c| is_forbidden_xml_char(*c)) {
-            self.push(
-                field,
-                format!(
-                    "contains a character XML cannot carry (U+{:04X})",
-                    u32::from(c)
-                ),
-            );
+        if let Some(problem) = text_problem(value, usize::MAX) {
+            self.push(field, problem);
         }
     }
 
