@@ -1,7 +1,7 @@
 //! Issuing one document: validate everything first (so a refused request
-//! changes nothing), take the number and write a placeholder in one
-//! transaction, build and sign on the pool, store the files (and the
-//! transmission job) in a second transaction, then transmit now or later.
+//! changes nothing), take the number and write a placeholder (phase one),
+//! build and sign on the pool, make the files, record and transmission job
+//! durable in one group commit (phase two), then transmit now or later.
 
 use std::sync::Arc;
 
@@ -9,7 +9,7 @@ use chrono::{Datelike, Utc};
 use emisor_actors::document_builder::Build;
 use emisor_actors::retry_scheduler::JobOutcome;
 use emisor_store::{
-    state, DocumentFiles, DocumentRecord, Environment, HistoryEntry, NewDocument, StoreError,
+    state, DocumentFiles, DocumentRecord, Environment, HistoryEntry, Job, NewDocument, StoreError,
 };
 use serde_json::json;
 
@@ -283,12 +283,13 @@ pub async fn issue(
     }
 }
 
-/// Rebuilds a stored document from its request: a half-built one after a
-/// crash (kept as a draft), or a draft/rejected one being resent.
-pub async fn rebuild(
+/// Builds a stored document again from its request, with the number it
+/// holds and a new signing instant: a half-built one after a crash, or a
+/// draft or rejected one being resent. The caller stores the result.
+async fn build_again(
     issuing: &Arc<Issuing>,
     mut doc: DocumentRecord,
-) -> Result<(DocumentRecord, String), ApiError> {
+) -> Result<(DocumentRecord, DocumentFiles), ApiError> {
     let raw = issuing.store.document_request(doc.id)?.ok_or_else(|| {
         ApiError::Internal(format!("the request of document {} is missing", doc.id))
     })?;
@@ -306,46 +307,53 @@ pub async fn rebuild(
     let issued = build(issuing, &mapped, &setup, key, doc.environment, doc.number).await?;
     let files = apply_build(&mut doc, issued);
     doc.issue_date = colombia_now().date_naive();
+    Ok((doc, files))
+}
+
+/// A rebuilt document moved to state `to` (with its transmission job, if
+/// any): files, record, history and job durable in one group commit.
+async fn store_rebuilt(
+    issuing: &Issuing,
+    doc: &mut DocumentRecord,
+    files: &DocumentFiles,
+    to: u8,
+    job: Option<Job>,
+    entry: HistoryEntry,
+) -> Result<Option<Job>, ApiError> {
     let from = doc.state;
-    doc.state = state::DRAFT;
-    issuing.store.complete_document(
-        &doc,
-        &files,
-        None,
-        HistoryEntry {
-            from_state: Some(from),
-            ..history(
-                "worker",
-                "rebuilt",
-                state::DRAFT,
-                json!({ "code": doc.code }),
-            )
-        },
-    )?;
-    Ok((doc, files.xml))
+    doc.state = to;
+    let entry = HistoryEntry {
+        from_state: Some(from),
+        ..entry
+    };
+    let staged = issuing.store.stage_files(doc.id, files)?;
+    Ok(issuing
+        .store
+        .commit_staged(doc.clone(), staged, job, entry)
+        .await?)
+}
+
+/// A half-built document found at start-up, rebuilt and kept as a draft.
+pub async fn rebuild(issuing: &Arc<Issuing>, doc: DocumentRecord) -> Result<(), ApiError> {
+    let (mut doc, files) = build_again(issuing, doc).await?;
+    let entry = history(
+        "worker",
+        "rebuilt",
+        state::DRAFT,
+        json!({ "code": doc.code }),
+    );
+    store_rebuilt(issuing, &mut doc, &files, state::DRAFT, None, entry).await?;
+    Ok(())
 }
 
 /// `reenviar`: a draft or rejected document is built again (new signing
 /// instant, same number), signed and transmitted synchronously.
 pub async fn resend(issuing: &Arc<Issuing>, doc: DocumentRecord) -> Result<Issued, ApiError> {
-    let (mut doc, xml) = rebuild(issuing, doc).await?;
-    let files = issuing
-        .store
-        .document_files(doc.id)?
-        .ok_or_else(|| ApiError::Internal("files missing after rebuild".into()))?;
-    let from = doc.state;
-    doc.state = state::QUEUED;
-    let job = issuing
-        .store
-        .complete_document(
-            &doc,
-            &files,
-            Some(new_job(&doc)),
-            HistoryEntry {
-                from_state: Some(from),
-                ..history("api", "resend", state::QUEUED, serde_json::Value::Null)
-            },
-        )?
+    let (mut doc, files) = build_again(issuing, doc).await?;
+    let entry = history("api", "resend", state::QUEUED, json!({ "code": doc.code }));
+    let job = Some(new_job(&doc));
+    let job = store_rebuilt(issuing, &mut doc, &files, state::QUEUED, job, entry)
+        .await?
         .ok_or_else(|| ApiError::Internal("resend job not stored".into()))?;
     let (sent, outcome) = issuing
         .transmit(doc.id, "api")
@@ -358,7 +366,7 @@ pub async fn resend(issuing: &Arc<Issuing>, doc: DocumentRecord) -> Result<Issue
     }
     Ok(Issued::Done {
         doc: sent.doc,
-        xml,
+        xml: files.xml,
         transmission: Some(Box::new(sent.transmission)),
     })
 }

@@ -66,9 +66,6 @@ fn failure_transmission(description: String, retryable: bool) -> Transmission {
     }
 }
 
-/// Whether a failed send may still have been processed by the authority:
-/// anything but a call that never left (breaker open, connection refused)
-/// or one the authority refused outright (503, 429).
 /// The transmission with its tracking key (spec 2.4 `zipKey`, equal to the
 /// record's `tax_track_id`): the authority's ZipKey when it gave one (async
 /// sends), otherwise the document's code, which is what a status query for
@@ -80,6 +77,9 @@ fn tracked(mut t: Transmission, doc: &DocumentRecord) -> Transmission {
     t
 }
 
+/// Whether a failed send may still have been processed by the authority:
+/// anything but a call that never left (breaker open, connection refused)
+/// or one the authority refused outright (503, 429).
 fn may_have_landed(failure: &TransmitFailure<crate::authority::TransmitError>) -> bool {
     use crate::authority::TransmitError as E;
     match failure {

@@ -91,29 +91,18 @@ pub trait CustomerStore {
 }
 
 pub trait DocumentStore {
-    /// Phase one of issuing: in one transaction, refuses a used external
+    /// Phase one of issuing: under the numbering lock, refuses a used external
     /// reference (`Conflict` naming the existing id via
     /// [`StoreError::DuplicateReference`]) or a full month
     /// ([`StoreError::LimitReached`]), takes the resolution's next number,
     /// and writes the document as a Borrador with `pending_build` set.
     fn create_document(&self, new: NewDocument) -> StoreResult<DocumentRecord>;
-    /// Phase two: stores the built document, its files and (optionally) the
-    /// job that will transmit it, in one transaction, then flushes.
-    fn complete_document(
-        &self,
-        doc: &DocumentRecord,
-        files: &DocumentFiles,
-        job: Option<Job>,
-        history: HistoryEntry,
-    ) -> StoreResult<Option<Job>>;
-    /// Phase two in steps, for async callers that await durability instead
-    /// of blocking a thread on it: append the files here, then
-    /// [`commit_staged`](Self::commit_staged). (`complete_document` does
-    /// both, blocking.)
+    /// Phase two, first step: append the files to the file log (durable
+    /// with the [`commit_staged`](Self::commit_staged) that follows).
     fn stage_files(&self, document_id: u64, files: &DocumentFiles) -> StoreResult<StagedFiles>;
-    /// Phase two for async callers in one round trip: the store's flusher
-    /// syncs the staged files, runs [`complete_staged`](Self::complete_staged)
-    /// and flushes, and the future resolves once all of it is on disk.
+    /// Phase two, second step, in one round trip: the store's flusher syncs
+    /// the staged files, writes the document, history and job, and flushes;
+    /// the future resolves once all of it is on disk.
     fn commit_staged(
         &self,
         doc: DocumentRecord,
@@ -121,14 +110,6 @@ pub trait DocumentStore {
         job: Option<Job>,
         history: HistoryEntry,
     ) -> Committed;
-    /// Phase two's writes, not flushed: the caller awaits `durable`.
-    fn complete_staged(
-        &self,
-        doc: &DocumentRecord,
-        files: &StagedFiles,
-        job: Option<Job>,
-        history: HistoryEntry,
-    ) -> StoreResult<Option<Job>>;
     fn document(&self, id: u64) -> StoreResult<Option<DocumentRecord>>;
     /// The request a document was issued from, as JSON bytes.
     fn document_request(&self, id: u64) -> StoreResult<Option<Vec<u8>>>;

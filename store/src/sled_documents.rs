@@ -119,6 +119,44 @@ impl SledStore {
         Ok(())
     }
 
+    /// Single-key writes, no sled transaction: every sled transaction (and
+    /// batch) rolls the log buffer twice, each roll a write and a wakeup of
+    /// sled's IO threads, which made phase two cost more than signing. sled
+    /// recovers a prefix of its log, so the order below keeps a crash
+    /// between writes harmless: files, history and job first (unreferenced
+    /// until the record says so), the document record last. A record that
+    /// never landed leaves the document half-built, which resume rebuilds;
+    /// its leftover job finds the document is not queued and ends.
+    fn complete_staged(
+        &self,
+        doc: &DocumentRecord,
+        files: &StagedFiles,
+        job: Option<Job>,
+        history: HistoryEntry,
+    ) -> StoreResult<Option<Job>> {
+        self.document_files.insert(
+            id_key(doc.id),
+            encode(trees::DOCUMENT_FILES, &StoredFiles::Logged(files.clone()))?,
+        )?;
+        let seq = self.next_seq_now(trees::DOCUMENT_HISTORY)?;
+        self.document_history.insert(
+            scoped_key(doc.id, seq),
+            encode(trees::DOCUMENT_HISTORY, &history)?,
+        )?;
+        let job = match job {
+            Some(mut j) => {
+                self.store_job(&mut j)?;
+                Some(j)
+            }
+            None => None,
+        };
+        let old = self
+            .documents
+            .insert(id_key(doc.id), encode(trees::DOCUMENTS, doc)?)?;
+        self.recount(old.as_deref(), doc)?;
+        Ok(job)
+    }
+
     /// Data dirs from before the index: build it once.
     pub(crate) fn index_jobs_by_document(&self) -> StoreResult<()> {
         if !self.jobs_by_document.is_empty() {
@@ -228,20 +266,6 @@ impl DocumentStore for SledStore {
         Ok(doc)
     }
 
-    fn complete_document(
-        &self,
-        doc: &DocumentRecord,
-        files: &DocumentFiles,
-        job: Option<Job>,
-        history: HistoryEntry,
-    ) -> StoreResult<Option<Job>> {
-        let staged = self.stage_files(doc.id, files)?;
-        self.flush_now()?;
-        let job = self.complete_staged(doc, &staged, job, history)?;
-        self.flush_now()?;
-        Ok(job)
-    }
-
     fn stage_files(&self, document_id: u64, files: &DocumentFiles) -> StoreResult<StagedFiles> {
         let at = self
             .files
@@ -264,44 +288,6 @@ impl DocumentStore for SledStore {
         self.flusher.commit(Box::new(move || {
             store.complete_staged(&doc, &files, job, history)
         }))
-    }
-
-    /// Single-key writes, no sled transaction: every sled transaction (and
-    /// batch) rolls the log buffer twice, each roll a write and a wakeup of
-    /// sled's IO threads, which made phase two cost more than signing. sled
-    /// recovers a prefix of its log, so the order below keeps a crash
-    /// between writes harmless: files, history and job first (unreferenced
-    /// until the record says so), the document record last. A record that
-    /// never landed leaves the document half-built, which resume rebuilds;
-    /// its leftover job finds the document is not queued and ends.
-    fn complete_staged(
-        &self,
-        doc: &DocumentRecord,
-        files: &StagedFiles,
-        job: Option<Job>,
-        history: HistoryEntry,
-    ) -> StoreResult<Option<Job>> {
-        self.document_files.insert(
-            id_key(doc.id),
-            encode(trees::DOCUMENT_FILES, &StoredFiles::Logged(files.clone()))?,
-        )?;
-        let seq = self.next_seq_now(trees::DOCUMENT_HISTORY)?;
-        self.document_history.insert(
-            scoped_key(doc.id, seq),
-            encode(trees::DOCUMENT_HISTORY, &history)?,
-        )?;
-        let job = match job {
-            Some(mut j) => {
-                self.store_job(&mut j)?;
-                Some(j)
-            }
-            None => None,
-        };
-        let old = self
-            .documents
-            .insert(id_key(doc.id), encode(trees::DOCUMENTS, doc)?)?;
-        self.recount(old.as_deref(), doc)?;
-        Ok(job)
     }
 
     fn document(&self, id: u64) -> StoreResult<Option<DocumentRecord>> {

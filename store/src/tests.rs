@@ -204,8 +204,8 @@ fn references_and_monthly_limits_refuse_without_consuming_a_number() {
     );
 }
 
-#[test]
-fn two_phase_issue_with_job_history_and_restart() {
+#[tokio::test]
+async fn two_phase_issue_with_job_history_and_restart() {
     let dir = tempfile::tempdir().unwrap();
     let id = {
         let s = open(dir.path());
@@ -233,8 +233,10 @@ fn two_phase_issue_with_job_history_and_restart() {
             payload: serde_json::Value::Null,
             created_at: Utc::now(),
         };
+        let staged = s.stage_files(d.id, &files).unwrap();
         let job = s
-            .complete_document(&d, &files, Some(job), history("built"))
+            .commit_staged(d.clone(), staged, Some(job), history("built"))
+            .await
             .unwrap()
             .unwrap();
         assert!(job.id > 0);
