@@ -6,12 +6,13 @@ use std::path::Path;
 use std::sync::Arc;
 
 use actix::{Actor, Arbiter};
+use actix::{ActorFutureExt, AsyncContext};
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpResponse, HttpServer};
 use anyhow::Context;
 use emisor_actors::rate_limiter::RateLimiter;
 use emisor_actors::supervisor::Restartable;
-use emisor_store::{SledStore, Store};
+use emisor_store::{AsyncStore, SledStore, Store, StoreHealth};
 use sha2::{Digest, Sha256};
 use utoipa::OpenApi;
 use utoipa_swagger_ui::SwaggerUi;
@@ -38,9 +39,9 @@ use emisor_actors::webhook_sender::WebhookSender;
 use emisor_actors::ws_hub::{CloseAll, WsHub};
 
 use crate::authority::port::{start_transmitter, transmitter_config};
-use crate::engine::worker::{EnginePipeline, SigningKeyCache};
 use crate::issuing::duplicates::remembered_payloads;
 use crate::issuing::transmit::{JobRunner, Recovery};
+use crate::issuing::worker::{EnginePipeline, SigningKeyCache};
 use crate::issuing::Issuing;
 
 const ADMIN_TOKEN_SETTING: &str = "admin_token_sha256";
@@ -219,7 +220,7 @@ pub struct Actors {
 /// stalls the HTTP workers or the others.
 pub fn start_actors(
     settings: &Arc<Settings>,
-    store: Arc<dyn Store>,
+    store: AsyncStore,
     sim_url: Option<String>,
 ) -> anyhow::Result<Actors> {
     let limiter_arbiter = Arbiter::new();
@@ -254,10 +255,18 @@ pub fn start_actors(
     let idem_store = store.clone();
     let idempotency = Restartable::start("idempotency_lock", move || {
         let c = idem_config.clone();
-        // Read on every (re)start, so the window also survives an actor restart.
-        let recent = remembered_payloads(idem_store.as_ref(), c.window());
-        IdempotencyLock::start_in_arbiter(&h, move |_| {
-            IdempotencyLock::new(&c).remembering(recent, Instant::now())
+        let store = idem_store.clone();
+        IdempotencyLock::start_in_arbiter(&h, move |ctx| {
+            // Read on every (re)start, so the window also survives an actor
+            // restart; `wait` holds every claim until it is read.
+            let window = c.window();
+            ctx.wait(
+                actix::fut::wrap_future(async move { remembered_payloads(&store, window).await })
+                    .map(|recent, lock: &mut IdempotencyLock, _| {
+                        lock.remember(recent, Instant::now())
+                    }),
+            );
+            IdempotencyLock::new(&c)
         })
     });
     let h = misc_arbiter.handle();
@@ -272,6 +281,7 @@ pub fn start_actors(
     let issuing = Arc::new(Issuing {
         settings: settings.clone(),
         store,
+        translators: crate::api::translators(),
         keys: SigningKeyCache::new(),
         builder,
         transmitter,
@@ -321,23 +331,26 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     let dir = settings.data_dir().to_path_buf();
     std::fs::create_dir_all(&dir)
         .with_context(|| format!("creating data dir {}", dir.display()))?;
-    let store: Arc<dyn Store> = Arc::new(
-        SledStore::open(&dir).with_context(|| format!("opening the store in {}", dir.display()))?,
-    );
+    // Start-up's synchronous steps below use the store directly, before
+    // the server takes any request; everything after holds the async handle.
+    let sled =
+        SledStore::open(&dir).with_context(|| format!("opening the store in {}", dir.display()))?;
+    let store: &dyn Store = &sled;
 
-    let sim = start_simulator(&settings, store.as_ref()).await?;
+    let sim = start_simulator(&settings, store).await?;
     let tax_sim_url = sim.as_ref().map(|(_, url, _)| url.clone());
     let sim_registry = sim.as_ref().map(|(r, _, _)| r.clone());
-    let (admin_hash, new_token) = admin_token(&settings, store.as_ref())?;
+    let (admin_hash, new_token) = admin_token(&settings, store)?;
     bootstrap(
         &settings,
-        store.as_ref(),
+        store,
         new_token.as_deref(),
         tax_sim_url.as_deref().unwrap_or(""),
     )?;
     if let Some(registry) = &sim_registry {
-        register_all(registry, store.as_ref())?;
+        register_all(registry, store)?;
     }
+    let store = AsyncStore::new(sled.clone());
 
     let metrics = Metrics::install().map_err(|e| anyhow::anyhow!("metrics: {e}"))?;
     let actors = start_actors(&settings, store.clone(), tax_sim_url.clone())?;
@@ -421,7 +434,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     if let Some((_, _, handle)) = sim {
         handle.stop(true).await;
     }
-    store.flush()?;
+    StoreHealth::flush(&sled)?;
     for arbiter in &actors.arbiters {
         arbiter.stop();
     }

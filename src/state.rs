@@ -5,7 +5,7 @@ use std::sync::Arc;
 use dashmap::DashMap;
 use emisor_actors::rate_limiter::RateLimiter;
 use emisor_actors::supervisor::Restartable;
-use emisor_store::Store;
+use emisor_store::AsyncStore;
 
 use crate::api::auth::AuthContext;
 use crate::authority::simulator::SimRegistry;
@@ -16,7 +16,7 @@ use crate::provisioning::authority_registration::register_company;
 
 pub struct AppState {
     pub settings: Arc<Settings>,
-    pub store: Arc<dyn Store>,
+    pub store: AsyncStore,
     /// Authenticated keys by SHA-256 hex, so the hot path skips the store.
     /// Revocation and company changes through the admin API clear entries.
     pub key_cache: DashMap<String, AuthContext>,
@@ -38,9 +38,16 @@ pub struct AppState {
 impl AppState {
     /// Tells the in-process simulator what changed for a company (software,
     /// resolutions), as the real authority learns it on registration.
-    pub fn sync_authority(&self, company: emisor_store::CompanyId) {
-        if let Some(registry) = &self.sim_registry {
-            if let Err(e) = register_company(registry, self.store.as_ref(), company) {
+    pub async fn sync_authority(&self, company: emisor_store::CompanyId) {
+        if let Some(registry) = self.sim_registry.clone() {
+            let done = self
+                .store
+                .blocking(move |s| register_company(&registry, s, company))
+                .await;
+            if let Err(e) = done
+                .map_err(|e| e.to_string())
+                .and_then(|r| r.map_err(|e| e.to_string()))
+            {
                 tracing::warn!(company, error = %e, "could not register the company with the simulator");
             }
         }

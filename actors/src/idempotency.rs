@@ -236,7 +236,14 @@ impl IdempotencyLock {
     /// Starts out remembering payloads that made documents before this
     /// actor existed (read from the store at start-up), so the window
     /// holds across a restart. Entries older than the window are ignored.
-    pub fn remembering(mut self, mut recent: Vec<RememberedPayload>, now: Instant) -> Self {
+    pub fn remembering(mut self, recent: Vec<RememberedPayload>, now: Instant) -> Self {
+        self.remember(recent, now);
+        self
+    }
+
+    /// Learns the payloads of documents made before this actor started
+    /// (before any claim: the window is kept oldest first).
+    pub fn remember(&mut self, mut recent: Vec<RememberedPayload>, now: Instant) {
         recent.sort_by_key(|r| r.at);
         for r in recent {
             if !self.within_window(r.at, now) {
@@ -252,7 +259,6 @@ impl IdempotencyLock {
             );
             self.seen_order.push_back((key, r.at));
         }
-        self
     }
 
     fn within_window(&self, at: Instant, now: Instant) -> bool {

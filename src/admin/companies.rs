@@ -36,12 +36,16 @@ pub async fn create(
     let st = state.clone();
     if request.demo {
         let sim = state.tax_sim_url.clone().unwrap_or_default();
-        let (_, keys) =
-            web::block(move || provision_demo_company(st.store.as_ref(), &request, &token, &sim))
-                .await??;
+        let (_, keys) = st
+            .store
+            .blocking(move |s| provision_demo_company(s, &request, &token, &sim))
+            .await??;
         Ok(envelope::created("Empresa demo creada", keys))
     } else {
-        let company = web::block(move || create_company(st.store.as_ref(), &request)).await??;
+        let company = st
+            .store
+            .blocking(move |s| create_company(s, &request))
+            .await??;
         Ok(envelope::created(
             "Empresa creada",
             CompanyView::from(company),
@@ -54,7 +58,7 @@ pub async fn create(
 #[get("/companies")]
 pub async fn list(state: web::Data<AppState>) -> ApiResult<HttpResponse> {
     let st = state.clone();
-    let all = web::block(move || st.store.companies()).await??;
+    let all = st.store.blocking(move |s| s.companies()).await??;
     Ok(envelope::ok(
         "Empresas",
         all.into_iter().map(CompanyView::from).collect::<Vec<_>>(),
@@ -69,7 +73,9 @@ pub async fn list(state: web::Data<AppState>) -> ApiResult<HttpResponse> {
 pub async fn get(state: web::Data<AppState>, id: web::Path<u64>) -> ApiResult<HttpResponse> {
     let st = state.clone();
     let id = id.into_inner();
-    let company = web::block(move || st.store.company(id))
+    let company = st
+        .store
+        .blocking(move |s| s.company(id))
         .await??
         .ok_or_else(|| ApiError::NotFound("company".into()))?;
     Ok(envelope::ok("Empresa", CompanyView::from(company)))
@@ -112,32 +118,35 @@ pub async fn update(
     }
     let st = state.clone();
     let id = id.into_inner();
-    let company = web::block(move || -> ApiResult<_> {
-        let mut c = st
-            .store
-            .company(id)?
-            .ok_or_else(|| ApiError::NotFound("company".into()))?;
-        if u.rate_limit_per_minute.is_some() {
-            c.rate_limit_per_minute = u.rate_limit_per_minute;
-        }
-        if u.limite_documentos_mes.is_some() {
-            c.monthly_document_limit = u.limite_documentos_mes;
-        }
-        if u.webhook_url.is_some() {
-            c.webhook_url = u.webhook_url.filter(|s| !s.is_empty());
-            // A signing secret is made once, the first time a URL is set.
-            if c.webhook_url.is_some() && c.webhook_secret.is_none() {
-                c.webhook_secret = Some(format!(
-                    "whsec_{}",
-                    crate::provisioning::api_keys::generate_secret(emisor_store::Environment::Test)
-                        .trim_start_matches("sk_test_")
-                ));
+    let company = st
+        .store
+        .blocking(move |s| -> ApiResult<_> {
+            let mut c = s
+                .company(id)?
+                .ok_or_else(|| ApiError::NotFound("company".into()))?;
+            if u.rate_limit_per_minute.is_some() {
+                c.rate_limit_per_minute = u.rate_limit_per_minute;
             }
-        }
-        st.store.update_company(&c)?;
-        Ok(c)
-    })
-    .await??;
+            if u.limite_documentos_mes.is_some() {
+                c.monthly_document_limit = u.limite_documentos_mes;
+            }
+            if u.webhook_url.is_some() {
+                c.webhook_url = u.webhook_url.filter(|s| !s.is_empty());
+                // A signing secret is made once, the first time a URL is set.
+                if c.webhook_url.is_some() && c.webhook_secret.is_none() {
+                    c.webhook_secret = Some(format!(
+                        "whsec_{}",
+                        crate::provisioning::api_keys::generate_secret(
+                            emisor_store::Environment::Test
+                        )
+                        .trim_start_matches("sk_test_")
+                    ));
+                }
+            }
+            s.update_company(&c)?;
+            Ok(c)
+        })
+        .await??;
     // Cached key contexts carry the old limit.
     state.forget_keys();
     Ok(envelope::ok(
@@ -165,15 +174,14 @@ pub async fn webhook_log(
 ) -> ApiResult<HttpResponse> {
     let st = state.clone();
     let id = id.into_inner();
-    let events = web::block(move || -> ApiResult<_> {
-        st.store
-            .company(id)?
-            .ok_or_else(|| ApiError::NotFound("company".into()))?;
-        Ok(st
-            .store
-            .events(id, crate::issuing::webhooks::DELIVERY_EVENT, 100)?)
-    })
-    .await??;
+    let events = st
+        .store
+        .blocking(move |s| -> ApiResult<_> {
+            s.company(id)?
+                .ok_or_else(|| ApiError::NotFound("company".into()))?;
+            Ok(s.events(id, crate::issuing::webhooks::DELIVERY_EVENT, 100)?)
+        })
+        .await??;
     Ok(envelope::ok(
         "Entregas de webhooks",
         events

@@ -69,32 +69,33 @@ pub async fn set_software(
     }
     let st = state.clone();
     let id = id.into_inner();
-    let view = web::block(move || -> ApiResult<SoftwareView> {
-        let company = st
-            .store
-            .company(id)?
-            .ok_or_else(|| ApiError::NotFound("company".into()))?;
-        let provider_nit = r.proveedor_nit.clone().unwrap_or(company.nit.clone());
-        let provider_dv = checked_nit(&provider_nit, None)?;
-        st.store.put_software(SoftwareRegistration {
-            company_id: id,
-            kind,
-            software_id: r.software_id.trim().to_string(),
-            pin: r.pin.trim().to_string(),
-            test_set_id: r.test_set_id.clone(),
-            provider_nit: provider_nit.clone(),
-            provider_dv,
-            registered_at: Utc::now(),
-        })?;
-        Ok(SoftwareView {
-            tipo: r.tipo,
-            software_id: r.software_id,
-            test_set_id: r.test_set_id,
-            proveedor_nit: provider_nit,
+    let view = st
+        .store
+        .blocking(move |s| -> ApiResult<SoftwareView> {
+            let company = s
+                .company(id)?
+                .ok_or_else(|| ApiError::NotFound("company".into()))?;
+            let provider_nit = r.proveedor_nit.clone().unwrap_or(company.nit.clone());
+            let provider_dv = checked_nit(&provider_nit, None)?;
+            s.put_software(SoftwareRegistration {
+                company_id: id,
+                kind,
+                software_id: r.software_id.trim().to_string(),
+                pin: r.pin.trim().to_string(),
+                test_set_id: r.test_set_id.clone(),
+                provider_nit: provider_nit.clone(),
+                provider_dv,
+                registered_at: Utc::now(),
+            })?;
+            Ok(SoftwareView {
+                tipo: r.tipo,
+                software_id: r.software_id,
+                test_set_id: r.test_set_id,
+                proveedor_nit: provider_nit,
+            })
         })
-    })
-    .await??;
-    state.sync_authority(id);
+        .await??;
+    state.sync_authority(id).await;
     Ok(envelope::ok("Software registrado", view))
 }
 
@@ -171,16 +172,17 @@ pub async fn add_resolution(
     let new = body.0.into_new()?;
     let st = state.clone();
     let id = id.into_inner();
-    let view = web::block(move || -> ApiResult<ResolutionView> {
-        st.store
-            .company(id)?
-            .ok_or_else(|| ApiError::NotFound("company".into()))?;
-        let r = st.store.add_resolution(id, new)?;
-        let next = st.store.next_number(&r)?;
-        Ok(ResolutionView::new(r, next))
-    })
-    .await??;
-    state.sync_authority(id);
+    let view = st
+        .store
+        .blocking(move |s| -> ApiResult<ResolutionView> {
+            s.company(id)?
+                .ok_or_else(|| ApiError::NotFound("company".into()))?;
+            let r = s.add_resolution(id, new)?;
+            let next = s.next_number(&r)?;
+            Ok(ResolutionView::new(r, next))
+        })
+        .await??;
+    state.sync_authority(id).await;
     Ok(envelope::created("Resolución agregada", view))
 }
 
@@ -194,20 +196,20 @@ pub async fn list_resolutions(
 ) -> ApiResult<HttpResponse> {
     let st = state.clone();
     let id = id.into_inner();
-    let views = web::block(move || -> ApiResult<Vec<ResolutionView>> {
-        st.store
-            .company(id)?
-            .ok_or_else(|| ApiError::NotFound("company".into()))?;
-        st.store
-            .resolutions(id)?
-            .into_iter()
-            .map(|r| {
-                let next = st.store.next_number(&r)?;
-                Ok(ResolutionView::new(r, next))
-            })
-            .collect()
-    })
-    .await??;
+    let views = st
+        .store
+        .blocking(move |s| -> ApiResult<Vec<ResolutionView>> {
+            s.company(id)?
+                .ok_or_else(|| ApiError::NotFound("company".into()))?;
+            s.resolutions(id)?
+                .into_iter()
+                .map(|r| {
+                    let next = s.next_number(&r)?;
+                    Ok(ResolutionView::new(r, next))
+                })
+                .collect()
+        })
+        .await??;
     Ok(envelope::ok("Resoluciones", views))
 }
 
@@ -245,9 +247,10 @@ pub async fn import_certificate(
         .map_err(|_| ApiError::validation("pkcs12_base64", "is not base64"))?;
     let st = state.clone();
     let id = id.into_inner();
-    let rec =
-        web::block(move || import_pkcs12(st.store.as_ref(), id, &der, &r.password, Utc::now()))
-            .await??;
+    let rec = st
+        .store
+        .blocking(move |s| import_pkcs12(s, id, &der, &r.password, Utc::now()))
+        .await??;
     Ok(envelope::ok(
         "Certificado importado",
         CertificateView {

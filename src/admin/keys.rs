@@ -53,8 +53,10 @@ pub async fn create(
     let env = environment(&ambiente)?;
     let st = state.clone();
     let id = id.into_inner();
-    let issued =
-        web::block(move || create_api_key(st.store.as_ref(), id, env, label, user_id)).await??;
+    let issued = st
+        .store
+        .blocking(move |s| create_api_key(s, id, env, label, user_id))
+        .await??;
     let mut view = ApiKeyView::from(issued.record);
     view.key = Some(issued.secret);
     Ok(envelope::created("API key creada", view))
@@ -67,13 +69,14 @@ pub async fn create(
 pub async fn list(state: web::Data<AppState>, id: web::Path<u64>) -> ApiResult<HttpResponse> {
     let st = state.clone();
     let id = id.into_inner();
-    let keys = web::block(move || -> ApiResult<_> {
-        st.store
-            .company(id)?
-            .ok_or_else(|| ApiError::NotFound("company".into()))?;
-        Ok(st.store.api_keys(id)?)
-    })
-    .await??;
+    let keys = st
+        .store
+        .blocking(move |s| -> ApiResult<_> {
+            s.company(id)?
+                .ok_or_else(|| ApiError::NotFound("company".into()))?;
+            Ok(s.api_keys(id)?)
+        })
+        .await??;
     Ok(envelope::ok(
         "API keys",
         keys.into_iter().map(ApiKeyView::from).collect::<Vec<_>>(),
@@ -88,7 +91,9 @@ pub async fn list(state: web::Data<AppState>, id: web::Path<u64>) -> ApiResult<H
 pub async fn revoke(state: web::Data<AppState>, key_id: web::Path<u64>) -> ApiResult<HttpResponse> {
     let st = state.clone();
     let key_id = key_id.into_inner();
-    let key = web::block(move || st.store.revoke_api_key(key_id, Utc::now()))
+    let key = st
+        .store
+        .blocking(move |s| s.revoke_api_key(key_id, Utc::now()))
         .await??
         .ok_or_else(|| ApiError::NotFound("API key".into()))?;
     state.forget_keys();

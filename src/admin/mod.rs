@@ -1,6 +1,8 @@
 //! Administration: the `/admin` HTTP API (bearer admin token) for a running
 //! server, and the `emisor admin` CLI for a stopped one. Both call
 //! `crate::provisioning`, so they do exactly the same thing.
+//! `test_set_run` drives the authority's enablement test set through
+//! issuing, with the unified API's example documents.
 
 pub mod auth;
 pub mod cli;
@@ -8,6 +10,7 @@ pub mod companies;
 pub mod credentials;
 pub mod keys;
 pub mod test_set;
+pub mod test_set_run;
 pub mod views;
 
 use actix_web::middleware::from_fn;

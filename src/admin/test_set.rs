@@ -3,10 +3,10 @@
 
 use actix_web::{get, post, web, HttpResponse};
 
+use super::test_set_run::{self, TestSetPlan, TestSetRun};
 use crate::api::envelope;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::json::{parse, RawBody};
-use crate::issuing::test_set::{self, TestSetPlan, TestSetRun};
 use crate::state::AppState;
 
 #[utoipa::path(post, path = "/admin/companies/{id}/set-pruebas", tag = "admin", security(("admin_token" = [])),
@@ -23,7 +23,8 @@ pub async fn start(
     let id = id.into_inner();
     state
         .store
-        .company(id)?
+        .company(id)
+        .await?
         .ok_or_else(|| ApiError::NotFound("company".into()))?;
     // No body = the default plan; a body must be a valid plan.
     let plan = if body.0.iter().all(u8::is_ascii_whitespace) {
@@ -31,7 +32,7 @@ pub async fn start(
     } else {
         parse::<TestSetPlan>(&body.0)?
     };
-    let run = test_set::start(&state.issuing, id, plan).await?;
+    let run = test_set_run::start(&state.issuing, id, plan).await?;
     Ok(envelope::with_status(
         actix_web::http::StatusCode::ACCEPTED,
         "Set de pruebas iniciado",
@@ -45,7 +46,8 @@ pub async fn start(
               (status = 404, description = "no run yet", body = crate::api::error::ErrorEnvelope)))]
 #[get("/companies/{id}/set-pruebas")]
 pub async fn progress(state: web::Data<AppState>, id: web::Path<u64>) -> ApiResult<HttpResponse> {
-    let run = test_set::load(&state.issuing, id.into_inner())?
+    let run = test_set_run::load(&state.issuing, id.into_inner())
+        .await?
         .ok_or_else(|| ApiError::NotFound("test set run".into()))?;
     Ok(envelope::ok("Set de pruebas", run))
 }

@@ -70,7 +70,7 @@ impl FromRequest for AuthContext {
 }
 
 /// Resolves a key to its context: cache first, then the store.
-pub fn resolve(state: &AppState, secret: &str) -> Result<AuthContext, ApiError> {
+pub async fn resolve(state: &AppState, secret: &str) -> Result<AuthContext, ApiError> {
     if parse_shape(secret).is_none() {
         return Err(ApiError::InvalidApiKey);
     }
@@ -78,16 +78,17 @@ pub fn resolve(state: &AppState, secret: &str) -> Result<AuthContext, ApiError> 
     if let Some(ctx) = state.key_cache.get(&hash) {
         return Ok(ctx.clone());
     }
-    // A sled point read served from its page cache: cheap enough inline, and
-    // only on the first request of each key.
+    // Only on the first request of each key (and after a revoke).
     let record = state
         .store
-        .api_key_by_hash(&hash)?
+        .api_key_by_hash(hash.clone())
+        .await?
         .filter(|k| k.revoked_at.is_none())
         .ok_or(ApiError::InvalidApiKey)?;
     let company = state
         .store
-        .company(record.company_id)?
+        .company(record.company_id)
+        .await?
         .ok_or(ApiError::InvalidApiKey)?;
     let ctx = AuthContext {
         key_id: record.id,
@@ -132,7 +133,7 @@ pub async fn authenticate(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
 ) -> Result<ServiceResponse<EitherBody<impl MessageBody>>, actix_web::Error> {
-    match key_context(&req) {
+    match key_context(&req).await {
         Ok(ctx) => {
             req.extensions_mut().insert(ctx);
             Ok(next.call(req).await?.map_into_left_body())
@@ -143,7 +144,7 @@ pub async fn authenticate(
     }
 }
 
-fn key_context(req: &ServiceRequest) -> Result<AuthContext, ApiError> {
+async fn key_context(req: &ServiceRequest) -> Result<AuthContext, ApiError> {
     let state = req
         .app_data::<web::Data<AppState>>()
         .cloned()
@@ -162,7 +163,7 @@ fn key_context(req: &ServiceRequest) -> Result<AuthContext, ApiError> {
                 .find_map(|p| p.strip_prefix("api_key=").map(str::to_string))
         })
         .ok_or(ApiError::MissingApiKey)?;
-    resolve(&state, &secret)
+    resolve(&state, &secret).await
 }
 
 /// Refuses a query `id_empresa` that is not a number (422) or not the key's

@@ -7,22 +7,64 @@ use actix_web::{HttpResponse, ResponseError};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::issuing::error::IssueError;
 use crate::provisioning::ProvisioningError;
 use emisor_store::StoreError;
 
-/// `{"field": "customer.email", "message": "is required"}`
-#[derive(Debug, Clone, Serialize, ToSchema, PartialEq)]
-pub struct FieldError {
-    pub field: String,
-    pub message: String,
+pub use crate::issuing::error::FieldError;
+
+/// The stable `error.code` of every refusal (decisions.md §3, plus the
+/// admin API's own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCode {
+    MalformedJson,
+    MissingApiKey,
+    InvalidApiKey,
+    MissingAdminToken,
+    InvalidAdminToken,
+    Forbidden,
+    NotFound,
+    DuplicateReference,
+    DuplicateInProgress,
+    DuplicatePayload,
+    InvalidState,
+    /// An admin record that exists already (a NIT registered twice).
+    Conflict,
+    PayloadTooLarge,
+    ValidationError,
+    RateLimited,
+    TaxUnavailable,
+    InternalError,
 }
 
-impl FieldError {
-    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        FieldError {
-            field: field.into(),
-            message: message.into(),
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::MalformedJson => "MALFORMED_JSON",
+            ErrorCode::MissingApiKey => "MISSING_API_KEY",
+            ErrorCode::InvalidApiKey => "INVALID_API_KEY",
+            ErrorCode::MissingAdminToken => "MISSING_ADMIN_TOKEN",
+            ErrorCode::InvalidAdminToken => "INVALID_ADMIN_TOKEN",
+            ErrorCode::Forbidden => "FORBIDDEN",
+            ErrorCode::NotFound => "NOT_FOUND",
+            ErrorCode::DuplicateReference => "DUPLICATE_REFERENCE",
+            ErrorCode::DuplicateInProgress => "DUPLICATE_IN_PROGRESS",
+            ErrorCode::DuplicatePayload => "DUPLICATE_PAYLOAD",
+            ErrorCode::InvalidState => "INVALID_STATE",
+            ErrorCode::Conflict => "CONFLICT",
+            ErrorCode::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            ErrorCode::ValidationError => "VALIDATION_ERROR",
+            ErrorCode::RateLimited => "RATE_LIMITED",
+            ErrorCode::TaxUnavailable => "TAX_UNAVAILABLE",
+            ErrorCode::InternalError => "INTERNAL_ERROR",
         }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -44,7 +86,7 @@ pub enum ApiError {
     NotFound(String),
     #[error("{message}")]
     Conflict {
-        code: &'static str,
+        code: ErrorCode,
         message: String,
         data: Option<serde_json::Value>,
     },
@@ -66,7 +108,7 @@ pub enum ApiError {
 
 #[derive(Serialize, ToSchema)]
 pub struct ErrorBody {
-    pub code: &'static str,
+    pub code: ErrorCode,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub details: Vec<FieldError>,
 }
@@ -101,21 +143,30 @@ impl ApiError {
         ApiError::Validation { message, details }
     }
 
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ApiError::MalformedJson(_) => "MALFORMED_JSON",
-            ApiError::MissingApiKey => "MISSING_API_KEY",
-            ApiError::InvalidApiKey => "INVALID_API_KEY",
-            ApiError::MissingAdminToken => "MISSING_ADMIN_TOKEN",
-            ApiError::InvalidAdminToken => "INVALID_ADMIN_TOKEN",
-            ApiError::Forbidden(_) => "FORBIDDEN",
-            ApiError::NotFound(_) => "NOT_FOUND",
-            ApiError::Conflict { code, .. } => code,
-            ApiError::PayloadTooLarge { .. } => "PAYLOAD_TOO_LARGE",
-            ApiError::Validation { .. } => "VALIDATION_ERROR",
-            ApiError::RateLimited { .. } => "RATE_LIMITED",
-            ApiError::TaxUnavailable(_) => "TAX_UNAVAILABLE",
-            ApiError::Internal(_) => "INTERNAL_ERROR",
+            ApiError::MalformedJson(_) => ErrorCode::MalformedJson,
+            ApiError::MissingApiKey => ErrorCode::MissingApiKey,
+            ApiError::InvalidApiKey => ErrorCode::InvalidApiKey,
+            ApiError::MissingAdminToken => ErrorCode::MissingAdminToken,
+            ApiError::InvalidAdminToken => ErrorCode::InvalidAdminToken,
+            ApiError::Forbidden(_) => ErrorCode::Forbidden,
+            ApiError::NotFound(_) => ErrorCode::NotFound,
+            ApiError::Conflict { code, .. } => *code,
+            ApiError::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
+            ApiError::Validation { .. } => ErrorCode::ValidationError,
+            ApiError::RateLimited { .. } => ErrorCode::RateLimited,
+            ApiError::TaxUnavailable(_) => ErrorCode::TaxUnavailable,
+            ApiError::Internal(_) => ErrorCode::InternalError,
+        }
+    }
+
+    /// A 409 with its code and nothing to point at.
+    pub fn conflict(code: ErrorCode, message: impl Into<String>) -> Self {
+        ApiError::Conflict {
+            code,
+            message: message.into(),
+            data: None,
         }
     }
 }
@@ -171,11 +222,7 @@ impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
             StoreError::NotFound(what) => ApiError::NotFound(what.to_string()),
-            StoreError::Conflict(m) => ApiError::Conflict {
-                code: "CONFLICT",
-                message: m,
-                data: None,
-            },
+            StoreError::Conflict(m) => ApiError::conflict(ErrorCode::Conflict, m),
             other => ApiError::Internal(other.to_string()),
         }
     }
@@ -186,13 +233,39 @@ impl From<ProvisioningError> for ApiError {
         match e {
             ProvisioningError::Invalid { field, message } => ApiError::validation(field, message),
             ProvisioningError::NotFound(what) => ApiError::NotFound(what.to_string()),
-            ProvisioningError::Conflict(m) => ApiError::Conflict {
-                code: "CONFLICT",
-                message: m,
-                data: None,
-            },
+            ProvisioningError::Conflict(m) => ApiError::conflict(ErrorCode::Conflict, m),
             ProvisioningError::Crypto(c) => ApiError::validation("certificate", c.to_string()),
             other => ApiError::Internal(other.to_string()),
+        }
+    }
+}
+
+/// Issuing's refusals, as the API answers them.
+impl From<IssueError> for ApiError {
+    fn from(e: IssueError) -> Self {
+        match e {
+            IssueError::Invalid { message, details } => ApiError::Validation { message, details },
+            IssueError::NotFound(what) => ApiError::NotFound(what),
+            IssueError::DuplicateReference { id } => ApiError::Conflict {
+                code: ErrorCode::DuplicateReference,
+                message: format!(
+                    "a document with this referencia_externa already exists (id {id})"
+                ),
+                data: Some(serde_json::json!({ "id": id })),
+            },
+            IssueError::DuplicateInProgress => ApiError::conflict(
+                ErrorCode::DuplicateInProgress,
+                "another request with this referencia_externa is being processed",
+            ),
+            IssueError::DuplicatePayload { id } => ApiError::Conflict {
+                code: ErrorCode::DuplicatePayload,
+                message: "an identical request was sent within the duplicate window".into(),
+                data: id.map(|id| serde_json::json!({ "id": id })),
+            },
+            IssueError::InvalidState(m) => ApiError::conflict(ErrorCode::InvalidState, m),
+            IssueError::TaxUnavailable(m) => ApiError::TaxUnavailable(m),
+            IssueError::Store(e) => e.into(),
+            IssueError::Internal(m) => ApiError::Internal(m),
         }
     }
 }

@@ -203,7 +203,7 @@ mod tests {
             Err(ApiError::Validation { details, .. }) => {
                 ("VALIDATION_ERROR", details[0].field.clone())
             }
-            Err(e) => (e.code(), e.to_string()),
+            Err(e) => (e.code().as_str(), e.to_string()),
             Ok(_) => ("OK", String::new()),
         }
     }

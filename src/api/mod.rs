@@ -8,7 +8,7 @@ pub mod envelope;
 pub mod error;
 pub mod facturacion;
 pub mod json;
-pub mod keys_test;
+pub mod key_check;
 pub mod openapi;
 pub mod query;
 pub mod rate_limit;
@@ -18,6 +18,15 @@ use actix_web::middleware::from_fn;
 use actix_web::web;
 
 pub const BASE: &str = "/v1/api";
+
+/// Each API's translation of its stored requests, for issuing's rebuilds.
+pub fn translators() -> crate::issuing::request::Translators {
+    use std::sync::Arc;
+    crate::issuing::request::Translators::default().with(
+        crate::issuing::request::Api::Unified,
+        Arc::new(facturacion::translator::UnifiedTranslator),
+    )
+}
 
 /// Routes that need an API key. Order of wraps: the last is outermost, so a
 /// request is authenticated first, then counted against its key's limit,
@@ -29,7 +38,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .wrap(from_fn(auth::own_company))
             .wrap(from_fn(rate_limit::limit))
             .wrap(from_fn(auth::authenticate))
-            .service(keys_test::test_key)
+            .service(key_check::test_key)
             .configure(clientes::configure)
             .configure(facturacion::configure)
             .service(ws::ws),

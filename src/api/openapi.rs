@@ -14,7 +14,7 @@ use crate::{admin, api, ops};
         description = "Colombian electronic tax documents: invoices, notes, support documents, POS, payroll, events. Every answer uses the envelope {success, message, data}; errors add error.code and error.details."
     ),
     paths(
-        api::keys_test::test_key,
+        api::key_check::test_key,
         api::clientes::list::list_customers,
         api::clientes::create::create_customer,
         api::facturacion::create::create,

@@ -16,6 +16,5 @@ pub mod pipeline;
 pub mod totals;
 pub mod ubl;
 pub mod validate;
-pub mod worker;
 pub mod xml_writer;
 pub mod zip_writer;

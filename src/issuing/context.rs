@@ -4,11 +4,11 @@
 
 use chrono::{DateTime, FixedOffset, NaiveDate};
 use emisor_store::{
-    CertificateRecord, Company, Environment, NumberingResolution, SoftwareKind,
-    SoftwareRegistration, Store,
+    AsyncStore, CertificateRecord, Company, Environment, NumberingResolution, ResolutionChoice,
+    SoftwareKind, SoftwareRegistration,
 };
 
-use crate::api::error::ApiError;
+use super::error::{IssueError, IssueResult};
 use crate::engine::model::{
     Address, IssuerContext, OrganizationType, Party, Resolution, Software, TaxSchemeRef,
 };
@@ -20,51 +20,56 @@ pub struct IssuerSetup {
     pub software: SoftwareRegistration,
     pub resolution: NumberingResolution,
     pub certificate: CertificateRecord,
+    /// The resolution's next number when the setup was read (none taken).
+    pub next_number: u64,
 }
 
 /// Loads company, software, the resolution (the one with id `resolution`,
-/// or the one valid on `date` with numbers left), and the certificate.
-pub fn load_setup(
-    store: &dyn Store,
+/// or the one valid on `date` with numbers left), and the certificate, in
+/// one trip to the store.
+pub async fn load_setup(
+    store: &AsyncStore,
     company_id: u64,
     document_type: u8,
     date: NaiveDate,
     resolution: Option<u64>,
-) -> Result<IssuerSetup, ApiError> {
-    let company = store
-        .company(company_id)?
-        .ok_or_else(|| ApiError::NotFound("company".into()))?;
-    let software = store
-        .software(company_id, SoftwareKind::Invoicing)?
-        .ok_or_else(|| {
-            ApiError::validation(
-                "software",
-                "the company has no registered invoicing software",
-            )
-        })?;
-    let resolution = match resolution {
-        Some(id) => store
-            .resolutions(company_id)?
-            .into_iter()
-            .find(|r| r.id == id),
-        None => store.active_resolution(company_id, document_type, date)?,
+) -> IssueResult<IssuerSetup> {
+    let choice = match resolution {
+        Some(id) => ResolutionChoice::Id(id),
+        None => ResolutionChoice::Active {
+            document_type,
+            date,
+        },
     };
-    let resolution = resolution.ok_or_else(|| {
-            ApiError::validation(
-                "resolucion",
-                format!(
-                    "no numbering resolution for document type {document_type} valid on {date} with numbers left"
-                ),
-            )
-        })?;
-    let certificate = store.certificate(company_id)?.ok_or_else(|| {
-        ApiError::validation("certificado", "the company has no signing certificate")
+    let records = store
+        .issuer_records(company_id, SoftwareKind::Invoicing, choice)
+        .await?;
+    let company = records
+        .company
+        .ok_or_else(|| IssueError::NotFound("company".into()))?;
+    let software = records.software.ok_or_else(|| {
+        IssueError::invalid(
+            "software",
+            "the company has no registered invoicing software",
+        )
+    })?;
+    let (Some(resolution), Some(next_number)) = (records.resolution, records.next_number) else {
+        return Err(IssueError::invalid(
+            "resolucion",
+            format!(
+                "no numbering resolution for document type {document_type} valid on {date} with numbers left"
+            ),
+        ));
+    };
+    let certificate = records.certificate.ok_or_else(|| {
+        IssueError::invalid("certificado", "the company has no signing certificate")
     })?;
     Ok(IssuerSetup {
         company,
         software,
         resolution,
         certificate,
+        next_number,
     })
 }
 

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use emisor_actors::idempotency::RememberedPayload;
-use emisor_store::Store;
+use emisor_store::AsyncStore;
 use sha2::{Digest, Sha256};
 
 /// The hash the idempotency lock compares: SHA-256 of the canonical JSON.
@@ -18,13 +18,13 @@ pub fn payload_hash(canonical: &[u8]) -> [u8; 32] {
 /// The payloads of the documents made within `window` before now. A store
 /// that cannot be read yields none (logged): refusing to start over it
 /// would be worse than a duplicate check that begins empty.
-pub fn remembered_payloads(store: &dyn Store, window: Duration) -> Vec<RememberedPayload> {
+pub async fn remembered_payloads(store: &AsyncStore, window: Duration) -> Vec<RememberedPayload> {
     let now = Instant::now();
     let utc_now = Utc::now();
     let Ok(span) = chrono::Duration::from_std(window) else {
         return Vec::new();
     };
-    let recent = match store.recent_requests(utc_now - span) {
+    let recent = match store.recent_requests(utc_now - span).await {
         Ok(r) => r,
         Err(e) => {
             tracing::error!(error = %e, "reading recent documents for the duplicate window");

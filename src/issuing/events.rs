@@ -29,8 +29,15 @@ pub fn payload(doc: &DocumentRecord, t: &Transmission) -> serde_json::Value {
     })
 }
 
-pub fn to_company(issuing: &Issuing, company: u64, event: &'static str, data: serde_json::Value) {
-    super::webhooks::enqueue(issuing, company, event, &data);
+/// An event to a company's room and webhook (the delivery job is durable
+/// when this returns).
+pub async fn to_company(
+    issuing: &Issuing,
+    company: u64,
+    event: &'static str,
+    data: serde_json::Value,
+) {
+    super::webhooks::enqueue(issuing, company, event, &data).await;
     issuing
         .hub
         .addr()
@@ -47,20 +54,25 @@ pub fn rooms_of(doc: &DocumentRecord) -> Vec<Room> {
 
 /// One event about `doc`: the company's webhook, and one broadcast to its
 /// rooms (the hub sends it once to a socket that is in both).
-fn about(issuing: &Issuing, doc: &DocumentRecord, event: &'static str, data: serde_json::Value) {
-    super::webhooks::enqueue(issuing, doc.company_id, event, &data);
+async fn about(
+    issuing: &Issuing,
+    doc: &DocumentRecord,
+    event: &'static str,
+    data: serde_json::Value,
+) {
+    super::webhooks::enqueue(issuing, doc.company_id, event, &data).await;
     issuing
         .hub
         .addr()
         .do_send(Broadcast::to_rooms(rooms_of(doc), event, data));
 }
 
-pub fn update(issuing: &Issuing, doc: &DocumentRecord, t: &Transmission) {
-    about(issuing, doc, UPDATE, payload(doc, t));
+pub async fn update(issuing: &Issuing, doc: &DocumentRecord, t: &Transmission) {
+    about(issuing, doc, UPDATE, payload(doc, t)).await;
 }
 
-pub fn error(issuing: &Issuing, doc: &DocumentRecord, t: &Transmission) {
-    about(issuing, doc, ERROR, payload(doc, t));
+pub async fn error(issuing: &Issuing, doc: &DocumentRecord, t: &Transmission) {
+    about(issuing, doc, ERROR, payload(doc, t)).await;
 }
 
 #[cfg(test)]

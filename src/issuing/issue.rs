@@ -5,27 +5,29 @@
 
 use std::sync::Arc;
 
+use std::time::Instant;
+
 use chrono::{Datelike, Utc};
 use emisor_actors::document_builder::Build;
+use emisor_actors::idempotency::{Claim, Duplicate};
 use emisor_actors::retry_scheduler::JobOutcome;
 use emisor_store::{
-    state, DocumentFiles, DocumentRecord, Environment, HistoryEntry, Job, NewDocument, StoreError,
+    state, DocumentFiles, DocumentRecord, Environment, HistoryEntry, Job, NewDocument,
 };
 use serde_json::json;
 
 use super::context::{colombia_now, issuer_context, load_setup, IssuerSetup};
+use super::error::{IssueError, IssueResult};
+use super::request::{Api, DocumentRequest, ReferencedDocument};
 use super::transmit::new_job;
 use super::Issuing;
-use crate::api::error::ApiError;
-use crate::api::facturacion::mapping::{to_document, MappedDocument, ReferencedDocument};
-use crate::api::facturacion::request::FacturacionRequest;
 use crate::authority::Transmission;
 use crate::engine::codes::CodeScheme;
 use crate::engine::model::DocumentKind;
 use crate::engine::pipeline::IssuedDocument;
 use crate::engine::signing_key::SigningKey;
 use crate::engine::validate::{validate_and_total, CertificateValidity};
-use crate::engine::worker::IssueRequest;
+use crate::issuing::worker::IssueRequest;
 
 /// Documents a month when the company has no plan of its own (decisions.md §4).
 pub const DEFAULT_MONTHLY_LIMIT: u64 = 10_000;
@@ -55,13 +57,13 @@ fn history(actor: &str, event: &str, to: u8, data: serde_json::Value) -> History
 }
 
 /// The stored document a note refers to, if it is this company's.
-pub fn referenced_document(
+pub async fn referenced_document(
     issuing: &Issuing,
     company: u64,
     id: Option<u64>,
-) -> Result<Option<ReferencedDocument>, ApiError> {
+) -> IssueResult<Option<ReferencedDocument>> {
     let Some(id) = id else { return Ok(None) };
-    let Some(doc) = issuing.store.document(id)? else {
+    let Some(doc) = issuing.store.document(id).await? else {
         return Ok(None);
     };
     if doc.company_id != company {
@@ -86,25 +88,25 @@ pub fn referenced_document(
     }))
 }
 
-fn signing_key(issuing: &Issuing, setup: &IssuerSetup) -> Result<Arc<SigningKey>, ApiError> {
+fn signing_key(issuing: &Issuing, setup: &IssuerSetup) -> IssueResult<Arc<SigningKey>> {
     let cert = &setup.certificate;
     issuing
         .keys
         .get_or_load(setup.company.id, &cert.serial, || {
             SigningKey::from_pkcs12(&cert.pkcs12_der, &cert.password)
         })
-        .map_err(|e| ApiError::validation("certificado", e.to_string()))
+        .map_err(|e| IssueError::invalid("certificado", e.to_string()))
 }
 
 /// Builds on the signer pool (never on an HTTP worker).
 async fn build(
     issuing: &Issuing,
-    mapped: &MappedDocument,
+    mapped: &DocumentRequest,
     setup: &IssuerSetup,
     key: Arc<SigningKey>,
     env: Environment,
     number: u64,
-) -> Result<IssuedDocument, ApiError> {
+) -> IssueResult<IssuedDocument> {
     let context = issuer_context(setup, env, number, colombia_now());
     let input = IssueRequest {
         document: mapped.document.clone(),
@@ -116,10 +118,10 @@ async fn build(
         .builder
         .send(Build::new(input))
         .await
-        .map_err(|e| ApiError::Internal(format!("document builder unavailable: {e}")))?;
+        .map_err(|e| IssueError::Internal(format!("document builder unavailable: {e}")))?;
     queued
         .await
-        .map_err(|e| ApiError::Internal(format!("building the document: {e}")))
+        .map_err(|e| IssueError::Internal(format!("building the document: {e}")))
 }
 
 /// Records the build on `doc` and hands its files over (moved, not copied:
@@ -139,25 +141,6 @@ fn apply_build(doc: &mut DocumentRecord, issued: IssuedDocument) -> DocumentFile
     }
 }
 
-/// Maps store refusals of phase one to the API's answers.
-fn refusal(e: StoreError) -> ApiError {
-    match e {
-        StoreError::DuplicateReference { id } => ApiError::Conflict {
-            code: "DUPLICATE_REFERENCE",
-            message: format!("a document with this referencia_externa already exists (id {id})"),
-            data: Some(json!({ "id": id })),
-        },
-        StoreError::LimitReached { limit } => ApiError::validation(
-            "suscripcion",
-            format!("the monthly limit of {limit} documents is reached"),
-        ),
-        StoreError::RangeExhausted { .. } => {
-            ApiError::validation("resolucion", "the numbering range is exhausted")
-        }
-        other => other.into(),
-    }
-}
-
 /// On whose behalf a document is issued: the key's company and environment,
 /// and its user, whose WebSocket room hears of the document too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,13 +150,65 @@ pub struct Caller {
     pub user: Option<u64>,
 }
 
-/// Issues a mapped request for `caller`.
+/// A refused claim. A request naming a reference is keyed by it: when its
+/// payload (which includes the reference) already made a document, that
+/// document exists with this reference, and the client retrying is told so.
+fn duplicate(d: Duplicate, has_reference: bool) -> IssueError {
+    match d {
+        Duplicate::Payload {
+            document_id: Some(id),
+        } if has_reference => IssueError::DuplicateReference { id },
+        Duplicate::InProgress => IssueError::DuplicateInProgress,
+        Duplicate::Payload { document_id } => IssueError::DuplicatePayload { id: document_id },
+    }
+}
+
+/// The whole issuing path for an API: the idempotency claim (reference and
+/// identical payload, spec 7), then [`issue`] in a task of its own — a
+/// client that disconnects drops its handler, never a document half way
+/// (number taken, not yet built or sent). `canonical` is the caller's
+/// request as canonical JSON: hashed for the duplicate window and stored.
+pub async fn submit(
+    issuing: &Arc<Issuing>,
+    caller: Caller,
+    request: DocumentRequest,
+    canonical: Vec<u8>,
+) -> IssueResult<Issued> {
+    let has_reference = request.external_reference.is_some();
+    let guard = issuing
+        .idempotency
+        .send(Claim {
+            company: caller.company,
+            reference: request.external_reference.clone(),
+            payload_hash: super::duplicates::payload_hash(&canonical),
+            now: Instant::now(),
+        })
+        .await
+        .map_err(|e| IssueError::Internal(format!("idempotency lock unavailable: {e}")))?
+        .map_err(|d| duplicate(d, has_reference))?;
+    // The guard releases the reference on every early return (drop).
+    let task = {
+        let issuing = issuing.clone();
+        actix_web::rt::spawn(async move { issue(&issuing, caller, request, canonical).await })
+    };
+    let issued = task
+        .await
+        .map_err(|e| IssueError::Internal(format!("issuing task failed: {e}")))??;
+    let id = match &issued {
+        Issued::Done { doc, .. } | Issued::Queued { doc, .. } => doc.id,
+    };
+    guard.complete(id, Instant::now());
+    Ok(issued)
+}
+
+/// Issues a request for `caller`; `request` is what the caller sent, kept
+/// with the document (to rebuild it, and for the duplicate window).
 pub async fn issue(
     issuing: &Arc<Issuing>,
     caller: Caller,
-    mapped: MappedDocument,
+    mapped: DocumentRequest,
     request: Vec<u8>,
-) -> Result<Issued, ApiError> {
+) -> IssueResult<Issued> {
     let Caller {
         company,
         environment: env,
@@ -183,20 +218,18 @@ pub async fn issue(
     // Production: always synchronous (spec 8).
     let asynchronous = mapped.asynchronous && env == Environment::Test;
     if mapped.transmit && env == Environment::Live && !issuing.authority_available().await {
-        return Err(ApiError::TaxUnavailable(
+        return Err(IssueError::TaxUnavailable(
             "the tax authority is unavailable (circuit breaker open); nothing was issued, try again later".into(),
         ));
     }
 
     let today = colombia_now().date_naive();
     let kind_code = mapped.kind.code();
-    // Credentials come from the store's in-memory cache: no disk, no hop.
-    let setup = load_setup(store.as_ref(), company, kind_code, today, None)?;
+    let setup = load_setup(&store, company, kind_code, today, None).await?;
     let key = signing_key(issuing, &setup)?;
 
     // Everything is checked before a number is taken.
-    let peek = store.next_number(&setup.resolution)?;
-    let ctx = issuer_context(&setup, env, peek, colombia_now());
+    let ctx = issuer_context(&setup, env, setup.next_number, colombia_now());
     let cert = CertificateValidity {
         not_before: key.not_before(),
         not_after: key.not_after(),
@@ -220,6 +253,7 @@ pub async fn issue(
         issue_date: today,
         external_reference: mapped.external_reference.clone(),
         customer: Some(mapped.customer.clone()),
+        api: mapped.api.tag().map(str::to_string),
         request,
         monthly_limit: Some(limit),
         period,
@@ -229,7 +263,7 @@ pub async fn issue(
     // before it writes anything. Not flushed: until phase two is durable
     // nothing was promised (a crash leaves a half-built document that resume
     // rebuilds with its number).
-    let mut doc = store.create_document(new).map_err(refusal)?;
+    let mut doc = store.create_document(new).await?;
 
     let issued = build(issuing, &mapped, &setup, key, env, doc.number).await?;
     let files = apply_build(&mut doc, issued);
@@ -248,7 +282,7 @@ pub async fn issue(
     // Phase two: the files are durable before the record pointing at them
     // is written, and the record before the client hears of it. The store's
     // flusher does both in one group commit; no thread blocks waiting.
-    let staged = store.stage_files(doc.id, &files)?;
+    let (staged, files) = store.stage_files(doc.id, files).await?;
     let job = store.commit_staged(doc.clone(), staged, job, entry).await?;
 
     match job {
@@ -268,7 +302,7 @@ pub async fn issue(
             let (sent, outcome) = issuing
                 .transmit(doc.id, "api")
                 .await
-                .map_err(|e| ApiError::Internal(e.to_string()))?;
+                .map_err(|e| IssueError::Internal(e.to_string()))?;
             if let JobOutcome::RetryAt(at) = outcome {
                 let mut job = job;
                 job.run_at_ms = at;
@@ -289,20 +323,29 @@ pub async fn issue(
 async fn build_again(
     issuing: &Arc<Issuing>,
     mut doc: DocumentRecord,
-) -> Result<(DocumentRecord, DocumentFiles), ApiError> {
-    let raw = issuing.store.document_request(doc.id)?.ok_or_else(|| {
-        ApiError::Internal(format!("the request of document {} is missing", doc.id))
+) -> IssueResult<(DocumentRecord, DocumentFiles)> {
+    let raw = issuing
+        .store
+        .document_request(doc.id)
+        .await?
+        .ok_or_else(|| {
+            IssueError::Internal(format!("the request of document {} is missing", doc.id))
+        })?;
+    let api = Api::from_tag(doc.api.as_deref()).ok_or_else(|| {
+        IssueError::Internal(format!("document {} came through an unknown API", doc.id))
     })?;
-    let req: FacturacionRequest = crate::api::json::parse(&raw)?;
-    let reference = referenced_document(issuing, doc.company_id, req.id_documento_referencia)?;
-    let mapped = to_document(&req, reference.as_ref())?;
+    let translator = issuing.translators.get(api)?;
+    let reference_id = translator.referenced_id(&raw)?;
+    let reference = referenced_document(issuing, doc.company_id, reference_id).await?;
+    let mapped = translator.translate(&raw, reference.as_ref())?;
     let setup = load_setup(
-        issuing.store.as_ref(),
+        &issuing.store,
         doc.company_id,
         doc.document_type,
         doc.issue_date,
         Some(doc.resolution_id),
-    )?;
+    )
+    .await?;
     let key = signing_key(issuing, &setup)?;
     let issued = build(issuing, &mapped, &setup, key, doc.environment, doc.number).await?;
     let files = apply_build(&mut doc, issued);
@@ -319,14 +362,14 @@ async fn store_rebuilt(
     to: u8,
     job: Option<Job>,
     entry: HistoryEntry,
-) -> Result<Option<Job>, ApiError> {
+) -> IssueResult<Option<Job>> {
     let from = doc.state;
     doc.state = to;
     let entry = HistoryEntry {
         from_state: Some(from),
         ..entry
     };
-    let staged = issuing.store.stage_files(doc.id, files)?;
+    let (staged, _) = issuing.store.stage_files(doc.id, files.clone()).await?;
     Ok(issuing
         .store
         .commit_staged(doc.clone(), staged, job, entry)
@@ -334,7 +377,7 @@ async fn store_rebuilt(
 }
 
 /// A half-built document found at start-up, rebuilt and kept as a draft.
-pub async fn rebuild(issuing: &Arc<Issuing>, doc: DocumentRecord) -> Result<(), ApiError> {
+pub async fn rebuild(issuing: &Arc<Issuing>, doc: DocumentRecord) -> IssueResult<()> {
     let (mut doc, files) = build_again(issuing, doc).await?;
     let entry = history(
         "worker",
@@ -348,17 +391,17 @@ pub async fn rebuild(issuing: &Arc<Issuing>, doc: DocumentRecord) -> Result<(), 
 
 /// `reenviar`: a draft or rejected document is built again (new signing
 /// instant, same number), signed and transmitted synchronously.
-pub async fn resend(issuing: &Arc<Issuing>, doc: DocumentRecord) -> Result<Issued, ApiError> {
+pub async fn resend(issuing: &Arc<Issuing>, doc: DocumentRecord) -> IssueResult<Issued> {
     let (mut doc, files) = build_again(issuing, doc).await?;
     let entry = history("api", "resend", state::QUEUED, json!({ "code": doc.code }));
     let job = Some(new_job(&doc));
     let job = store_rebuilt(issuing, &mut doc, &files, state::QUEUED, job, entry)
         .await?
-        .ok_or_else(|| ApiError::Internal("resend job not stored".into()))?;
+        .ok_or_else(|| IssueError::Internal("resend job not stored".into()))?;
     let (sent, outcome) = issuing
         .transmit(doc.id, "api")
         .await
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
+        .map_err(|e| IssueError::Internal(e.to_string()))?;
     if let JobOutcome::RetryAt(at) = outcome {
         let mut job = job;
         job.run_at_ms = at;

@@ -1,7 +1,10 @@
 //! Issuing documents: the orchestration between the store, the engine (on
 //! the signer pool), the transmitter, the retry scheduler and the WebSocket
-//! hub. Handlers call this; it knows nothing of HTTP beyond `ApiError`.
+//! hub. Every API calls this with a domain request ([`request`]); it knows
+//! nothing of HTTP, and its errors are its own ([`error`]).
 //!
+//! * [`request`]: the domain request every API translates into.
+//! * [`error`]: why issuing refused or failed.
 //! * [`context`]: the company's setup for a document type, as the engine needs it.
 //! * [`issue`]: validate → take the number → build → store (→ transmit).
 //! * [`transmit`]: one transmission of a stored document, every step recorded.
@@ -9,16 +12,20 @@
 //! * [`events`]: `facturacion:*` events to WebSocket rooms and webhooks.
 //! * [`webhooks`]: signed, retried, logged webhook deliveries.
 //! * [`resume`]: what a restart picks up (half-built documents, queued jobs).
-//! * [`test_set`]: the authority's enablement test set, with progress.
+//! * [`contingency`]: queueing the pending contingency documents.
+//! * [`worker`]: the engine as the signer pool runs it, and the key cache.
 
 pub mod context;
+pub mod contingency;
 pub mod duplicates;
+pub mod error;
 pub mod events;
 pub mod issue;
+pub mod request;
 pub mod resume;
-pub mod test_set;
 pub mod transmit;
 pub mod webhooks;
+pub mod worker;
 
 use std::sync::Arc;
 
@@ -28,11 +35,12 @@ use emisor_actors::idempotency::IdempotencyLock;
 use emisor_actors::retry_scheduler::RetryScheduler;
 use emisor_actors::supervisor::Restartable;
 use emisor_actors::ws_hub::WsHub;
-use emisor_store::Store;
+use emisor_store::AsyncStore;
 
 use crate::authority::port::AuthorityTransmitter;
 use crate::config::Settings;
-use crate::engine::worker::{EnginePipeline, SigningKeyCache};
+use request::Translators;
+use worker::{EnginePipeline, SigningKeyCache};
 
 /// Job kind of a document transmission.
 pub const TRANSMIT_JOB: &str = "transmit";
@@ -40,7 +48,9 @@ pub const TRANSMIT_JOB: &str = "transmit";
 /// The actors and shared state issuing needs.
 pub struct Issuing {
     pub settings: Arc<Settings>,
-    pub store: Arc<dyn Store>,
+    pub store: AsyncStore,
+    /// Each API's translation of its stored requests (rebuilds, resends).
+    pub translators: Translators,
     pub keys: SigningKeyCache,
     pub builder: Arc<Restartable<DocumentBuilder<EnginePipeline>>>,
     pub transmitter: Arc<Restartable<AuthorityTransmitter>>,

@@ -10,7 +10,7 @@ use super::issue::rebuild;
 use super::Issuing;
 
 pub async fn resume(issuing: &Arc<Issuing>) -> anyhow::Result<()> {
-    let pending = issuing.store.pending_builds()?;
+    let pending = issuing.store.pending_builds().await?;
     for doc in pending {
         match rebuild(issuing, doc.clone()).await {
             Ok(_) => tracing::info!(id = doc.id, "half-built document rebuilt"),
@@ -19,21 +19,19 @@ pub async fn resume(issuing: &Arc<Issuing>) -> anyhow::Result<()> {
                 let mut d = doc;
                 d.pending_build = false;
                 d.state = state::DRAFT;
-                issuing.store.update_document(
-                    &d,
-                    HistoryEntry {
-                        at: chrono::Utc::now(),
-                        actor: "recovery".into(),
-                        event: "rebuild_failed".into(),
-                        from_state: None,
-                        to_state: Some(state::DRAFT),
-                        data: serde_json::json!({ "error": e.to_string() }),
-                    },
-                )?;
+                let entry = HistoryEntry {
+                    at: chrono::Utc::now(),
+                    actor: "recovery".into(),
+                    event: "rebuild_failed".into(),
+                    from_state: None,
+                    to_state: Some(state::DRAFT),
+                    data: serde_json::json!({ "error": e.to_string() }),
+                };
+                issuing.store.update_document(d, entry).await?;
             }
         }
     }
-    let jobs = issuing.store.jobs()?;
+    let jobs = issuing.store.jobs().await?;
     let n = jobs.len();
     for job in jobs {
         issuing.schedule(&job);

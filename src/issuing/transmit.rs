@@ -124,18 +124,20 @@ impl Issuing {
     }
 
     /// URL and WS-Security credentials of a company.
-    pub fn target(
+    pub async fn target(
         &self,
         company_id: u64,
         env: Environment,
     ) -> Result<AuthorityTarget, TransmitError> {
         let company = self
             .store
-            .company(company_id)?
+            .company(company_id)
+            .await?
             .ok_or_else(|| TransmitError::Credentials("company not found".into()))?;
         let cert = self
             .store
-            .certificate(company_id)?
+            .certificate(company_id)
+            .await?
             .ok_or_else(|| TransmitError::Credentials("no certificate".into()))?;
         let key = self
             .keys
@@ -195,11 +197,14 @@ impl Issuing {
     /// the breaker. Any answer means the authority is reachable again; a
     /// failure leaves everything as it is (no re-queue, no new events).
     async fn authority_answers(&self, waiting: &[DocumentRecord]) -> bool {
-        let probe = waiting.iter().find_map(|d| {
-            let code = d.code.clone()?;
-            let target = self.target(d.company_id, d.environment).ok()?;
-            Some((d.company_id, target, code))
-        });
+        let mut probe = None;
+        for d in waiting {
+            let Some(code) = d.code.clone() else { continue };
+            if let Ok(target) = self.target(d.company_id, d.environment).await {
+                probe = Some((d.company_id, target, code));
+                break;
+            }
+        }
         let Some((company, target, track_id)) = probe else {
             return false;
         };
@@ -218,7 +223,8 @@ impl Issuing {
     ) -> Result<(Sent, JobOutcome), TransmitError> {
         let doc = self
             .store
-            .document(doc_id)?
+            .document(doc_id)
+            .await?
             .ok_or(TransmitError::NotFound(doc_id))?;
         self.transmit_document(doc, None, actor).await
     }
@@ -233,16 +239,17 @@ impl Issuing {
     ) -> Result<(Sent, JobOutcome), TransmitError> {
         let store = self.store.clone();
         let files = store
-            .document_files(doc.id)?
+            .document_files(doc.id)
+            .await?
             .ok_or(TransmitError::NoFiles(doc.id))?;
         let mut job = match job {
             Some(j) => j,
-            None => match store.job_for_document(doc.id)? {
+            None => match store.job_for_document(doc.id).await? {
                 Some(j) => j,
-                None => store.put_job(new_job(&doc))?,
+                None => store.put_job(new_job(&doc)).await?,
             },
         };
-        let target = match self.target(doc.company_id, doc.environment) {
+        let target = match self.target(doc.company_id, doc.environment).await {
             Ok(t) => t,
             Err(e) => {
                 // Without credentials nothing can be sent: a business error.
@@ -301,7 +308,7 @@ impl Issuing {
 
         job.in_flight = true;
         job.attempts += 1;
-        let job = store.put_job(job)?;
+        let job = store.put_job(job).await?;
         let request = AuthorityRequest::SendBillSync {
             zip_name: files.zip_name,
             zip: files.zip,
@@ -374,23 +381,25 @@ impl Issuing {
         };
         let run_at = now_ms() + delay.as_millis() as i64;
         job.run_at_ms = run_at;
-        self.store.put_job(job)?;
         let from = doc.state;
         doc.state = to;
         doc.transmission = serde_json::to_value(&t).ok();
         doc.updated_at = Utc::now();
-        self.store.update_document(
-            &doc,
-            history(
-                actor,
-                "retry_scheduled",
-                from,
-                to,
-                serde_json::json!({
-                    "attempt": doc.attempts, "error": t.status_description, "run_at_ms": run_at,
-                }),
-            ),
-        )?;
+        self.store
+            .update_document_with_job(
+                doc.clone(),
+                job,
+                history(
+                    actor,
+                    "retry_scheduled",
+                    from,
+                    to,
+                    serde_json::json!({
+                        "attempt": doc.attempts, "error": t.status_description, "run_at_ms": run_at,
+                    }),
+                ),
+            )
+            .await?;
         Ok((
             Sent {
                 doc,
@@ -418,23 +427,23 @@ impl Issuing {
             doc.track_id = Some(k);
         }
         doc.updated_at = Utc::now();
-        self.store.update_document(
-            doc,
-            history(
-                actor,
-                event,
-                from,
-                to,
-                serde_json::to_value(&t).unwrap_or_default(),
-            ),
-        )?;
-        if let Some(job) = job {
-            self.store.remove_job(job.id)?;
-        }
+        self.store
+            .finish_document(
+                doc.clone(),
+                job.map(|j| j.id),
+                history(
+                    actor,
+                    event,
+                    from,
+                    to,
+                    serde_json::to_value(&t).unwrap_or_default(),
+                ),
+            )
+            .await?;
         if to == state::DEAD_LETTER {
-            events::error(self, doc, &t);
+            events::error(self, doc, &t).await;
         } else {
-            events::update(self, doc, &t);
+            events::update(self, doc, &t).await;
         }
         Ok(Sent {
             doc: doc.clone(),
@@ -447,13 +456,11 @@ impl Issuing {
     pub async fn check_status(
         &self,
         mut doc: DocumentRecord,
-    ) -> Result<DocumentRecord, crate::api::error::ApiError> {
+    ) -> Result<DocumentRecord, TransmitError> {
         let Some(code) = doc.code.clone() else {
             return Ok(doc);
         };
-        let target = self
-            .target(doc.company_id, doc.environment)
-            .map_err(|e| crate::api::error::ApiError::Internal(e.to_string()))?;
+        let target = self.target(doc.company_id, doc.environment).await?;
         if let Ok(AuthorityResponse::Verdict(t)) = self
             .call(
                 doc.company_id,
@@ -463,7 +470,7 @@ impl Issuing {
             .await
         {
             if t.accepted() {
-                let job = self.store.job_for_document(doc.id)?;
+                let job = self.store.job_for_document(doc.id).await?;
                 let sent = self
                     .finish(
                         &mut doc,
@@ -473,8 +480,7 @@ impl Issuing {
                         "api",
                         "status_checked",
                     )
-                    .await
-                    .map_err(|e| crate::api::error::ApiError::Internal(e.to_string()))?;
+                    .await?;
                 return Ok(sent.doc);
             }
         }
@@ -524,7 +530,7 @@ impl emisor_actors::retry_scheduler::JobRunner for JobRunner {
     fn run(&self, job_id: u64) -> BoxFuture<'static, JobOutcome> {
         let issuing = self.0.clone();
         Box::pin(async move {
-            let job = match issuing.store.job(job_id) {
+            let job = match issuing.store.job(job_id).await {
                 Ok(job) => job,
                 Err(e) => {
                     tracing::error!(job_id, error = %e, "reading the job");
@@ -540,13 +546,13 @@ impl emisor_actors::retry_scheduler::JobRunner for JobRunner {
             let Some(doc_id) = job.document_id else {
                 return JobOutcome::Done;
             };
-            let doc = match issuing.store.document(doc_id) {
+            let doc = match issuing.store.document(doc_id).await {
                 Ok(Some(doc)) if transmittable(&doc) => doc,
                 Ok(_) => {
                     // A job left by a crash before its document was queued
                     // (the document was rebuilt as a draft) or after it was
                     // finished: nothing to send.
-                    if let Err(e) = issuing.store.remove_job(job.id) {
+                    if let Err(e) = issuing.store.remove_job(job.id).await {
                         tracing::error!(job_id, error = %e, "removing a stale job");
                     }
                     return JobOutcome::Done;
@@ -577,7 +583,8 @@ impl emisor_actors::recovery_ticker::Recovery for Recovery {
         Box::pin(async move {
             let docs = match issuing
                 .store
-                .documents_in_states(None, &[state::WAITING_AUTHORITY, state::DEAD_LETTER])
+                .documents_in_states(None, vec![state::WAITING_AUTHORITY, state::DEAD_LETTER])
+                .await
             {
                 Ok(d) => d,
                 Err(e) => {
@@ -592,7 +599,7 @@ impl emisor_actors::recovery_ticker::Recovery for Recovery {
             }
             let mut n = 0;
             for mut doc in docs {
-                let mut job = match issuing.store.job_for_document(doc.id) {
+                let mut job = match issuing.store.job_for_document(doc.id).await {
                     Ok(Some(mut j)) => {
                         j.attempts = 0;
                         j.run_at_ms = now_ms();
@@ -604,25 +611,20 @@ impl emisor_actors::recovery_ticker::Recovery for Recovery {
                 // An earlier attempt may have reached the authority (a lost
                 // answer): ask for the code's status before sending again.
                 job.in_flight = true;
-                let Ok(job) = issuing.store.put_job(job) else {
-                    continue;
-                };
                 let from = doc.state;
                 doc.state = state::QUEUED;
                 doc.updated_at = Utc::now();
-                if issuing
+                let entry = history(
+                    "recovery",
+                    "requeued",
+                    from,
+                    state::QUEUED,
+                    serde_json::Value::Null,
+                );
+                if let Ok(job) = issuing
                     .store
-                    .update_document(
-                        &doc,
-                        history(
-                            "recovery",
-                            "requeued",
-                            from,
-                            state::QUEUED,
-                            serde_json::Value::Null,
-                        ),
-                    )
-                    .is_ok()
+                    .update_document_with_job(doc, job, entry)
+                    .await
                 {
                     issuing.schedule(&job);
                     n += 1;

@@ -30,8 +30,8 @@ pub fn signature(secret: &str, body: &[u8]) -> String {
 }
 
 /// Queues a delivery when the company has a webhook URL.
-pub fn enqueue(issuing: &Issuing, company: u64, event: &str, data: &serde_json::Value) {
-    let Ok(Some(c)) = issuing.store.company(company) else {
+pub async fn enqueue(issuing: &Issuing, company: u64, event: &str, data: &serde_json::Value) {
+    let Ok(Some(c)) = issuing.store.company(company).await else {
         return;
     };
     let Some(url) = c.webhook_url.filter(|u| !u.is_empty()) else {
@@ -48,7 +48,7 @@ pub fn enqueue(issuing: &Issuing, company: u64, event: &str, data: &serde_json::
         payload: json!({ "url": url, "event": event, "data": data }),
         created_at: Utc::now(),
     };
-    match issuing.store.put_job(job) {
+    match issuing.store.put_job(job).await {
         Ok(job) => issuing.schedule(&job),
         Err(e) => tracing::error!(company, error = %e, "could not queue a webhook"),
     }
@@ -72,6 +72,7 @@ pub async fn deliver(issuing: &Issuing, mut job: Job) -> JobOutcome {
     let secret = issuing
         .store
         .company(job.company_id)
+        .await
         .ok()
         .flatten()
         .and_then(|c| c.webhook_secret)
@@ -104,7 +105,7 @@ pub async fn deliver(issuing: &Issuing, mut job: Job) -> JobOutcome {
         (_, JobOutcome::Done) => "failed",
         _ => "retrying",
     };
-    let _ = issuing.store.append_event(EventRecord {
+    let logged = issuing.store.append_event(EventRecord {
         id: 0,
         company_id: job.company_id,
         document_id: job.payload["data"]["id"].as_u64(),
@@ -117,13 +118,16 @@ pub async fn deliver(issuing: &Issuing, mut job: Job) -> JobOutcome {
             "error": result.as_ref().err(),
         }),
     });
+    if let Err(e) = logged.await {
+        tracing::error!(job = job.id, error = %e, "could not log a webhook delivery");
+    }
     match outcome {
         JobOutcome::Done => {
-            let _ = issuing.store.remove_job(job.id);
+            let _ = issuing.store.remove_job(job.id).await;
         }
         JobOutcome::RetryAt(at) => {
             job.run_at_ms = at;
-            let _ = issuing.store.put_job(job);
+            let _ = issuing.store.put_job(job).await;
         }
     }
     outcome

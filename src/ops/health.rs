@@ -120,10 +120,8 @@ fn record(h: emisor_actors::supervisor::ActorHealth) -> ActorStatus {
     responses((status = 200, description = "ready"), (status = 503, description = "not ready")))]
 #[get("/readyz")]
 pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
-    let store = state.store.clone();
-    let store_status = match web::block(move || store.check_writable()).await {
-        Ok(Ok(())) => "ok".to_string(),
-        Ok(Err(e)) => format!("error: {e}"),
+    let store_status = match state.store.check_writable().await {
+        Ok(()) => "ok".to_string(),
         Err(e) => format!("error: {e}"),
     };
     let i = &state.issuing;
@@ -162,10 +160,8 @@ pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
 #[get("/metrics")]
 pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     breaker(&state).await;
-    let st = state.clone();
-    let text = web::block(move || st.metrics.render(st.store.as_ref()))
-        .await
-        .unwrap_or_default();
+    let counts = state.store.document_counts().await.unwrap_or_default();
+    let text = state.metrics.render(counts);
     HttpResponse::Ok()
         .content_type("text/plain; version=0.0.4")
         .body(text)

@@ -3,7 +3,6 @@
 
 use std::sync::OnceLock;
 
-use emisor_store::Store;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
 
 pub const HTTP_REQUESTS: &str = "emisor_http_requests_total";
@@ -40,13 +39,12 @@ impl Metrics {
         Ok(Metrics { handle })
     }
 
-    /// The exposition text, with document gauges refreshed from the store.
-    pub fn render(&self, store: &dyn Store) -> String {
-        if let Ok(counts) = store.document_counts() {
-            for ((doc_type, state), n) in counts {
-                metrics::gauge!(DOCUMENTS, "tipo" => doc_type.to_string(), "estado" => state.to_string())
-                    .set(n as f64);
-            }
+    /// The exposition text, with the document gauges set from `counts`
+    /// (documents per type and state).
+    pub fn render(&self, counts: Vec<((u8, u8), u64)>) -> String {
+        for ((doc_type, state), n) in counts {
+            metrics::gauge!(DOCUMENTS, "tipo" => doc_type.to_string(), "estado" => state.to_string())
+                .set(n as f64);
         }
         self.handle.render()
     }

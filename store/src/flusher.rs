@@ -25,13 +25,15 @@ pub(crate) enum Scope {
     All,
 }
 
-/// Sled writes to run once the file log is synced.
-pub(crate) type Writes = Box<dyn FnOnce() -> StoreResult<Option<Job>> + Send>;
+/// Tells a waiting caller how its writes ended, once the flush is done.
+type Reply = Box<dyn FnOnce(Result<(), String>) + Send>;
 
-type Request = (Writes, oneshot::Sender<StoreResult<Option<Job>>>);
+/// Carried writes, type-erased: given whether the file log synced, it runs
+/// the writes (or not) and returns the reply to send after the flush.
+type Request = Box<dyn FnOnce(Result<(), String>) -> Reply + Send>;
 
 /// Resolves once the writes ran and are on disk, with what they returned.
-pub type Committed = Pin<Box<dyn Future<Output = StoreResult<Option<Job>>> + Send>>;
+pub type Committed<T = Option<Job>> = Pin<Box<dyn Future<Output = StoreResult<T>> + Send>>;
 
 pub(crate) struct Flusher {
     requests: Mutex<Option<mpsc::Sender<Request>>>,
@@ -41,19 +43,13 @@ pub(crate) struct Flusher {
 /// One batch: files first, then the carried writes, then one flush.
 fn serve(batch: Vec<Request>, sync: &impl Fn(Scope) -> StoreResult<()>) {
     let files = sync(Scope::Files).map_err(|e| e.to_string());
-    let written: Vec<_> = batch
+    let replies: Vec<Reply> = batch
         .into_iter()
-        .map(|(writes, tx)| match &files {
-            Ok(()) => (writes(), tx),
-            Err(e) => (Err(StoreError::Durability(e.clone())), tx),
-        })
+        .map(|request| request(files.clone()))
         .collect();
     let flushed = files.and_then(|()| sync(Scope::All).map_err(|e| e.to_string()));
-    for (result, tx) in written {
-        let _ = tx.send(match (&flushed, result) {
-            (Err(e), Ok(_)) => Err(StoreError::Durability(e.clone())),
-            (_, result) => result,
-        });
+    for reply in replies {
+        reply(flushed.clone());
     }
 }
 
@@ -79,15 +75,32 @@ impl Flusher {
         })
     }
 
-    /// Runs `writes` between a file-log sync and a full flush.
-    pub(crate) fn commit(&self, writes: Writes) -> Committed {
-        let (tx, rx) = oneshot::channel();
+    /// Runs `writes` on the flusher thread between a file-log sync and a
+    /// full flush shared with every other caller waiting (group commit).
+    /// Nothing blocks the caller's thread.
+    pub(crate) fn commit<T: Send + 'static>(
+        &self,
+        writes: impl FnOnce() -> StoreResult<T> + Send + 'static,
+    ) -> Committed<T> {
+        let (tx, rx) = oneshot::channel::<StoreResult<T>>();
+        let request: Request = Box::new(move |files| {
+            let result = match files {
+                Ok(()) => writes(),
+                Err(e) => Err(StoreError::Durability(e)),
+            };
+            Box::new(move |flushed| {
+                let _ = tx.send(match (flushed, result) {
+                    (Err(e), Ok(_)) => Err(StoreError::Durability(e)),
+                    (_, result) => result,
+                });
+            })
+        });
         let sent = self
             .requests
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .as_ref()
-            .is_some_and(|r| r.send((writes, tx)).is_ok());
+            .is_some_and(|r| r.send(request).is_ok());
         Box::pin(async move {
             if !sent {
                 return Err(StoreError::Durability("the store is closing".into()));
@@ -131,7 +144,13 @@ mod tests {
 
     /// A flusher that records its syncs in `log` (and fails the file sync
     /// when asked), and writes that record themselves there too.
-    fn recording(fail_files: bool) -> (Flusher, Log, Writes) {
+    fn recording(
+        fail_files: bool,
+    ) -> (
+        Flusher,
+        Log,
+        impl FnOnce() -> StoreResult<Option<Job>> + Send + 'static,
+    ) {
         let log: Log = Arc::default();
         let l = log.clone();
         let f = Flusher::start(move |scope| {
@@ -143,10 +162,10 @@ mod tests {
         })
         .unwrap();
         let l = log.clone();
-        let writes: Writes = Box::new(move || {
+        let writes = move || {
             l.lock().unwrap().push("writes".into());
             Ok(None)
-        });
+        };
         (f, log, writes)
     }
 

@@ -11,6 +11,7 @@
 //! written without transactions, record first, and what derives from the
 //! records is recomputed after an unclean stop (see `repair`).
 
+mod async_store;
 pub mod codec;
 pub mod error;
 mod file_log;
@@ -23,6 +24,7 @@ mod sled_documents;
 mod sled_store;
 pub mod trees;
 
+pub use async_store::{AsyncStore, IssuerRecords, ResolutionChoice};
 pub use error::{StoreError, StoreResult};
 pub use file_log::FileRef;
 pub use flusher::Committed;

@@ -322,6 +322,10 @@ pub struct DocumentRecord {
     /// The authority's tracking key (`zipKey`).
     #[serde(default)]
     pub track_id: Option<String>,
+    /// The API it came through, whose translator rebuilds it from its
+    /// request; absent for the unified API (and in older records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -358,6 +362,8 @@ pub struct NewDocument {
     pub customer: Option<CustomerInput>,
     /// The request's JSON as received (kept to rebuild the document).
     pub request: Vec<u8>,
+    /// The API it came through (`DocumentRecord::api`).
+    pub api: Option<String>,
     /// Documents allowed this month; `None` = unlimited.
     pub monthly_limit: Option<u64>,
     /// `YYYYMM` of the issue date, the subscription period.

@@ -47,6 +47,12 @@ impl<K: Hash + Eq + Copy, V: Clone> ReadCache<K, V> {
         Ok(loaded)
     }
 
+    /// The cached value, without loading it on a miss.
+    pub(crate) fn peek(&self, key: K) -> Option<V> {
+        let inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        inner.1.get(&key).cloned()
+    }
+
     /// Forgets everything; called after every write to the cached trees.
     pub(crate) fn clear(&self) {
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);

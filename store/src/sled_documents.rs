@@ -157,6 +157,58 @@ impl SledStore {
         Ok(job)
     }
 
+    /// The writes of [`DocumentStore::update_document`], not yet flushed
+    /// (the async store runs them on the flusher): the record, then its
+    /// history line; counts are derived and repaired after a crash.
+    pub(crate) fn update_document_unflushed(
+        &self,
+        doc: &DocumentRecord,
+        history: HistoryEntry,
+    ) -> StoreResult<()> {
+        let old = self
+            .documents
+            .insert(id_key(doc.id), encode(trees::DOCUMENTS, doc)?)?;
+        let seq = self.next_seq_now(trees::DOCUMENT_HISTORY)?;
+        self.document_history.insert(
+            scoped_key(doc.id, seq),
+            encode(trees::DOCUMENT_HISTORY, &history)?,
+        )?;
+        self.recount(old.as_deref(), doc)
+    }
+
+    /// Whether a document's files are stored (the record that points at
+    /// them exists), without reading them.
+    pub(crate) fn has_files(&self, id: u64) -> StoreResult<bool> {
+        Ok(self.document_files.contains_key(id_key(id))?)
+    }
+
+    pub(crate) fn put_job_unflushed(&self, mut job: Job) -> StoreResult<Job> {
+        self.store_job(&mut job)?;
+        Ok(job)
+    }
+
+    pub(crate) fn remove_job_unflushed(&self, id: u64) -> StoreResult<()> {
+        if let Some(old) = self.jobs.remove(id_key(id))? {
+            let old: Job = decode(trees::JOBS, &old)?;
+            if let Some(doc) = old.document_id {
+                // Only if it still names this job (a newer one may have replaced it).
+                let _ = self.jobs_by_document.compare_and_swap(
+                    id_key(doc),
+                    Some(&id_key(id)[..]),
+                    None as Option<&[u8]>,
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn append_event_unflushed(&self, mut e: EventRecord) -> StoreResult<EventRecord> {
+        e.id = self.next_seq_now(trees::EVENTS)?;
+        self.events
+            .insert(scoped_key(e.company_id, e.id), encode(trees::EVENTS, &e)?)?;
+        Ok(e)
+    }
+
     /// Data dirs from before the index: build it once.
     pub(crate) fn index_jobs_by_document(&self) -> StoreResult<()> {
         if !self.jobs_by_document.is_empty() {
@@ -247,6 +299,7 @@ impl DocumentStore for SledStore {
             transmission: None,
             attempts: 0,
             track_id: None,
+            api: new.api.clone(),
             created_at: now,
             updated_at: now,
         };
@@ -285,9 +338,8 @@ impl DocumentStore for SledStore {
         history: HistoryEntry,
     ) -> Committed {
         let store = self.clone();
-        self.flusher.commit(Box::new(move || {
-            store.complete_staged(&doc, &files, job, history)
-        }))
+        self.flusher
+            .commit(move || store.complete_staged(&doc, &files, job, history))
     }
 
     fn document(&self, id: u64) -> StoreResult<Option<DocumentRecord>> {
@@ -340,15 +392,7 @@ impl DocumentStore for SledStore {
     /// Single-key writes (see `complete_staged`): the record, then its
     /// history line; counts are derived and repaired after a crash.
     fn update_document(&self, doc: &DocumentRecord, history: HistoryEntry) -> StoreResult<()> {
-        let old = self
-            .documents
-            .insert(id_key(doc.id), encode(trees::DOCUMENTS, doc)?)?;
-        let seq = self.next_seq_now(trees::DOCUMENT_HISTORY)?;
-        self.document_history.insert(
-            scoped_key(doc.id, seq),
-            encode(trees::DOCUMENT_HISTORY, &history)?,
-        )?;
-        self.recount(old.as_deref(), doc)?;
+        self.update_document_unflushed(doc, history)?;
         self.flush_now()
     }
 
@@ -438,24 +482,13 @@ impl DocumentStore for SledStore {
 
 impl JobStore for SledStore {
     fn put_job(&self, job: Job) -> StoreResult<Job> {
-        let mut job = job;
-        self.store_job(&mut job)?;
+        let job = self.put_job_unflushed(job)?;
         self.flush_now()?;
         Ok(job)
     }
 
     fn remove_job(&self, id: u64) -> StoreResult<()> {
-        if let Some(old) = self.jobs.remove(id_key(id))? {
-            let old: Job = decode(trees::JOBS, &old)?;
-            if let Some(doc) = old.document_id {
-                // Only if it still names this job (a newer one may have replaced it).
-                let _ = self.jobs_by_document.compare_and_swap(
-                    id_key(doc),
-                    Some(&id_key(id)[..]),
-                    None as Option<&[u8]>,
-                )?;
-            }
-        }
+        self.remove_job_unflushed(id)?;
         self.flush_now()
     }
 
@@ -481,10 +514,7 @@ impl JobStore for SledStore {
 
 impl EventStore for SledStore {
     fn append_event(&self, event: EventRecord) -> StoreResult<EventRecord> {
-        let mut e = event;
-        e.id = self.next_seq_now(trees::EVENTS)?;
-        self.events
-            .insert(scoped_key(e.company_id, e.id), encode(trees::EVENTS, &e)?)?;
+        let e = self.append_event_unflushed(event)?;
         self.flush_now()?;
         Ok(e)
     }

@@ -44,7 +44,7 @@ pub struct SledStore {
     /// its `Drop`).
     #[cfg_attr(not(test), allow(dead_code))]
     closer: Arc<Closer>,
-    companies_cache: Arc<ReadCache<CompanyId, Company>>,
+    pub(crate) companies_cache: Arc<ReadCache<CompanyId, Company>>,
     software_cache: Arc<ReadCache<(CompanyId, u8), SoftwareRegistration>>,
     resolutions_cache: Arc<ReadCache<CompanyId, Vec<NumberingResolution>>>,
     certificates_cache: Arc<ReadCache<CompanyId, CertificateRecord>>,

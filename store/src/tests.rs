@@ -64,6 +64,7 @@ fn new_doc(r: &NumberingResolution, reference: Option<&str>) -> NewDocument {
         external_reference: reference.map(str::to_string),
         customer: None,
         request: b"{}".to_vec(),
+        api: None,
         monthly_limit: None,
         period: 202611,
     }
@@ -440,4 +441,83 @@ fn recent_requests_are_the_documents_since_a_time_newest_first() {
     assert_eq!(got, vec![(b.id, body(3)), (a.id, body(2))]);
     assert!(old.created_at < since);
     assert_eq!(s.recent_requests(Utc::now()).unwrap(), vec![]);
+}
+
+/// The async handle's writes go through the flusher: durable when they
+/// resolve, even if the process dies right after (no clean-close mark).
+#[tokio::test]
+async fn async_writes_are_on_disk_when_they_resolve() {
+    let dir = tempfile::tempdir().unwrap();
+    let (doc_id, job_id) = {
+        let s = open(dir.path());
+        let c = s.create_company(company()).unwrap();
+        let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+        let a = AsyncStore::new(s.clone());
+        let mut doc = a.create_document(new_doc(&r, Some("x"))).await.unwrap();
+        doc.pending_build = false;
+        doc.state = state::QUEUED;
+        let job = Job {
+            id: 0,
+            kind: "transmit".into(),
+            company_id: c.id,
+            document_id: Some(doc.id),
+            attempts: 0,
+            run_at_ms: 0,
+            in_flight: false,
+            payload: serde_json::Value::Null,
+            created_at: Utc::now(),
+        };
+        let job = a
+            .update_document_with_job(doc.clone(), job, history("queued"))
+            .await
+            .unwrap();
+        let dropped = a
+            .put_job(Job {
+                id: 0,
+                ..job.clone()
+            })
+            .await
+            .unwrap();
+        a.remove_job(dropped.id).await.unwrap();
+        let event = a
+            .append_event(EventRecord {
+                id: 0,
+                company_id: c.id,
+                document_id: Some(doc.id),
+                kind: "webhook_delivery".into(),
+                at: Utc::now(),
+                data: serde_json::Value::Null,
+            })
+            .await
+            .unwrap();
+        assert!(event.id > 0);
+        s.close_uncleanly();
+        (doc.id, job.id)
+    };
+    let s = open(dir.path());
+    let doc = s.document(doc_id).unwrap().unwrap();
+    assert_eq!(doc.state, state::QUEUED);
+    assert_eq!(s.history(doc_id).unwrap().len(), 1);
+    assert_eq!(
+        s.job_for_document(doc_id).unwrap().map(|j| j.id),
+        Some(job_id)
+    );
+    assert_eq!(s.jobs().unwrap().len(), 1, "the removed job stays removed");
+    assert_eq!(
+        s.events(doc.company_id, "webhook_delivery", 10)
+            .unwrap()
+            .len(),
+        1
+    );
+
+    // A document's outcome and the end of its job, in one commit.
+    let a = AsyncStore::new(s.clone());
+    let mut done = doc.clone();
+    done.state = state::ACCEPTED;
+    a.finish_document(done, Some(job_id), history("accepted"))
+        .await
+        .unwrap();
+    assert_eq!(s.document(doc_id).unwrap().unwrap().state, state::ACCEPTED);
+    assert!(s.job_for_document(doc_id).unwrap().is_none());
+    assert!(a.has_files(doc_id).await.is_ok_and(|has| !has));
 }

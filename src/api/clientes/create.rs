@@ -28,10 +28,10 @@ pub async fn create_customer(
     if !errors.is_empty() {
         return Err(ApiError::validation_list(errors));
     }
-    let store = state.store.clone();
+
     let company = ctx.company_id;
     let input = req.to_input();
-    let customer = web::block(move || store.upsert_customer(company, input)).await??;
+    let customer = state.store.upsert_customer(company, input).await?;
     let created = customer.created_at == customer.updated_at;
     let body = CustomerResponse::from(customer);
     Ok(if created {

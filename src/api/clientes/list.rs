@@ -43,10 +43,12 @@ pub async fn list_customers(
     query: Query<ListQuery>,
 ) -> ApiResult<HttpResponse> {
     let (page, limit) = paging(query.page, query.limit)?;
-    let store = state.store.clone();
+
     let q = query.q.clone();
-    let found =
-        web::block(move || store.customers(ctx.company_id, page, limit, q.as_deref())).await??;
+    let found = state
+        .store
+        .customers(ctx.company_id, page, limit, q)
+        .await?;
     Ok(envelope::ok(
         "Clientes",
         CustomerPage {

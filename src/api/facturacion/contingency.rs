@@ -3,8 +3,6 @@
 //! `contingencia:batch`.
 
 use actix_web::{post, web, HttpResponse};
-use chrono::Utc;
-use emisor_store::{state, HistoryEntry};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -12,12 +10,9 @@ use crate::api::auth::AuthContext;
 use crate::api::envelope;
 use crate::api::error::ApiResult;
 use crate::api::json::Json;
+use crate::issuing::contingency;
 use crate::issuing::events::{self, CONTINGENCY_BATCH};
-use crate::issuing::transmit::new_job;
 use crate::state::AppState;
-
-/// Contingency document types (spec 2.2): 7 T03, 8 T04.
-const CONTINGENCY_TYPES: [u8; 2] = [7, 8];
 
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ContingencyRequest {
@@ -58,61 +53,25 @@ pub async fn send_contingency(
 ) -> ApiResult<HttpResponse> {
     let req = body.0;
     ctx.ensure_company(req.id_empresa)?;
-    let store = state.store.clone();
-    let pending: Vec<_> = store
-        .documents_in_states(Some(ctx.company_id), &[state::DRAFT])?
-        .into_iter()
-        .filter(|d| CONTINGENCY_TYPES.contains(&d.document_type) && !d.pending_build)
-        .collect();
-    let mut errores = Vec::new();
     let ids = req.documento_ids.unwrap_or_default();
-    let chosen: Vec<_> = if ids.is_empty() {
-        pending.clone()
-    } else {
-        ids.iter()
-            .filter_map(|id| match pending.iter().find(|d| d.id == *id) {
-                Some(d) => Some(d.clone()),
-                None => {
-                    errores.push(serde_json::json!({
-                        "id": id, "error": "not a pending contingency document of this company"
-                    }));
-                    None
-                }
-            })
-            .collect()
-    };
-    let mut documentos = Vec::new();
-    for mut doc in chosen {
-        if store.document_files(doc.id)?.is_none() {
-            errores.push(serde_json::json!({ "id": doc.id, "error": "document has no files" }));
-            continue;
-        }
-        doc.state = state::QUEUED;
-        doc.updated_at = Utc::now();
-        // The job first: a crash before the state change leaves a job for
-        // a draft, which the job runner drops.
-        let job = store.put_job(new_job(&doc))?;
-        store.update_document(
-            &doc,
-            HistoryEntry {
-                at: Utc::now(),
-                actor: "api".into(),
-                event: "contingency_queued".into(),
-                from_state: Some(state::DRAFT),
-                to_state: Some(state::QUEUED),
-                data: serde_json::Value::Null,
-            },
-        )?;
-        state.issuing.schedule(&job);
-        documentos.push(QueuedDocument {
+    let outcome = contingency::queue(&state.issuing, ctx.company_id, &ids).await?;
+    let errores: Vec<_> = outcome
+        .refused
+        .iter()
+        .map(|(id, why)| serde_json::json!({ "id": id, "error": why.message() }))
+        .collect();
+    let documentos: Vec<_> = outcome
+        .queued
+        .iter()
+        .map(|(doc, job_id)| QueuedDocument {
             id: doc.id,
             prefijo: doc.prefix.clone(),
             numero: doc.number.to_string(),
-            job_id: job.id.to_string(),
-        });
-    }
+            job_id: job_id.to_string(),
+        })
+        .collect();
     let batch = ContingencyBatch {
-        total_pendientes: pending.len(),
+        total_pendientes: outcome.pending,
         total_encolados: documentos.len(),
         total_errores: errores.len(),
         documentos,
@@ -123,7 +82,8 @@ pub async fn send_contingency(
         ctx.company_id,
         CONTINGENCY_BATCH,
         serde_json::to_value(&batch).unwrap_or_default(),
-    );
+    )
+    .await;
     Ok(envelope::ok(
         format!(
             "{} documentos de contingencia encolados",

@@ -1,10 +1,7 @@
 //! `POST /facturacion`: one endpoint for all ten document types (spec 4.1).
 
-use std::time::Instant;
-
 use actix_web::http::StatusCode;
 use actix_web::{post, web, HttpResponse};
-use emisor_actors::idempotency::{Claim, Duplicate};
 
 use super::mapping::{document_kind, to_document};
 use super::request::FacturacionRequest;
@@ -13,8 +10,7 @@ use crate::api::auth::AuthContext;
 use crate::api::envelope;
 use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::api::json::{parse_value, Json};
-use crate::issuing::duplicates::payload_hash;
-use crate::issuing::issue::{issue, referenced_document, Issued};
+use crate::issuing::issue::{referenced_document, submit, Issued};
 use crate::state::AppState;
 
 /// The answer for an issued document (also used by `reenviar`).
@@ -68,32 +64,6 @@ pub fn issued_response(issued: Issued) -> HttpResponse {
     }
 }
 
-/// A refused claim as the API's 409. A request naming a reference is keyed
-/// by it: when its payload (which includes the reference) already made a
-/// document, that document exists with this reference, and the client
-/// retrying with its idempotency key is told so, with the id.
-fn duplicate(d: Duplicate, has_reference: bool) -> ApiError {
-    match d {
-        Duplicate::Payload {
-            document_id: Some(id),
-        } if has_reference => ApiError::Conflict {
-            code: "DUPLICATE_REFERENCE",
-            message: format!("a document with this referencia_externa already exists (id {id})"),
-            data: Some(serde_json::json!({ "id": id })),
-        },
-        Duplicate::InProgress => ApiError::Conflict {
-            code: "DUPLICATE_IN_PROGRESS",
-            message: "another request with this referencia_externa is being processed".into(),
-            data: None,
-        },
-        Duplicate::Payload { document_id } => ApiError::Conflict {
-            code: "DUPLICATE_PAYLOAD",
-            message: "an identical request was sent within the duplicate window".into(),
-            data: document_id.map(|id| serde_json::json!({ "id": id })),
-        },
-    }
-}
-
 #[utoipa::path(post, path = "/v1/api/facturacion", tag = "facturacion",
     security(("api_key" = [])),
     request_body = FacturacionRequest,
@@ -117,34 +87,9 @@ pub async fn create(
     let req: FacturacionRequest = parse_value(&value)?;
     let issuing = state.issuing.clone();
     document_kind(&req)?;
-    let reference = referenced_document(&issuing, ctx.company_id, req.id_documento_referencia)?;
-    let mapped = to_document(&req, reference.as_ref())?;
-
-    let payload_hash = payload_hash(&canonical);
-    let guard = issuing
-        .idempotency
-        .send(Claim {
-            company: ctx.company_id,
-            reference: mapped.external_reference.clone(),
-            payload_hash,
-            now: Instant::now(),
-        })
-        .await
-        .map_err(|e| ApiError::Internal(format!("idempotency lock unavailable: {e}")))?
-        .map_err(|d| duplicate(d, mapped.external_reference.is_some()))?;
-    // The guard releases the reference on every early return (drop).
-    // Issued in its own task: a client that disconnects drops this handler,
-    // never a document half way (number taken, not yet built or sent).
-    let task = {
-        let issuing = issuing.clone();
-        actix_web::rt::spawn(async move { issue(&issuing, ctx.caller(), mapped, canonical).await })
-    };
-    let issued = task
-        .await
-        .map_err(|e| ApiError::Internal(format!("issuing task failed: {e}")))??;
-    let id = match &issued {
-        Issued::Done { doc, .. } | Issued::Queued { doc, .. } => doc.id,
-    };
-    guard.complete(id, Instant::now());
+    let reference =
+        referenced_document(&issuing, ctx.company_id, req.id_documento_referencia).await?;
+    let mapped = to_document(&req, reference.as_ref())?.into_request();
+    let issued = submit(&issuing, ctx.caller(), mapped, canonical).await?;
     Ok(issued_response(issued))
 }

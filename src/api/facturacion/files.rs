@@ -7,11 +7,16 @@ use crate::api::auth::AuthContext;
 use crate::api::error::{ApiError, ApiResult};
 use crate::state::AppState;
 
-fn files(state: &AppState, ctx: &AuthContext, id: u64) -> ApiResult<emisor_store::DocumentFiles> {
-    owned_document(state, ctx, id)?;
+async fn files(
+    state: &AppState,
+    ctx: &AuthContext,
+    id: u64,
+) -> ApiResult<emisor_store::DocumentFiles> {
+    owned_document(state, ctx, id).await?;
     state
         .store
-        .document_files(id)?
+        .document_files(id)
+        .await?
         .ok_or_else(|| ApiError::NotFound(format!("files of document {id}")))
 }
 
@@ -41,7 +46,7 @@ pub async fn xml(
     ctx: AuthContext,
     id: web::Path<u64>,
 ) -> ApiResult<HttpResponse> {
-    let f = files(&state, &ctx, id.into_inner())?;
+    let f = files(&state, &ctx, id.into_inner()).await?;
     Ok(download(
         "text/xml; charset=utf-8",
         "inline",
@@ -60,7 +65,7 @@ pub async fn zip(
     ctx: AuthContext,
     id: web::Path<u64>,
 ) -> ApiResult<HttpResponse> {
-    let f = files(&state, &ctx, id.into_inner())?;
+    let f = files(&state, &ctx, id.into_inner()).await?;
     Ok(download(
         "application/zip",
         "attachment",

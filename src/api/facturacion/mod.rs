@@ -10,6 +10,7 @@ pub mod request;
 pub mod resend;
 pub mod responses;
 pub mod status;
+pub mod translator;
 
 use actix_web::web;
 

@@ -64,14 +64,15 @@ pub async fn next_number(
     let today = colombia_now().date_naive();
     let r = state
         .store
-        .active_resolution(ctx.company_id, doc_type, today)?
+        .active_resolution(ctx.company_id, doc_type, today)
+        .await?
         .ok_or_else(|| {
             ApiError::validation(
                 "tipo",
                 format!("no valid numbering resolution for type {doc_type}"),
             )
         })?;
-    let next = state.store.next_number(&r)?;
+    let next = state.store.next_number(r.clone()).await?;
     Ok(envelope::ok(
         "Consecutivo",
         NextNumber {
@@ -114,11 +115,12 @@ pub fn month_bounds(date: NaiveDate) -> (NaiveDate, NaiveDate) {
 pub async fn subscription(state: web::Data<AppState>, ctx: AuthContext) -> ApiResult<HttpResponse> {
     let company = state
         .store
-        .company(ctx.company_id)?
+        .company(ctx.company_id)
+        .await?
         .ok_or_else(|| ApiError::NotFound("company".into()))?;
     let today = colombia_now().date_naive();
     let period = today.year() as u32 * 100 + today.month();
-    let used = state.store.monthly_usage(company.id, period)?;
+    let used = state.store.monthly_usage(company.id, period).await?;
     let (limit, plan) = match company.monthly_document_limit {
         Some(l) => (u64::from(l), "personalizado"),
         None => (DEFAULT_MONTHLY_LIMIT, "estandar"),

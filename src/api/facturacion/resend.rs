@@ -12,7 +12,7 @@ use super::responses::IssuedResponse;
 use super::status::owned_document;
 use crate::api::auth::AuthContext;
 use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult};
+use crate::api::error::{ApiError, ApiResult, ErrorCode};
 use crate::engine::model::DocumentKind;
 use crate::issuing::issue::resend as resend_document;
 use crate::state::AppState;
@@ -29,7 +29,7 @@ pub async fn resend(
     ctx: AuthContext,
     id: web::Path<u64>,
 ) -> ApiResult<HttpResponse> {
-    let doc = owned_document(&state, &ctx, id.into_inner())?;
+    let doc = owned_document(&state, &ctx, id.into_inner()).await?;
     let kind = DocumentKind::from_code(doc.document_type);
     if !kind.is_some_and(resendable) {
         let name = kind.map_or("unknown", DocumentKind::short_name);
@@ -43,7 +43,7 @@ pub async fn resend(
     }
     if doc.state != state::DRAFT && doc.state != state::REJECTED {
         return Err(ApiError::Conflict {
-            code: "INVALID_STATE",
+            code: ErrorCode::InvalidState,
             message: format!(
                 "document {} is {} ({}); only Borrador (1) and Rechazado (4) can be resent",
                 doc.id,

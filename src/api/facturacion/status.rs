@@ -23,14 +23,15 @@ pub struct StatusQuery {
 }
 
 /// A document of the key's company, or 404.
-pub fn owned_document(
+pub async fn owned_document(
     state: &AppState,
     ctx: &AuthContext,
     id: u64,
 ) -> Result<emisor_store::DocumentRecord, ApiError> {
     state
         .store
-        .document(id)?
+        .document(id)
+        .await?
         .filter(|d| d.company_id == ctx.company_id)
         .ok_or_else(|| ApiError::NotFound(format!("document {id}")))
 }
@@ -57,9 +58,13 @@ pub async fn status(
             return Err(ApiError::validation("ambiente", "must be `1` or `2`"));
         }
     }
-    let mut doc = owned_document(&state, &ctx, id.into_inner())?;
+    let mut doc = owned_document(&state, &ctx, id.into_inner()).await?;
     if query.check_tax == Some(true) && doc.state == emisor_store::state::QUEUED {
-        doc = state.issuing.check_status(doc).await?;
+        doc = state
+            .issuing
+            .check_status(doc)
+            .await
+            .map_err(|e| ApiError::Internal(e.to_string()))?;
     }
     Ok(envelope::ok("Estado del documento", status_record(&doc)))
 }

@@ -6,9 +6,11 @@ use serde_json::{json, Value};
 use super::*;
 use crate::api::facturacion::request::examples;
 use crate::api::json;
+use crate::engine::codes::CodeScheme;
 use crate::engine::model::LineTax;
 use crate::engine::ubl::tests::{context, date};
 use crate::engine::validate::validate_and_total;
+use crate::issuing::request::MAX_DETAILS;
 
 fn parse(v: &Value) -> Result<FacturacionRequest, ApiError> {
     json::parse(&serde_json::to_vec(v).unwrap())

@@ -21,26 +21,26 @@
 //! - `referencia_externa`: 1–100 characters, no control characters.
 //! - At most 100 field errors are listed; more are summarized in one entry.
 
-use chrono::NaiveDate;
+use std::sync::Arc;
+
 use emisor_store::CustomerInput;
 use rust_decimal::Decimal;
 
 use super::request::FacturacionRequest;
 use crate::api::clientes::model::CustomerRequest;
 use crate::api::error::{ApiError, FieldError};
-use crate::engine::codes::{nit_check_digit, CodeScheme};
+use crate::engine::codes::nit_check_digit;
 use crate::engine::model::{
     Address, BillingReference, DeclaredTotals, Document, DocumentKind, ExchangeRate, NoteConcept,
     OrganizationType, Party, Payment, TaxRate, TaxSchemeRef,
 };
 use crate::engine::totals::{self, Totals, TotalsError, TOLERANCE};
 use crate::engine::validate::{text_problem, ValidationError, MAX_AMOUNT};
+pub use crate::issuing::request::ReferencedDocument;
+use crate::issuing::request::{cap, Api, CallerFields, DocumentRequest};
 
-#[path = "mapping_codes.rs"]
 pub(crate) mod codes;
-#[path = "mapping_fields.rs"]
 mod fields;
-#[path = "mapping_lines.rs"]
 mod lines;
 
 use lines::{map_declared_tax, map_lines, LineArray};
@@ -49,25 +49,7 @@ pub use fields::FieldMap;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
-#[path = "tests.rs"]
 mod tests;
-
-/// Most field errors listed in one answer.
-const MAX_DETAILS: usize = 100;
-
-/// The original document of a note, as the handler loaded it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReferencedDocument {
-    pub id: u64,
-    /// Prefix + number (`SETP990000001`).
-    pub number: String,
-    /// Its CUFE / CUDE / CUDS.
-    pub code: String,
-    /// Which code it is (`CodeScheme::from_scheme_name("CUFE-SHA384")`).
-    pub scheme: CodeScheme,
-    pub issue_date: NaiveDate,
-    pub kind: DocumentKind,
-}
 
 /// A document of the top-level `tax_totals`, to compare with ours.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,60 +105,103 @@ impl MappedDocument {
     /// Compares everything the caller declared — line amounts and taxes,
     /// `legal_monetary_totals` (`engine::totals::check_declared`) and the
     /// document `tax_totals` — with the computed totals, 0.01 tolerance.
-    ///
-    /// Handler flow: `validate_and_total(&m.document, &ctx, cert)`; on error
-    /// [`MappedDocument::validation_error`]; on success this, which adds the
-    /// document `tax_totals` (the engine's `DeclaredTotals` has no place
-    /// for them).
     pub fn check_declared(&self, totals: &Totals) -> Result<(), ApiError> {
-        if let Err(e) = totals::check_declared(&self.document, totals) {
-            return Err(self.totals_error(&e));
-        }
-        let mut errors = Vec::new();
-        for t in &self.declared_taxes {
-            let groups = if codes::is_withholding(&t.code) {
-                &totals.withholdings
-            } else {
-                &totals.taxes
-            };
-            let group = groups.iter().find(|g| g.code == t.code);
-            let (taxable, amount) = match (group, t.rate) {
-                (None, _) => (Decimal::ZERO, Decimal::ZERO),
-                (Some(g), None) => (Decimal::ZERO, g.amount),
-                (Some(g), Some(rate)) => g
-                    .subtotals
-                    .iter()
-                    .find(|s| same_rate(s.rate, rate))
-                    .map(|s| (s.taxable, s.amount))
-                    .unwrap_or((Decimal::ZERO, Decimal::ZERO)),
-            };
-            let f = |name: &str| format!("tax_totals[{}].{name}", t.index);
-            if let Some(d) = t.amount {
-                mismatch(&mut errors, f("tax_amount"), d, amount);
-            }
-            if let (Some(d), Some(TaxRate::Percent(_))) = (t.taxable, t.rate) {
-                mismatch(&mut errors, f("taxable_amount"), d, taxable);
-            }
-        }
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(ApiError::validation_list(errors))
-        }
+        declared_errors(&self.fields, &self.declared_taxes, &self.document, totals)
+            .map_err(|details| ApiError::validation_list(cap(details)))
     }
 
-    /// A 422 from a totals error, naming the request path.
-    pub fn totals_error(&self, e: &TotalsError) -> ApiError {
-        let field = self.api_field(e.field());
-        match e {
-            TotalsError::Mismatch {
-                declared, computed, ..
-            } => ApiError::validation(
-                field,
-                format!("declared {declared} but computed {computed}"),
-            ),
-            TotalsError::Overflow(_) => ApiError::validation(field, "amounts are too large"),
+    /// The domain request issuing takes.
+    pub fn into_request(self) -> DocumentRequest {
+        DocumentRequest {
+            api: Api::Unified,
+            kind: self.kind,
+            document: self.document,
+            customer: self.customer,
+            transmit: self.transmit,
+            asynchronous: self.asynchronous,
+            external_reference: self.external_reference,
+            fields: Arc::new(UnifiedFields {
+                fields: self.fields,
+                declared_taxes: self.declared_taxes,
+            }),
         }
+    }
+}
+
+/// How the unified API names the engine's fields, and the document
+/// `tax_totals` it declared: its half of a [`DocumentRequest`].
+#[derive(Debug)]
+struct UnifiedFields {
+    fields: FieldMap,
+    declared_taxes: Vec<DeclaredTax>,
+}
+
+impl CallerFields for UnifiedFields {
+    fn field(&self, engine_field: &str) -> String {
+        self.fields.api_field(engine_field)
+    }
+
+    fn check_declared(&self, document: &Document, totals: &Totals) -> Result<(), Vec<FieldError>> {
+        declared_errors(&self.fields, &self.declared_taxes, document, totals)
+    }
+}
+
+/// The declared amounts that differ from the computed ones; the document
+/// `tax_totals` are checked here (the engine's `DeclaredTotals` has no
+/// place for them).
+fn declared_errors(
+    fields: &FieldMap,
+    declared_taxes: &[DeclaredTax],
+    document: &Document,
+    totals: &Totals,
+) -> Result<(), Vec<FieldError>> {
+    if let Err(e) = totals::check_declared(document, totals) {
+        return Err(vec![totals_error(fields, &e)]);
+    }
+    let mut errors = Vec::new();
+    for t in declared_taxes {
+        let groups = if codes::is_withholding(&t.code) {
+            &totals.withholdings
+        } else {
+            &totals.taxes
+        };
+        let group = groups.iter().find(|g| g.code == t.code);
+        let (taxable, amount) = match (group, t.rate) {
+            (None, _) => (Decimal::ZERO, Decimal::ZERO),
+            (Some(g), None) => (Decimal::ZERO, g.amount),
+            (Some(g), Some(rate)) => g
+                .subtotals
+                .iter()
+                .find(|s| same_rate(s.rate, rate))
+                .map(|s| (s.taxable, s.amount))
+                .unwrap_or((Decimal::ZERO, Decimal::ZERO)),
+        };
+        let f = |name: &str| format!("tax_totals[{}].{name}", t.index);
+        if let Some(d) = t.amount {
+            mismatch(&mut errors, f("tax_amount"), d, amount);
+        }
+        if let (Some(d), Some(TaxRate::Percent(_))) = (t.taxable, t.rate) {
+            mismatch(&mut errors, f("taxable_amount"), d, taxable);
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+/// A totals error, naming the request path.
+fn totals_error(fields: &FieldMap, e: &TotalsError) -> FieldError {
+    let field = fields.api_field(e.field());
+    match e {
+        TotalsError::Mismatch {
+            declared, computed, ..
+        } => FieldError::new(
+            field,
+            format!("declared {declared} but computed {computed}"),
+        ),
+        TotalsError::Overflow(_) => FieldError::new(field, "amounts are too large"),
     }
 }
 
@@ -199,18 +224,6 @@ fn mismatch(errors: &mut Vec<FieldError>, field: String, declared: Decimal, comp
             format!("declared {declared} but computed {computed}"),
         ));
     }
-}
-
-fn cap(mut details: Vec<FieldError>) -> Vec<FieldError> {
-    if details.len() > MAX_DETAILS {
-        let more = details.len() - MAX_DETAILS;
-        details.truncate(MAX_DETAILS);
-        details.push(FieldError::new(
-            "body",
-            format!("{more} more errors not listed"),
-        ));
-    }
-    details
 }
 
 /// Field errors being collected.

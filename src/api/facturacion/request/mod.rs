@@ -35,7 +35,6 @@ use utoipa::ToSchema;
 use crate::api::clientes::model::CustomerRequest;
 use crate::api::json::object;
 
-#[path = "examples.rs"]
 pub mod examples;
 
 /// `POST /facturacion` body (spec 2.5).

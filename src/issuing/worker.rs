@@ -10,9 +10,9 @@ use emisor_actors::document_builder::Pipeline;
 use emisor_actors::signer_pool::PoolError;
 use emisor_store::{CertificateRecord, CompanyId};
 
-use super::model::{Document, IssuerContext};
-use super::pipeline::{self, EngineError, IssuedDocument};
-use super::signing_key::{SigningKey, SigningKeyError};
+use crate::engine::model::{Document, IssuerContext};
+use crate::engine::pipeline::{self, EngineError, IssuedDocument};
+use crate::engine::signing_key::{SigningKey, SigningKeyError};
 
 /// One document to issue, with the key it is signed with.
 #[derive(Debug, Clone)]
@@ -24,7 +24,7 @@ pub struct IssueRequest {
 
 /// Why issuing through the pool failed.
 #[derive(Debug, thiserror::Error)]
-pub enum IssueError {
+pub enum BuildError {
     #[error(transparent)]
     Engine(#[from] EngineError),
     #[error(transparent)]
@@ -38,9 +38,9 @@ pub struct EnginePipeline;
 impl Pipeline for EnginePipeline {
     type Input = IssueRequest;
     type Output = IssuedDocument;
-    type Error = IssueError;
+    type Error = BuildError;
 
-    fn build(&self, r: IssueRequest) -> Result<IssuedDocument, IssueError> {
+    fn build(&self, r: IssueRequest) -> Result<IssuedDocument, BuildError> {
         Ok(pipeline::issue(&r.document, &r.context, &r.key)?)
     }
 }
@@ -224,7 +224,7 @@ mod tests {
             .unwrap()
             .await;
         assert!(
-            matches!(got, Err(IssueError::Engine(EngineError::Validation(_)))),
+            matches!(got, Err(BuildError::Engine(EngineError::Validation(_)))),
             "{got:?}"
         );
     }

@@ -11,13 +11,13 @@ use emisor_store::{state, Environment, HistoryEntry, SoftwareKind};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::issue::{issue, referenced_document, Caller, Issued};
-use super::Issuing;
-use crate::api::error::ApiError;
+use crate::api::error::{ApiError, ErrorCode};
 use crate::api::facturacion::mapping::to_document;
 use crate::api::facturacion::request::{examples, FacturacionRequest};
 use crate::authority::port::{AuthorityRequest, AuthorityResponse};
 use crate::authority::StatusZip;
+use crate::issuing::issue::{issue, referenced_document, Caller, Issued};
+use crate::issuing::Issuing;
 
 /// How many documents of each kind the set sends.
 #[derive(Debug, Clone, Copy, Deserialize, Serialize, ToSchema)]
@@ -103,14 +103,15 @@ fn setting_key(company: u64) -> String {
     format!("test_set:{company}")
 }
 
-pub fn load(issuing: &Issuing, company: u64) -> Result<Option<TestSetRun>, ApiError> {
+pub async fn load(issuing: &Issuing, company: u64) -> Result<Option<TestSetRun>, ApiError> {
     Ok(issuing
         .store
-        .setting(&setting_key(company))?
+        .setting(setting_key(company))
+        .await?
         .and_then(|s| serde_json::from_str(&s).ok()))
 }
 
-fn save(issuing: &Issuing, run: &mut TestSetRun) {
+async fn save(issuing: &Issuing, run: &mut TestSetRun) {
     run.enviados = run
         .documentos
         .iter()
@@ -130,7 +131,8 @@ fn save(issuing: &Issuing, run: &mut TestSetRun) {
     if let Ok(json) = serde_json::to_string(run) {
         if let Err(e) = issuing
             .store
-            .put_setting(&setting_key(run.id_empresa), &json)
+            .put_setting(setting_key(run.id_empresa), json)
+            .await
         {
             tracing::error!(error = %e, "saving test set progress");
         }
@@ -143,18 +145,18 @@ pub async fn start(
     company: u64,
     plan: TestSetPlan,
 ) -> Result<TestSetRun, ApiError> {
-    if let Some(run) = load(issuing, company)? {
+    if let Some(run) = load(issuing, company).await? {
         if run.estado == "en_progreso" {
-            return Err(ApiError::Conflict {
-                code: "INVALID_STATE",
-                message: "a test set run is already in progress for this company".into(),
-                data: None,
-            });
+            return Err(ApiError::conflict(
+                ErrorCode::InvalidState,
+                "a test set run is already in progress for this company",
+            ));
         }
     }
     let software = issuing
         .store
-        .software(company, SoftwareKind::Invoicing)?
+        .software(company, SoftwareKind::Invoicing)
+        .await?
         .ok_or_else(|| {
             ApiError::validation(
                 "software",
@@ -181,7 +183,7 @@ pub async fn start(
         iniciado: Utc::now(),
         terminado: None,
     };
-    save(issuing, &mut run);
+    save(issuing, &mut run).await;
     let issuing = issuing.clone();
     let first = run.clone();
     actix_web::rt::spawn(async move { execute(issuing, run, plan).await });
@@ -201,15 +203,15 @@ async fn draft(
         Utc::now().timestamp_millis()
     ));
     let req: FacturacionRequest = crate::api::json::parse(body.to_string().as_bytes())?;
-    let reference = referenced_document(issuing, company, req.id_documento_referencia)?;
-    let mapped = to_document(&req, reference.as_ref())?;
+    let reference = referenced_document(issuing, company, req.id_documento_referencia).await?;
+    let mapped = to_document(&req, reference.as_ref())?.into_request();
     // The test set runs for the company, not for a user's key.
     let caller = Caller {
         company,
         environment: Environment::Test,
         user: None,
     };
-    issue(issuing, caller, mapped, body.to_string().into_bytes()).await
+    Ok(issue(issuing, caller, mapped, body.to_string().into_bytes()).await?)
 }
 
 async fn execute(issuing: Arc<Issuing>, mut run: TestSetRun, plan: TestSetPlan) {
@@ -242,7 +244,7 @@ async fn execute(issuing: Arc<Issuing>, mut run: TestSetRun, plan: TestSetPlan) 
         "rechazado".into()
     };
     run.terminado = Some(Utc::now());
-    save(&issuing, &mut run);
+    save(&issuing, &mut run).await;
 }
 
 async fn send_one(
@@ -262,7 +264,7 @@ async fn send_one(
                 estado: "error".into(),
                 errores: vec![e.to_string()],
             });
-            save(issuing, run);
+            save(issuing, run).await;
             return;
         }
     };
@@ -276,10 +278,12 @@ async fn send_one(
     let sent = async {
         let files = issuing
             .store
-            .document_files(doc.id)?
+            .document_files(doc.id)
+            .await?
             .ok_or_else(|| ApiError::Internal("files missing".into()))?;
         let target = issuing
             .target(company, Environment::Test)
+            .await
             .map_err(|e| ApiError::Internal(e.to_string()))?;
         let request = AuthorityRequest::SendTestSetAsync {
             zip_name: files.zip_name,
@@ -307,7 +311,7 @@ async fn send_one(
         }
     }
     run.documentos.push(entry);
-    save(issuing, run);
+    save(issuing, run).await;
 }
 
 /// Polls each batch until it has a verdict (bounded: 60 polls a batch).
@@ -326,7 +330,7 @@ async fn follow(issuing: &Arc<Issuing>, run: &mut TestSetRun) {
             ) else {
                 continue;
             };
-            let Ok(target) = issuing.target(run.id_empresa, Environment::Test) else {
+            let Ok(target) = issuing.target(run.id_empresa, Environment::Test).await else {
                 continue;
             };
             match issuing
@@ -342,12 +346,12 @@ async fn follow(issuing: &Arc<Issuing>, run: &mut TestSetRun) {
                     let d = &mut run.documentos[i];
                     d.estado = if ok { "aceptado" } else { "rechazado" }.into();
                     d.errores = verdicts.iter().flat_map(|t| t.errors.clone()).collect();
-                    record_verdict(issuing, d.id, ok, &verdicts);
+                    record_verdict(issuing, d.id, ok, &verdicts).await;
                 }
                 _ => waiting = true,
             }
         }
-        save(issuing, run);
+        save(issuing, run).await;
         if !waiting {
             return;
         }
@@ -356,30 +360,28 @@ async fn follow(issuing: &Arc<Issuing>, run: &mut TestSetRun) {
 }
 
 /// The document's own state follows the authority's verdict.
-fn record_verdict(
+async fn record_verdict(
     issuing: &Issuing,
     id: u64,
     ok: bool,
     verdicts: &[crate::authority::Transmission],
 ) {
-    let Ok(Some(mut doc)) = issuing.store.document(id) else {
+    let Ok(Some(mut doc)) = issuing.store.document(id).await else {
         return;
     };
     let from = doc.state;
     doc.state = if ok { state::ACCEPTED } else { state::REJECTED };
     doc.transmission = verdicts.first().and_then(|t| serde_json::to_value(t).ok());
     doc.updated_at = Utc::now();
-    let _ = issuing.store.update_document(
-        &doc,
-        HistoryEntry {
-            at: Utc::now(),
-            actor: "test_set".into(),
-            event: if ok { "accepted" } else { "rejected" }.into(),
-            from_state: Some(from),
-            to_state: Some(doc.state),
-            data: doc.transmission.clone().unwrap_or_default(),
-        },
-    );
+    let entry = HistoryEntry {
+        at: Utc::now(),
+        actor: "test_set".into(),
+        event: if ok { "accepted" } else { "rejected" }.into(),
+        from_state: Some(from),
+        to_state: Some(doc.state),
+        data: doc.transmission.clone().unwrap_or_default(),
+    };
+    let _ = issuing.store.update_document(doc, entry).await;
 }
 
 #[cfg(test)]

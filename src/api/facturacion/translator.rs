@@ -1,0 +1,36 @@
+//! The unified API's stored requests, translated again for issuing (a
+//! half-built document after a crash, a resend, the test set).
+
+use super::mapping::{to_document, ReferencedDocument};
+use super::request::FacturacionRequest;
+use crate::api::error::ApiError;
+use crate::api::json::parse;
+use crate::issuing::error::{IssueError, IssueResult};
+use crate::issuing::request::{DocumentRequest, Translator};
+
+pub struct UnifiedTranslator;
+
+/// A stored request that no longer maps is ours to explain, except a
+/// business refusal (a note whose original vanished), kept as such.
+fn stored(e: ApiError) -> IssueError {
+    match e {
+        ApiError::Validation { message, details } => IssueError::Invalid { message, details },
+        other => IssueError::Internal(format!("stored request: {other}")),
+    }
+}
+
+impl Translator for UnifiedTranslator {
+    fn referenced_id(&self, request: &[u8]) -> IssueResult<Option<u64>> {
+        let req: FacturacionRequest = parse(request).map_err(stored)?;
+        Ok(req.id_documento_referencia)
+    }
+
+    fn translate(
+        &self,
+        request: &[u8],
+        reference: Option<&ReferencedDocument>,
+    ) -> IssueResult<DocumentRequest> {
+        let req: FacturacionRequest = parse(request).map_err(stored)?;
+        Ok(to_document(&req, reference).map_err(stored)?.into_request())
+    }
+}

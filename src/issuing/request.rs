@@ -1,0 +1,152 @@
+//! What every API hands to issuing: a domain request (the engine's
+//! document plus what issuing needs to number, store and send it), and the
+//! caller's own names for the engine's fields, so that a refusal names what
+//! the caller sent. Each API translates its JSON into this; issuing never
+//! sees the API's types.
+
+use std::fmt;
+use std::sync::Arc;
+
+use chrono::NaiveDate;
+use emisor_store::CustomerInput;
+
+use super::error::{FieldError, IssueError, IssueResult};
+use crate::engine::codes::CodeScheme;
+use crate::engine::model::{Document, DocumentKind};
+use crate::engine::totals::Totals;
+use crate::engine::validate::ValidationError;
+
+/// Most field errors listed in one answer.
+pub const MAX_DETAILS: usize = 100;
+
+/// The API a document came through; its translator rebuilds it from the
+/// stored request (after a crash, or when it is resent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Api {
+    /// `POST /facturacion`.
+    Unified,
+}
+
+impl Api {
+    /// As stored with the document (absent in older records: unified).
+    pub fn tag(self) -> Option<&'static str> {
+        match self {
+            Api::Unified => None,
+        }
+    }
+
+    pub fn from_tag(tag: Option<&str>) -> Option<Api> {
+        match tag {
+            None | Some("") | Some("facturacion") => Some(Api::Unified),
+            Some(_) => None,
+        }
+    }
+}
+
+/// How a caller names the engine's fields, and what else it declared.
+pub trait CallerFields: Send + Sync + fmt::Debug {
+    /// The caller's path of an engine field
+    /// (`lines[0].quantity` → `invoice_lines[0].invoiced_quantity`).
+    fn field(&self, engine_field: &str) -> String;
+
+    /// Compares what the caller declared (totals, taxes) with what the
+    /// engine computed; each difference names the caller's field.
+    fn check_declared(&self, document: &Document, totals: &Totals) -> Result<(), Vec<FieldError>>;
+}
+
+/// One document to issue, as every API hands it over.
+#[derive(Debug, Clone)]
+pub struct DocumentRequest {
+    pub api: Api,
+    pub kind: DocumentKind,
+    pub document: Document,
+    /// The customer as stored (upserted with the document).
+    pub customer: CustomerInput,
+    pub transmit: bool,
+    pub asynchronous: bool,
+    pub external_reference: Option<String>,
+    pub fields: Arc<dyn CallerFields>,
+}
+
+impl DocumentRequest {
+    /// A refusal from the engine's validation errors, naming the caller's fields.
+    pub fn validation_error(&self, errors: &[ValidationError]) -> IssueError {
+        let details = errors
+            .iter()
+            .map(|e| {
+                let message = e
+                    .message
+                    .strip_prefix(&format!("{}: ", e.field))
+                    .unwrap_or(&e.message);
+                FieldError::new(self.fields.field(&e.field), message)
+            })
+            .collect();
+        IssueError::invalid_list(cap(details))
+    }
+
+    pub fn check_declared(&self, totals: &Totals) -> IssueResult<()> {
+        self.fields
+            .check_declared(&self.document, totals)
+            .map_err(|details| IssueError::invalid_list(cap(details)))
+    }
+}
+
+/// At most [`MAX_DETAILS`] errors, the rest summarized in one entry.
+pub fn cap(mut details: Vec<FieldError>) -> Vec<FieldError> {
+    if details.len() > MAX_DETAILS {
+        let more = details.len() - MAX_DETAILS;
+        details.truncate(MAX_DETAILS);
+        details.push(FieldError::new(
+            "body",
+            format!("{more} more errors not listed"),
+        ));
+    }
+    details
+}
+
+/// The original document of a note, as the store has it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReferencedDocument {
+    pub id: u64,
+    /// Prefix + number (`SETP990000001`).
+    pub number: String,
+    /// Its CUFE / CUDE / CUDS.
+    pub code: String,
+    /// Which code it is (`CodeScheme::from_scheme_name("CUFE-SHA384")`).
+    pub scheme: CodeScheme,
+    pub issue_date: NaiveDate,
+    pub kind: DocumentKind,
+}
+
+/// An API's translation of its stored requests, for the documents issuing
+/// builds again on its own (a half-built one after a crash, a resend).
+pub trait Translator: Send + Sync {
+    /// The document a stored request refers to (a note's original).
+    fn referenced_id(&self, request: &[u8]) -> IssueResult<Option<u64>>;
+
+    /// The stored request as a domain request.
+    fn translate(
+        &self,
+        request: &[u8],
+        reference: Option<&ReferencedDocument>,
+    ) -> IssueResult<DocumentRequest>;
+}
+
+/// The translators of the APIs, registered at start-up.
+#[derive(Clone, Default)]
+pub struct Translators(Vec<(Api, Arc<dyn Translator>)>);
+
+impl Translators {
+    pub fn with(mut self, api: Api, translator: Arc<dyn Translator>) -> Self {
+        self.0.push((api, translator));
+        self
+    }
+
+    pub fn get(&self, api: Api) -> IssueResult<&Arc<dyn Translator>> {
+        self.0
+            .iter()
+            .find(|(a, _)| *a == api)
+            .map(|(_, t)| t)
+            .ok_or_else(|| IssueError::Internal(format!("no translator for {api:?}")))
+    }
+}

@@ -1,0 +1,410 @@
+//! The store as async code sees it. Every method is `async` and never blocks
+//! the caller's thread: reads and admin writes run on tokio's blocking pool,
+//! the frequent writes (document updates, jobs, events, customers) are
+//! carried to the flusher thread and made durable in its next group commit,
+//! and the credentials read on every document come from memory when cached.
+//!
+//! Modules with async code (the API, issuing, operations) hold this handle
+//! only; the synchronous traits of `lib.rs` are for the CLI, start-up and
+//! code that already runs on a blocking thread (see [`AsyncStore::blocking`]).
+
+use chrono::{DateTime, NaiveDate, Utc};
+
+use crate::error::{StoreError, StoreResult};
+use crate::flusher::Committed;
+use crate::model::*;
+use crate::sled_store::SledStore;
+use crate::{
+    ApiKeyStore, CompanyStore, CredentialStore, CustomerStore, DocumentStore, EventStore, JobStore,
+    SettingsStore, Store, StoreHealth,
+};
+
+/// Everything the store holds for issuing one document type of a company,
+/// read together: what is missing is `None`, for the caller to name.
+#[derive(Debug, Clone)]
+pub struct IssuerRecords {
+    pub company: Option<Company>,
+    pub software: Option<SoftwareRegistration>,
+    pub resolution: Option<NumberingResolution>,
+    pub certificate: Option<CertificateRecord>,
+    /// The resolution's next number (none is taken).
+    pub next_number: Option<u64>,
+}
+
+/// Which resolution [`AsyncStore::issuer_records`] reads.
+#[derive(Debug, Clone, Copy)]
+pub enum ResolutionChoice {
+    /// The one with this id (a document being built again keeps its own).
+    Id(u64),
+    /// The newest valid on `date` with numbers left for `document_type`.
+    Active { document_type: u8, date: NaiveDate },
+}
+
+/// Cheap to clone: one `SledStore` (itself `Arc`s).
+#[derive(Clone)]
+pub struct AsyncStore {
+    store: SledStore,
+}
+
+impl AsyncStore {
+    pub fn new(store: SledStore) -> Self {
+        AsyncStore { store }
+    }
+
+    /// Runs `f` on the blocking pool.
+    async fn off_thread<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&SledStore) -> StoreResult<T> + Send + 'static,
+    ) -> StoreResult<T> {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || f(&store))
+            .await
+            .map_err(|e| StoreError::Durability(format!("a store task failed: {e}")))?
+    }
+
+    /// Runs `f` on the flusher thread; resolves once it is on disk.
+    fn durable<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&SledStore) -> StoreResult<T> + Send + 'static,
+    ) -> Committed<T> {
+        let store = self.store.clone();
+        self.store.flusher.commit(move || f(&store))
+    }
+
+    /// Synchronous domain code that needs the whole store (provisioning a
+    /// company, say), run on the blocking pool where it may wait on disk.
+    pub async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&dyn Store) -> T + Send + 'static,
+    ) -> StoreResult<T> {
+        self.off_thread(move |s| Ok(f(s))).await
+    }
+
+    // Companies and credentials.
+
+    pub async fn company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
+        if let Some(c) = self.store.companies_cache.peek(id) {
+            return Ok(Some(c));
+        }
+        self.off_thread(move |s| s.company(id)).await
+    }
+
+    pub async fn companies(&self) -> StoreResult<Vec<Company>> {
+        self.off_thread(|s| s.companies()).await
+    }
+
+    pub async fn update_company(&self, company: Company) -> StoreResult<()> {
+        self.off_thread(move |s| s.update_company(&company)).await
+    }
+
+    pub async fn software(
+        &self,
+        company: CompanyId,
+        kind: SoftwareKind,
+    ) -> StoreResult<Option<SoftwareRegistration>> {
+        self.off_thread(move |s| s.software(company, kind)).await
+    }
+
+    pub async fn put_software(&self, software: SoftwareRegistration) -> StoreResult<()> {
+        self.off_thread(move |s| s.put_software(software)).await
+    }
+
+    pub async fn resolutions(&self, company: CompanyId) -> StoreResult<Vec<NumberingResolution>> {
+        self.off_thread(move |s| s.resolutions(company)).await
+    }
+
+    pub async fn add_resolution(
+        &self,
+        company: CompanyId,
+        new: NewResolution,
+    ) -> StoreResult<NumberingResolution> {
+        self.off_thread(move |s| s.add_resolution(company, new))
+            .await
+    }
+
+    pub async fn active_resolution(
+        &self,
+        company: CompanyId,
+        document_type: u8,
+        date: NaiveDate,
+    ) -> StoreResult<Option<NumberingResolution>> {
+        self.off_thread(move |s| s.active_resolution(company, document_type, date))
+            .await
+    }
+
+    pub async fn next_number(&self, resolution: NumberingResolution) -> StoreResult<u64> {
+        self.off_thread(move |s| s.next_number(&resolution)).await
+    }
+
+    pub async fn certificate(&self, company: CompanyId) -> StoreResult<Option<CertificateRecord>> {
+        self.off_thread(move |s| s.certificate(company)).await
+    }
+
+    /// Company, software, resolution, certificate and next number in one
+    /// trip off the async threads (the issuing path reads all of them).
+    pub async fn issuer_records(
+        &self,
+        company: CompanyId,
+        kind: SoftwareKind,
+        resolution: ResolutionChoice,
+    ) -> StoreResult<IssuerRecords> {
+        self.off_thread(move |s| {
+            let resolution = match resolution {
+                ResolutionChoice::Id(id) => {
+                    s.resolutions(company)?.into_iter().find(|r| r.id == id)
+                }
+                ResolutionChoice::Active {
+                    document_type,
+                    date,
+                } => s.active_resolution(company, document_type, date)?,
+            };
+            let next_number = match &resolution {
+                Some(r) => Some(s.next_number(r)?),
+                None => None,
+            };
+            Ok(IssuerRecords {
+                company: s.company(company)?,
+                software: s.software(company, kind)?,
+                resolution,
+                certificate: s.certificate(company)?,
+                next_number,
+            })
+        })
+        .await
+    }
+
+    // API keys and settings.
+
+    pub async fn api_key_by_hash(&self, hash_hex: String) -> StoreResult<Option<ApiKeyRecord>> {
+        self.off_thread(move |s| s.api_key_by_hash(&hash_hex)).await
+    }
+
+    pub async fn api_keys(&self, company: CompanyId) -> StoreResult<Vec<ApiKeyRecord>> {
+        self.off_thread(move |s| s.api_keys(company)).await
+    }
+
+    pub async fn revoke_api_key(
+        &self,
+        id: u64,
+        at: DateTime<Utc>,
+    ) -> StoreResult<Option<ApiKeyRecord>> {
+        self.off_thread(move |s| s.revoke_api_key(id, at)).await
+    }
+
+    pub async fn setting(&self, key: String) -> StoreResult<Option<String>> {
+        self.off_thread(move |s| s.setting(&key)).await
+    }
+
+    pub async fn put_setting(&self, key: String, value: String) -> StoreResult<()> {
+        self.off_thread(move |s| s.put_setting(&key, &value)).await
+    }
+
+    // Customers.
+
+    pub async fn upsert_customer(
+        &self,
+        company: CompanyId,
+        input: CustomerInput,
+    ) -> StoreResult<Customer> {
+        self.durable(move |s| s.upsert_customer_unflushed(company, input))
+            .await
+    }
+
+    pub async fn customers(
+        &self,
+        company: CompanyId,
+        page: u32,
+        limit: u32,
+        query: Option<String>,
+    ) -> StoreResult<Page<Customer>> {
+        self.off_thread(move |s| s.customers(company, page, limit, query.as_deref()))
+            .await
+    }
+
+    // Documents.
+
+    /// Phase one of issuing ([`DocumentStore::create_document`]).
+    pub async fn create_document(&self, new: NewDocument) -> StoreResult<DocumentRecord> {
+        self.off_thread(move |s| s.create_document(new)).await
+    }
+
+    /// Phase two, first step ([`DocumentStore::stage_files`]).
+    pub async fn stage_files(
+        &self,
+        document_id: u64,
+        files: DocumentFiles,
+    ) -> StoreResult<(StagedFiles, DocumentFiles)> {
+        self.off_thread(move |s| Ok((s.stage_files(document_id, &files)?, files)))
+            .await
+    }
+
+    /// Phase two, second step ([`DocumentStore::commit_staged`]).
+    pub fn commit_staged(
+        &self,
+        doc: DocumentRecord,
+        files: StagedFiles,
+        job: Option<Job>,
+        history: HistoryEntry,
+    ) -> Committed {
+        self.store.commit_staged(doc, files, job, history)
+    }
+
+    pub async fn document(&self, id: u64) -> StoreResult<Option<DocumentRecord>> {
+        self.off_thread(move |s| s.document(id)).await
+    }
+
+    pub async fn document_request(&self, id: u64) -> StoreResult<Option<Vec<u8>>> {
+        self.off_thread(move |s| s.document_request(id)).await
+    }
+
+    pub async fn document_files(&self, id: u64) -> StoreResult<Option<DocumentFiles>> {
+        self.off_thread(move |s| s.document_files(id)).await
+    }
+
+    /// Whether the document's files are stored, without reading them.
+    pub async fn has_files(&self, id: u64) -> StoreResult<bool> {
+        self.off_thread(move |s| s.has_files(id)).await
+    }
+
+    /// Saves a changed document with a history line, durable on return.
+    pub async fn update_document(
+        &self,
+        doc: DocumentRecord,
+        history: HistoryEntry,
+    ) -> StoreResult<()> {
+        self.durable(move |s| s.update_document_unflushed(&doc, history))
+            .await
+    }
+
+    /// Saves a changed document and its transmission job together, durable
+    /// on return (the job written first: a crash between the two leaves a
+    /// job whose document is not queued, which the job runner drops).
+    pub async fn update_document_with_job(
+        &self,
+        doc: DocumentRecord,
+        job: Job,
+        history: HistoryEntry,
+    ) -> StoreResult<Job> {
+        self.durable(move |s| {
+            let job = s.put_job_unflushed(job)?;
+            s.update_document_unflushed(&doc, history)?;
+            Ok(job)
+        })
+        .await
+    }
+
+    /// [`update_document_with_job`](Self::update_document_with_job) for
+    /// several documents, in one group commit.
+    pub async fn update_documents_with_jobs(
+        &self,
+        changes: Vec<(DocumentRecord, Job, HistoryEntry)>,
+    ) -> StoreResult<Vec<Job>> {
+        self.durable(move |s| {
+            changes
+                .into_iter()
+                .map(|(doc, job, history)| {
+                    let job = s.put_job_unflushed(job)?;
+                    s.update_document_unflushed(&doc, history)?;
+                    Ok(job)
+                })
+                .collect()
+        })
+        .await
+    }
+
+    /// Saves a document's final outcome and drops its job, durable on
+    /// return (the record first: a crash between the two leaves a job for
+    /// a finished document, which the job runner drops).
+    pub async fn finish_document(
+        &self,
+        doc: DocumentRecord,
+        job: Option<u64>,
+        history: HistoryEntry,
+    ) -> StoreResult<()> {
+        self.durable(move |s| {
+            s.update_document_unflushed(&doc, history)?;
+            match job {
+                Some(id) => s.remove_job_unflushed(id),
+                None => Ok(()),
+            }
+        })
+        .await
+    }
+
+    pub async fn history(&self, id: u64) -> StoreResult<Vec<HistoryEntry>> {
+        self.off_thread(move |s| s.history(id)).await
+    }
+
+    pub async fn documents_in_states(
+        &self,
+        company: Option<CompanyId>,
+        states: Vec<u8>,
+    ) -> StoreResult<Vec<DocumentRecord>> {
+        self.off_thread(move |s| s.documents_in_states(company, &states))
+            .await
+    }
+
+    pub async fn pending_builds(&self) -> StoreResult<Vec<DocumentRecord>> {
+        self.off_thread(|s| s.pending_builds()).await
+    }
+
+    pub async fn recent_requests(&self, since: DateTime<Utc>) -> StoreResult<Vec<RecentRequest>> {
+        self.off_thread(move |s| s.recent_requests(since)).await
+    }
+
+    pub async fn monthly_usage(&self, company: CompanyId, period: u32) -> StoreResult<u64> {
+        self.off_thread(move |s| s.monthly_usage(company, period))
+            .await
+    }
+
+    pub async fn document_counts(&self) -> StoreResult<Vec<((u8, u8), u64)>> {
+        self.off_thread(|s| s.document_counts()).await
+    }
+
+    // Jobs.
+
+    /// Stores (or replaces) a job, durable on return; id 0 gets a new id.
+    pub async fn put_job(&self, job: Job) -> StoreResult<Job> {
+        self.durable(move |s| s.put_job_unflushed(job)).await
+    }
+
+    pub async fn remove_job(&self, id: u64) -> StoreResult<()> {
+        self.durable(move |s| s.remove_job_unflushed(id)).await
+    }
+
+    pub async fn jobs(&self) -> StoreResult<Vec<Job>> {
+        self.off_thread(|s| s.jobs()).await
+    }
+
+    pub async fn job(&self, id: u64) -> StoreResult<Option<Job>> {
+        self.off_thread(move |s| s.job(id)).await
+    }
+
+    pub async fn job_for_document(&self, document_id: u64) -> StoreResult<Option<Job>> {
+        self.off_thread(move |s| s.job_for_document(document_id))
+            .await
+    }
+
+    // Events.
+
+    pub async fn append_event(&self, event: EventRecord) -> StoreResult<EventRecord> {
+        self.durable(move |s| s.append_event_unflushed(event)).await
+    }
+
+    pub async fn events(
+        &self,
+        company: CompanyId,
+        kind: &'static str,
+        limit: usize,
+    ) -> StoreResult<Vec<EventRecord>> {
+        self.off_thread(move |s| s.events(company, kind, limit))
+            .await
+    }
+
+    // Health.
+
+    /// Writes, flushes and deletes a probe value.
+    pub async fn check_writable(&self) -> StoreResult<()> {
+        self.off_thread(|s| s.check_writable()).await
+    }
+}
