@@ -25,3 +25,4 @@ mod simulator;
 mod test_set;
 mod webhooks;
 mod ws_rooms;
+mod zeep_client;

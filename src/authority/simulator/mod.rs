@@ -15,6 +15,7 @@ pub mod document;
 pub mod intake;
 pub mod package;
 pub mod reply;
+pub mod schema;
 pub mod server;
 pub mod state;
 pub mod wsdl;
@@ -22,6 +23,10 @@ pub mod wsdl;
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod schema_tests;
 
 pub use checks::{DocumentChecks, EngineChecks};
 pub use server::SERVICE_PATH;

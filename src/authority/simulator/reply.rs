@@ -40,9 +40,17 @@ fn opt(name: &str, value: Option<&str>, out: &mut String) {
     }
 }
 
-/// The children of one `DianResponse`, prefix `b` (and `c` for strings).
+/// The children of one `DianResponse`, prefix `b` (and `c` for strings),
+/// in the contract's order.
 fn dian_fields(r: &DianResponse, out: &mut String) {
-    if r.error_messages.is_empty() {
+    // The authority's list is null when no document was processed (batch
+    // pending, unknown track id) and empty for a document accepted clean.
+    if r.error_messages.is_empty() && !r.is_valid {
+        out.push_str(&format!(
+            "<b:ErrorMessage i:nil=\"true\" xmlns:c=\"{}\"/>",
+            ns::ARRAYS
+        ));
+    } else if r.error_messages.is_empty() {
         out.push_str(&format!("<b:ErrorMessage xmlns:c=\"{}\"/>", ns::ARRAYS));
     } else {
         out.push_str(&format!("<b:ErrorMessage xmlns:c=\"{}\">", ns::ARRAYS));

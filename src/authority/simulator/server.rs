@@ -4,6 +4,7 @@
 use super::control;
 use super::intake::{self, Intake, DESC_PENDING};
 use super::reply;
+use super::schema;
 use super::state::{BatchStatus, CodeStatus, Mode, SimRegistry, SimState};
 use super::wsdl;
 use super::SimOptions;
@@ -38,21 +39,49 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
     .configure(control::routes);
 }
 
-async fn service_get(req: HttpRequest) -> HttpResponse {
-    let query = req.query_string().to_ascii_lowercase();
-    let wants_wsdl = query
-        .split('&')
-        .any(|p| p == "wsdl" || p.starts_with("wsdl=") || p == "singlewsdl");
-    if !wants_wsdl {
-        return HttpResponse::Ok()
-            .content_type("text/plain; charset=utf-8")
-            .body("WcfDianCustomerServices (simulador). Descripción del servicio: ?wsdl\n");
+/// What a GET of the service asks for (WCF's metadata queries).
+#[derive(Debug, PartialEq, Eq)]
+enum Metadata {
+    Wsdl(wsdl::Types),
+    Xsd(Option<u8>),
+    Page,
+}
+
+fn metadata_of(query: &str) -> Metadata {
+    for p in query.split('&').map(str::to_ascii_lowercase) {
+        if p == "singlewsdl" {
+            return Metadata::Wsdl(wsdl::Types::Inline);
+        }
+        if p == "wsdl" || p.starts_with("wsdl=") {
+            return Metadata::Wsdl(wsdl::Types::Imported);
+        }
+        if let Some(name) = p.strip_prefix("xsd=") {
+            return Metadata::Xsd(name.strip_prefix("xsd").and_then(|n| n.parse().ok()));
+        }
     }
+    Metadata::Page
+}
+
+async fn service_get(req: HttpRequest) -> HttpResponse {
     let info = req.connection_info();
     let address = format!("{}://{}{}", info.scheme(), info.host(), SERVICE_PATH);
-    HttpResponse::Ok()
-        .content_type("text/xml; charset=utf-8")
-        .body(wsdl::wsdl(&address))
+    let xml = |body: String| {
+        HttpResponse::Ok()
+            .content_type("text/xml; charset=utf-8")
+            .body(body)
+    };
+    match metadata_of(req.query_string()) {
+        Metadata::Wsdl(types) => xml(wsdl::wsdl(&address, types)),
+        Metadata::Xsd(number) => match number.and_then(schema::document) {
+            Some(doc) => xml(doc.standalone(&|n| Some(wsdl::xsd_location(&address, n)))),
+            None => HttpResponse::NotFound()
+                .content_type("text/plain; charset=utf-8")
+                .body("Documento de esquema desconocido.\n"),
+        },
+        Metadata::Page => HttpResponse::Ok()
+            .content_type("text/plain; charset=utf-8")
+            .body("WcfDianCustomerServices (simulador). Descripción del servicio: ?wsdl\n"),
+    }
 }
 
 /// The operation a call is for, for the statistics: the `action` of the
@@ -353,4 +382,21 @@ fn dispatch(
         }
     };
     Reply::ok(op, body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metadata_queries_as_wcf_names_them() {
+        use wsdl::Types::{Imported, Inline};
+        assert_eq!(metadata_of("wsdl"), Metadata::Wsdl(Imported));
+        assert_eq!(metadata_of("WSDL"), Metadata::Wsdl(Imported));
+        assert_eq!(metadata_of("wsdl=wsdl0"), Metadata::Wsdl(Imported));
+        assert_eq!(metadata_of("singleWsdl"), Metadata::Wsdl(Inline));
+        assert_eq!(metadata_of("xsd=xsd3"), Metadata::Xsd(Some(3)));
+        assert_eq!(metadata_of("xsd=other"), Metadata::Xsd(None));
+        assert_eq!(metadata_of(""), Metadata::Page);
+    }
 }

@@ -1,40 +1,56 @@
 //! The service description served at `/WcfDianCustomerServices.svc?wsdl`:
 //! WSDL 1.1, document/literal, SOAP 1.2 binding, a WS-Addressing action on
-//! every operation, and the simulator's own address.
+//! every operation, the simulator's own address, and the authority's types
+//! ([`super::schema`]). As WCF does, `?wsdl` imports the schema documents
+//! from `?xsd=xsdN` and `?singleWsdl` carries them inline.
 
+use super::schema;
 use crate::authority::operation::{Operation, WCF_NS};
 use crate::authority::soap::escape_attr;
 
-fn param_type(name: &str) -> &'static str {
-    if name == "contentFile" {
-        "xs:base64Binary"
-    } else {
-        "xs:string"
+/// Where the WSDL's types come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Types {
+    /// Imported from `<address>?xsd=xsdN` (`?wsdl`).
+    Imported,
+    /// Inline (`?singleWsdl`).
+    Inline,
+}
+
+/// The URL of schema document `n` of the service at `address`.
+pub fn xsd_location(address: &str, n: u8) -> String {
+    format!("{address}?xsd=xsd{n}")
+}
+
+fn types_section(address: &str, types: Types) -> String {
+    let docs = schema::documents();
+    match types {
+        Types::Imported => {
+            let imports: String = docs
+                .iter()
+                .map(|d| {
+                    format!(
+                        "<xs:import schemaLocation=\"{}\" namespace=\"{}\"/>",
+                        escape_attr(&xsd_location(address, d.number)),
+                        d.namespace
+                    )
+                })
+                .collect();
+            format!("<xs:schema targetNamespace=\"{WCF_NS}/Imports\">{imports}</xs:schema>")
+        }
+        Types::Inline => docs.iter().map(|d| d.schema_element(&|_| None)).collect(),
     }
 }
 
 /// The WSDL with `address` (the service URL) as the endpoint.
-pub fn wsdl(address: &str) -> String {
+pub fn wsdl(address: &str, types: Types) -> String {
+    let types = types_section(address, types);
     let address = escape_attr(address);
-    let mut types = String::new();
     let mut messages = String::new();
     let mut port_ops = String::new();
     let mut binding_ops = String::new();
     for op in Operation::ALL {
         let name = op.name();
-        types.push_str(&format!(
-            "<xs:element name=\"{name}\"><xs:complexType><xs:sequence>"
-        ));
-        for p in op.parameters() {
-            types.push_str(&format!(
-                "<xs:element minOccurs=\"0\" name=\"{p}\" nillable=\"true\" type=\"{}\"/>",
-                param_type(p)
-            ));
-        }
-        types.push_str("</xs:sequence></xs:complexType></xs:element>");
-        types.push_str(&format!(
-            "<xs:element name=\"{name}Response\"><xs:complexType><xs:sequence><xs:element minOccurs=\"0\" name=\"{name}Result\" nillable=\"true\" type=\"xs:anyType\"/></xs:sequence></xs:complexType></xs:element>"
-        ));
         messages.push_str(&format!(
             "<wsdl:message name=\"IWcfDianCustomerServices_{name}_InputMessage\"><wsdl:part name=\"parameters\" element=\"tns:{name}\"/></wsdl:message>\
              <wsdl:message name=\"IWcfDianCustomerServices_{name}_OutputMessage\"><wsdl:part name=\"parameters\" element=\"tns:{name}Response\"/></wsdl:message>"
@@ -64,7 +80,7 @@ pub fn wsdl(address: &str) -> String {
             " xmlns:wsaw=\"http://www.w3.org/2006/05/addressing/wsdl\"",
             " xmlns:wsa10=\"http://www.w3.org/2005/08/addressing\"",
             " xmlns:tns=\"{wcf}\">",
-            "<wsdl:types><xs:schema elementFormDefault=\"qualified\" targetNamespace=\"{wcf}\">{types}</xs:schema></wsdl:types>",
+            "<wsdl:types>{types}</wsdl:types>",
             "{messages}",
             "<wsdl:portType name=\"IWcfDianCustomerServices\">{port_ops}</wsdl:portType>",
             "<wsdl:binding name=\"WSHttpBinding_IWcfDianCustomerServices\" type=\"tns:IWcfDianCustomerServices\">",
@@ -91,24 +107,56 @@ pub fn wsdl(address: &str) -> String {
 mod tests {
     use super::*;
 
+    const ADDRESS: &str = "http://127.0.0.1:9/WcfDianCustomerServices.svc";
+    const XS: &str = "http://www.w3.org/2001/XMLSchema";
+
     #[test]
     fn every_operation_is_bound_with_its_action() {
-        let x = wsdl("http://127.0.0.1:9/WcfDianCustomerServices.svc");
-        let doc = roxmltree::Document::parse(&x).expect("xml");
-        const SOAP12: &str = "http://schemas.xmlsoap.org/wsdl/soap12/";
-        for op in Operation::ALL {
-            assert!(doc
+        for types in [Types::Imported, Types::Inline] {
+            let x = wsdl(ADDRESS, types);
+            let doc = roxmltree::Document::parse(&x).expect("xml");
+            const SOAP12: &str = "http://schemas.xmlsoap.org/wsdl/soap12/";
+            for op in Operation::ALL {
+                assert!(doc
+                    .descendants()
+                    .any(|n| n.has_tag_name((SOAP12, "operation"))
+                        && n.attribute("soapAction") == Some(op.action().as_str())));
+            }
+            let address = doc
                 .descendants()
-                .any(|n| n.has_tag_name((SOAP12, "operation"))
-                    && n.attribute("soapAction") == Some(op.action().as_str())));
+                .find(|n| n.has_tag_name((SOAP12, "address")))
+                .and_then(|n| n.attribute("location"));
+            assert_eq!(address, Some(ADDRESS));
         }
-        let address = doc
+    }
+
+    #[test]
+    fn types_are_imported_from_the_service_or_inline() {
+        let imported = wsdl(ADDRESS, Types::Imported);
+        let doc = roxmltree::Document::parse(&imported).expect("xml");
+        let locations: Vec<&str> = doc
             .descendants()
-            .find(|n| n.has_tag_name((SOAP12, "address")))
-            .and_then(|n| n.attribute("location"));
-        assert_eq!(
-            address,
-            Some("http://127.0.0.1:9/WcfDianCustomerServices.svc")
-        );
+            .filter(|n| n.has_tag_name((XS, "import")))
+            .filter_map(|n| n.attribute("schemaLocation"))
+            .collect();
+        let expected: Vec<String> = schema::documents()
+            .iter()
+            .map(|d| xsd_location(ADDRESS, d.number))
+            .collect();
+        assert_eq!(locations, expected);
+
+        let inline = wsdl(ADDRESS, Types::Inline);
+        let doc = roxmltree::Document::parse(&inline).expect("xml");
+        let namespaces: Vec<&str> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name((XS, "schema")))
+            .filter_map(|n| n.attribute("targetNamespace"))
+            .collect();
+        let expected: Vec<&str> = schema::documents().iter().map(|d| d.namespace).collect();
+        assert_eq!(namespaces, expected);
+        // Inline schemas import each other by namespace alone.
+        assert!(!doc
+            .descendants()
+            .any(|n| n.has_tag_name((XS, "import")) && n.attribute("schemaLocation").is_some()));
     }
 }
