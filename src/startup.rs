@@ -211,8 +211,8 @@ fn write_listening(dir: &Path, addr: SocketAddr) -> anyhow::Result<()> {
 pub struct Actors {
     pub rate_limiter: Arc<Restartable<RateLimiter>>,
     pub issuing: Arc<Issuing>,
-    pub scheduler: actix::Addr<RetryScheduler>,
-    pub recovery: actix::Addr<RecoveryTicker>,
+    pub scheduler: Arc<Restartable<RetryScheduler>>,
+    pub recovery: Arc<Restartable<RecoveryTicker>>,
     pub arbiters: Vec<Arbiter>,
 }
 
@@ -299,17 +299,17 @@ pub fn start_actors(
         .scaled(1.0)
         .clamp(Duration::from_millis(10), Duration::from_secs(1));
     // Up to 32 documents wait on the transmitter at once; it paces them.
-    let scheduler = RetryScheduler::start_in_arbiter(&scheduler_arbiter.handle(), move |_| {
-        RetryScheduler::new(runner, 32, tick)
-    });
+    let scheduler = RetryScheduler::supervised(scheduler_arbiter.handle(), runner, 32, tick);
     let _ = issuing.scheduler.set(scheduler.clone());
     let recovery_impl = Arc::new(Recovery(issuing.clone()));
     let interval = settings
         .resilience
         .scaled(settings.resilience.recovery_interval_s);
-    let recovery = RecoveryTicker::start_in_arbiter(&scheduler_arbiter.handle(), move |_| {
-        RecoveryTicker::new(recovery_impl, interval.max(Duration::from_millis(10)))
-    });
+    let recovery = RecoveryTicker::supervised(
+        scheduler_arbiter.handle(),
+        recovery_impl,
+        interval.max(Duration::from_millis(10)),
+    );
 
     Ok(Actors {
         rate_limiter,

@@ -31,8 +31,8 @@ pub struct AppState {
     /// Issuing: engine pool, transmitter, scheduler, hub.
     pub issuing: Arc<Issuing>,
     /// Scheduling actors, for `/readyz`.
-    pub scheduler: actix::Addr<emisor_actors::retry_scheduler::RetryScheduler>,
-    pub recovery: actix::Addr<emisor_actors::recovery_ticker::RecoveryTicker>,
+    pub scheduler: Arc<Restartable<emisor_actors::retry_scheduler::RetryScheduler>>,
+    pub recovery: Arc<Restartable<emisor_actors::recovery_ticker::RecoveryTicker>>,
 }
 
 impl AppState {

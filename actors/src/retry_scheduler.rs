@@ -3,17 +3,26 @@
 //! the root crate implements. The runner says what happens next: done, or
 //! run again at a given time. At most `concurrency` jobs run at once; the
 //! transmitter paces what reaches the authority.
+//!
+//! Each run sits behind its own panic boundary: a job that panics is
+//! rescheduled as its runner's [`JobRunner::after_panic`] says, and the
+//! others carry on. Under [`RetryScheduler::supervised`] a scheduler that
+//! dies anyway is replaced and reloads its timetable from the stored jobs.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use actix::{
-    Actor, ActorFutureExt, AsyncContext, Context, Handler, Message, MessageResult, WrapFuture,
+    Actor, ActorFutureExt, ArbiterHandle, AsyncContext, Context, Handler, Message, MessageResult,
+    WrapFuture,
 };
 use futures_util::future::BoxFuture;
 
+use crate::panic_boundary::guarded;
+use crate::supervisor::Restartable;
 use crate::{Ping, Pong};
 
 /// What became of a job run.
@@ -29,10 +38,17 @@ pub enum JobOutcome {
 /// work, persist the result, and say what comes next.
 pub trait JobRunner: Send + Sync + 'static {
     fn run(&self, job_id: u64) -> BoxFuture<'static, JobOutcome>;
+
+    /// What comes next for a job whose run panicked `panics` times in a row.
+    /// The panic was caught; the job is still stored as the run left it.
+    fn after_panic(&self, job_id: u64, panics: u32) -> JobOutcome;
+
+    /// Every stored job with its due time, for a replacement scheduler.
+    fn stored(&self) -> BoxFuture<'static, Vec<Schedule>>;
 }
 
 /// Puts a job on the timetable (or moves it).
-#[derive(Debug, Clone, Copy, Message)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Message)]
 #[rtype(result = "()")]
 pub struct Schedule {
     pub job_id: u64,
@@ -55,10 +71,14 @@ pub struct RetryScheduler {
     /// (run at, job id), earliest first.
     timetable: BinaryHeap<Reverse<(i64, u64)>>,
     /// Latest due time per job: a rescheduled job's older entries are stale.
-    due: std::collections::HashMap<u64, i64>,
+    due: HashMap<u64, i64>,
     running: HashSet<u64>,
+    /// Consecutive panicked runs per job.
+    panics: HashMap<u64, u32>,
     concurrency: usize,
     tick: Duration,
+    /// Load the stored jobs before taking messages (a replacement).
+    reload: bool,
 }
 
 fn now_ms() -> i64 {
@@ -71,11 +91,31 @@ impl RetryScheduler {
         RetryScheduler {
             runner,
             timetable: BinaryHeap::new(),
-            due: Default::default(),
+            due: HashMap::new(),
             running: HashSet::new(),
+            panics: HashMap::new(),
             concurrency: concurrency.max(1),
             tick,
+            reload: false,
         }
+    }
+
+    /// The scheduler on `arbiter`, replaced if it dies. The first one starts
+    /// empty (at start-up the caller schedules the stored jobs once it is
+    /// ready for them); a replacement reloads every stored job, or those
+    /// waiting when the old one died would only run after a restart.
+    pub fn supervised(
+        arbiter: ArbiterHandle,
+        runner: Arc<dyn JobRunner>,
+        concurrency: usize,
+        tick: Duration,
+    ) -> Arc<Restartable<RetryScheduler>> {
+        let started = AtomicBool::new(false);
+        Restartable::start("retry_scheduler", move || {
+            let mut scheduler = RetryScheduler::new(runner.clone(), concurrency, tick);
+            scheduler.reload = started.swap(true, Ordering::Relaxed);
+            RetryScheduler::start_in_arbiter(&arbiter, move |_| scheduler)
+        })
     }
 
     fn start_due(&mut self, ctx: &mut Context<Self>) {
@@ -93,15 +133,36 @@ impl RetryScheduler {
             }
             self.due.remove(&id);
             self.running.insert(id);
-            let fut = self.runner.run(id);
-            ctx.spawn(fut.into_actor(self).map(move |outcome, this, ctx| {
+            let runner = self.runner.clone();
+            let run = guarded(move || runner.run(id));
+            ctx.spawn(run.into_actor(self).map(move |result, this, ctx| {
                 this.running.remove(&id);
+                let outcome = match result {
+                    Ok(outcome) => {
+                        this.panics.remove(&id);
+                        outcome
+                    }
+                    Err(panic) => this.after_panic(id, &panic),
+                };
                 if let JobOutcome::RetryAt(at) = outcome {
                     this.put(id, at);
                 }
                 this.start_due(ctx);
             }));
         }
+    }
+
+    /// A run panicked: the job is not lost, its runner says when to retry.
+    fn after_panic(&mut self, id: u64, panic: &str) -> JobOutcome {
+        let panics = self.panics.entry(id).or_insert(0);
+        *panics += 1;
+        let panics = *panics;
+        let outcome = self.runner.after_panic(id, panics);
+        tracing::error!(job_id = id, panics, panic, next = ?outcome, "a job panicked");
+        if outcome == JobOutcome::Done {
+            self.panics.remove(&id);
+        }
+        outcome
     }
 
     fn put(&mut self, id: u64, at: i64) {
@@ -115,6 +176,24 @@ impl Actor for RetryScheduler {
 
     fn started(&mut self, ctx: &mut Self::Context) {
         ctx.run_interval(self.tick, |this, ctx| this.start_due(ctx));
+        if self.reload {
+            // `wait`: Schedule messages queue up behind the reload, so a
+            // newer due time is not overwritten by the stored one.
+            let runner = self.runner.clone();
+            let stored = guarded(move || runner.stored());
+            ctx.wait(stored.into_actor(self).map(|stored, this, ctx| {
+                match stored {
+                    Ok(jobs) => {
+                        tracing::info!(jobs = jobs.len(), "scheduler reloaded the stored jobs");
+                        for s in jobs {
+                            this.put(s.job_id, s.run_at_ms);
+                        }
+                    }
+                    Err(panic) => tracing::error!(panic, "reloading the stored jobs panicked"),
+                }
+                this.start_due(ctx);
+            }));
+        }
     }
 }
 
@@ -147,87 +226,4 @@ impl Handler<Ping> for RetryScheduler {
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-    use std::sync::Mutex;
-
-    /// Fails each job `fails` times (retry 20 ms later), then finishes it.
-    struct Flaky {
-        fails: u32,
-        log: Mutex<Vec<(u64, i64)>>,
-    }
-
-    impl JobRunner for Flaky {
-        fn run(&self, job_id: u64) -> BoxFuture<'static, JobOutcome> {
-            let mut log = self.log.lock().unwrap();
-            log.push((job_id, now_ms()));
-            let runs = log.iter().filter(|(j, _)| *j == job_id).count() as u32;
-            let outcome = if runs <= self.fails {
-                JobOutcome::RetryAt(now_ms() + 20)
-            } else {
-                JobOutcome::Done
-            };
-            Box::pin(async move { outcome })
-        }
-    }
-
-    #[actix::test]
-    async fn jobs_run_when_due_and_retry_until_done() {
-        let runner = Arc::new(Flaky {
-            fails: 2,
-            log: Mutex::new(Vec::new()),
-        });
-        let addr = RetryScheduler::new(runner.clone(), 2, Duration::from_millis(5)).start();
-        let t0 = now_ms();
-        addr.send(Schedule {
-            job_id: 1,
-            run_at_ms: t0 + 50,
-        })
-        .await
-        .unwrap();
-        addr.send(Schedule {
-            job_id: 2,
-            run_at_ms: t0,
-        })
-        .await
-        .unwrap();
-        tokio::time::sleep(Duration::from_millis(250)).await;
-        let log = runner.log.lock().unwrap().clone();
-        let runs = |id| log.iter().filter(|(j, _)| *j == id).count();
-        assert_eq!(runs(1), 3, "two retries then done: {log:?}");
-        assert_eq!(runs(2), 3);
-        let first_of_1 = log.iter().find(|(j, _)| *j == 1).unwrap().1;
-        assert!(first_of_1 >= t0 + 50, "not before its time");
-        let stats = addr.send(Stats).await.unwrap();
-        assert_eq!(stats, SchedulerStats::default());
-    }
-
-    #[actix::test]
-    async fn rescheduling_moves_a_job() {
-        let runner = Arc::new(Flaky {
-            fails: 0,
-            log: Mutex::new(Vec::new()),
-        });
-        let addr = RetryScheduler::new(runner.clone(), 1, Duration::from_millis(5)).start();
-        let t0 = now_ms();
-        addr.send(Schedule {
-            job_id: 7,
-            run_at_ms: t0 + 10_000,
-        })
-        .await
-        .unwrap();
-        addr.send(Schedule {
-            job_id: 7,
-            run_at_ms: t0,
-        })
-        .await
-        .unwrap();
-        tokio::time::sleep(Duration::from_millis(60)).await;
-        assert_eq!(
-            runner.log.lock().unwrap().len(),
-            1,
-            "ran once, at the new time"
-        );
-    }
-}
+mod tests;

@@ -3,10 +3,17 @@
 //! closes its mailbox for good. `Restartable` notices the closed mailbox,
 //! starts a fresh actor from its factory, and counts the restart so
 //! `/readyz` and `/metrics` can show it.
+//!
+//! Delivery is at most once. actix answers `MailboxError::Closed` both when
+//! the message never got into the mailbox and when its handler died before
+//! replying, possibly after part of its work (a document sent). The two
+//! cannot be told apart afterwards, so a dead actor is replaced *before* a
+//! message is sent, and a message whose reply was lost is never sent again:
+//! the caller gets the error.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use actix::dev::ToEnvelope;
 use actix::{Actor, Addr, Handler, MailboxError, Message};
@@ -14,6 +21,11 @@ use actix::{Actor, Addr, Handler, MailboxError, Message};
 use crate::{Ping, Pong};
 
 type Factory<A> = dyn Fn() -> Addr<A> + Send + Sync;
+
+/// How long a lost reply waits for the actor's mailbox to close. A handler
+/// that panics drops its reply while its thread is still unwinding; the
+/// mailbox goes a moment later.
+const DEATH_GRACE: Duration = Duration::from_millis(200);
 
 pub struct Restartable<A: Actor> {
     name: &'static str,
@@ -52,11 +64,24 @@ impl<A: Actor> Restartable<A> {
         self.restarts.load(Ordering::Relaxed)
     }
 
-    pub fn addr(&self) -> Addr<A> {
+    /// The address as it is now, dead or alive.
+    fn current(&self) -> Addr<A> {
         match self.addr.read() {
             Ok(a) => a.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
         }
+    }
+
+    /// The address of a live actor: a dead one is replaced first, so callers
+    /// that send through the address directly never write into a closed
+    /// mailbox either.
+    pub fn addr(&self) -> Addr<A> {
+        let addr = self.current();
+        if addr.connected() {
+            return addr;
+        }
+        self.restart(&addr);
+        self.current()
     }
 
     /// Replaces a dead actor (only once if several callers notice together).
@@ -73,23 +98,50 @@ impl<A: Actor> Restartable<A> {
         self.restarts.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Sends a message; if the actor is dead, restarts it and sends again once.
+    /// Fire and forget, to a live actor.
+    pub fn do_send<M>(&self, msg: M)
+    where
+        M: Message + Send + 'static,
+        M::Result: Send,
+        A: Handler<M>,
+        A::Context: ToEnvelope<A, M>,
+    {
+        self.addr().do_send(msg);
+    }
+
+    /// Sends to a live actor (replacing a dead one first) and waits for the
+    /// reply. If the reply is lost, the handler may have run part-way: the
+    /// message is not sent again, the actor is replaced if it died, and the
+    /// caller gets the error.
     pub async fn send<M>(&self, msg: M) -> Result<M::Result, MailboxError>
     where
-        M: Message + Send + Clone + 'static,
+        M: Message + Send + 'static,
         M::Result: Send,
         A: Handler<M>,
         A::Context: ToEnvelope<A, M>,
     {
         let addr = self.addr();
-        match addr.send(msg.clone()).await {
-            Err(MailboxError::Closed) => {
-                self.restart(&addr);
-                self.addr().send(msg).await
-            }
-            other => other,
+        let result = addr.send(msg).await;
+        if matches!(result, Err(MailboxError::Closed)) && closes(&addr).await {
+            // Now, not on the next message, which could still get into the
+            // dying mailbox and be lost.
+            self.restart(&addr);
         }
+        result
     }
+}
+
+/// Waits (briefly) for a mailbox to close; false if it stays open, as when a
+/// live actor dropped one reply.
+async fn closes<A: Actor>(addr: &Addr<A>) -> bool {
+    let deadline = Instant::now() + DEATH_GRACE;
+    while addr.connected() {
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    true
 }
 
 impl<A> Restartable<A>
@@ -100,7 +152,7 @@ where
     /// Pings with a deadline. A dead actor is reported as such and replaced,
     /// so the next probe sees the new one.
     pub async fn health(&self, deadline: Duration) -> ActorHealth {
-        let addr = self.addr();
+        let addr = self.current();
         let alive = matches!(
             tokio::time::timeout(deadline, addr.send(Ping)).await,
             Ok(Ok(Pong))
@@ -117,50 +169,4 @@ where
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use actix::{Context, MessageResult};
-
-    struct Fragile;
-    impl Actor for Fragile {
-        type Context = Context<Self>;
-    }
-
-    #[derive(Clone, Message)]
-    #[rtype(result = "u32")]
-    struct Work(bool);
-
-    impl Handler<Work> for Fragile {
-        type Result = u32;
-        #[allow(clippy::panic)]
-        fn handle(&mut self, w: Work, _: &mut Context<Self>) -> u32 {
-            if w.0 {
-                panic!("boom (expected by the test)");
-            }
-            7
-        }
-    }
-
-    impl Handler<Ping> for Fragile {
-        type Result = MessageResult<Ping>;
-        fn handle(&mut self, _: Ping, _: &mut Context<Self>) -> Self::Result {
-            MessageResult(Pong)
-        }
-    }
-
-    #[actix::test]
-    async fn a_panicked_actor_shows_dead_then_comes_back() {
-        let r = Restartable::start("fragile", || Fragile.start());
-        assert_eq!(r.send(Work(false)).await.ok(), Some(7));
-        assert!(
-            r.addr().send(Work(true)).await.is_err(),
-            "the panic kills it"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-        let h = r.health(Duration::from_millis(200)).await;
-        assert!(!h.alive, "readyz sees the dead actor");
-        assert_eq!(h.restarts, 1);
-        assert!(r.health(Duration::from_millis(200)).await.alive);
-        assert_eq!(r.send(Work(false)).await.ok(), Some(7));
-    }
-}
+mod tests;

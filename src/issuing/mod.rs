@@ -29,7 +29,6 @@ pub mod worker;
 
 use std::sync::Arc;
 
-use actix::Addr;
 use emisor_actors::document_builder::DocumentBuilder;
 use emisor_actors::idempotency::IdempotencyLock;
 use emisor_actors::retry_scheduler::RetryScheduler;
@@ -58,7 +57,7 @@ pub struct Issuing {
     pub hub: Arc<Restartable<WsHub>>,
     pub webhooks: Arc<Restartable<emisor_actors::webhook_sender::WebhookSender>>,
     /// Set once the scheduler is started (it needs `Issuing` as its runner).
-    pub scheduler: std::sync::OnceLock<Addr<RetryScheduler>>,
+    pub scheduler: std::sync::OnceLock<Arc<Restartable<RetryScheduler>>>,
     /// Base URL of the in-process simulator (demo companies send there).
     pub sim_url: Option<String>,
 }

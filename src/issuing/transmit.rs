@@ -571,6 +571,36 @@ impl emisor_actors::retry_scheduler::JobRunner for JobRunner {
             }
         })
     }
+
+    /// The job is still stored as the panicked run left it (one that was in
+    /// flight asks the authority first): the usual retry delays, then the
+    /// recovery interval, as for a dead letter. It is never dropped.
+    fn after_panic(&self, _job_id: u64, panics: u32) -> JobOutcome {
+        let r = &self.0.settings.resilience;
+        let delay = r
+            .retry_delay(panics)
+            .unwrap_or_else(|| r.scaled(r.recovery_interval_s));
+        JobOutcome::RetryAt(now_ms() + delay.as_millis() as i64)
+    }
+
+    fn stored(&self) -> BoxFuture<'static, Vec<emisor_actors::retry_scheduler::Schedule>> {
+        let issuing = self.0.clone();
+        Box::pin(async move {
+            match issuing.store.jobs().await {
+                Ok(jobs) => jobs
+                    .iter()
+                    .map(|j| emisor_actors::retry_scheduler::Schedule {
+                        job_id: j.id,
+                        run_at_ms: j.run_at_ms,
+                    })
+                    .collect(),
+                Err(e) => {
+                    tracing::error!(error = %e, "reading the stored jobs to reschedule");
+                    Vec::new()
+                }
+            }
+        })
+    }
 }
 
 /// Recovery (spec 3.1): documents waiting for the authority (5) or dead

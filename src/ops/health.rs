@@ -1,9 +1,12 @@
 //! `/healthz` (the process answers) and `/readyz` (the store takes a write
-//! and every actor answers a ping within a deadline).
+//! and every actor answers a ping within a deadline). Every actor runs under
+//! a `Restartable`, so each one is reported with its restart count; asking
+//! also replaces a dead actor. `/metrics` refreshes the same figures.
 
 use std::time::Duration;
 
 use actix_web::{get, web, HttpResponse};
+use emisor_actors::supervisor::ActorHealth;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -50,28 +53,6 @@ pub struct Readiness {
     pub breaker: Option<BreakerStatus>,
 }
 
-/// Pings a plain actor address with the deadline.
-async fn ping<A>(name: &'static str, addr: &actix::Addr<A>) -> ActorStatus
-where
-    A: actix::Actor + actix::Handler<emisor_actors::Ping>,
-    A::Context: actix::dev::ToEnvelope<A, emisor_actors::Ping>,
-{
-    let alive = matches!(
-        tokio::time::timeout(ACTOR_DEADLINE, addr.send(emisor_actors::Ping)).await,
-        Ok(Ok(_))
-    );
-    ::metrics::gauge!(crate::ops::metrics::ACTOR_UP, "actor" => name).set(if alive {
-        1.0
-    } else {
-        0.0
-    });
-    ActorStatus {
-        name: name.to_string(),
-        alive,
-        restarts: 0,
-    }
-}
-
 /// The breaker's state, also published as a metric (0 closed, 1 half-open, 2 open).
 pub async fn breaker(state: &AppState) -> Option<BreakerStatus> {
     use emisor_actors::breaker::BreakerState;
@@ -100,7 +81,7 @@ pub async fn breaker(state: &AppState) -> Option<BreakerStatus> {
 }
 
 /// Publishes one actor's health as metrics and returns it for the body.
-fn record(h: emisor_actors::supervisor::ActorHealth) -> ActorStatus {
+fn record(h: ActorHealth) -> ActorStatus {
     ::metrics::gauge!(crate::ops::metrics::ACTOR_UP, "actor" => h.name).set(if h.alive {
         1.0
     } else {
@@ -115,6 +96,42 @@ fn record(h: emisor_actors::supervisor::ActorHealth) -> ActorStatus {
     }
 }
 
+/// The signer pool's threads replace themselves; its counters come through
+/// the document builder, which owns the pool. Alive means every worker is.
+async fn signer_pool(state: &AppState) -> ActorHealth {
+    let pool = tokio::time::timeout(
+        ACTOR_DEADLINE,
+        state
+            .issuing
+            .builder
+            .send(emisor_actors::document_builder::PoolStatus),
+    )
+    .await
+    .ok()
+    .and_then(Result::ok);
+    ActorHealth {
+        name: "signer_pool",
+        alive: pool.is_some_and(|p| p.is_healthy()),
+        restarts: pool.map_or(0, |p| p.restarts),
+    }
+}
+
+/// Every actor's health, published as metrics.
+async fn actors(state: &AppState) -> Vec<ActorStatus> {
+    let i = &state.issuing;
+    vec![
+        record(state.rate_limiter.health(ACTOR_DEADLINE).await),
+        record(i.idempotency.health(ACTOR_DEADLINE).await),
+        record(i.builder.health(ACTOR_DEADLINE).await),
+        record(signer_pool(state).await),
+        record(i.transmitter.health(ACTOR_DEADLINE).await),
+        record(state.scheduler.health(ACTOR_DEADLINE).await),
+        record(state.recovery.health(ACTOR_DEADLINE).await),
+        record(i.webhooks.health(ACTOR_DEADLINE).await),
+        record(i.hub.health(ACTOR_DEADLINE).await),
+    ]
+}
+
 /// Readiness: store writable and every actor alive. 503 otherwise.
 #[utoipa::path(get, path = "/readyz", tag = "operations",
     responses((status = 200, description = "ready"), (status = 503, description = "not ready")))]
@@ -124,17 +141,7 @@ pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
         Ok(()) => "ok".to_string(),
         Err(e) => format!("error: {e}"),
     };
-    let i = &state.issuing;
-    let actors = vec![
-        record(state.rate_limiter.health(ACTOR_DEADLINE).await),
-        record(i.transmitter.health(ACTOR_DEADLINE).await),
-        record(i.builder.health(ACTOR_DEADLINE).await),
-        record(i.idempotency.health(ACTOR_DEADLINE).await),
-        record(i.hub.health(ACTOR_DEADLINE).await),
-        record(i.webhooks.health(ACTOR_DEADLINE).await),
-        ping("retry_scheduler", &state.scheduler).await,
-        ping("recovery_ticker", &state.recovery).await,
-    ];
+    let actors = actors(&state).await;
     let breaker = breaker(&state).await;
     let ready = store_status == "ok" && actors.iter().all(|a| a.alive);
     let body = Readiness {
@@ -160,6 +167,7 @@ pub async fn readyz(state: web::Data<AppState>) -> HttpResponse {
 #[get("/metrics")]
 pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
     breaker(&state).await;
+    actors(&state).await;
     let counts = state.store.document_counts().await.unwrap_or_default();
     let text = state.metrics.render(counts);
     HttpResponse::Ok()

@@ -19,11 +19,17 @@ fn health_readiness_and_metrics() {
     );
     assert_eq!(status, 200, "{ready}");
     assert_eq!(ready["data"]["store"], "ok");
-    assert!(ready["data"]["actors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|a| a["alive"] == true));
+    let actors = ready["data"]["actors"].as_array().unwrap();
+    let mut names: Vec<&str> = actors.iter().map(|a| a["name"].as_str().unwrap()).collect();
+    names.sort_unstable();
+    let mut expected = ACTORS.to_vec();
+    expected.sort_unstable();
+    assert_eq!(names, expected, "every supervised actor is reported");
+    for a in actors {
+        assert_eq!(a["alive"], true, "{a}");
+        // A fresh server: nothing has died yet.
+        assert_eq!(a["restarts"], 0, "{a}");
+    }
 
     app.get("/v1/api/api-keys/test", &app.sk_test());
     app.get("/v1/api/api-keys/test", "bad");
@@ -43,7 +49,26 @@ fn health_readiness_and_metrics() {
         text.contains("emisor_http_request_duration_seconds_bucket"),
         "{text}"
     );
+    for actor in ACTORS {
+        let up = format!(r#"emisor_actor_up{{actor="{actor}"}} 1"#);
+        let restarts = format!(r#"emisor_actor_restarts_total{{actor="{actor}"}} 0"#);
+        assert!(text.contains(&up), "{up} in {text}");
+        assert!(text.contains(&restarts), "{restarts} in {text}");
+    }
 }
+
+/// Every actor the service supervises, as `/readyz` and `/metrics` name them.
+const ACTORS: [&str; 9] = [
+    "rate_limiter",
+    "idempotency_lock",
+    "document_builder",
+    "signer_pool",
+    "transmitter",
+    "retry_scheduler",
+    "recovery_ticker",
+    "webhook_sender",
+    "ws_hub",
+];
 
 #[test]
 fn every_response_has_a_request_id() {
