@@ -103,7 +103,7 @@ pub enum Mode {
     Down,
     /// Answers after `latency_ms`.
     Slow,
-    /// Every document rejected with a business rule.
+    /// Every document rejected with a business rule (after `latency_ms`).
     Reject,
     /// A `fail_ratio` share answered HTTP 503 at random.
     Flaky,
