@@ -39,7 +39,9 @@ fn state(dir: &std::path::Path) -> (web::Data<AppState>, String) {
         metrics: Metrics::install().expect("metrics"),
         admin_token_sha256: [0; 32],
         tax_sim_url: None,
-        sim_registry: None,
+        registrar: emisor::provisioning::authority_registration::start_demo_registrar(
+            &actors.issuing,
+        ),
         issuing: actors.issuing.clone(),
         scheduler: actors.scheduler.clone(),
         recovery: actors.recovery.clone(),

@@ -36,9 +36,11 @@ pub async fn create(
     let st = state.clone();
     if request.demo {
         let sim = state.tax_sim_url.clone().unwrap_or_default();
-        let (_, keys) =
+        let (company, keys) =
             web::block(move || provision_demo_company(st.store.as_ref(), &request, &token, &sim))
                 .await??;
+        // Its simulator must know it before its first document.
+        state.sync_authority(company.id).await;
         Ok(envelope::created("Empresa demo creada", keys))
     } else {
         let company = web::block(move || create_company(st.store.as_ref(), &request)).await??;

@@ -94,7 +94,7 @@ pub async fn set_software(
         })
     })
     .await??;
-    state.sync_authority(id);
+    state.sync_authority(id).await;
     Ok(envelope::ok("Software registrado", view))
 }
 
@@ -180,7 +180,7 @@ pub async fn add_resolution(
         Ok(ResolutionView::new(r, next))
     })
     .await??;
-    state.sync_authority(id);
+    state.sync_authority(id).await;
     Ok(envelope::created("Resolución agregada", view))
 }
 

@@ -1,5 +1,5 @@
-//! What the simulator knows and remembers: the registry of issuers (filled by
-//! the main server or `PUT /__sim/issuers`), the control mode, the call
+//! What the simulator knows and remembers: the registry of issuers (filled
+//! with `PUT /__sim/issuers`), the control mode, the call
 //! statistics, the documents it has received and accepted, and pending
 //! asynchronous batches.
 
