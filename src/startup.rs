@@ -22,7 +22,7 @@ use crate::api::openapi::ApiDoc;
 use crate::authority::simulator::{self, SimOptions, SimRegistry};
 use crate::config::Settings;
 use crate::ops::metrics::Metrics;
-use crate::provisioning::authority_registration::register_all;
+use crate::provisioning::authority_registration::{demo_companies, start_demo_registrar};
 use crate::provisioning::demo::{
     demo_company_request, provision_demo_company, refresh_demo_sim_url, write_demo_keys,
     write_private,
@@ -109,10 +109,10 @@ async fn wait_for_signal() {
 
 /// Starts the in-process simulator. It always runs: demo companies use it
 /// whatever `[authority]` says, and it costs an idle listener otherwise.
+/// Demo companies register with it over HTTP, like with a separate one.
 async fn start_simulator(
     settings: &Settings,
-    store: &dyn Store,
-) -> anyhow::Result<Option<(Arc<SimRegistry>, String, actix_web::dev::ServerHandle)>> {
+) -> anyhow::Result<Option<(String, actix_web::dev::ServerHandle)>> {
     let registry = Arc::new(SimRegistry::new());
     let opts = SimOptions {
         async_delay: std::time::Duration::from_secs_f64(
@@ -120,11 +120,10 @@ async fn start_simulator(
         ),
         ..SimOptions::default()
     };
-    let (addr, handle) = simulator::start(&settings.authority.sim_bind, registry.clone(), opts)
+    let (addr, handle) = simulator::start(&settings.authority.sim_bind, registry, opts)
         .await
         .with_context(|| format!("starting the simulator on {}", settings.authority.sim_bind))?;
-    register_all(&registry, store)?;
-    Ok(Some((registry, format!("http://{addr}"), handle)))
+    Ok(Some((format!("http://{addr}"), handle)))
 }
 
 /// The admin token: configured, or generated once and remembered by hash.
@@ -337,9 +336,8 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         SledStore::open(&dir).with_context(|| format!("opening the store in {}", dir.display()))?;
     let store: &dyn Store = &sled;
 
-    let sim = start_simulator(&settings, store).await?;
-    let tax_sim_url = sim.as_ref().map(|(_, url, _)| url.clone());
-    let sim_registry = sim.as_ref().map(|(r, _, _)| r.clone());
+    let sim = start_simulator(&settings).await?;
+    let tax_sim_url = sim.as_ref().map(|(url, _)| url.clone());
     let (admin_hash, new_token) = admin_token(&settings, store)?;
     bootstrap(
         &settings,
@@ -347,14 +345,14 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         new_token.as_deref(),
         tax_sim_url.as_deref().unwrap_or(""),
     )?;
-    if let Some(registry) = &sim_registry {
-        register_all(registry, store)?;
-    }
     let store = AsyncStore::new(sled.clone());
 
     let metrics = Metrics::install().map_err(|e| anyhow::anyhow!("metrics: {e}"))?;
     let actors = start_actors(&settings, store.clone(), tax_sim_url.clone())?;
     let rate_limiter = actors.rate_limiter.clone();
+    let registrar = start_demo_registrar(&actors.issuing, Arc::new(sled.clone()));
+    // Before anything is sent: a simulator knows nobody after its own start.
+    registrar.register(demo_companies(&sled)?).await;
     crate::issuing::resume::resume(&actors.issuing).await?;
 
     let state = web::Data::new(AppState {
@@ -365,7 +363,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         metrics,
         admin_token_sha256: admin_hash,
         tax_sim_url,
-        sim_registry,
+        registrar,
         issuing: actors.issuing.clone(),
         scheduler: actors.scheduler.clone(),
         recovery: actors.recovery.clone(),
@@ -431,7 +429,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         handle.stop(true).await;
     });
     running.await.context("HTTP server")?;
-    if let Some((_, _, handle)) = sim {
+    if let Some((_, handle)) = sim {
         handle.stop(true).await;
     }
     StoreHealth::flush(&sled)?;

@@ -8,11 +8,10 @@ use emisor_actors::supervisor::Restartable;
 use emisor_store::AsyncStore;
 
 use crate::api::auth::AuthContext;
-use crate::authority::simulator::SimRegistry;
 use crate::config::Settings;
 use crate::issuing::Issuing;
 use crate::ops::metrics::Metrics;
-use crate::provisioning::authority_registration::register_company;
+use crate::provisioning::issuer_registrar::IssuerRegistrar;
 
 pub struct AppState {
     pub settings: Arc<Settings>,
@@ -26,8 +25,8 @@ pub struct AppState {
     pub admin_token_sha256: [u8; 32],
     /// Base URL of the authority simulator when it runs in-process.
     pub tax_sim_url: Option<String>,
-    /// The in-process simulator's issuer registry, kept in step with the store.
-    pub sim_registry: Option<Arc<SimRegistry>>,
+    /// Tells the simulator a demo company uses what the company is.
+    pub registrar: IssuerRegistrar,
     /// Issuing: engine pool, transmitter, scheduler, hub.
     pub issuing: Arc<Issuing>,
     /// Scheduling actors, for `/readyz`.
@@ -36,21 +35,11 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Tells the in-process simulator what changed for a company (software,
-    /// resolutions), as the real authority learns it on registration.
+    /// Tells a demo company's simulator what changed (software,
+    /// resolutions), as the real authority learns it on registration; waits
+    /// for the first try, and the registrar keeps trying if it failed.
     pub async fn sync_authority(&self, company: emisor_store::CompanyId) {
-        if let Some(registry) = self.sim_registry.clone() {
-            let done = self
-                .store
-                .blocking(move |s| register_company(&registry, s, company))
-                .await;
-            if let Err(e) = done
-                .map_err(|e| e.to_string())
-                .and_then(|r| r.map_err(|e| e.to_string()))
-            {
-                tracing::warn!(company, error = %e, "could not register the company with the simulator");
-            }
-        }
+        self.registrar.register(vec![company]).await;
     }
 
     /// Drops cached authentications (after a revoke or a company change).

@@ -36,10 +36,12 @@ pub async fn create(
     let st = state.clone();
     if request.demo {
         let sim = state.tax_sim_url.clone().unwrap_or_default();
-        let (_, keys) = st
+        let (company, keys) = st
             .store
             .blocking(move |s| provision_demo_company(s, &request, &token, &sim))
             .await??;
+        // Its simulator must know it before its first document.
+        state.sync_authority(company.id).await;
         Ok(envelope::created("Empresa demo creada", keys))
     } else {
         let company = st

@@ -46,6 +46,16 @@ impl Transmission {
     pub fn accepted(&self) -> bool {
         self.is_valid
     }
+
+    /// As a status query's answer: the authority has the document and
+    /// rejected it (protocol.md §4.4). Not "not found" (66, and 67/68 for
+    /// a key it cannot place), not in process (98), not pending (empty).
+    pub fn known_rejection(&self) -> bool {
+        !self.is_valid
+            && !self.retryable
+            && !self.errors.is_empty()
+            && !matches!(self.status_code.as_str(), "" | "66" | "67" | "68" | "98")
+    }
 }
 
 /// Answer of an asynchronous send (`UploadDocumentResponse`).

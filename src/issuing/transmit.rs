@@ -296,7 +296,22 @@ impl Issuing {
                         .await?;
                     return Ok((sent, JobOutcome::Done));
                 }
-                Ok(_) => {} // unknown to the authority (or rejected): send
+                // It arrived and was rejected: record that verdict rather
+                // than send the same document to be judged again.
+                Ok(AuthorityResponse::Verdict(t)) if t.known_rejection() => {
+                    let sent = self
+                        .finish(
+                            &mut doc,
+                            Some(&job),
+                            t,
+                            state::REJECTED,
+                            actor,
+                            "status_rejected",
+                        )
+                        .await?;
+                    return Ok((sent, JobOutcome::Done));
+                }
+                Ok(_) => {} // not found: it never arrived, send
                 Err(failure) => {
                     // Still unknown whether the earlier send landed: this
                     // attempt is spent asking; ask again next time.

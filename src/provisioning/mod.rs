@@ -6,6 +6,7 @@ pub mod authority_registration;
 pub mod certificates;
 pub mod companies;
 pub mod demo;
+pub mod issuer_registrar;
 
 use emisor_store::StoreError;
 

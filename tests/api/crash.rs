@@ -1,125 +1,70 @@
-//! A crash mid-processing (issue 5): 50 asynchronous documents accepted,
-//! the server killed with SIGKILL while it transmits them to an external
-//! simulator, restarted on the same data dir. Every document reaches state 2
-//! and the simulator accepted each code exactly once, received once.
+//! Crashes. Mid-transmission (issue 5): 50 asynchronous documents accepted,
+//! the server killed with SIGKILL while it transmits them to a separate
+//! `emisor tax-sim` (which learns the demo company from the server itself),
+//! restarted on the same data dir: every document ends in its verdict and
+//! the simulator received each exactly once, whether it accepts or rejects.
+//! Mid-issuing: nothing answered is lost.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use emisor::api::facturacion::request::examples;
 use serde_json::{json, Value};
 
+use crate::external_sim::ExternalSim;
 use crate::flow_helpers::*;
 use crate::helpers::*;
 
-/// `emisor tax-sim` in its own process; killed on drop.
-struct ExternalSim {
-    child: Child,
-    base: String,
-    _stdout: BufReader<ChildStdout>,
+/// 50 asynchronous invoices; their ids and codes.
+fn post_fifty(app: &TestApp) -> Vec<(u64, String)> {
+    (0..50)
+        .map(|_| {
+            let res = post_async(app, &examples::invoice());
+            (
+                res["data"]["documento"]["id"].as_u64().expect("id"),
+                res["data"]["cufe"].as_str().expect("cufe").to_string(),
+            )
+        })
+        .collect()
 }
 
-impl ExternalSim {
-    fn start() -> ExternalSim {
-        let mut child = Command::new(BIN)
-            .args(["tax-sim", "--bind", "127.0.0.1:0"])
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start tax-sim");
-        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        let mut line = String::new();
-        let base = loop {
-            line.clear();
-            let n = stdout.read_line(&mut line).expect("read tax-sim stdout");
-            assert!(n > 0, "tax-sim exited before listening");
-            if let Some(i) = line.find("listening on http://") {
-                break line[i + "listening on ".len()..].trim().to_string();
-            }
-        };
-        ExternalSim {
-            child,
-            base,
-            _stdout: stdout,
-        }
-    }
-
-    fn service_url(&self) -> String {
-        format!("{}/WcfDianCustomerServices.svc", self.base)
-    }
-
-    /// Registers the demo company as `demo-keys.json` describes it.
-    fn register(&self, keys: &Value) {
-        let ranges: Vec<Value> = keys["resoluciones"]
-            .as_array()
-            .expect("resoluciones")
-            .iter()
-            .map(|r| {
-                json!({
-                    "resolutionNumber": "18760000001",
-                    "prefix": r["prefijo"],
-                    "fromNumber": r["desde"],
-                    "toNumber": r["hasta"],
-                    "validDateFrom": r["vigencia_desde"],
-                    "validDateTo": r["vigencia_hasta"],
-                    "technicalKey": r["clave_tecnica"],
-                })
-            })
-            .collect();
-        let issuer = json!({
-            "nit": keys["nit"],
-            "software": [
-                {"id": keys["software_id"], "pin": keys["software_pin"]},
-                {"id": keys["payroll_software_id"], "pin": keys["payroll_software_pin"]},
-            ],
-            "ranges": ranges,
-            "testSetIds": [keys["test_set_id"]],
-        });
-        let res = client()
-            .put(format!("{}/__sim/issuers", self.base))
-            .json(&issuer)
-            .send()
-            .expect("PUT /__sim/issuers");
-        assert!(res.status().is_success(), "register: {}", res.status());
-    }
-}
-
-impl Drop for ExternalSim {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-#[test]
-fn sigkill_mid_processing_loses_nothing_and_sends_nothing_twice() {
-    let sim = ExternalSim::start();
-    let launch = fast_launch().env("EMISOR_AUTHORITY__URL", &sim.service_url());
-    let mut app = TestApp::spawn_with(launch.clone());
-    sim.register(&app.keys);
-    // Slow answers: three calls in flight for half a second each, so the
-    // 50 documents take seconds to transmit and the kill lands mid-way.
-    sim_mode_at(&sim.base, json!({"mode": "slow", "latency_ms": 500}));
-
-    let mut docs: Vec<(u64, String)> = Vec::new();
-    for _ in 0..50 {
-        let res = post_async(&app, &examples::invoice());
-        docs.push((
-            res["data"]["documento"]["id"].as_u64().expect("id"),
-            res["data"]["cufe"].as_str().expect("cufe").to_string(),
-        ));
-    }
-    // Kill while calls are in flight at the simulator.
+/// SIGKILL once a call is in flight at the simulator (it has judged the
+/// document and holds the answer back); the simulator's stats then.
+fn kill_mid_call(app: &mut TestApp, sim: &ExternalSim) -> Value {
     let deadline = Instant::now() + Duration::from_secs(10);
     while sim_stats_at(&sim.base)["in_flight"].as_u64().unwrap_or(0) == 0 {
         assert!(Instant::now() < deadline, "nothing in flight");
         std::thread::sleep(Duration::from_millis(10));
     }
     app.kill();
-    let at_kill = sim_stats_at(&sim.base);
+    sim_stats_at(&sim.base)
+}
+
+/// Every code reached the simulator once, and no send was repeated.
+fn assert_received_once(stats: &Value, docs: &[(u64, String)]) {
+    for (id, code) in docs {
+        assert_eq!(
+            stats["received"][code], 1,
+            "document {id} reached the simulator once: {stats}"
+        );
+    }
+    assert_eq!(
+        stats["calls"]["SendBillSync"], 50,
+        "no document sent twice: {stats}"
+    );
+}
+
+#[test]
+fn sigkill_mid_processing_loses_nothing_and_sends_nothing_twice() {
+    let sim = ExternalSim::start();
+    let launch = fast_launch().env("EMISOR_AUTHORITY__URL", &sim.service_url());
+    // Nothing registered by hand: the demo company registers itself.
+    let mut app = TestApp::spawn_with(launch.clone());
+    // Slow answers: three calls in flight for half a second each, so the
+    // 50 documents take seconds to transmit and the kill lands mid-way.
+    sim_mode_at(&sim.base, json!({"mode": "slow", "latency_ms": 500}));
+
+    let docs = post_fifty(&app);
+    let at_kill = kill_mid_call(&mut app, &sim);
     let accepted_at_kill = at_kill["accepted_count"].as_u64().expect("count");
     assert!(
         accepted_at_kill < 50,
@@ -134,6 +79,10 @@ fn sigkill_mid_processing_loses_nothing_and_sends_nothing_twice() {
 
     let stats = sim_stats_at(&sim.base);
     assert_eq!(stats["accepted_count"], 50, "{stats}");
+    assert_eq!(
+        stats["rejected_count"], 0,
+        "the simulator knew the company: {stats}"
+    );
     for (id, code) in &docs {
         let rec = status_of(&restarted, *id);
         assert_eq!(rec["cufe"], code.as_str(), "{rec}");
@@ -142,12 +91,50 @@ fn sigkill_mid_processing_loses_nothing_and_sends_nothing_twice() {
             "document {id} reached the simulator once"
         );
     }
-    assert_eq!(
-        stats["calls"]["SendBillSync"], 50,
-        "no document sent twice: {stats}"
-    );
+    assert_received_once(&stats, &docs);
     eprintln!(
         "crash test: {accepted_at_kill} accepted and {} in flight at the kill; GetStatus calls {}",
+        at_kill["in_flight"], stats["calls"]["GetStatus"]
+    );
+    drop(app);
+}
+
+/// The same crash with a simulator that rejects everything: a document it
+/// had judged when the server died is recorded as rejected from its
+/// `GetStatus` answer, not sent again.
+#[test]
+fn sigkill_mid_processing_records_rejections_without_resending() {
+    let sim = ExternalSim::start();
+    let launch = fast_launch().env("EMISOR_AUTHORITY__URL", &sim.service_url());
+    let mut app = TestApp::spawn_with(launch.clone());
+    sim_mode_at(&sim.base, json!({"mode": "reject", "latency_ms": 500}));
+
+    let docs = post_fifty(&app);
+    let at_kill = kill_mid_call(&mut app, &sim);
+    let judged_at_kill = at_kill["rejected_count"].as_u64().expect("count");
+    assert!(
+        judged_at_kill < 50,
+        "the kill came after everything was done: {at_kill}"
+    );
+
+    sim_mode_at(&sim.base, json!({"mode": "reject"}));
+    let dir = app.dir.clone();
+    let restarted = TestApp::start_in(&dir, launch);
+    let ids: Vec<u64> = docs.iter().map(|(id, _)| *id).collect();
+    wait_all(&restarted, &ids, 4, Duration::from_secs(25));
+
+    let stats = sim_stats_at(&sim.base);
+    assert_eq!(stats["accepted_count"], 0, "{stats}");
+    assert_eq!(stats["rejected_count"], 50, "each judged once: {stats}");
+    for (id, code) in &docs {
+        let rec = status_of(&restarted, *id);
+        assert_eq!(rec["cufe"], code.as_str(), "{rec}");
+        assert_eq!(rec["tax_response"]["isValid"], false, "{rec}");
+        assert_eq!(rec["tax_response"]["statusCode"], "99", "{rec}");
+    }
+    assert_received_once(&stats, &docs);
+    eprintln!(
+        "reject crash test: {judged_at_kill} rejected and {} in flight at the kill; GetStatus calls {}",
         at_kill["in_flight"], stats["calls"]["GetStatus"]
     );
     drop(app);

@@ -3,8 +3,8 @@
 //! documents, and a control surface under `/__sim/` for tests and demos.
 //!
 //! * [`start`] binds and runs it; [`SimOptions`] tunes it.
-//! * [`SimRegistry`] holds the issuers it knows (filled by the main server,
-//!   or over HTTP with `PUT /__sim/issuers`).
+//! * [`SimRegistry`] holds the issuers it knows, filled over HTTP with
+//!   `PUT /__sim/issuers` (demo companies register themselves).
 //! * [`DocumentChecks`] are the cryptographic checks of a document;
 //!   [`EngineChecks`] (the default) uses the engine's XAdES and codes.
 

@@ -148,8 +148,9 @@ async fn soap(req: HttpRequest, body: web::Bytes, shared: web::Data<SimShared>) 
     });
     // Slow answers late but has already processed the document, like an
     // authority whose answer is lost: a client that times out must ask for
-    // the status before sending again.
-    if mode.mode == Mode::Slow {
+    // the status before sending again. Reject takes `latency_ms` too, when
+    // given, so a rejection can be lost the same way.
+    if matches!(mode.mode, Mode::Slow | Mode::Reject) {
         actix_web::rt::time::sleep(Duration::from_millis(mode.latency_ms)).await;
     }
     HttpResponse::build(reply.status)

@@ -1,5 +1,5 @@
-//! What the simulator knows and remembers: the registry of issuers (filled by
-//! the main server or `PUT /__sim/issuers`), the control mode, the call
+//! What the simulator knows and remembers: the registry of issuers (filled
+//! with `PUT /__sim/issuers`), the control mode, the call
 //! statistics, the documents it has received and accepted, and pending
 //! asynchronous batches.
 
@@ -103,7 +103,7 @@ pub enum Mode {
     Down,
     /// Answers after `latency_ms`.
     Slow,
-    /// Every document rejected with a business rule.
+    /// Every document rejected with a business rule (after `latency_ms`).
     Reject,
     /// A `fail_ratio` share answered HTTP 503 at random.
     Flaky,

@@ -360,6 +360,29 @@ async fn modes_down_slow_reject_flaky() {
     sim.stop().await;
 }
 
+/// A rejection whose answer was lost (mode reject with a latency): the
+/// simulator already judged the document, and `GetStatus` says so.
+#[actix_web::test]
+async fn a_lost_rejection_is_answered_by_get_status() {
+    let sim = Sim::start().await;
+    sim.mode(serde_json::json!({"mode": "reject", "latency_ms": 1500}))
+        .await;
+    let (xml, code) = signed_invoice("SETP990000011", TECH_KEY);
+    let impatient = client_for(sim.addr, Duration::from_millis(300));
+    match impatient.send_bill_sync("z.zip", &zip1(&xml)).await {
+        Err(e @ TransmitError::Timeout(_)) => assert!(e.is_retryable()),
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    sim.mode(serde_json::json!({"mode": "up"})).await;
+    let t = sim.client.get_status(&code).await.expect("status");
+    assert!(t.known_rejection(), "{t:?}");
+    assert_eq!(t.status_code, "99");
+    assert_eq!(t.errors, vec![REJECT_MODE_ERROR.to_string()]);
+    let t = sim.client.get_status("unknown").await.expect("status");
+    assert!(!t.known_rejection() && t.status_code == "66", "{t:?}");
+    sim.stop().await;
+}
+
 #[actix_web::test]
 async fn connection_refused_is_retryable() {
     let port = std::net::TcpListener::bind("127.0.0.1:0")

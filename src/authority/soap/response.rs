@@ -394,6 +394,7 @@ mod tests {
         assert_eq!(t.errors.len(), 2);
         assert_eq!(rule_of(&t.errors[0]), Some("FAD06"));
         assert_eq!(t.notifications.len(), 1);
+        assert!(t.known_rejection());
     }
 
     #[test]
@@ -405,6 +406,7 @@ mod tests {
         .expect("parse")
         .into_transmission();
         assert!(t.is_valid && t.duplicate && !t.retryable);
+        assert!(!t.known_rejection());
         assert_eq!(t.status_code, "00");
         assert!(t.errors.is_empty());
         assert!(t.document_key.is_some());
@@ -418,6 +420,7 @@ mod tests {
         assert!(!t.is_valid && !t.retryable);
         assert_eq!(t.status_code, "66");
         assert_eq!(t.errors, vec!["TrackId no encontrado".to_string()]);
+        assert!(!t.known_rejection(), "not found: it may be sent");
     }
 
     #[test]
