@@ -71,17 +71,7 @@ pub struct DocumentRequest {
 impl DocumentRequest {
     /// A refusal from the engine's validation errors, naming the caller's fields.
     pub fn validation_error(&self, errors: &[ValidationError]) -> IssueError {
-        let details = errors
-            .iter()
-            .map(|e| {
-                let message = e
-                    .message
-                    .strip_prefix(&format!("{}: ", e.field))
-                    .unwrap_or(&e.message);
-                FieldError::new(self.fields.field(&e.field), message)
-            })
-            .collect();
-        IssueError::invalid_list(cap(details))
+        IssueError::invalid_list(named(errors, |f| self.fields.field(f)))
     }
 
     pub fn check_declared(&self, totals: &Totals) -> IssueResult<()> {
@@ -89,6 +79,22 @@ impl DocumentRequest {
             .check_declared(&self.document, totals)
             .map_err(|details| IssueError::invalid_list(cap(details)))
     }
+}
+
+/// The engine's validation errors as field errors named by `name` (the
+/// caller's path of an engine field), at most [`MAX_DETAILS`] of them.
+pub fn named(errors: &[ValidationError], name: impl Fn(&str) -> String) -> Vec<FieldError> {
+    let details = errors
+        .iter()
+        .map(|e| {
+            let message = e
+                .message
+                .strip_prefix(&format!("{}: ", e.field))
+                .unwrap_or(&e.message);
+            FieldError::new(name(&e.field), message)
+        })
+        .collect();
+    cap(details)
 }
 
 /// At most [`MAX_DETAILS`] errors, the rest summarized in one entry.

@@ -283,31 +283,16 @@ impl Issuing {
                 )
                 .await;
             match status {
-                Ok(AuthorityResponse::Verdict(t)) if t.accepted() => {
+                // It arrived: record the verdict it got (a rejection too)
+                // rather than send the same document to be judged again.
+                Ok(AuthorityResponse::Verdict(t)) if t.accepted() || t.known_rejection() => {
+                    let (to, event) = if t.accepted() {
+                        (state::ACCEPTED, "status_confirmed")
+                    } else {
+                        (state::REJECTED, "status_rejected")
+                    };
                     let sent = self
-                        .finish(
-                            &mut doc,
-                            Some(&job),
-                            t,
-                            state::ACCEPTED,
-                            actor,
-                            "status_confirmed",
-                        )
-                        .await?;
-                    return Ok((sent, JobOutcome::Done));
-                }
-                // It arrived and was rejected: record that verdict rather
-                // than send the same document to be judged again.
-                Ok(AuthorityResponse::Verdict(t)) if t.known_rejection() => {
-                    let sent = self
-                        .finish(
-                            &mut doc,
-                            Some(&job),
-                            t,
-                            state::REJECTED,
-                            actor,
-                            "status_rejected",
-                        )
+                        .finish(&mut doc, Some(&job), t, to, actor, event)
                         .await?;
                     return Ok((sent, JobOutcome::Done));
                 }

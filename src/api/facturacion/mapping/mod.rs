@@ -37,7 +37,7 @@ use crate::engine::model::{
 use crate::engine::totals::{self, Totals, TotalsError, TOLERANCE};
 use crate::engine::validate::{text_problem, ValidationError, MAX_AMOUNT};
 pub use crate::issuing::request::ReferencedDocument;
-use crate::issuing::request::{cap, Api, CallerFields, DocumentRequest};
+use crate::issuing::request::{cap, named, Api, CallerFields, DocumentRequest};
 
 pub(crate) mod codes;
 mod fields;
@@ -89,17 +89,7 @@ impl MappedDocument {
     /// A 422 from the engine's validation errors
     /// (`engine::validate::validate_and_total`), naming request paths.
     pub fn validation_error(&self, errors: &[ValidationError]) -> ApiError {
-        let details = errors
-            .iter()
-            .map(|e| {
-                let message = e
-                    .message
-                    .strip_prefix(&format!("{}: ", e.field))
-                    .unwrap_or(&e.message);
-                FieldError::new(self.api_field(&e.field), message)
-            })
-            .collect();
-        ApiError::validation_list(cap(details))
+        ApiError::validation_list(named(errors, |f| self.api_field(f)))
     }
 
     /// Compares everything the caller declared — line amounts and taxes,

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Server CPU time per issued document under the README's issuing load
+# (benches/load/facturacion.lua, transmit false), printed beside one RSA-2048
+# signature on one core (`openssl speed`), measured in the same run.
+#   benches/load/cpu_per_document.sh [BINARY] [SECONDS] [CONNECTIONS]
+# Needs wrk (Debian package `wrk`), curl, python3, openssl.
+set -euo pipefail
+BIN=${1:-target/release/emisor}
+SECS=${2:-20}
+CONN=${3:-16}
+DIR=$(mktemp -d)
+trap 'kill "$PID" 2>/dev/null || true; rm -rf "$DIR"' EXIT
+
+EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE=1000000000 RUST_LOG=warn \
+  "$BIN" serve --data-dir "$DIR/data" --bind 127.0.0.1:0 >"$DIR/log" 2>&1 &
+PID=$!
+for _ in $(seq 1 300); do [ -s "$DIR/data/listening" ] && break; sleep 0.1; done
+URL=$(cat "$DIR/data/listening")
+keys() { python3 -c "import json,sys;print(json.load(open('$DIR/data/demo-keys.json'))[sys.argv[1]])" "$1"; }
+curl -s -o /dev/null -X PATCH -H "Authorization: Bearer $(keys admin_token)" \
+  -H 'Content-Type: application/json' "$URL/admin/companies/1" \
+  -d '{"limite_documentos_mes": 100000000}'
+export KEY=$(keys sk_test) TRANSMIT=false
+
+ticks() { awk '{print $14 + $15}' "/proc/$PID/stat"; }
+# A short warm-up (key cache, signing key, allocator), not counted.
+wrk -t2 -c"$CONN" -d3s -s benches/load/facturacion.lua "$URL/v1/api/facturacion" >/dev/null
+before=$(ticks)
+out=$(wrk -t2 -c"$CONN" -d"${SECS}s" --latency -s benches/load/facturacion.lua "$URL/v1/api/facturacion")
+after=$(ticks)
+echo "$out"
+requests=$(echo "$out" | awk '/requests in/ {print $1}')
+refused=$(echo "$out" | awk '/Non-2xx/ {print $NF}')
+docs=$((requests - ${refused:-0}))
+hz=$(getconf CLK_TCK)
+rss=$(awk '/VmHWM/ {print $2}' "/proc/$PID/status")
+sign=$(openssl speed -seconds 3 rsa2048 2>/dev/null | awk '/^rsa 2048/ {print $6}')
+python3 - "$before" "$after" "$hz" "$docs" "$sign" "$rss" <<'PY'
+import sys
+before, after, hz, docs, sign, rss = sys.argv[1:]
+cpu_us = (float(after) - float(before)) / float(hz) * 1e6 / max(int(docs), 1)
+rsa_us = 1e6 / float(sign)
+print(f"documents: {docs}")
+print(f"server CPU per document: {cpu_us:.0f} us")
+print(f"one RSA-2048 signature (openssl speed, one core): {rsa_us:.0f} us")
+print(f"ratio: {cpu_us / rsa_us:.2f}x")
+print(f"peak RSS: {int(rss) / 1024:.0f} MB")
+PY
