@@ -8,12 +8,14 @@ use std::time::Duration;
 
 use figment::providers::{Env, Format, Serialized, Toml};
 use figment::Figment;
+use secrecy::SecretString;
 use serde::{Deserialize, Serialize};
 
 /// The repository's `config.toml`, compiled in: the embedded defaults.
 pub const EMBEDDED_CONFIG: &str = include_str!("../config.toml");
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// Not `Serialize`: it holds secrets, which `Debug` prints as `[REDACTED]`.
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Settings {
     pub server: ServerSettings,
@@ -58,13 +60,13 @@ pub struct RateLimitSettings {
     pub requests_per_minute: u32,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SmtpSettings {
     pub host: String,
     pub port: u16,
     pub username: String,
-    pub password: String,
+    pub password: SecretString,
     pub from: String,
     pub starttls: bool,
 }
@@ -98,10 +100,11 @@ impl ResilienceSettings {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AdminSettings {
-    pub token: String,
+    /// Read with `expose_secret()` only where it is checked or handed out.
+    pub token: SecretString,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -203,6 +206,7 @@ fn describe(e: figment::Error) -> String {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use secrecy::ExposeSecret;
 
     /// An env provider that sees nothing: env precedence is covered by the
     /// integration tests, which start the real binary with variables set.
@@ -266,6 +270,28 @@ mod tests {
         o.bind = Some("127.0.0.1:0".into());
         let s = Settings::load_from(&o, no_env()).unwrap();
         assert_eq!(s.server.bind, "127.0.0.1:0", "flag wins over file");
+    }
+
+    #[test]
+    fn secrets_never_reach_debug_output() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.toml");
+        std::fs::write(
+            &file,
+            "[admin]\ntoken = \"adm_do-not-print\"\n[smtp]\npassword = \"smtp-do-not-print\"\n",
+        )
+        .unwrap();
+        let o = Overrides {
+            config_file: Some(file),
+            ..Default::default()
+        };
+        let s = Settings::load_from(&o, no_env()).unwrap();
+        assert_eq!(s.admin.token.expose_secret(), "adm_do-not-print");
+        assert_eq!(s.smtp.password.expose_secret(), "smtp-do-not-print");
+        for shown in [format!("{s:?}"), format!("{s:#?}")] {
+            assert!(!shown.contains("do-not-print"), "{shown}");
+            assert!(shown.contains("REDACTED"), "{shown}");
+        }
     }
 
     #[test]

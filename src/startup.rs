@@ -13,6 +13,7 @@ use anyhow::Context;
 use emisor_actors::rate_limiter::RateLimiter;
 use emisor_actors::supervisor::Restartable;
 use emisor_store::{AsyncStore, SledStore, Store, StoreHealth};
+use secrecy::ExposeSecret;
 use sha2::{Digest, Sha256};
 use utoipa::OpenApi;
 use utoipa_swagger_ui::SwaggerUi;
@@ -132,8 +133,9 @@ fn admin_token(
     settings: &Settings,
     store: &dyn Store,
 ) -> anyhow::Result<([u8; 32], Option<String>)> {
-    if !settings.admin.token.is_empty() {
-        return Ok((Sha256::digest(settings.admin.token.as_bytes()).into(), None));
+    let configured = settings.admin.token.expose_secret();
+    if !configured.is_empty() {
+        return Ok((Sha256::digest(configured.as_bytes()).into(), None));
     }
     if let Some(hex_hash) = store.setting(ADMIN_TOKEN_SETTING)? {
         let bytes = hex::decode(hex_hash.trim()).context("stored admin token hash")?;
@@ -162,7 +164,7 @@ fn bootstrap(
 ) -> anyhow::Result<()> {
     let dir = settings.data_dir();
     if settings.demo.bootstrap && store.is_empty()? {
-        let token = new_admin_token.unwrap_or(settings.admin.token.as_str());
+        let token = new_admin_token.unwrap_or(settings.admin.token.expose_secret());
         let (_, keys) = provision_demo_company(store, &demo_company_request(), token, tax_sim_url)?;
         let path = dir.join("demo-keys.json");
         write_demo_keys(&path, &keys)?;

@@ -8,6 +8,7 @@ use anyhow::Context;
 use chrono::{NaiveDate, Utc};
 use clap::Subcommand;
 use emisor_store::{SledStore, SoftwareRegistration, Store};
+use secrecy::ExposeSecret;
 use serde::Serialize;
 
 use super::credentials::{software_kind, ResolutionRequest};
@@ -237,7 +238,8 @@ pub fn run(settings: &Settings, command: AdminCommand) -> anyhow::Result<()> {
         AdminCommand::Company(CompanyCommand::Create(args)) => {
             let req = CompanyRequest::from(*args);
             if req.demo {
-                let (_, keys) = provision_demo_company(store, &req, &settings.admin.token, "")?;
+                let (_, keys) =
+                    provision_demo_company(store, &req, settings.admin.token.expose_secret(), "")?;
                 print(&keys)
             } else {
                 print(&CompanyView::from(create_company(store, &req)?))
@@ -383,7 +385,9 @@ pub fn run_test_set(
             .to_string(),
     };
     let token = token
-        .or_else(|| Some(settings.admin.token.clone()).filter(|t| !t.is_empty()))
+        .or_else(|| {
+            Some(settings.admin.token.expose_secret().to_string()).filter(|t| !t.is_empty())
+        })
         .or_else(|| {
             std::fs::read_to_string(dir.join("demo-keys.json"))
                 .ok()

@@ -15,7 +15,7 @@ use crate::state::AppState;
 
 /// Creates a company. With `demo: true` it is provisioned like the demo
 /// company and the answer has the `demo-keys.json` shape.
-#[utoipa::path(post, path = "/admin/companies", tag = "admin",
+#[utoipa::path(post, path = "/admin/companies", operation_id = "createCompany", tag = "admin",
     security(("admin_token" = [])),
     request_body = CompanyRequest,
     responses((status = 201, description = "created: a company, or DemoKeys when demo", body = inline(envelope::Envelope<DemoKeys>)),
@@ -55,7 +55,7 @@ pub async fn create(
     }
 }
 
-#[utoipa::path(get, path = "/admin/companies", tag = "admin", security(("admin_token" = [])),
+#[utoipa::path(get, path = "/admin/companies", operation_id = "listCompanies", tag = "admin", security(("admin_token" = [])),
     responses((status = 200, description = "all companies", body = inline(envelope::Envelope<Vec<CompanyView>>))))]
 #[get("/companies")]
 pub async fn list(state: web::Data<AppState>) -> ApiResult<HttpResponse> {
@@ -67,7 +67,7 @@ pub async fn list(state: web::Data<AppState>) -> ApiResult<HttpResponse> {
     ))
 }
 
-#[utoipa::path(get, path = "/admin/companies/{id}", tag = "admin", security(("admin_token" = [])),
+#[utoipa::path(get, path = "/admin/companies/{id}", operation_id = "getCompany", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa")),
     responses((status = 200, description = "the company", body = inline(envelope::Envelope<CompanyView>)),
               (status = 404, description = "no such company", body = crate::api::error::ErrorEnvelope)))]
@@ -92,7 +92,7 @@ pub struct CompanyUpdate {
     pub webhook_url: Option<String>,
 }
 
-#[utoipa::path(patch, path = "/admin/companies/{id}", tag = "admin", security(("admin_token" = [])),
+#[utoipa::path(patch, path = "/admin/companies/{id}", operation_id = "updateCompany", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa")),
     request_body = CompanyUpdate,
     responses((status = 200, description = "updated", body = inline(envelope::Envelope<CompanyView>)),
@@ -165,7 +165,7 @@ pub struct WebhookDelivery {
 }
 
 /// The webhook delivery log: every attempt, newest last (last 100).
-#[utoipa::path(get, path = "/admin/companies/{id}/webhooks", tag = "admin", security(("admin_token" = [])),
+#[utoipa::path(get, path = "/admin/companies/{id}/webhooks", operation_id = "listWebhookDeliveries", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa")),
     responses((status = 200, description = "delivery attempts", body = inline(envelope::Envelope<Vec<WebhookDelivery>>)),
               (status = 404, description = "no such company", body = crate::api::error::ErrorEnvelope)))]

@@ -48,7 +48,7 @@ pub struct SoftwareView {
     pub proveedor_nit: String,
 }
 
-#[utoipa::path(post, path = "/admin/companies/{id}/software", tag = "admin", security(("admin_token" = [])),
+#[utoipa::path(post, path = "/admin/companies/{id}/software", operation_id = "setSoftware", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa")), request_body = SoftwareRequest,
     responses((status = 200, description = "registered", body = inline(envelope::Envelope<SoftwareView>)),
               (status = 404, description = "no such company", body = crate::api::error::ErrorEnvelope),
@@ -158,7 +158,7 @@ impl ResolutionRequest {
     }
 }
 
-#[utoipa::path(post, path = "/admin/companies/{id}/resoluciones", tag = "admin", security(("admin_token" = [])),
+#[utoipa::path(post, path = "/admin/companies/{id}/resoluciones", operation_id = "addResolution", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa")), request_body = ResolutionRequest,
     responses((status = 201, description = "added", body = inline(envelope::Envelope<ResolutionView>)),
               (status = 404, description = "no such company", body = crate::api::error::ErrorEnvelope),
@@ -186,7 +186,7 @@ pub async fn add_resolution(
     Ok(envelope::created("Resolución agregada", view))
 }
 
-#[utoipa::path(get, path = "/admin/companies/{id}/resoluciones", tag = "admin", security(("admin_token" = [])),
+#[utoipa::path(get, path = "/admin/companies/{id}/resoluciones", operation_id = "listResolutions", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa")),
     responses((status = 200, description = "the company's resolutions", body = inline(envelope::Envelope<Vec<ResolutionView>>))))]
 #[get("/companies/{id}/resoluciones")]
@@ -230,7 +230,7 @@ pub struct CertificateView {
     pub valido_hasta: String,
 }
 
-#[utoipa::path(post, path = "/admin/companies/{id}/certificado", tag = "admin", security(("admin_token" = [])),
+#[utoipa::path(post, path = "/admin/companies/{id}/certificado", operation_id = "importCertificate", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa")), request_body = CertificateRequest,
     responses((status = 200, description = "imported", body = inline(envelope::Envelope<CertificateView>)),
               (status = 404, description = "no such company", body = crate::api::error::ErrorEnvelope),

@@ -35,7 +35,7 @@ pub fn environment(s: &str) -> Result<Environment, ApiError> {
     }
 }
 
-#[utoipa::path(post, path = "/admin/companies/{id}/api-keys", tag = "admin", security(("admin_token" = [])),
+#[utoipa::path(post, path = "/admin/companies/{id}/api-keys", operation_id = "createApiKey", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa")), request_body = KeyRequest,
     responses((status = 201, description = "created; `key` is shown only here; with `user_id` the key is that user's (WebSocket room `user_{id}`)", body = inline(envelope::Envelope<ApiKeyView>)),
               (status = 404, description = "no such company", body = crate::api::error::ErrorEnvelope)))]
@@ -62,7 +62,7 @@ pub async fn create(
     Ok(envelope::created("API key creada", view))
 }
 
-#[utoipa::path(get, path = "/admin/companies/{id}/api-keys", tag = "admin", security(("admin_token" = [])),
+#[utoipa::path(get, path = "/admin/companies/{id}/api-keys", operation_id = "listApiKeys", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa")),
     responses((status = 200, description = "keys, without secrets", body = inline(envelope::Envelope<Vec<ApiKeyView>>))))]
 #[get("/companies/{id}/api-keys")]
@@ -83,7 +83,7 @@ pub async fn list(state: web::Data<AppState>, id: web::Path<u64>) -> ApiResult<H
     ))
 }
 
-#[utoipa::path(post, path = "/admin/api-keys/{key_id}/revoke", tag = "admin", security(("admin_token" = [])),
+#[utoipa::path(post, path = "/admin/api-keys/{key_id}/revoke", operation_id = "revokeApiKey", tag = "admin", security(("admin_token" = [])),
     params(("key_id" = u64, Path, description = "id of the key")),
     responses((status = 200, description = "revoked (idempotent)", body = inline(envelope::Envelope<ApiKeyView>)),
               (status = 404, description = "no such key", body = crate::api::error::ErrorEnvelope)))]

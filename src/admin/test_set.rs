@@ -9,7 +9,7 @@ use crate::api::error::{ApiError, ApiResult};
 use crate::api::json::{parse, RawBody};
 use crate::state::AppState;
 
-#[utoipa::path(post, path = "/admin/companies/{id}/set-pruebas", tag = "admin", security(("admin_token" = [])),
+#[utoipa::path(post, path = "/admin/companies/{id}/set-pruebas", operation_id = "startTestSet", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa")), request_body = TestSetPlan,
     responses((status = 202, description = "started; poll GET for progress", body = inline(envelope::Envelope<TestSetRun>)),
               (status = 409, description = "a run is in progress", body = crate::api::error::ErrorEnvelope),
@@ -40,7 +40,7 @@ pub async fn start(
     ))
 }
 
-#[utoipa::path(get, path = "/admin/companies/{id}/set-pruebas", tag = "admin", security(("admin_token" = [])),
+#[utoipa::path(get, path = "/admin/companies/{id}/set-pruebas", operation_id = "getTestSetProgress", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa")),
     responses((status = 200, description = "progress of the last run", body = inline(envelope::Envelope<TestSetRun>)),
               (status = 404, description = "no run yet", body = crate::api::error::ErrorEnvelope)))]

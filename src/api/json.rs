@@ -1,7 +1,9 @@
 //! Request bodies. Our own JSON extractor so that every body problem gets the
-//! envelope and the field's path: not JSON or a wrong JSON type → 400
-//! MALFORMED_JSON; a required field missing or a value out of its set → 422
-//! naming it; over 1 MiB → 413.
+//! envelope and the field's path: not JSON, a wrong JSON type or a key given
+//! twice in one object → 400 MALFORMED_JSON; a required field missing or a
+//! value out of its set → 422 naming it; over 1 MiB → 413.
+
+mod unique_keys;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -9,7 +11,7 @@ use std::pin::Pin;
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest};
 use futures_util::StreamExt;
-use serde::de::DeserializeOwned;
+use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::error::ApiError;
 
@@ -61,7 +63,7 @@ impl FromRequest for RawBody {
 }
 
 /// Parses a body, classifying the failure as decisions.md §3 says. A body
-/// is one JSON object and nothing after it.
+/// is one JSON object, with no key twice in any object, and nothing after it.
 pub fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::MalformedJson(
@@ -69,15 +71,35 @@ pub fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
         ));
     }
     let de = &mut serde_json::Deserializer::from_slice(body);
-    let value: object::Object<T> = serde_path_to_error::deserialize(&mut *de).map_err(classify)?;
+    let value: object::Object<T> =
+        serde_path_to_error::deserialize(unique_keys::UniqueKeys::new(&mut *de))
+            .map_err(|e| classify(duplicate_key(body).unwrap_or(e)))?;
     // `deserialize` stops after the value: `{…}x` and `{…}{…}` are not JSON.
     de.end()
         .map_err(|e| ApiError::MalformedJson(format!("body is not valid JSON: {e}")))?;
     Ok(value.0)
 }
 
+/// The first key given twice in `body`, as a parse error. A body is read
+/// in one pass that stops at the first problem, which may be a value before
+/// the duplicate; the duplicate still decides the answer (decisions.md §5),
+/// so a failed body, and only a failed one, is scanned again for one.
+fn duplicate_key(body: &[u8]) -> Option<serde_path_to_error::Error<serde_json::Error>> {
+    let de = &mut serde_json::Deserializer::from_slice(body);
+    match serde_path_to_error::deserialize::<_, IgnoredAny>(unique_keys::UniqueKeys::new(de)) {
+        Err(e)
+            if e.inner()
+                .to_string()
+                .starts_with(unique_keys::DUPLICATE_KEY) =>
+        {
+            Some(e)
+        }
+        _ => None,
+    }
+}
+
 /// [`parse`] for a body already read as a JSON value (no second pass over
-/// the text).
+/// the text); a `Value` read by [`parse`] has no duplicate keys left to find.
 pub fn parse_value<T: DeserializeOwned>(body: &serde_json::Value) -> Result<T, ApiError> {
     let value: object::Object<T> = serde_path_to_error::deserialize(body).map_err(classify)?;
     Ok(value.0)
@@ -94,7 +116,9 @@ fn classify(e: serde_path_to_error::Error<serde_json::Error>) -> ApiError {
             if let Some(field) = missing_field(&reason) {
                 let full = join_path(&path, field);
                 ApiError::validation(full, "is required")
-            } else if reason.starts_with("invalid type") {
+            } else if reason.starts_with("invalid type")
+                || reason.starts_with(unique_keys::DUPLICATE_KEY)
+            {
                 ApiError::MalformedJson(format!("{}: {reason}", display_path(&path)))
             } else {
                 ApiError::validation(display_path(&path), reason)
@@ -182,6 +206,7 @@ fn display_path(path: &str) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
     use super::*;
     use serde::Deserialize;
@@ -248,6 +273,79 @@ mod tests {
             assert_eq!(code_and_field(&bad).0, "MALFORMED_JSON", "{bad}");
         }
         assert_eq!(code_and_field(&format!(" {ok} \n")).0, "OK");
+    }
+
+    #[test]
+    fn a_key_twice_in_one_object_is_malformed_and_named() {
+        let malformed = |body: &str| match parse::<serde_json::Value>(body.as_bytes()) {
+            Err(e @ ApiError::MalformedJson(_)) => e.to_string(),
+            other => panic!("{body}: {other:?}"),
+        };
+        assert_eq!(malformed(r#"{"a":1,"a":2}"#), "a: duplicate key `a`");
+        // Nested in objects and arrays, with the path to the key.
+        assert_eq!(
+            malformed(r#"{"a":{"b":[{"c":1},{"c":1,"d":0,"c":2}]}}"#),
+            "a.b[1].c: duplicate key `c`"
+        );
+        // The same key once written with an escape is still the same key.
+        assert_eq!(
+            malformed(r#"{"ab":1,"a\u0062":2}"#),
+            "ab: duplicate key `ab`"
+        );
+        // Large objects too, whichever side of the switch to hashing.
+        let many: String = (0..40).map(|i| format!(r#""k{i}":{i},"#)).collect();
+        for key in ["k0", "k15", "k16", "k39"] {
+            assert_eq!(
+                malformed(&format!(r#"{{{many}"{key}":0}}"#)),
+                format!("{key}: duplicate key `{key}`")
+            );
+        }
+        assert!(parse::<serde_json::Value>(format!(r#"{{{many}"k40":0}}"#).as_bytes()).is_ok());
+        // Typed bodies: a known field, a field of a nested struct, and a
+        // duplicate inside a field the struct ignores.
+        for (body, path, key) in [
+            (r#"{"customer":{"email":"a"},"n":1,"n":2}"#, "n", "n"),
+            (
+                r#"{"customer":{"email":"a","email":"b"},"n":1}"#,
+                "customer.email",
+                "email",
+            ),
+            (
+                r#"{"customer":{"email":"a"},"n":1,"x":{"y":[{"z":1,"z":1}]}}"#,
+                "x.y[0].z",
+                "z",
+            ),
+        ] {
+            let (code, msg) = code_and_field(body);
+            assert_eq!(code, "MALFORMED_JSON", "{body}");
+            assert_eq!(msg, format!("{path}: duplicate key `{key}`"), "{body}");
+        }
+        // A wrong first value, or an error met before the duplicate, does
+        // not hide it.
+        for body in [
+            r#"{"customer":{"email":"a"},"n":"x","n":1}"#,
+            r#"{"customer":{"email":7},"n":1,"n":1}"#,
+            r#"{"customer":{},"n":1,"n":2}"#,
+        ] {
+            assert_eq!(
+                code_and_field(body),
+                ("MALFORMED_JSON", "n: duplicate key `n`".to_string()),
+                "{body}"
+            );
+        }
+    }
+
+    #[test]
+    fn equal_keys_in_different_objects_are_fine() {
+        let v: serde_json::Value =
+            parse(br#"{"a":{"x":1.50},"b":{"x":"1"},"l":[{"x":1},{"x":2}],"x":null}"#).unwrap();
+        assert_eq!(v["l"][1]["x"], 2);
+        // Numbers keep their text (arbitrary precision) through the check.
+        assert_eq!(v["a"]["x"].to_string(), "1.50");
+        assert_eq!(
+            code_and_field(r#"{"customer":{"email":"a"},"n":1,"x":{"n":1}}"#).0,
+            "OK"
+        );
     }
 
     #[derive(Debug, Deserialize)]

@@ -1,5 +1,12 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations:
-//! `GET /v1/api/openapi.json`, browsable at `/v1/api/docs/`.
+//! `GET /v1/api/openapi.json`, browsable at `/v1/api/docs/`. Every
+//! operation names its `operation_id` (function names repeat across
+//! modules); the error answers common to a surface come from
+//! [`standard_errors`].
+
+mod standard_errors;
+
+use standard_errors::StandardErrors;
 
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -44,7 +51,8 @@ use crate::{admin, api, ops};
         ops::health::readyz,
         ops::health::metrics,
     ),
-    modifiers(&Security),
+    components(schemas(api::error::ErrorEnvelope)),
+    modifiers(&Security, &StandardErrors),
     tags(
         (name = "api-keys", description = "Key check"),
         (name = "clientes", description = "Customers"),

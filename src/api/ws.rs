@@ -29,7 +29,7 @@ fn not_a_handshake(e: actix_web::Error) -> ApiError {
     )
 }
 
-#[utoipa::path(get, path = "/v1/api/ws", tag = "eventos",
+#[utoipa::path(get, path = "/v1/api/ws", operation_id = "openEventSocket", tag = "eventos",
     security(("api_key" = [])),
     description = "Joins the room `empresa_{id}` of the key's company and, when the key was created with a `user_id`, the room `user_{id}`. A document's events go to its company's room and to the room of the user whose key issued it; a socket in both rooms gets each event once.",
     responses((status = 101, description = "WebSocket: messages {\"event\": \"facturacion:update\" | \"facturacion:error\" | \"contingencia:batch\", \"data\": {…}}"),

@@ -292,9 +292,9 @@ fn replaced(body: &Value, path: &[Step], raw: &str) -> String {
     b.to_string().replacen(&format!("\"{MARKER}\""), raw, 1)
 }
 
-/// The key at `path` twice, `raw` first and its own value last (serde_json
-/// keeps the last one; a struct refuses the duplicate).
-fn duplicated(body: &Value, path: &[Step], raw: &str) -> Option<String> {
+/// The key at `path` twice, `raw` first and its own value last: the body is
+/// refused whatever the values (decisions.md §5), with the key named.
+fn duplicated(body: &Value, path: &[Step], raw: &str) -> Option<(String, String)> {
     let Some((Step::Key(k), _)) = path.split_last() else {
         return None;
     };
@@ -302,11 +302,12 @@ fn duplicated(body: &Value, path: &[Step], raw: &str) -> Option<String> {
     let mut b = body.clone();
     *at(&mut b, path) = json!(MARKER);
     let key = json!(k).to_string();
-    Some(b.to_string().replacen(
+    let text = b.to_string().replacen(
         &format!("{key}:\"{MARKER}\""),
         &format!("{key}:{raw},{key}:{own}"),
         1,
-    ))
+    );
+    Some((k.clone(), text))
 }
 
 fn abbreviate(s: &str) -> String {
@@ -334,6 +335,8 @@ struct Mutation {
     /// A wrong JSON type where an object or array belongs, which every
     /// endpoint must refuse (decisions.md §3: 400).
     must_refuse: bool,
+    /// The key given twice, when that is the mutation.
+    duplicate: Option<String>,
 }
 
 /// Field mutations of `body`: for every value, null, wrong types, removal,
@@ -363,20 +366,26 @@ fn mutations(
                 what: format!("{name} = {}", abbreviate(&raw)),
                 text: replaced(body, &path, &raw),
                 must_refuse,
+                duplicate: None,
             });
         }
         out.push(Mutation {
             what: format!("{name} removed"),
             text: removed(body, &path),
             must_refuse: false,
+            duplicate: None,
         });
         let kind = &kinds[rng.below(kinds.len())];
         let raw = &kind[rng.below(kind.len())];
-        if let Some(text) = duplicated(body, &path, raw) {
+        if let Some((key, text)) = duplicated(body, &path, raw) {
+            // A first value that is not JSON (a lone surrogate, nesting
+            // past the limit) makes the body not JSON before any key repeats.
+            let json = serde_json::from_str::<Value>(raw).is_ok();
             out.push(Mutation {
                 what: format!("{name} duplicated with {}", abbreviate(raw)),
                 text,
-                must_refuse: false,
+                must_refuse: true,
+                duplicate: json.then_some(key),
             });
         }
     }
@@ -550,6 +559,24 @@ impl<'a> Probe<'a> {
     fn refused(&mut self, what: &str, a: &Answer, must: bool) {
         if must && a.accepted() {
             self.fail(what, format!("accepted ({}): a 4xx was due", a.status));
+        }
+    }
+
+    /// The answer to a mutated body: refused when it must be, and a key
+    /// given twice refused as malformed JSON naming the key.
+    fn judged(&mut self, what: &str, a: &Answer, m: &Mutation) {
+        self.refused(what, a, m.must_refuse);
+        if let Some(key) = &m.duplicate {
+            let body = a.body.clone().unwrap_or_default();
+            let named = body["message"]
+                .as_str()
+                .is_some_and(|msg| msg.contains(&format!("duplicate key `{key}`")));
+            if a.status != 400 || body["error"]["code"] != "MALFORMED_JSON" || !named {
+                self.fail(
+                    what,
+                    format!("{}: {body}, not MALFORMED_JSON naming `{key}`", a.status),
+                );
+            }
         }
     }
 
@@ -881,7 +908,7 @@ fn facturacion(p: &mut Probe, w: &World, kinds: &[Vec<String>], rng: &mut Rng, a
             };
             let what = format!("{name}: {}", m.what);
             let a = p.post_json(PATH, &what, text.clone());
-            p.refused(&what, &a, m.must_refuse);
+            p.judged(&what, &a, &m);
             if a.accepted() {
                 acc.document(&text, &a);
             }
@@ -903,7 +930,7 @@ fn clientes(p: &mut Probe, kinds: &[Vec<String>], rng: &mut Rng, acc: &mut Accep
     let base = examples::company_customer();
     for m in mutations(&base, kinds, rng, |_| Plan::OneOfEach) {
         let a = p.post_json(PATH, &m.what, m.text.clone());
-        p.refused(&m.what, &a, m.must_refuse);
+        p.judged(&m.what, &a, &m);
         if a.accepted() {
             acc.customer(&a);
         }
@@ -935,7 +962,7 @@ fn contingency(p: &mut Probe, w: &World, kinds: &[Vec<String>], rng: &mut Rng) {
     let base = json!({"id_empresa": 1, "documento_ids": [w.invoice]});
     for m in mutations(&base, kinds, rng, |_| Plan::All) {
         let a = p.post_json(PATH, &m.what, m.text.clone());
-        p.refused(&m.what, &a, m.must_refuse);
+        p.judged(&m.what, &a, &m);
     }
     let mut valid = || base.to_string();
     p.body_attacks(Method::POST, PATH, false, &mut valid, &mut |_, _| {});
@@ -1157,7 +1184,7 @@ fn admin_companies(p: &mut Probe, kinds: &[Vec<String>], rng: &mut Rng, created:
                 .replacen(&base["nit"].to_string(), &company()["nit"].to_string(), 1)
         };
         let a = p.admin(Method::POST, PATH, &m.what, text);
-        p.refused(&m.what, &a, m.must_refuse);
+        p.judged(&m.what, &a, &m);
         created.count(PATH, &a);
     }
     // PATCH refuses a limit of 0 requests a minute; so must creation.
@@ -1229,7 +1256,7 @@ fn admin_company_two(p: &mut Probe, kinds: &[Vec<String>], rng: &mut Rng, create
         let plan = |_: &[Step]| if test_set { Plan::All } else { Plan::OneOfEach };
         for m in mutations(&base, kinds, rng, plan) {
             let a = p.admin(method.clone(), &path, &m.what, m.text.clone());
-            p.refused(&m.what, &a, m.must_refuse);
+            p.judged(&m.what, &a, &m);
             created.count(&path, &a);
             if test_set && a.accepted() {
                 wait_for_test_set(p.app);
@@ -1370,5 +1397,136 @@ fn hostile_client_gets_4xx_envelopes_and_changes_nothing() {
             .cloned()
             .collect::<Vec<_>>()
             .join("\n")
+    );
+}
+
+/// One body, sent raw: the duplicate-key cases cannot be built as a `Value`.
+fn send_text(app: &TestApp, method: Method, path: &str, admin: bool, text: String) -> (u16, Value) {
+    let req = app
+        .client
+        .request(method, format!("{}{path}", app.url))
+        .header("Content-Type", "application/json");
+    let req = if admin {
+        req.bearer_auth(app.admin_token())
+    } else {
+        req.header("X-Api-Key", app.sk_test())
+    };
+    json(req.body(text).send().unwrap())
+}
+
+/// `text` (one object) with `insert` placed right after `anchor`.
+fn inserted(text: &str, anchor: &str, insert: &str) -> String {
+    assert!(text.contains(anchor), "{anchor} not in {text}");
+    text.replacen(anchor, &format!("{anchor}{insert}"), 1)
+}
+
+#[test]
+fn a_key_twice_is_malformed_json_naming_it_on_keyed_and_admin_endpoints() {
+    let app = TestApp::spawn();
+    let mut invoice = examples::invoice();
+    invoice["transmit"] = json!(false);
+    invoice["referencia_externa"] = json!("dup-keys");
+    let invoice = invoice.to_string();
+    let customer = examples::company_customer().to_string();
+    let next =
+        || data(app.get("/v1/api/facturacion/consecutivo/fe", &app.sk_test()))["siguiente"].clone();
+    let numbering = next();
+    let customers = data(app.get("/v1/api/clientes", &app.sk_test()))["total"].clone();
+    let companies = data(app.admin_get("/admin/companies"));
+    // (method, path, admin, body, path of the key given twice)
+    let cases = [
+        (
+            Method::POST,
+            "/v1/api/facturacion",
+            false,
+            inserted(&invoice, "{", r#""transmit":true,"#),
+            "transmit",
+        ),
+        (
+            Method::POST,
+            "/v1/api/facturacion",
+            false,
+            inserted(
+                &invoice,
+                r#""customer":{"#,
+                r#""email":"otro@example.test","#,
+            ),
+            "customer.email",
+        ),
+        (
+            Method::POST,
+            "/v1/api/facturacion",
+            false,
+            inserted(&invoice, r#""invoice_lines":[{"#, r#""description":"x","#),
+            "invoice_lines[0].description",
+        ),
+        (
+            Method::POST,
+            "/v1/api/clientes",
+            false,
+            inserted(
+                &customer,
+                r#""type_document_identification":{"#,
+                r#""code":"13","#,
+            ),
+            "type_document_identification.code",
+        ),
+        (
+            Method::POST,
+            "/admin/companies",
+            true,
+            r#"{"nit":"811000001","razon_social":"Dup S.A.S.","nit":"811000002"}"#.into(),
+            "nit",
+        ),
+        (
+            Method::PATCH,
+            "/admin/companies/1",
+            true,
+            r#"{"rate_limit_per_minute":5,"rate_limit_per_minute":7}"#.into(),
+            "rate_limit_per_minute",
+        ),
+        // The test-set plan ignores unknown fields; a duplicate inside one
+        // is still found.
+        (
+            Method::POST,
+            "/admin/companies/1/set-pruebas",
+            true,
+            r#"{"facturas":1,"extra":{"y":[{"z":1,"z":2}]}}"#.into(),
+            "extra.y[0].z",
+        ),
+    ];
+    for (method, path, admin, text, at) in cases {
+        let key = at.rsplit('.').next().unwrap();
+        let (status, body) = send_text(&app, method.clone(), path, admin, text.clone());
+        assert_eq!(status, 400, "{method} {path} {text}: {body}");
+        assert_eq!(
+            body["error"]["code"], "MALFORMED_JSON",
+            "{method} {path} {text}: {body}"
+        );
+        assert_eq!(
+            body["message"],
+            format!("{at}: duplicate key `{key}`"),
+            "{body}"
+        );
+    }
+    // Nothing was written: no number taken, no customer, company or run.
+    assert_eq!(next(), numbering);
+    assert_eq!(
+        data(app.get("/v1/api/clientes", &app.sk_test()))["total"],
+        customers
+    );
+    let now = data(app.admin_get("/admin/companies"));
+    assert_eq!(now, companies);
+    assert_error(
+        app.admin_get("/admin/companies/1/set-pruebas"),
+        404,
+        "NOT_FOUND",
+    );
+    // The bodies without their duplicate are accepted.
+    let (status, body) = json(app.post_raw("/v1/api/facturacion", &app.sk_test(), invoice));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        body["data"]["documento"]["numero"],
+        numbering.to_string().trim_matches('"')
     );
 }

@@ -10,13 +10,11 @@ use crate::api::error::{ApiError, ApiResult};
 use crate::api::json::Json;
 use crate::state::AppState;
 
-#[utoipa::path(post, path = "/v1/api/clientes", tag = "clientes",
+#[utoipa::path(post, path = "/v1/api/clientes", operation_id = "createCustomer", tag = "clientes",
     security(("api_key" = [])),
     request_body = CustomerRequest,
     responses((status = 201, description = "created", body = inline(envelope::Envelope<CustomerResponse>)),
-              (status = 200, description = "updated (same identification number)", body = inline(envelope::Envelope<CustomerResponse>)),
-              (status = 400, description = "malformed JSON", body = crate::api::error::ErrorEnvelope),
-              (status = 422, description = "validation error", body = crate::api::error::ErrorEnvelope)))]
+              (status = 200, description = "updated (same identification number)", body = inline(envelope::Envelope<CustomerResponse>))))]
 #[post("/clientes")]
 pub async fn create_customer(
     state: web::Data<AppState>,

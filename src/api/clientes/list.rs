@@ -31,7 +31,7 @@ pub struct CustomerPage {
     pub total: u64,
 }
 
-#[utoipa::path(get, path = "/v1/api/clientes", tag = "clientes",
+#[utoipa::path(get, path = "/v1/api/clientes", operation_id = "listCustomers", tag = "clientes",
     security(("api_key" = [])),
     params(ListQuery),
     responses((status = 200, description = "a page of customers", body = inline(envelope::Envelope<CustomerPage>)),

@@ -41,7 +41,7 @@ pub struct ContingencyBatch {
     pub errores: Vec<serde_json::Value>,
 }
 
-#[utoipa::path(post, path = "/v1/api/facturacion/contingencia/enviar", tag = "facturacion",
+#[utoipa::path(post, path = "/v1/api/facturacion/contingencia/enviar", operation_id = "sendContingencyBatch", tag = "facturacion",
     security(("api_key" = [])), request_body = ContingencyRequest,
     responses((status = 200, description = "queued", body = inline(envelope::Envelope<ContingencyBatch>)),
               (status = 403, description = "another company", body = crate::api::error::ErrorEnvelope)))]

@@ -64,15 +64,13 @@ pub fn issued_response(issued: Issued) -> HttpResponse {
     }
 }
 
-#[utoipa::path(post, path = "/v1/api/facturacion", tag = "facturacion",
+#[utoipa::path(post, path = "/v1/api/facturacion", operation_id = "issueDocument", tag = "facturacion",
     security(("api_key" = [])),
     request_body = FacturacionRequest,
     responses(
         (status = 200, description = "issued (and transmitted when asked); a rejection by the authority is a 200 with transmission.isValid false", body = inline(envelope::Envelope<IssuedResponse>)),
         (status = 202, description = "queued (async: true)", body = QueuedEnvelope),
-        (status = 400, description = "malformed JSON", body = ErrorEnvelope),
         (status = 409, description = "DUPLICATE_REFERENCE / DUPLICATE_IN_PROGRESS / DUPLICATE_PAYLOAD", body = ErrorEnvelope),
-        (status = 422, description = "validation error", body = ErrorEnvelope),
         (status = 503, description = "production send while the authority is unavailable", body = ErrorEnvelope)))]
 #[post("/facturacion")]
 pub async fn create(

@@ -36,7 +36,7 @@ fn download(
         .body(body)
 }
 
-#[utoipa::path(get, path = "/v1/api/facturacion/{id}/xml", tag = "facturacion",
+#[utoipa::path(get, path = "/v1/api/facturacion/{id}/xml", operation_id = "getDocumentXml", tag = "facturacion",
     security(("api_key" = [])), params(("id" = u64, Path, description = "document id")),
     responses((status = 200, description = "signed XML", content_type = "text/xml"),
               (status = 404, description = "no such document", body = crate::api::error::ErrorEnvelope)))]
@@ -55,7 +55,7 @@ pub async fn xml(
     ))
 }
 
-#[utoipa::path(get, path = "/v1/api/facturacion/{id}/zip", tag = "facturacion",
+#[utoipa::path(get, path = "/v1/api/facturacion/{id}/zip", operation_id = "getDocumentZip", tag = "facturacion",
     security(("api_key" = [])), params(("id" = u64, Path, description = "document id")),
     responses((status = 200, description = "the ZIP sent to the authority", content_type = "application/zip"),
               (status = 404, description = "no such document", body = crate::api::error::ErrorEnvelope)))]

@@ -44,7 +44,7 @@ pub struct NextNumber {
     pub vigencia_hasta: String,
 }
 
-#[utoipa::path(get, path = "/v1/api/facturacion/consecutivo/{tipo}", tag = "facturacion",
+#[utoipa::path(get, path = "/v1/api/facturacion/consecutivo/{tipo}", operation_id = "getNextNumber", tag = "facturacion",
     security(("api_key" = [])),
     params(("tipo" = String, Path, description = "1-10 or fe nc nd ds na fx t03 t04 pos nap")),
     responses((status = 200, description = "next number", body = inline(envelope::Envelope<NextNumber>)),
@@ -108,7 +108,7 @@ pub fn month_bounds(date: NaiveDate) -> (NaiveDate, NaiveDate) {
     (start, end)
 }
 
-#[utoipa::path(get, path = "/v1/api/facturacion/suscripcion", tag = "facturacion",
+#[utoipa::path(get, path = "/v1/api/facturacion/suscripcion", operation_id = "getSubscription", tag = "facturacion",
     security(("api_key" = [])),
     responses((status = 200, description = "documents used and available this month", body = inline(envelope::Envelope<Subscription>))))]
 #[get("/facturacion/suscripcion")]

@@ -17,7 +17,7 @@ use crate::engine::model::DocumentKind;
 use crate::issuing::issue::resend as resend_document;
 use crate::state::AppState;
 
-#[utoipa::path(post, path = "/v1/api/facturacion/reenviar/{id}", tag = "facturacion",
+#[utoipa::path(post, path = "/v1/api/facturacion/reenviar/{id}", operation_id = "resendDocument", tag = "facturacion",
     security(("api_key" = [])), params(("id" = u64, Path, description = "document id")),
     responses((status = 200, description = "regenerated and transmitted (same body as a synchronous POST /facturacion)", body = inline(envelope::Envelope<IssuedResponse>)),
               (status = 404, description = "no such document", body = crate::api::error::ErrorEnvelope),

@@ -36,7 +36,7 @@ pub async fn owned_document(
         .ok_or_else(|| ApiError::NotFound(format!("document {id}")))
 }
 
-#[utoipa::path(get, path = "/v1/api/facturacion/{id}/status", tag = "facturacion",
+#[utoipa::path(get, path = "/v1/api/facturacion/{id}/status", operation_id = "getDocumentStatus", tag = "facturacion",
     security(("api_key" = [])),
     params(("id" = u64, Path, description = "document id"), StatusQuery),
     responses((status = 200, description = "the document record", body = inline(envelope::Envelope<DocumentStatus>)),
