@@ -26,7 +26,7 @@ fn state(dir: &std::path::Path) -> (web::Data<AppState>, String) {
     settings.rate_limit.requests_per_minute = u32::MAX;
     let sled = SledStore::open(dir).expect("store");
     let (_, keys) = provision_demo_company(&sled, &demo_company_request(), "t", "").expect("demo");
-    let store = AsyncStore::new(sled.clone());
+    let store = AsyncStore::new(sled.clone()).expect("store threads");
     let settings = Arc::new(settings);
     let actors = emisor::startup::start_actors(&settings, store.clone(), None).expect("actors");
     // The limiter on this thread's arbiter: the round trip measured is the

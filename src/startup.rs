@@ -347,7 +347,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         new_token.as_deref(),
         tax_sim_url.as_deref().unwrap_or(""),
     )?;
-    let store = AsyncStore::new(sled.clone());
+    let store = AsyncStore::new(sled.clone()).context("starting the store threads")?;
 
     let metrics = Metrics::install().map_err(|e| anyhow::anyhow!("metrics: {e}"))?;
     let actors = start_actors(&settings, store.clone(), tax_sim_url.clone())?;

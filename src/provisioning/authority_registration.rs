@@ -110,7 +110,8 @@ pub fn demo_companies(store: &dyn Store) -> Result<Vec<CompanyId>, ProvisioningE
 }
 
 /// Starts registering demo companies with the simulators they send to
-/// (on the current arbiter). `store` is read on the blocking pool.
+/// (on the current arbiter). `store` is read on tokio's blocking pool
+/// (a rare read: once per registration).
 pub fn start_demo_registrar(
     issuing: &Arc<Issuing>,
     store: Arc<dyn Store + Send + Sync>,

@@ -1,5 +1,6 @@
 //! The store as async code sees it. Every method is `async` and never blocks
-//! the caller's thread: reads and admin writes run on tokio's blocking pool,
+//! the caller's thread: reads and admin writes run on a few store threads
+//! of its own ([`crate::pool`]),
 //! the frequent writes (document updates, jobs, events, customers) are
 //! carried to the flusher thread and made durable in its next group commit,
 //! and the credentials read on every document come from memory when cached.
@@ -8,11 +9,14 @@
 //! only; the synchronous traits of `lib.rs` are for the CLI, start-up and
 //! code that already runs on a blocking thread (see [`AsyncStore::blocking`]).
 
+use std::sync::Arc;
+
 use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::error::{StoreError, StoreResult};
 use crate::flusher::Committed;
 use crate::model::*;
+use crate::pool::StorePool;
 use crate::sled_store::SledStore;
 use crate::{
     ApiKeyStore, CompanyStore, CredentialStore, CustomerStore, DocumentStore, EventStore, JobStore,
@@ -40,26 +44,34 @@ pub enum ResolutionChoice {
     Active { document_type: u8, date: NaiveDate },
 }
 
-/// Cheap to clone: one `SledStore` (itself `Arc`s).
+/// Threads serving the blocking calls: enough for the calls that overlap
+/// (most are memory reads), few enough to keep the server small.
+const STORE_THREADS: usize = 4;
+
+/// Cheap to clone: one `SledStore` (itself `Arc`s) and its threads.
 #[derive(Clone)]
 pub struct AsyncStore {
     store: SledStore,
+    pool: Arc<StorePool>,
 }
 
 impl AsyncStore {
-    pub fn new(store: SledStore) -> Self {
-        AsyncStore { store }
+    pub fn new(store: SledStore) -> StoreResult<Self> {
+        let pool = StorePool::start(STORE_THREADS)
+            .map_err(|e| StoreError::Durability(format!("starting the store threads: {e}")))?;
+        Ok(AsyncStore {
+            store,
+            pool: Arc::new(pool),
+        })
     }
 
-    /// Runs `f` on the blocking pool.
+    /// Runs `f` on one of the store's threads.
     async fn off_thread<T: Send + 'static>(
         &self,
         f: impl FnOnce(&SledStore) -> StoreResult<T> + Send + 'static,
     ) -> StoreResult<T> {
         let store = self.store.clone();
-        tokio::task::spawn_blocking(move || f(&store))
-            .await
-            .map_err(|e| StoreError::Durability(format!("a store task failed: {e}")))?
+        self.pool.run(move || f(&store)).await
     }
 
     /// Runs `f` on the flusher thread; resolves once it is on disk.
@@ -72,7 +84,7 @@ impl AsyncStore {
     }
 
     /// Synchronous domain code that needs the whole store (provisioning a
-    /// company, say), run on the blocking pool where it may wait on disk.
+    /// company, say), run on a store thread where it may wait on disk.
     pub async fn blocking<T: Send + 'static>(
         &self,
         f: impl FnOnce(&dyn Store) -> T + Send + 'static,

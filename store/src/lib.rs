@@ -18,6 +18,7 @@ mod file_log;
 mod flusher;
 mod group_commit;
 pub mod model;
+mod pool;
 mod read_cache;
 mod repair;
 mod sled_documents;

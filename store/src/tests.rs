@@ -452,7 +452,7 @@ async fn async_writes_are_on_disk_when_they_resolve() {
         let s = open(dir.path());
         let c = s.create_company(company()).unwrap();
         let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
-        let a = AsyncStore::new(s.clone());
+        let a = AsyncStore::new(s.clone()).unwrap();
         let mut doc = a.create_document(new_doc(&r, Some("x"))).await.unwrap();
         doc.pending_build = false;
         doc.state = state::QUEUED;
@@ -511,7 +511,7 @@ async fn async_writes_are_on_disk_when_they_resolve() {
     );
 
     // A document's outcome and the end of its job, in one commit.
-    let a = AsyncStore::new(s.clone());
+    let a = AsyncStore::new(s.clone()).unwrap();
     let mut done = doc.clone();
     done.state = state::ACCEPTED;
     a.finish_document(done, Some(job_id), history("accepted"))
