@@ -22,7 +22,7 @@ use crate::authority::simulator::{self, IssuerRecord, SimOptions, SimRegistry, S
 use crate::authority::{NumberRange, WsSigner};
 use crate::engine::model::{
     Address, DocumentKind, IssuerContext, OrganizationType, Party, Resolution, RootElement,
-    Software, TaxSchemeRef, ENVIRONMENT_TESTING,
+    Software, SoftwareMaker, TaxSchemeRef, ENVIRONMENT_TESTING,
 };
 use crate::engine::signing_key::{generate_self_signed, SigningKey};
 use crate::engine::{codes, package, xades};
@@ -213,6 +213,7 @@ pub fn unsigned_invoice(nit: &str, number: &str, tech_key: &str) -> String {
             "</sts:DianExtensions></ext:ExtensionContent></ext:UBLExtension>",
             "<ext:UBLExtension><ext:ExtensionContent></ext:ExtensionContent></ext:UBLExtension>",
             "</ext:UBLExtensions><cbc:UBLVersionID>UBL 2.1</cbc:UBLVersionID>",
+            "<cbc:CustomizationID>10</cbc:CustomizationID>",
             "<cbc:ProfileExecutionID>2</cbc:ProfileExecutionID><cbc:ID>",
             number,
             "</cbc:ID><cbc:UUID schemeID=\"2\" schemeName=\"CUFE-SHA384\">",
@@ -324,6 +325,7 @@ pub fn context(kind: DocumentKind, at: DateTime<FixedOffset>) -> IssuerContext {
             pin: PIN.into(),
             provider_nit: NIT.into(),
             provider_check_digit: 2,
+            maker: SoftwareMaker::default(),
         },
         resolution: Resolution {
             number: "18760000001".into(),

@@ -228,11 +228,13 @@ impl DocumentKind {
     }
 
     /// Default `cbc:CustomizationID` (operation type, protocol.md §7.3):
-    /// 10 standard; 04 export; 20 credit note with reference; 30 debit note
-    /// with reference; support documents 10 (resident).
+    /// 10 standard, also for an export (`InvoiceTypeCode` 02 says it is one;
+    /// 04 is not an operation type and the authority rejects it, rule FAD02);
+    /// 20 credit note with reference (a POS adjustment names the equivalent
+    /// document it adjusts, 20, protocol.md §7.5b); 30 debit note with
+    /// reference; support documents 10 (resident).
     pub fn default_operation_type(self) -> &'static str {
         match self {
-            DocumentKind::ExportInvoice => "04",
             DocumentKind::CreditNote | DocumentKind::PosAdjustment => "20",
             DocumentKind::DebitNote => "30",
             _ => "10",
@@ -419,6 +421,8 @@ pub struct Line {
     pub allowances_charges: Vec<AllowanceCharge>,
     /// Product code (`cac:StandardItemIdentification`); defaults to the line number.
     pub item_code: Option<String>,
+    /// Cargo-transport data of the line (freight invoices).
+    pub transport: Option<CargoTransport>,
 }
 
 impl Line {
@@ -434,6 +438,7 @@ impl Line {
             withholdings: Vec::new(),
             allowances_charges: Vec::new(),
             item_code: None,
+            transport: None,
         }
     }
 }
@@ -488,31 +493,88 @@ pub struct NoteConcept {
     pub description: String,
 }
 
-/// Health-sector data (operation type 11). Written as item properties.
+/// Health-sector data (the API's operation type `11`): the "campos de datos
+/// adicionales del sector salud" of the Ministry of Health's technical annex
+/// for health-sector invoices (Resolución 506 de 2021, replaced by
+/// Resolución 2275 de 2023 and modified by Resolución 1884 de 2024). Written
+/// in a `CustomTagGeneral` extension and `cac:InvoicePeriod`; the document's
+/// `CustomizationID` becomes `SS-CUFE` (invoices) or `SS-CUDE` (notes),
+/// decisions.md §5 "Operation types in the XML".
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct HealthInfo {
+    /// `CODIGO_PRESTADOR`: the provider's code in the health system (REPS).
     pub provider_code: String,
+    /// `MODALIDAD_PAGO`: code of the list `salud_modalidad_pago.gc`.
     pub payment_modality: String,
+    /// `COBERTURA_PLAN_BENEFICIOS`: code of the list `salud_cobertura.gc`.
     pub coverage: String,
+    /// `NUMERO_CONTRATO` with the paying entity; empty when none.
     pub contract_number: String,
+    /// `NUMERO_POLIZA` (SOAT or voluntary plan); empty when none.
+    pub policy_number: String,
+    /// Start of the billed period (`cac:InvoicePeriod`); the issue date when absent.
+    pub period_start: Option<NaiveDate>,
+    /// End of the billed period; the issue date when absent.
+    pub period_end: Option<NaiveDate>,
 }
 
-/// Cargo-transport data (operation type 12). Written as item properties.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct TransportInfo {
-    pub consignment_number: String,
-    pub manifest_number: String,
-    pub vehicle_plate: String,
-    pub origin: String,
-    pub destination: String,
+/// Cargo-transport data of one line (the API's operation type `12`), where
+/// the authority's invoice annex places it for freight invoices (see
+/// `ubl::sector`): item properties
+/// `01` (the consignment's filing number in the national cargo registry,
+/// RNDC), `02` (the carrier's consignment number) and `03` (freight value,
+/// with the transported quantity in `cbc:ValueQuantity`, unit `KGM` or
+/// `GLL`), and `schemeID` `1` on the line's `cbc:ID` (a line registered in
+/// the RNDC; the other lines of the document carry `0`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CargoTransport {
+    /// Filing number of the consignment in the RNDC.
+    pub rndc_filing: String,
+    /// The carrier's own consignment number (remesa).
+    pub consignment: String,
+    /// Freight charged for the consignment.
+    pub freight: Decimal,
+    /// Quantity transported.
+    pub quantity: Decimal,
+    /// `KGM` (kilograms) or `GLL` (gallons).
+    pub unit_code: String,
+}
+
+/// Point of sale of a POS receipt (protocol.md §7.5b, `InformacionCajaVenta`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PointOfSale {
+    /// `PlacaCaja`: the register (`id_caja`).
+    pub register_id: String,
+    /// `Cajero`: the cashier (`id_cajero`).
+    pub cashier_id: String,
+}
+
+impl Default for PointOfSale {
+    /// Register 1 and cashier 1 (decisions.md §5 "POS extension values").
+    fn default() -> Self {
+        PointOfSale {
+            register_id: "1".into(),
+            cashier_id: "1".into(),
+        }
+    }
+}
+
+/// The paper (talonario) invoice a contingency T03 transcribes
+/// (`cac:AdditionalDocumentReference`, protocol.md §7.5c).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaperReference {
+    pub number: String,
+    pub issue_date: NaiveDate,
 }
 
 /// A document to issue.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Document {
     pub kind: DocumentKind,
-    /// `cbc:CustomizationID` override; [`DocumentKind::default_operation_type`]
-    /// when absent. Ignored for export invoices (always `04`).
+    /// `cbc:CustomizationID` override (an authority operation type code);
+    /// [`DocumentKind::default_operation_type`] when absent. Ignored for
+    /// export invoices (always `10`) and health documents (`SS-CUFE` /
+    /// `SS-CUDE`), see [`Document::customization_id`].
     pub operation_type: Option<String>,
     /// The other party: the customer, or the vendor of a support document.
     pub counterparty: Party,
@@ -529,16 +591,29 @@ pub struct Document {
     pub billing_reference: Option<BillingReference>,
     pub note_concept: Option<NoteConcept>,
     pub health: Option<HealthInfo>,
-    pub transport: Option<TransportInfo>,
+    /// POS receipts: register and cashier (defaults when absent).
+    pub point_of_sale: Option<PointOfSale>,
+    /// Contingency T03: the paper invoice transcribed; the document's own
+    /// number and issue date when absent (decisions.md §5 "Contingency T03").
+    pub paper_reference: Option<PaperReference>,
     /// Totals sent by the caller, checked against the computed ones.
     pub declared: Option<DeclaredTotals>,
 }
 
 impl Document {
-    /// `cbc:CustomizationID` of this document.
+    /// `cbc:CustomizationID` of this document: `10` for an export (rule
+    /// FAD02); the health-sector operation types for a health document
+    /// (`SS-CUFE` for an invoice, `SS-CUDE` for a note, decisions.md §5); the
+    /// given operation type or the kind's default otherwise.
     pub fn customization_id(&self) -> &str {
         if self.kind == DocumentKind::ExportInvoice {
             return self.kind.default_operation_type();
+        }
+        if self.health.is_some() {
+            return match self.kind.root() {
+                RootElement::Invoice => "SS-CUFE",
+                RootElement::CreditNote | RootElement::DebitNote => "SS-CUDE",
+            };
         }
         self.operation_type
             .as_deref()
@@ -562,7 +637,8 @@ impl Document {
             billing_reference: None,
             note_concept: None,
             health: None,
-            transport: None,
+            point_of_sale: None,
+            paper_reference: None,
             declared: None,
         }
     }
@@ -586,6 +662,34 @@ pub struct Software {
     /// NIT of the software provider (the company itself for own software).
     pub provider_nit: String,
     pub provider_check_digit: u8,
+    /// Who made the software (`InformacionDelFabricanteDelSoftware` of POS
+    /// receipts, protocol.md §7.5b).
+    pub maker: SoftwareMaker,
+}
+
+/// The software's maker, as POS receipts name it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SoftwareMaker {
+    /// `NombreApellido`.
+    pub person_name: String,
+    /// `RazonSocial`.
+    pub company_name: String,
+    /// `NombreSoftware`.
+    pub software_name: String,
+}
+
+/// The product's own name, the maker of a company that configured none
+/// (decisions.md §5 "POS extension values").
+pub const PRODUCT_NAME: &str = "emisor";
+
+impl Default for SoftwareMaker {
+    fn default() -> Self {
+        SoftwareMaker {
+            person_name: PRODUCT_NAME.into(),
+            company_name: PRODUCT_NAME.into(),
+            software_name: PRODUCT_NAME.into(),
+        }
+    }
 }
 
 /// Numbering resolution (or, for notes, the company's own numbering range).

@@ -13,8 +13,11 @@ use rust_decimal::Decimal;
 use serde::Serialize;
 
 use super::codes::nit_check_digit;
-use super::model::{Document, DocumentKind, IssuerContext, LineTax, Party, TaxRate};
+use super::model::{
+    CargoTransport, Document, DocumentKind, HealthInfo, IssuerContext, LineTax, Party, TaxRate,
+};
 use super::totals::{self, Totals};
+use super::ubl::sector::{code_name, COVERAGES, PAYMENT_MODALITIES, TRANSPORT_UNITS};
 
 /// Maximum number of lines of a document (decisions.md §4).
 pub const MAX_LINES: usize = 500;
@@ -197,6 +200,62 @@ fn check_party(e: &mut Errors, prefix: &str, p: &Party, is_company: bool, email_
         }
         None if is_company => e.push(f!("address"), "is required"),
         None => {}
+    }
+}
+
+/// The health annex's required data (see `ubl::sector`).
+fn check_health(e: &mut Errors, h: &HealthInfo) {
+    e.required("health.provider_code", &h.provider_code);
+    for (name, v) in [
+        ("health.provider_code", &h.provider_code),
+        ("health.contract_number", &h.contract_number),
+        ("health.policy_number", &h.policy_number),
+    ] {
+        e.text(name, v);
+    }
+    if code_name(PAYMENT_MODALITIES, &h.payment_modality).is_none() {
+        e.push(
+            "health.payment_modality",
+            "is not a code of the payment modalities (01 to 05)",
+        );
+    }
+    if code_name(COVERAGES, &h.coverage).is_none() {
+        e.push(
+            "health.coverage",
+            "is not a code of the coverages (01 to 17)",
+        );
+    }
+    if let (Some(a), Some(b)) = (h.period_start, h.period_end) {
+        if a > b {
+            e.push("health.period_end", "is before the period's start");
+        }
+    }
+}
+
+/// A freight line's data (see `ubl::sector`).
+fn check_transport(e: &mut Errors, i: usize, t: &CargoTransport) {
+    for (name, v) in [
+        ("rndc_filing", &t.rndc_filing),
+        ("consignment", &t.consignment),
+    ] {
+        e.required(format_args!("lines[{i}].transport.{name}"), v);
+        e.text(format_args!("lines[{i}].transport.{name}"), v);
+    }
+    e.amount(
+        format_args!("lines[{i}].transport.freight"),
+        t.freight,
+        true,
+    );
+    e.amount(
+        format_args!("lines[{i}].transport.quantity"),
+        t.quantity,
+        false,
+    );
+    if !TRANSPORT_UNITS.contains(&t.unit_code.as_str()) {
+        e.push(
+            format_args!("lines[{i}].transport.unit_code"),
+            "must be KGM (kilograms) or GLL (gallons)",
+        );
     }
 }
 
@@ -393,34 +452,21 @@ pub fn validate(
             a.reason_code.as_deref(),
         );
     }
-    for (name, values) in [
-        (
-            "health",
-            doc.health.as_ref().map(|h| {
-                vec![
-                    &h.provider_code,
-                    &h.payment_modality,
-                    &h.coverage,
-                    &h.contract_number,
-                ]
-            }),
-        ),
-        (
-            "transport",
-            doc.transport.as_ref().map(|t| {
-                vec![
-                    &t.consignment_number,
-                    &t.manifest_number,
-                    &t.vehicle_plate,
-                    &t.origin,
-                    &t.destination,
-                ]
-            }),
-        ),
-    ] {
-        for v in values.unwrap_or_default() {
+    if let Some(h) = &doc.health {
+        check_health(&mut e, h);
+    }
+    if let Some(p) = &doc.point_of_sale {
+        for (name, v) in [
+            ("point_of_sale.register_id", &p.register_id),
+            ("point_of_sale.cashier_id", &p.cashier_id),
+        ] {
+            e.required(name, v);
             e.text(name, v);
         }
+    }
+    if let Some(r) = &doc.paper_reference {
+        e.required("paper_reference.number", &r.number);
+        e.text("paper_reference.number", &r.number);
     }
 
     // References of notes.
@@ -502,6 +548,9 @@ pub fn validate(
         for (j, a) in l.allowances_charges.iter().enumerate() {
             e.amount(f!("allowance_charges[{j}].amount"), a.amount, true);
             e.text(f!("allowance_charges[{j}].reason"), &a.reason);
+        }
+        if let Some(t) = &l.transport {
+            check_transport(&mut e, i, t);
         }
     }
     e.0

@@ -10,7 +10,8 @@ use emisor_store::{
 
 use super::error::{IssueError, IssueResult};
 use crate::engine::model::{
-    Address, IssuerContext, OrganizationType, Party, Resolution, Software, TaxSchemeRef,
+    Address, IssuerContext, OrganizationType, Party, Resolution, Software, SoftwareMaker,
+    TaxSchemeRef,
 };
 
 /// The stored facts behind one document type of one company.
@@ -126,6 +127,8 @@ pub fn issuer_context(
             pin: setup.software.pin.clone(),
             provider_nit: setup.software.provider_nit.clone(),
             provider_check_digit: setup.software.provider_dv,
+            // No company configures its own maker yet: the product's name.
+            maker: SoftwareMaker::default(),
         },
         resolution: Resolution {
             number: r.resolution_number.clone(),

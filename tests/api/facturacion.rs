@@ -93,6 +93,8 @@ fn every_type_is_issued_synchronously_and_accepted() {
         assert_eq!(rec["data"]["tax_track_id"], code, "type {tipo}: {rec}");
         let xml = data["xml"].as_str().unwrap();
         assert!(xmlsec_verify(xml), "type {tipo}: signature verifies");
+        assert!(t.get("notifications").is_none(), "type {tipo}: {t}");
+        conforms(tipo, xml);
         let stored = app.get(&format!("/v1/api/facturacion/{id}/xml"), &app.sk_test());
         assert_eq!(stored.headers()["content-type"], "text/xml; charset=utf-8");
         assert_eq!(
@@ -108,6 +110,120 @@ fn every_type_is_issued_synchronously_and_accepted() {
     let data = issue(&app, &examples::export_invoice_as_type_2());
     assert_eq!(data["cufe_scheme"], "CUFE-SHA384");
     assert_eq!(data["transmission"]["isValid"], true);
+    conforms(6, data["xml"].as_str().unwrap());
+}
+
+/// The text of the first element named `local` (any namespace).
+fn first(xml: &str, local: &str) -> Option<String> {
+    let doc = roxmltree::Document::parse(xml).unwrap();
+    let text = doc
+        .descendants()
+        .find(|n| n.is_element() && n.tag_name().name() == local)
+        .and_then(|n| n.text())
+        .map(str::to_string);
+    text
+}
+
+/// What the authority checks in each type's XML (protocol.md §7.3, §7.5b,
+/// §7.5c), beyond what the simulator enforces.
+fn conforms(tipo: u8, xml: &str) {
+    let op = first(xml, "CustomizationID").unwrap();
+    let expected_op = match tipo {
+        2 | 10 => "20",
+        3 => "30",
+        _ => "10",
+    };
+    assert_eq!(op, expected_op, "type {tipo}: operation type");
+    let extensions = xml.matches("<ext:UBLExtension>").count();
+    assert_eq!(extensions, if tipo == 9 { 5 } else { 2 }, "type {tipo}");
+    match tipo {
+        4 | 5 => {
+            // The resident vendor (a cédula) as a NIT in PartyTaxScheme.
+            let supplier = &xml[xml.find("<cac:AccountingSupplierParty>").unwrap()..];
+            let tax = &supplier[supplier.find("<cac:PartyTaxScheme>").unwrap()..];
+            assert!(
+                tax.contains("schemeID=\"8\" schemeName=\"31\">1020304050</cbc:CompanyID>"),
+                "type {tipo}: {}",
+                &tax[..400]
+            );
+        }
+        6 => {
+            assert_eq!(first(xml, "InvoiceTypeCode").as_deref(), Some("02"));
+            let customer = &xml[xml.find("<cac:AccountingCustomerParty>").unwrap()..];
+            assert!(customer.contains("<cac:Address><cbc:ID>00000</cbc:ID><cbc:CityName>Miami</cbc:CityName>"));
+            assert!(customer.contains("<cbc:CountrySubentityCode>00</cbc:CountrySubentityCode>"));
+            assert!(customer.contains(
+                "<cbc:IdentificationCode>US</cbc:IdentificationCode><cbc:Name languageID=\"es\">Estados Unidos</cbc:Name>"
+            ));
+        }
+        7 => assert!(xml.contains(
+            "<cac:AdditionalDocumentReference><cbc:ID>TAL-0042</cbc:ID><cbc:IssueDate>2025-03-10</cbc:IssueDate><cbc:DocumentTypeCode>03</cbc:DocumentTypeCode>"
+        )),
+        9 => {
+            assert!(xml.contains("<Name>PlacaCaja</Name><Value>3</Value>"));
+            assert!(xml.contains("<Name>Cajero</Name><Value>17</Value>"));
+            assert!(xml.contains("<Name>TipoCaja</Name><Value>POS</Value>"));
+            let number = first(xml, "ID").unwrap();
+            assert!(xml.contains(&format!("<Name>CódigoVenta</Name><Value>{number}</Value>")));
+            assert!(xml.contains("<Name>SubTotal</Name><Value>15000.00</Value>"));
+            assert!(xml.contains("<Name>NombreSoftware</Name><Value>emisor</Value>"));
+            assert!(xml.contains("<Name>Codigo</Name><Value>222222222222</Value>"));
+        }
+        10 => {
+            assert!(xml.contains("<sts:CreditNoteSource>"));
+            assert!(!xml.contains("InvoiceSource"));
+            assert!(xml.contains("<cbc:DocumentTypeCode>20</cbc:DocumentTypeCode></cac:InvoiceDocumentReference>"));
+        }
+        _ => {}
+    }
+}
+
+/// The API's sector operations reach the authority as its own codes: health
+/// (`11`) as `SS-CUFE` / `SS-CUDE` with the health annex's data, cargo
+/// transport (`12`) as 10 with the consignment on the line; both accepted.
+#[test]
+fn sector_operations_are_issued_and_accepted() {
+    let app = TestApp::spawn();
+    let data = issue(&app, &examples::health_invoice());
+    assert_eq!(data["transmission"]["isValid"], true, "{data}");
+    let xml = data["xml"].as_str().unwrap();
+    assert!(xmlsec_verify(xml));
+    assert_eq!(first(xml, "CustomizationID").as_deref(), Some("SS-CUFE"));
+    assert!(xml.contains("<Name>CODIGO_PRESTADOR</Name><Value>110010123401</Value>"));
+    assert!(xml.contains(
+        "<cac:InvoicePeriod><cbc:StartDate>2025-03-01</cbc:StartDate><cbc:EndDate>2025-03-31</cbc:EndDate></cac:InvoicePeriod>"
+    ));
+    let invoice = data["documento"]["id"].as_u64().unwrap();
+
+    // A health credit note on it.
+    let mut note = examples::with_reference(examples::credit_note(), invoice);
+    note["id_tipo_operacion"] = json!("11");
+    note["salud"] = json!({"codigo_prestador": "110010123401", "cobertura": "16"});
+    let data = issue(&app, &note);
+    assert_eq!(data["transmission"]["isValid"], true, "{data}");
+    let xml = data["xml"].as_str().unwrap();
+    assert!(xmlsec_verify(xml));
+    assert_eq!(first(xml, "CustomizationID").as_deref(), Some("SS-CUDE"));
+
+    let data = issue(&app, &examples::transport_invoice());
+    assert_eq!(data["transmission"]["isValid"], true, "{data}");
+    let xml = data["xml"].as_str().unwrap();
+    assert!(xmlsec_verify(xml));
+    assert_eq!(first(xml, "CustomizationID").as_deref(), Some("10"));
+    assert!(xml.contains("<cac:InvoiceLine><cbc:ID schemeID=\"1\">1</cbc:ID>"));
+    assert!(xml.contains(
+        "<cbc:Name>03</cbc:Name><cbc:Value>3200000.00</cbc:Value><cbc:ValueQuantity unitCode=\"KGM\">12500.00</cbc:ValueQuantity>"
+    ));
+
+    // The missing data is a 422 naming it, before anything is numbered.
+    let mut body = examples::health_invoice();
+    body["salud"] = json!({"codigo_prestador": "110010123401"});
+    let res = app.post("/v1/api/facturacion", &app.sk_test(), &unique(body));
+    let err = assert_error(res, 422, "VALIDATION_ERROR");
+    assert_eq!(
+        err["error"]["details"][0]["field"], "salud.cobertura",
+        "{err}"
+    );
 }
 
 #[test]

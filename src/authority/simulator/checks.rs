@@ -62,8 +62,10 @@ impl DocumentChecks for EngineChecks {
 }
 
 /// protocol.md §3.1: UBL documents carry the signature in
-/// `ext:UBLExtensions/ext:UBLExtension[2]/ext:ExtensionContent/ds:Signature`;
-/// payroll in the last `ext:UBLExtension`.
+/// `ext:UBLExtensions/ext:UBLExtension[2]/ext:ExtensionContent/ds:Signature`,
+/// after `sts:DianExtensions`; a document with sector extensions (a POS
+/// receipt's three, protocol.md §7.5b; a health document's) keeps the
+/// signature's extension last. Payroll: the last `ext:UBLExtension`.
 pub fn signature_placement(xml: &str, facts: &DocumentFacts) -> Result<(), String> {
     let doc = Document::parse(xml).map_err(|e| e.to_string())?;
     let root = doc.root_element();
@@ -76,15 +78,18 @@ pub fn signature_placement(xml: &str, facts: &DocumentFacts) -> Result<(), Strin
         .unwrap_or_default();
     let holder = match facts.family {
         Family::Payroll | Family::PayrollAdjustment => extensions.last().copied(),
+        _ if extensions.len() > 2 => extensions.last().copied(),
         _ => extensions.get(1).copied(),
     };
     let signed = holder
         .and_then(|e| child(e, "ExtensionContent"))
         .and_then(|c| child(c, "Signature"))
         .is_some_and(|s| s.tag_name().namespace() == Some(NS_DS));
+    let last =
+        matches!(facts.family, Family::Payroll | Family::PayrollAdjustment) || extensions.len() > 2;
     if signed {
         Ok(())
-    } else if facts.family == Family::Payroll || facts.family == Family::PayrollAdjustment {
+    } else if last {
         Err("La firma no está en la última ext:UBLExtension".into())
     } else {
         Err("La firma no está en ext:UBLExtension[2]/ext:ExtensionContent".into())

@@ -4,6 +4,7 @@
 
 use super::app_response;
 use super::checks::{signature_placement, DocumentChecks};
+use super::conformance;
 use super::document::DocumentFacts;
 use super::package::{self, XmlEntry};
 use super::state::{AcceptedDoc, SimRegistry, SimState};
@@ -253,6 +254,13 @@ impl Intake<'_> {
             }
         }
 
+        // The rules on the content (operation type, support-document
+        // vendor, POS extensions); notifications go with the acceptance.
+        let verdict = conformance::check(xml, &facts);
+        if !verdict.rejections.is_empty() {
+            return rejected_with(verdict.rejections);
+        }
+
         // Duplicate, then mode reject, then acceptance.
         if self.state.is_accepted(code) {
             return rejected(vec![DUPLICATE_ERROR.into()], Some(code), file);
@@ -273,6 +281,8 @@ impl Intake<'_> {
         if !self.state.accept(code, doc.clone()) {
             return rejected(vec![DUPLICATE_ERROR.into()], Some(code), file);
         }
-        accepted(&doc, code)
+        let mut answer = accepted(&doc, code);
+        answer.error_messages = verdict.notifications;
+        answer
     }
 }

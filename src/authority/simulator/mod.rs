@@ -10,6 +10,7 @@
 
 pub mod app_response;
 pub mod checks;
+pub mod conformance;
 pub mod control;
 pub mod document;
 pub mod intake;
@@ -27,6 +28,10 @@ mod tests;
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod schema_tests;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod conformance_tests;
 
 pub use checks::{DocumentChecks, EngineChecks};
 pub use server::SERVICE_PATH;

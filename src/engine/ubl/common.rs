@@ -5,6 +5,7 @@
 use rust_decimal::Decimal;
 
 use super::{BuildInput, UblError};
+use crate::engine::codes::nit_check_digit;
 use crate::engine::model::{
     Address, AllowanceCharge, Document, DocumentKind, Line, Party, RootElement, TaxRate,
 };
@@ -74,12 +75,27 @@ impl Ctx<'_, '_> {
     }
 }
 
-/// `ext:UBLExtensions`: the first extension holds `sts:DianExtensions`, the
-/// second an empty `ext:ExtensionContent` for the signature.
+/// `ext:UBLExtensions`: the first extension holds `sts:DianExtensions`; a
+/// health document's `CustomTagGeneral` and a POS receipt's three
+/// extensions follow it; the last one is an empty `ext:ExtensionContent`
+/// for the signature (protocol.md §3.1, §7.5b).
 pub fn write_extensions(w: &mut XmlWriter, input: &BuildInput<'_>) {
+    w.open("ext:UBLExtensions");
+    write_dian_extension(w, input);
+    if let Some(h) = &input.doc.health {
+        super::sector::write_health_extension(w, h);
+    }
+    if input.doc.kind == DocumentKind::Pos {
+        super::pos::write_pos_extensions(w, input);
+    }
+    write_signature_slot(w);
+    w.end("ext:UBLExtensions");
+}
+
+/// The extension holding `sts:DianExtensions`.
+fn write_dian_extension(w: &mut XmlWriter, input: &BuildInput<'_>) {
     let ctx = input.ctx;
     let res = &ctx.resolution;
-    w.open("ext:UBLExtensions");
     w.open("ext:UBLExtension");
     w.open("ext:ExtensionContent");
     w.open("sts:DianExtensions");
@@ -102,7 +118,14 @@ pub fn write_extensions(w: &mut XmlWriter, input: &BuildInput<'_>) {
         w.end("sts:AuthorizedInvoices");
         w.end("sts:InvoiceControl");
     }
-    w.open("sts:InvoiceSource");
+    // An adjustment note of an equivalent document names its source
+    // `sts:CreditNoteSource` (rule NAAB14, protocol.md §7.5c).
+    let source = if input.doc.kind == DocumentKind::PosAdjustment {
+        "sts:CreditNoteSource"
+    } else {
+        "sts:InvoiceSource"
+    };
+    w.open(source);
     w.leaf(
         "cbc:IdentificationCode",
         &[
@@ -118,7 +141,7 @@ pub fn write_extensions(w: &mut XmlWriter, input: &BuildInput<'_>) {
         ],
         "CO",
     );
-    w.end("sts:InvoiceSource");
+    w.end(source);
     w.open("sts:SoftwareProvider");
     let dv = ctx.software.provider_check_digit.to_string();
     w.leaf(
@@ -164,8 +187,6 @@ pub fn write_extensions(w: &mut XmlWriter, input: &BuildInput<'_>) {
     w.end("sts:DianExtensions");
     w.end("ext:ExtensionContent");
     w.end("ext:UBLExtension");
-    write_signature_slot(w);
-    w.end("ext:UBLExtensions");
 }
 
 /// `<ext:UBLExtension><ext:ExtensionContent></ext:ExtensionContent></ext:UBLExtension>`,
@@ -177,9 +198,23 @@ pub fn write_signature_slot(w: &mut XmlWriter) {
     w.end("ext:UBLExtension");
 }
 
+/// Municipality and department placeholders of a foreign address: the
+/// DIVIPOLA codes are Colombian, so a foreign address carries none
+/// (protocol.md §7.5c; the placeholders are Odoo's `l10n_co_dian`).
+const FOREIGN_MUNICIPALITY: &str = "00000";
+const FOREIGN_DEPARTMENT: &str = "00";
+
 fn write_address(w: &mut XmlWriter, element: &str, a: &Address) {
+    let country = if a.country_code.is_empty() {
+        "CO"
+    } else {
+        a.country_code.as_str()
+    };
+    let foreign = country != "CO";
     w.open(element);
-    if !a.municipality_code.is_empty() {
+    if foreign {
+        w.el("cbc:ID", FOREIGN_MUNICIPALITY);
+    } else if !a.municipality_code.is_empty() {
         w.el("cbc:ID", &a.municipality_code);
     }
     if !a.municipality_name.is_empty() {
@@ -188,10 +223,18 @@ fn write_address(w: &mut XmlWriter, element: &str, a: &Address) {
     if let Some(pz) = a.postal_zone.as_deref().filter(|p| !p.is_empty()) {
         w.el("cbc:PostalZone", pz);
     }
-    if !a.department_name.is_empty() {
-        w.el("cbc:CountrySubentity", &a.department_name);
+    // A foreign address names its region, or failing that its city.
+    let subentity = if foreign && a.department_name.is_empty() {
+        &a.municipality_name
+    } else {
+        &a.department_name
+    };
+    if !subentity.is_empty() {
+        w.el("cbc:CountrySubentity", subentity);
     }
-    if !a.department_code.is_empty() {
+    if foreign {
+        w.el("cbc:CountrySubentityCode", FOREIGN_DEPARTMENT);
+    } else if !a.department_code.is_empty() {
         w.el("cbc:CountrySubentityCode", &a.department_code);
     }
     if !a.line.is_empty() {
@@ -199,11 +242,6 @@ fn write_address(w: &mut XmlWriter, element: &str, a: &Address) {
         w.el("cbc:Line", &a.line);
         w.end("cac:AddressLine");
     }
-    let country = if a.country_code.is_empty() {
-        "CO"
-    } else {
-        a.country_code.as_str()
-    };
     w.open("cac:Country");
     w.el("cbc:IdentificationCode", country);
     if !a.country_name.is_empty() {
@@ -228,10 +266,42 @@ fn write_party_id(w: &mut XmlWriter, element: &str, p: &Party) {
     w.leaf(element, &attrs, &p.id_number);
 }
 
+/// `cbc:CompanyID` as a NIT: `schemeName` 31 and the check digit of the
+/// number in `schemeID`, whatever document the party holds. The seller of a
+/// support document resident in Colombia is written so in
+/// `cac:PartyTaxScheme` even when it is a person with a cédula (rules
+/// DSAJ25a and DSAJ24b, protocol.md §7.5c).
+fn write_nit_id(w: &mut XmlWriter, element: &str, p: &Party) {
+    let dv = if p.id_type == "31" {
+        p.effective_check_digit()
+    } else {
+        nit_check_digit(&p.id_number)
+    }
+    .map(|d| d.to_string());
+    let mut attrs: Vec<(&str, &str)> = vec![
+        ("schemeAgencyID", DIAN_AGENCY_ID),
+        ("schemeAgencyName", DIAN_AGENCY_NAME),
+        ("schemeName", "31"),
+    ];
+    if let Some(dv) = dv.as_deref() {
+        attrs.push(("schemeID", dv));
+    }
+    w.leaf(element, &attrs, &p.id_number);
+}
+
+/// How a party's `cac:PartyTaxScheme/cbc:CompanyID` is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TaxId {
+    /// With the party's own identification type.
+    AsIdentified,
+    /// As a NIT (scheme 31 and check digit), see [`write_nit_id`].
+    AsNit,
+}
+
 /// `cac:Party` of a supplier or customer. `corporate_prefix` is the
 /// numbering prefix written in `cac:CorporateRegistrationScheme` for the
 /// issuing company.
-pub fn write_party(w: &mut XmlWriter, p: &Party, corporate_prefix: Option<&str>) {
+pub fn write_party(w: &mut XmlWriter, p: &Party, corporate_prefix: Option<&str>, tax_id: TaxId) {
     w.open("cac:Party");
     w.open("cac:PartyIdentification");
     write_party_id(w, "cbc:ID", p);
@@ -246,7 +316,10 @@ pub fn write_party(w: &mut XmlWriter, p: &Party, corporate_prefix: Option<&str>)
     }
     w.open("cac:PartyTaxScheme");
     w.el("cbc:RegistrationName", &p.name);
-    write_party_id(w, "cbc:CompanyID", p);
+    match tax_id {
+        TaxId::AsIdentified => write_party_id(w, "cbc:CompanyID", p),
+        TaxId::AsNit => write_nit_id(w, "cbc:CompanyID", p),
+    }
     let level = if p.tax_responsibilities.is_empty() {
         "R-99-PN"
     } else {
@@ -389,26 +462,6 @@ pub fn write_monetary_total(c: &mut Ctx<'_, '_>, root: RootElement, t: &Totals) 
     c.w.end(el);
 }
 
-/// Sector data written as item properties (health, transport).
-fn item_properties(doc: &Document) -> Vec<(&'static str, &str)> {
-    let mut v = Vec::new();
-    if let Some(h) = &doc.health {
-        v.push(("CODIGO_PRESTADOR", h.provider_code.as_str()));
-        v.push(("MODALIDAD_PAGO", h.payment_modality.as_str()));
-        v.push(("COBERTURA", h.coverage.as_str()));
-        v.push(("NUMERO_CONTRATO", h.contract_number.as_str()));
-    }
-    if let Some(t) = &doc.transport {
-        v.push(("NUMERO_REMESA", t.consignment_number.as_str()));
-        v.push(("NUMERO_MANIFIESTO", t.manifest_number.as_str()));
-        v.push(("PLACA_VEHICULO", t.vehicle_plate.as_str()));
-        v.push(("ORIGEN", t.origin.as_str()));
-        v.push(("DESTINO", t.destination.as_str()));
-    }
-    v.retain(|(_, value)| !value.is_empty());
-    v
-}
-
 /// One line in the element order of its root's schema.
 pub fn write_line(
     c: &mut Ctx<'_, '_>,
@@ -416,13 +469,19 @@ pub fn write_line(
     index: usize,
     line: &Line,
     lt: &LineTotals,
-    properties: &[(&str, &str)],
+    transport_document: bool,
 ) {
     let root = input.doc.kind.root();
     let el = root.line_element();
     let number = (index + 1).to_string();
     c.w.open(el);
-    c.w.el("cbc:ID", &number);
+    if transport_document {
+        // Registered in the national cargo registry (1) or not (0).
+        let registered = if line.transport.is_some() { "1" } else { "0" };
+        c.w.leaf("cbc:ID", &[("schemeID", registered)], &number);
+    } else {
+        c.w.el("cbc:ID", &number);
+    }
     let qty = fmt_decimal(line.quantity);
     c.w.leaf(
         root.quantity_element(),
@@ -469,11 +528,8 @@ pub fn write_line(
         code,
     );
     c.w.end("cac:StandardItemIdentification");
-    for (name, value) in properties {
-        c.w.open("cac:AdditionalItemProperty");
-        c.w.el("cbc:Name", name);
-        c.w.el("cbc:Value", value);
-        c.w.end("cac:AdditionalItemProperty");
+    if let Some(t) = &line.transport {
+        super::sector::write_transport_properties(c.w, t);
     }
     c.w.end("cac:Item");
     c.w.open("cac:Price");
@@ -538,6 +594,8 @@ fn write_reference(w: &mut XmlWriter, input: &BuildInput<'_>) {
     write_billing_reference(w, doc);
 }
 
+/// `cac:BillingReference`; a POS adjustment names the type of what it
+/// adjusts, 20 (protocol.md §7.5c, rule NAAB14).
 fn write_billing_reference(w: &mut XmlWriter, doc: &Document) {
     if let Some(r) = &doc.billing_reference {
         w.open("cac:BillingReference");
@@ -552,9 +610,36 @@ fn write_billing_reference(w: &mut XmlWriter, doc: &Document) {
             "cbc:IssueDate",
             &r.issue_date.format("%Y-%m-%d").to_string(),
         );
+        if doc.kind == DocumentKind::PosAdjustment {
+            w.el("cbc:DocumentTypeCode", DocumentKind::Pos.type_code());
+        }
         w.end("cac:InvoiceDocumentReference");
         w.end("cac:BillingReference");
     }
+}
+
+/// A contingency T03 names the paper (talonario) invoice it transcribes:
+/// the one given, or its own number and issue date (protocol.md §7.5c,
+/// decisions.md §5 "Contingency T03").
+fn write_paper_reference(w: &mut XmlWriter, input: &BuildInput<'_>) {
+    if input.doc.kind != DocumentKind::ContingencyT03 {
+        return;
+    }
+    let (number, date) = match &input.doc.paper_reference {
+        Some(r) => (
+            r.number.clone(),
+            r.issue_date.format("%Y-%m-%d").to_string(),
+        ),
+        None => (input.ctx.document_number(), input.ctx.issue_date()),
+    };
+    w.open("cac:AdditionalDocumentReference");
+    w.el("cbc:ID", &number);
+    w.el("cbc:IssueDate", &date);
+    w.el(
+        "cbc:DocumentTypeCode",
+        DocumentKind::ContingencyT03.type_code(),
+    );
+    w.end("cac:AdditionalDocumentReference");
 }
 
 fn write_delivery_terms(w: &mut XmlWriter, doc: &Document) {
@@ -657,12 +742,16 @@ pub fn write_document(input: &BuildInput<'_>) -> Result<String, UblError> {
         &doc.currency,
     );
     w.el("cbc:LineCountNumeric", &doc.lines.len().to_string());
+    if let Some(h) = &doc.health {
+        super::sector::write_health_period(&mut w, h, &ctx.issue_date());
+    }
     if root != RootElement::Invoice {
         write_reference(&mut w, input);
     } else {
         // An invoice may reference another document; BillingReference sits
         // after LineCountNumeric as in the notes.
         write_billing_reference(&mut w, doc);
+        write_paper_reference(&mut w, input);
     }
 
     w.open("cac:AccountingSupplierParty");
@@ -671,10 +760,17 @@ pub fn write_document(input: &BuildInput<'_>) -> Result<String, UblError> {
         shape.supplier.organization_type.code(),
     );
     let prefix = ctx.resolution.prefix.as_str();
+    // DSAJ25a/DSAJ24b: a resident vendor (operation 10) as a NIT.
+    let supplier_tax_id = if kind.issuer_is_buyer() && doc.customization_id() == "10" {
+        TaxId::AsNit
+    } else {
+        TaxId::AsIdentified
+    };
     write_party(
         &mut w,
         shape.supplier,
         shape.company_is_supplier.then_some(prefix),
+        supplier_tax_id,
     );
     w.end("cac:AccountingSupplierParty");
     w.open("cac:AccountingCustomerParty");
@@ -686,6 +782,7 @@ pub fn write_document(input: &BuildInput<'_>) -> Result<String, UblError> {
         &mut w,
         shape.customer,
         (!shape.company_is_supplier).then_some(prefix),
+        TaxId::AsIdentified,
     );
     w.end("cac:AccountingCustomerParty");
 
@@ -719,9 +816,9 @@ pub fn write_document(input: &BuildInput<'_>) -> Result<String, UblError> {
         }
     }
     write_monetary_total(&mut c, root, totals);
-    let props = item_properties(doc);
+    let transport_document = doc.lines.iter().any(|l| l.transport.is_some());
     for (i, (line, lt)) in doc.lines.iter().zip(&totals.lines).enumerate() {
-        write_line(&mut c, input, i, line, lt, &props);
+        write_line(&mut c, input, i, line, lt, transport_document);
     }
     w.end(root.name());
     Ok(w.finish()?)

@@ -13,6 +13,7 @@ pub mod common;
 pub mod invoice;
 pub mod notes;
 pub mod pos;
+pub mod sector;
 pub mod support;
 
 use thiserror::Error;

@@ -4,7 +4,9 @@
 //! `AccountingCustomerParty` (the CUDS takes NumSNO from the supplier and
 //! NITABS from the customer); each line is dated with `cac:InvoicePeriod`
 //! ("Por operación"). The adjustment note's schema has no
-//! `WithholdingTaxTotal`, so its withholdings are not written.
+//! `WithholdingTaxTotal`, so its withholdings are not written. A resident
+//! vendor (operation 10) is written in `cac:PartyTaxScheme` as a NIT, scheme
+//! 31 with its check digit, even with a cédula (rules DSAJ25a/DSAJ24b).
 
 use super::common::{expect_kind, write_document};
 use super::{BuildInput, UblError};

@@ -32,19 +32,104 @@ pub(super) fn concepts(kind: DocumentKind) -> &'static [(&'static str, &'static 
     }
 }
 
-/// Operation types (`id_tipo_operacion`) a kind accepts. Export invoices
-/// ignore the field (always `04`), and type 2 with `10` is an export.
+/// Operation types (`id_tipo_operacion`, the spec's codes) a kind accepts.
+/// Export invoices ignore the field (always 10 in the XML), and type 2 with
+/// `10` is an export. On invoices `11` is the health sector and `12` cargo
+/// transport (written as the authority's codes, decisions.md §5); `09` AIU,
+/// `10` standard, `13` foreign-exchange, `15`/`16` currency purchase/sale are
+/// the authority's own (annex numeral 13.1.5.1, protocol.md §7.3). Notes
+/// accept the health sector too. For support documents `11` is the
+/// authority's non-resident vendor.
 pub(super) fn operation_types(kind: DocumentKind) -> &'static [&'static str] {
     match kind {
-        DocumentKind::Invoice | DocumentKind::ContingencyT03 | DocumentKind::ContingencyT04 => &[
-            "01", "02", "03", "05", "06", "07", "08", "09", "10", "11", "12", "14", "15", "16",
-        ],
-        DocumentKind::CreditNote | DocumentKind::PosAdjustment => &["20"],
-        DocumentKind::DebitNote => &["30"],
+        DocumentKind::Invoice | DocumentKind::ContingencyT03 | DocumentKind::ContingencyT04 => {
+            &["09", "10", "11", "12", "13", "15", "16"]
+        }
+        DocumentKind::CreditNote => &["20", "11"],
+        DocumentKind::DebitNote => &["30", "11"],
+        DocumentKind::PosAdjustment => &["20"],
         DocumentKind::SupportDocument | DocumentKind::SupportAdjustment => &["10", "11"],
         DocumentKind::Pos => &["10"],
         DocumentKind::ExportInvoice => &[],
     }
+}
+
+/// `11` on an invoice or an invoice note is the health sector.
+pub(super) fn is_health_operation(kind: DocumentKind, op: &str) -> bool {
+    op == "11"
+        && matches!(
+            kind,
+            DocumentKind::Invoice
+                | DocumentKind::ContingencyT03
+                | DocumentKind::ContingencyT04
+                | DocumentKind::CreditNote
+                | DocumentKind::DebitNote
+        )
+}
+
+/// `12` on an invoice is cargo transport.
+pub(super) fn is_transport_operation(kind: DocumentKind, op: &str) -> bool {
+    op == "12"
+        && matches!(
+            kind,
+            DocumentKind::Invoice | DocumentKind::ContingencyT03 | DocumentKind::ContingencyT04
+        )
+}
+
+/// `4` → `04`: list codes are two digits.
+pub(super) fn two_digits(code: &str) -> String {
+    if code.len() == 1 && code.bytes().all(|b| b.is_ascii_digit()) {
+        format!("0{code}")
+    } else {
+        code.to_string()
+    }
+}
+
+/// Spanish name of a country (ISO 3166-1 alpha-2), for `cac:Country/cbc:Name`
+/// of a foreign address; the countries a Colombian exporter meets most.
+pub(super) fn country_name(code: &str) -> Option<&'static str> {
+    Some(match code {
+        "AR" => "Argentina",
+        "AU" => "Australia",
+        "AW" => "Aruba",
+        "BE" => "Bélgica",
+        "BO" => "Bolivia",
+        "BR" => "Brasil",
+        "CA" => "Canadá",
+        "CH" => "Suiza",
+        "CL" => "Chile",
+        "CN" => "China",
+        "CO" => "Colombia",
+        "CR" => "Costa Rica",
+        "CU" => "Cuba",
+        "CW" => "Curazao",
+        "DE" => "Alemania",
+        "DO" => "República Dominicana",
+        "EC" => "Ecuador",
+        "ES" => "España",
+        "FR" => "Francia",
+        "GB" => "Reino Unido",
+        "GT" => "Guatemala",
+        "HN" => "Honduras",
+        "IN" => "India",
+        "IT" => "Italia",
+        "JP" => "Japón",
+        "KR" => "Corea del Sur",
+        "MX" => "México",
+        "NI" => "Nicaragua",
+        "NL" => "Países Bajos",
+        "PA" => "Panamá",
+        "PE" => "Perú",
+        "PR" => "Puerto Rico",
+        "PT" => "Portugal",
+        "PY" => "Paraguay",
+        "SV" => "El Salvador",
+        "TR" => "Turquía",
+        "US" => "Estados Unidos",
+        "UY" => "Uruguay",
+        "VE" => "Venezuela",
+        _ => return None,
+    })
 }
 
 /// Tax scheme codes of protocol.md §7.6 (withholdings included).

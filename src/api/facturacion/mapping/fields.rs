@@ -64,6 +64,24 @@ impl FieldMap {
             "billing_reference" => "id_documento_referencia".into(),
             "currency" => "id_tipo_moneda".into(),
             "operation_type" => "id_tipo_operacion".into(),
+            "health" => {
+                let sub = field.rsplit('.').next().unwrap_or_default();
+                match sub {
+                    "provider_code" => "salud.codigo_prestador".into(),
+                    "payment_modality" => "salud.modalidad_pago".into(),
+                    "coverage" => "salud.cobertura".into(),
+                    "contract_number" => "salud.numero_contrato".into(),
+                    "policy_number" => "salud.numero_poliza".into(),
+                    "period_start" => "salud.fecha_inicio".into(),
+                    "period_end" => "salud.fecha_fin".into(),
+                    _ => "salud".into(),
+                }
+            }
+            "point_of_sale" => match field.rsplit('.').next().unwrap_or_default() {
+                "cashier_id" => "id_cajero".into(),
+                _ => "id_caja".into(),
+            },
+            "paper_reference" => "referencia_contingencia.numero".into(),
             "delivery_terms" => "delivery.delivery_terms".into(),
             "notes" => "notes".into(),
             "payment_form" => {
@@ -91,6 +109,11 @@ impl FieldMap {
         let mapped = match sub {
             "quantity" => self.quantity.to_string(),
             "unit_measure" => "unit_measure.code".into(),
+            "transport.rndc_filing" => "transporte.radicado_rndc".into(),
+            "transport.consignment" => "transporte.numero_remesa".into(),
+            "transport.freight" => "transporte.valor_flete".into(),
+            "transport.quantity" => "transporte.cantidad".into(),
+            "transport.unit_code" => "transporte.unidad".into(),
             _ => {
                 let (list, after) = if let Some(after) = sub.strip_prefix("tax_totals") {
                     (0, after)

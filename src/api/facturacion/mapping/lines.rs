@@ -5,8 +5,9 @@ use rust_decimal::Decimal;
 
 use super::{codes, kind_name, DeclaredTax, Errors, FieldMap};
 use crate::api::facturacion::request::{DocumentLine, FacturacionRequest, TaxTotal};
-use crate::engine::model::{AllowanceCharge, DocumentKind, Line, LineTax, TaxRate};
+use crate::engine::model::{AllowanceCharge, CargoTransport, DocumentKind, Line, LineTax, TaxRate};
 use crate::engine::totals::{self, TOLERANCE};
+use crate::engine::ubl::sector::TRANSPORT_UNITS;
 use crate::engine::validate::MAX_LINES;
 
 /// Which array carries the lines of a kind.
@@ -63,10 +64,13 @@ impl LineArray {
     }
 }
 
+/// The lines of the request; `transport` says whether lines may carry
+/// `transporte` (operation `12`).
 pub(super) fn map_lines(
     req: &FacturacionRequest,
     kind: DocumentKind,
     array: LineArray,
+    transport: bool,
     e: &mut Errors,
     fields: &mut FieldMap,
 ) -> Vec<Line> {
@@ -103,7 +107,7 @@ pub(super) fn map_lines(
         .iter()
         .enumerate()
         .map(|(i, l)| {
-            let (line, taxes, withholdings) = map_line(i, l, array, e);
+            let (line, taxes, withholdings) = map_line(i, l, array, transport, e);
             fields.taxes.push((taxes, withholdings));
             line
         })
@@ -115,6 +119,7 @@ fn map_line(
     i: usize,
     l: &DocumentLine,
     array: LineArray,
+    transport: bool,
     e: &mut Errors,
 ) -> (Line, Vec<usize>, Vec<usize>) {
     let f = |field: &str| format!("{}[{i}].{field}", array.name());
@@ -229,7 +234,7 @@ fn map_line(
         }
     }
 
-    let line = Line {
+    let mut line = Line {
         description: l.description.trim().to_string(),
         quantity,
         unit_code,
@@ -239,7 +244,18 @@ fn map_line(
         withholdings,
         allowances_charges,
         item_code,
+        transport: None,
     };
+    if let Some(t) = &l.transporte {
+        if transport {
+            line.transport = Some(map_transport(&f("transporte"), t, &line, i, e));
+        } else {
+            e.push(
+                f("transporte"),
+                "is only for a cargo-transport invoice (id_tipo_operacion 12)",
+            );
+        }
+    }
     // The subtotal, when the line is otherwise sound.
     if e.0.len() == before {
         if let Some(declared) = l.line_extension_amount {
@@ -262,6 +278,69 @@ fn map_line(
         }
     }
     (line, tax_sources, withholding_sources)
+}
+
+/// A line's consignment: the freight defaults to the line's subtotal, the
+/// quantity to the line's, the unit to the line's when it is `KGM` or `GLL`
+/// (else `KGM`).
+fn map_transport(
+    field: &str,
+    t: &crate::api::facturacion::request::TransportRequest,
+    line: &Line,
+    i: usize,
+    e: &mut Errors,
+) -> CargoTransport {
+    let text = |name: &str, v: &Option<String>, e: &mut Errors| {
+        let v = v.as_deref().map(str::trim).unwrap_or_default().to_string();
+        let path = format!("{field}.{name}");
+        if v.is_empty() {
+            e.push(&path, "is required for a cargo-transport line");
+        } else if v.chars().count() > 50 {
+            e.push(&path, "at most 50 characters");
+        } else {
+            e.text(&path, &v);
+        }
+        v
+    };
+    let rndc_filing = text("radicado_rndc", &t.radicado_rndc, e);
+    let consignment = text("numero_remesa", &t.numero_remesa, e);
+    let freight = match t.valor_flete {
+        Some(v) => {
+            e.amount(&format!("{field}.valor_flete"), v, true);
+            v
+        }
+        None => totals::line_totals(line, i)
+            .map(|lt| lt.line_extension)
+            .unwrap_or_default(),
+    };
+    let quantity = match t.cantidad {
+        Some(q) => {
+            e.amount(&format!("{field}.cantidad"), q, false);
+            q
+        }
+        None => line.quantity,
+    };
+    let unit_code = match t.unidad.as_deref().map(str::trim) {
+        Some(u) => {
+            let u = u.to_ascii_uppercase();
+            if !TRANSPORT_UNITS.contains(&u.as_str()) {
+                e.push(
+                    format!("{field}.unidad"),
+                    "must be KGM (kilograms) or GLL (gallons)",
+                );
+            }
+            u
+        }
+        None if TRANSPORT_UNITS.contains(&line.unit_code.as_str()) => line.unit_code.clone(),
+        None => "KGM".into(),
+    };
+    CargoTransport {
+        rndc_filing,
+        consignment,
+        freight,
+        quantity,
+        unit_code,
+    }
 }
 
 /// A `tax_totals` item; `None` when it is unusable (errors pushed).

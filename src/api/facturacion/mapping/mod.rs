@@ -3,7 +3,16 @@
 //!
 //! Decisions where the spec is silent:
 //! - Type 2 with `id_tipo_operacion` `10` is an export invoice, like type 6;
-//!   both take `invoice_lines`. Export invoices ignore `id_tipo_operacion`.
+//!   both take `invoice_lines`. Export invoices ignore `id_tipo_operacion`
+//!   (the XML says 10 with `InvoiceTypeCode` 02, rule FAD02).
+//! - `id_tipo_operacion` is the spec's code, written as the authority's
+//!   (decisions.md §5 "Operation types in the XML"): `11` on an invoice or
+//!   note is the health sector (needs `salud`; `SS-CUFE` / `SS-CUDE` with the
+//!   health annex's data), `12` on an invoice is cargo transport (lines
+//!   carry `transporte`; written as 10 with the freight data on the lines).
+//!   `salud` or `transporte` without its operation is a 422.
+//! - `referencia_contingencia` is read on type 7 only, `id_caja` and
+//!   `id_cajero` on type 9 only (ignored elsewhere, as the reference fields).
 //! - Notes (2, 3, 5, 10) need `id_documento_referencia` and
 //!   `id_concepto_nota`; the handler loads the referenced document and passes
 //!   it in (`None` when not found → 422 on `id_documento_referencia`). A
@@ -31,10 +40,12 @@ use crate::api::clientes::model::CustomerRequest;
 use crate::api::error::{ApiError, FieldError};
 use crate::engine::codes::nit_check_digit;
 use crate::engine::model::{
-    Address, BillingReference, DeclaredTotals, Document, DocumentKind, ExchangeRate, NoteConcept,
-    OrganizationType, Party, Payment, TaxRate, TaxSchemeRef,
+    Address, BillingReference, DeclaredTotals, Document, DocumentKind, ExchangeRate, HealthInfo,
+    NoteConcept, OrganizationType, PaperReference, Party, Payment, PointOfSale, TaxRate,
+    TaxSchemeRef,
 };
 use crate::engine::totals::{self, Totals, TotalsError, TOLERANCE};
+use crate::engine::ubl::sector::{code_name, COVERAGES, PAYMENT_MODALITIES};
 use crate::engine::validate::{text_problem, ValidationError, MAX_AMOUNT};
 pub use crate::issuing::request::ReferencedDocument;
 use crate::issuing::request::{cap, named, Api, CallerFields, DocumentRequest};
@@ -302,13 +313,28 @@ pub fn to_document(
     let mut e = Errors::default();
 
     let counterparty = map_customer(&req.customer, &mut e);
+    let operation = map_operation_type(req, kind, &mut e);
     let array = LineArray::of(kind);
     let mut fields = FieldMap {
         array: array.name(),
         quantity: array.quantity_name(),
         taxes: Vec::new(),
     };
-    let lines = map_lines(req, kind, array, &mut e, &mut fields);
+    let transport = operation == Operation::CargoTransport;
+    let lines = map_lines(req, kind, array, transport, &mut e, &mut fields);
+    if transport && !lines.is_empty() && lines.iter().all(|l| l.transport.is_none()) {
+        e.push(
+            array.name(),
+            "a cargo-transport invoice (id_tipo_operacion 12) needs `transporte` on at least one line",
+        );
+    }
+    let health = map_health(req, &operation, &mut e);
+    let point_of_sale = (kind == DocumentKind::Pos).then(|| map_point_of_sale(req, &mut e));
+    let paper_reference = if kind == DocumentKind::ContingencyT03 {
+        map_paper_reference(req, &mut e)
+    } else {
+        None
+    };
     let (billing_reference, note_concept) = map_reference(req, kind, reference, &mut e)?;
     let (currency, exchange_rate) = map_currency(req, &mut e);
 
@@ -327,7 +353,10 @@ pub fn to_document(
         }
     }
 
-    let operation_type = map_operation_type(req, kind, &mut e);
+    let operation_type = match operation {
+        Operation::Code(code) => code,
+        Operation::Health | Operation::CargoTransport => None,
+    };
     let payments = map_payment(req, &mut e);
 
     let notes: Vec<String> = req
@@ -390,6 +419,9 @@ pub fn to_document(
     document.delivery_terms = delivery_terms;
     document.billing_reference = billing_reference;
     document.note_concept = note_concept;
+    document.health = health;
+    document.point_of_sale = point_of_sale;
+    document.paper_reference = paper_reference;
     document.declared = declared.clone();
     Ok(MappedDocument {
         kind,
@@ -458,15 +490,22 @@ fn map_customer(c: &CustomerRequest, e: &mut Errors) -> Party {
         || !municipality_code.is_empty()
         || !municipality_name.is_empty()
         || c.country_code.is_some();
+    // A foreign address has no Colombian municipality code; it names its
+    // country (protocol.md §7.5c).
     let address = has_address.then(|| Address {
         line: address_line.to_string(),
-        municipality_code: municipality_code.to_string(),
+        municipality_code: if country == "CO" {
+            municipality_code
+        } else {
+            ""
+        }
+        .to_string(),
         municipality_name: municipality_name.to_string(),
         department_name,
         department_code,
         postal_zone: None,
         country_code: country.to_string(),
-        country_name: if country == "CO" { "Colombia" } else { "" }.to_string(),
+        country_name: codes::country_name(country).unwrap_or(country).to_string(),
     });
 
     let id_number = c.identification_number.trim().to_string();
@@ -650,29 +689,171 @@ fn map_currency(req: &FacturacionRequest, e: &mut Errors) -> (String, Option<Exc
     (currency, exchange_rate)
 }
 
-fn map_operation_type(
-    req: &FacturacionRequest,
-    kind: DocumentKind,
-    e: &mut Errors,
-) -> Option<String> {
-    let op = req
+/// What `id_tipo_operacion` asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Operation {
+    /// An authority code written as given; `None`: the kind's default.
+    Code(Option<String>),
+    /// The health sector (`11` on invoices and notes).
+    Health,
+    /// Cargo transport (`12` on invoices).
+    CargoTransport,
+}
+
+fn map_operation_type(req: &FacturacionRequest, kind: DocumentKind, e: &mut Errors) -> Operation {
+    let Some(op) = req
         .id_tipo_operacion
         .as_deref()
         .map(str::trim)
-        .filter(|o| !o.is_empty())?;
+        .filter(|o| !o.is_empty())
+    else {
+        return Operation::Code(None);
+    };
     if kind == DocumentKind::ExportInvoice {
-        return None;
+        return Operation::Code(None);
     }
     let allowed = codes::operation_types(kind);
-    if allowed.contains(&op) {
-        Some(op.to_string())
-    } else {
+    if !allowed.contains(&op) {
         e.push(
             "id_tipo_operacion",
             format!("{} accepts {}", kind_name(kind), allowed.join(", ")),
         );
-        None
+        return Operation::Code(None);
     }
+    if codes::is_health_operation(kind, op) {
+        Operation::Health
+    } else if codes::is_transport_operation(kind, op) {
+        Operation::CargoTransport
+    } else {
+        Operation::Code(Some(op.to_string()))
+    }
+}
+
+/// `salud`: required with the health operation, refused without it.
+fn map_health(
+    req: &FacturacionRequest,
+    operation: &Operation,
+    e: &mut Errors,
+) -> Option<HealthInfo> {
+    let given = req.salud.as_ref();
+    if *operation != Operation::Health {
+        if given.is_some() {
+            e.push(
+                "salud",
+                "is only for a health-sector document (id_tipo_operacion 11)",
+            );
+        }
+        return None;
+    }
+    let Some(h) = given else {
+        e.push(
+            "salud",
+            "is required for a health-sector document (id_tipo_operacion 11): codigo_prestador and cobertura at least",
+        );
+        return None;
+    };
+    let text = |name: &str, v: Option<&str>, required: bool, e: &mut Errors| {
+        let v = v.map(str::trim).unwrap_or_default().to_string();
+        let field = format!("salud.{name}");
+        if v.is_empty() && required {
+            e.push(&field, "is required for a health-sector document");
+        } else if v.chars().count() > 50 {
+            e.push(&field, "at most 50 characters");
+        } else {
+            e.text(&field, &v);
+        }
+        v
+    };
+    let provider_code = text("codigo_prestador", h.codigo_prestador.as_deref(), true, e);
+    let contract_number = text("numero_contrato", h.numero_contrato.as_deref(), false, e);
+    let policy_number = text("numero_poliza", h.numero_poliza.as_deref(), false, e);
+    let payment_modality = h
+        .modalidad_pago
+        .as_deref()
+        .map(|m| codes::two_digits(m.trim()))
+        .unwrap_or_else(|| DEFAULT_PAYMENT_MODALITY.to_string());
+    if code_name(PAYMENT_MODALITIES, &payment_modality).is_none() {
+        let list: Vec<String> = PAYMENT_MODALITIES
+            .iter()
+            .map(|(c, n)| format!("{c} {n}"))
+            .collect();
+        e.push(
+            "salud.modalidad_pago",
+            format!("must be one of: {}", list.join("; ")),
+        );
+    }
+    let coverage = match h.cobertura.as_deref().map(str::trim) {
+        None | Some("") => {
+            e.push(
+                "salud.cobertura",
+                "is required for a health-sector document (01 to 17: 15 private, 16 UPC contributory, 17 UPC subsidized, 04 SOAT ...)",
+            );
+            String::new()
+        }
+        Some(c) => {
+            let c = codes::two_digits(c);
+            if code_name(COVERAGES, &c).is_none() {
+                e.push("salud.cobertura", "must be a coverage code 01 to 17");
+            }
+            c
+        }
+    };
+    if let (Some(a), Some(b)) = (h.fecha_inicio, h.fecha_fin) {
+        if a > b {
+            e.push("salud.fecha_fin", "is before fecha_inicio");
+        }
+    }
+    Some(HealthInfo {
+        provider_code,
+        payment_modality,
+        coverage,
+        contract_number,
+        policy_number,
+        period_start: h.fecha_inicio,
+        period_end: h.fecha_fin,
+    })
+}
+
+/// Payment modality of a health document that names none: per event, the
+/// modality of a service billed as it is provided.
+const DEFAULT_PAYMENT_MODALITY: &str = "04";
+
+/// A POS receipt's register and cashier (default `1` each, decisions.md §5).
+fn map_point_of_sale(req: &FacturacionRequest, e: &mut Errors) -> PointOfSale {
+    let default = PointOfSale::default();
+    let mut value = |name: &str, v: Option<&str>, default: String| {
+        let Some(v) = v.map(str::trim) else {
+            return default;
+        };
+        if v.is_empty() || v.chars().count() > 50 {
+            e.push(name, "must be 1 to 50 characters");
+        } else {
+            e.text(name, v);
+        }
+        v.to_string()
+    };
+    PointOfSale {
+        register_id: value("id_caja", req.id_caja.as_deref(), default.register_id),
+        cashier_id: value("id_cajero", req.id_cajero.as_deref(), default.cashier_id),
+    }
+}
+
+/// A T03's `referencia_contingencia`.
+fn map_paper_reference(req: &FacturacionRequest, e: &mut Errors) -> Option<PaperReference> {
+    let r = req.referencia_contingencia.as_ref()?;
+    let number = r.numero.trim().to_string();
+    if number.is_empty() || number.chars().count() > 50 {
+        e.push(
+            "referencia_contingencia.numero",
+            "must be 1 to 50 characters: the paper invoice's number",
+        );
+    } else {
+        e.text("referencia_contingencia.numero", &number);
+    }
+    Some(PaperReference {
+        number,
+        issue_date: r.fecha,
+    })
 }
 
 fn map_payment(req: &FacturacionRequest, e: &mut Errors) -> Vec<Payment> {

@@ -83,6 +83,8 @@ fn every_example_maps_and_passes_the_engine() {
         ("contingency_t04", DocumentKind::ContingencyT04),
         ("pos", DocumentKind::Pos),
         ("pos_adjustment", DocumentKind::PosAdjustment),
+        ("health_invoice", DocumentKind::Invoice),
+        ("transport_invoice", DocumentKind::Invoice),
     ];
     let all = examples::all();
     assert_eq!(all.len(), expected.len());
@@ -200,7 +202,8 @@ fn export_in_both_forms() {
         let m = map(&body).unwrap();
         let d = &m.document;
         assert_eq!(m.kind, DocumentKind::ExportInvoice);
-        assert_eq!(d.customization_id(), "04");
+        // FAD02: operation 10 with type 02, never 04.
+        assert_eq!(d.customization_id(), "10");
         assert_eq!(d.operation_type, None);
         assert_eq!(d.currency, "USD");
         assert_eq!(
@@ -699,7 +702,7 @@ fn header_fields() {
     assert_eq!(map_fields(&body), ["payment_form.due_date"]);
     body["payment_form"] = json!({});
     body["referencia_externa"] = json!(" pedido-123 ");
-    body["id_tipo_operacion"] = json!(11);
+    body["id_tipo_operacion"] = json!(13);
     let m = map(&body).unwrap();
     assert_eq!(
         m.document.payments,
@@ -710,7 +713,7 @@ fn header_fields() {
         }]
     );
     assert_eq!(m.external_reference.as_deref(), Some("pedido-123"));
-    assert_eq!(m.document.operation_type.as_deref(), Some("11"));
+    assert_eq!(m.document.operation_type.as_deref(), Some("13"));
 }
 
 #[test]
@@ -887,4 +890,203 @@ fn request_schema_names_async() {
         .filter_map(Value::as_str)
         .collect();
     assert_eq!(required, ["id_tipo_documento", "customer"]);
+}
+
+// --- the authority's operation types and sector data -----------------------
+
+/// `11` is the health sector: `salud` mapped, the XML's operation `SS-CUFE`
+/// (`SS-CUDE` on a note), the payment modality defaulting to per event.
+#[test]
+fn health_operation_maps_the_annex_data() {
+    let m = map(&examples::health_invoice()).unwrap();
+    let d = &m.document;
+    assert_eq!(d.operation_type, None);
+    assert_eq!(d.customization_id(), "SS-CUFE");
+    let h = d.health.as_ref().unwrap();
+    assert_eq!(h.provider_code, "110010123401");
+    assert_eq!(
+        (h.payment_modality.as_str(), h.coverage.as_str()),
+        ("04", "16")
+    );
+    assert_eq!(h.contract_number, "CT-2025-118");
+    assert_eq!(h.period_start, Some(date("2025-03-01")));
+    assert_eq!(h.period_end, Some(date("2025-03-31")));
+
+    let mut body = examples::health_invoice();
+    body["salud"] = json!({"codigo_prestador": "1100101", "cobertura": 4});
+    let h = map(&body).unwrap().document.health.unwrap();
+    assert_eq!(
+        (h.payment_modality.as_str(), h.coverage.as_str()),
+        ("04", "04")
+    );
+
+    let mut note = examples::credit_note();
+    note["id_tipo_operacion"] = json!("11");
+    note["salud"] = json!({"codigo_prestador": "1100101", "cobertura": "15"});
+    let m = map(&note).unwrap();
+    assert_eq!(m.document.customization_id(), "SS-CUDE");
+
+    let mut body = examples::health_invoice();
+    body.as_object_mut().unwrap().remove("salud");
+    assert_eq!(map_fields(&body), ["salud"]);
+    body["salud"] =
+        json!({"modalidad_pago": "09", "fecha_inicio": "2025-03-02", "fecha_fin": "2025-03-01"});
+    assert_eq!(
+        map_fields(&body),
+        [
+            "salud.codigo_prestador",
+            "salud.modalidad_pago",
+            "salud.cobertura",
+            "salud.fecha_fin"
+        ]
+    );
+    // `salud` without the health operation, and `11` on a POS receipt.
+    let mut body = examples::invoice();
+    body["salud"] = json!({"codigo_prestador": "1", "cobertura": "15"});
+    assert_eq!(map_fields(&body), ["salud"]);
+    let mut pos = examples::pos();
+    pos["id_tipo_operacion"] = json!("11");
+    assert_eq!(map_fields(&pos), ["id_tipo_operacion"]);
+}
+
+/// `12` is cargo transport: operation 10 in the XML, the consignment on its
+/// line (freight defaulting to the line's subtotal).
+#[test]
+fn transport_operation_maps_the_consignment() {
+    let m = map(&examples::transport_invoice()).unwrap();
+    let d = &m.document;
+    assert_eq!(d.operation_type, None);
+    assert_eq!(d.customization_id(), "10");
+    let t = d.lines[0].transport.as_ref().unwrap();
+    assert_eq!(t.rndc_filing, "93781230");
+    assert_eq!(t.consignment, "RM-5521");
+    assert_eq!(t.freight, dec!(3200000));
+    assert_eq!(t.quantity, dec!(12500));
+    assert_eq!(t.unit_code, "KGM");
+
+    let mut body = examples::transport_invoice();
+    body["invoice_lines"][0]["transporte"] = json!({"radicado_rndc": " ", "unidad": "TNE"});
+    assert_eq!(
+        map_fields(&body),
+        [
+            "invoice_lines[0].transporte.radicado_rndc",
+            "invoice_lines[0].transporte.numero_remesa",
+            "invoice_lines[0].transporte.unidad"
+        ]
+    );
+    body["invoice_lines"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("transporte");
+    assert_eq!(map_fields(&body), ["invoice_lines"]);
+    // `transporte` without the transport operation.
+    let mut body = examples::transport_invoice();
+    body["id_tipo_operacion"] = json!("10");
+    assert_eq!(map_fields(&body), ["invoice_lines[0].transporte"]);
+}
+
+/// The stale operation codes (01-08, 14) are not the authority's: refused
+/// before they reach it (FAD02).
+#[test]
+fn operation_codes_are_the_authoritys() {
+    for code in ["01", "04", "05", "08", "14"] {
+        let mut body = examples::invoice();
+        body["id_tipo_operacion"] = json!(code);
+        assert_eq!(map_fields(&body), ["id_tipo_operacion"], "{code}");
+    }
+    for code in ["09", "10", "13", "15", "16"] {
+        let mut body = examples::invoice();
+        body["id_tipo_operacion"] = json!(code);
+        let d = map(&body).unwrap().document;
+        assert_eq!(d.customization_id(), code);
+    }
+    // Support documents keep 11 as the non-resident vendor.
+    let mut ds = examples::support_document();
+    ds["id_tipo_operacion"] = json!("11");
+    let d = map(&ds).unwrap().document;
+    assert_eq!((d.customization_id(), d.health.is_none()), ("11", true));
+}
+
+/// T03's paper invoice, and the POS register and cashier (defaults `1`).
+#[test]
+fn contingency_reference_and_point_of_sale() {
+    let d = map(&examples::contingency_t03()).unwrap().document;
+    let r = d.paper_reference.unwrap();
+    assert_eq!(
+        (r.number.as_str(), r.issue_date),
+        ("TAL-0042", date("2025-03-10"))
+    );
+    let mut body = examples::contingency_t03();
+    body.as_object_mut()
+        .unwrap()
+        .remove("referencia_contingencia");
+    assert_eq!(map(&body).unwrap().document.paper_reference, None);
+    body["referencia_contingencia"] = json!({"numero": " ", "fecha": "2025-03-10"});
+    assert_eq!(map_fields(&body), ["referencia_contingencia.numero"]);
+    // Read on type 7 only.
+    let mut fe = examples::invoice();
+    fe["referencia_contingencia"] = json!({"numero": "X", "fecha": "2025-03-10"});
+    assert_eq!(map(&fe).unwrap().document.paper_reference, None);
+
+    let d = map(&examples::pos()).unwrap().document;
+    assert_eq!(
+        d.point_of_sale,
+        Some(PointOfSale {
+            register_id: "3".into(),
+            cashier_id: "17".into()
+        })
+    );
+    let mut body = examples::pos();
+    body.as_object_mut().unwrap().remove("id_caja");
+    body["id_cajero"] = json!(4);
+    let p = map(&body).unwrap().document.point_of_sale.unwrap();
+    assert_eq!((p.register_id.as_str(), p.cashier_id.as_str()), ("1", "4"));
+    body["id_caja"] = json!("");
+    assert_eq!(map_fields(&body), ["id_caja"]);
+    assert_eq!(
+        map(&examples::invoice()).unwrap().document.point_of_sale,
+        None
+    );
+}
+
+/// A foreign buyer's address: no municipality code, its country named.
+#[test]
+fn foreign_address_names_its_country() {
+    let mut body = examples::export_invoice();
+    body["customer"]["municipality"] = json!({"code": "33101", "name": "Miami"});
+    let d = map(&body).unwrap().document;
+    let a = d.counterparty.address.unwrap();
+    assert_eq!(a.municipality_code, "");
+    assert_eq!(a.municipality_name, "Miami");
+    assert_eq!(
+        (a.country_code.as_str(), a.country_name.as_str()),
+        ("US", "Estados Unidos")
+    );
+    body["customer"]["country_code"] = json!("ZZ");
+    let a = map(&body).unwrap().document.counterparty.address.unwrap();
+    assert_eq!(a.country_name, "ZZ");
+}
+
+/// The engine's names of the new fields are the request's paths.
+#[test]
+fn sector_fields_name_the_request_paths() {
+    let m = map(&examples::transport_invoice()).unwrap();
+    for (engine, api) in [
+        ("health.provider_code", "salud.codigo_prestador"),
+        ("health.coverage", "salud.cobertura"),
+        ("health.period_end", "salud.fecha_fin"),
+        ("point_of_sale.register_id", "id_caja"),
+        ("point_of_sale.cashier_id", "id_cajero"),
+        ("paper_reference.number", "referencia_contingencia.numero"),
+        (
+            "lines[0].transport.unit_code",
+            "invoice_lines[0].transporte.unidad",
+        ),
+        (
+            "lines[0].transport.rndc_filing",
+            "invoice_lines[0].transporte.radicado_rndc",
+        ),
+    ] {
+        assert_eq!(m.api_field(engine), api);
+    }
 }

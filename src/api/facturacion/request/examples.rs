@@ -286,11 +286,12 @@ pub fn export_invoice_as_type_2() -> Value {
     v
 }
 
-/// Type 7: contingency T03.
+/// Type 7: contingency T03, transcribing paper invoice `TAL-0042`.
 pub fn contingency_t03() -> Value {
     json!({
         "id_tipo_documento": 7,
         "customer": company_customer(),
+        "referencia_contingencia": {"numero": "TAL-0042", "fecha": "2025-03-10"},
         "invoice_lines": [
             {
                 "description": "Mantenimiento preventivo",
@@ -339,11 +340,13 @@ pub fn contingency_t04() -> Value {
     })
 }
 
-/// Type 9: POS receipt to the final consumer, INC 8 %.
+/// Type 9: POS receipt to the final consumer, INC 8 %, at register 3.
 pub fn pos() -> Value {
     json!({
         "id_tipo_documento": 9,
         "customer": final_consumer(),
+        "id_caja": "3",
+        "id_cajero": "17",
         "invoice_lines": [
             {
                 "description": "Café americano",
@@ -401,6 +404,78 @@ pub fn pos_adjustment() -> Value {
     })
 }
 
+/// Type 1 in the health sector (`id_tipo_operacion` `11`): a consultation
+/// billed per event to a health insurer under UPC contributory coverage.
+pub fn health_invoice() -> Value {
+    json!({
+        "id_tipo_documento": 1,
+        "id_tipo_operacion": "11",
+        "customer": company_customer(),
+        "salud": {
+            "codigo_prestador": "110010123401",
+            "modalidad_pago": "04",
+            "cobertura": "16",
+            "numero_contrato": "CT-2025-118",
+            "fecha_inicio": "2025-03-01",
+            "fecha_fin": "2025-03-31"
+        },
+        "invoice_lines": [
+            {
+                "description": "Consulta de medicina general",
+                "invoiced_quantity": 1,
+                "price_amount": 65000,
+                "line_extension_amount": 65000,
+                "unit_measure": {"code": "94"},
+                "code": "890201",
+                "tax_totals": [
+                    {"tax_code": "01", "tax_name": "IVA", "percent": 0, "taxable_amount": 65000, "tax_amount": 0}
+                ]
+            }
+        ],
+        "legal_monetary_totals": {
+            "line_extension_amount": 65000,
+            "tax_exclusive_amount": 65000,
+            "tax_inclusive_amount": 65000,
+            "payable_amount": 65000
+        }
+    })
+}
+
+/// Type 1 for cargo transport (`id_tipo_operacion` `12`): one consignment,
+/// 12.5 t, VAT-exempt freight with ReteFuente 1 %.
+pub fn transport_invoice() -> Value {
+    json!({
+        "id_tipo_documento": 1,
+        "id_tipo_operacion": "12",
+        "customer": company_customer(),
+        "invoice_lines": [
+            {
+                "description": "Flete Bogotá - Medellín",
+                "invoiced_quantity": 1,
+                "price_amount": 3200000,
+                "line_extension_amount": 3200000,
+                "unit_measure": {"code": "94"},
+                "transporte": {
+                    "radicado_rndc": "93781230",
+                    "numero_remesa": "RM-5521",
+                    "cantidad": 12500,
+                    "unidad": "KGM"
+                },
+                "tax_totals": [
+                    {"tax_code": "01", "tax_name": "IVA", "percent": 0, "taxable_amount": 3200000, "tax_amount": 0},
+                    {"tax_code": "06", "tax_name": "ReteFuente", "percent": 1, "taxable_amount": 3200000, "tax_amount": 32000}
+                ]
+            }
+        ],
+        "legal_monetary_totals": {
+            "line_extension_amount": 3200000,
+            "tax_exclusive_amount": 3200000,
+            "tax_inclusive_amount": 3200000,
+            "payable_amount": 3200000
+        }
+    })
+}
+
 /// The example of a type code 1–10 (type 2 is the credit note).
 pub fn for_type(id_tipo_documento: u8) -> Option<Value> {
     Some(match id_tipo_documento {
@@ -432,6 +507,8 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("contingency_t04", contingency_t04()),
         ("pos", pos()),
         ("pos_adjustment", pos_adjustment()),
+        ("health_invoice", health_invoice()),
+        ("transport_invoice", transport_invoice()),
     ]
 }
 

@@ -86,11 +86,31 @@ pub struct FacturacionRequest {
     /// Caller's unique reference (idempotency key), up to 100 characters.
     #[serde(default)]
     pub referencia_externa: Option<String>,
-    /// Operation type (`cbc:CustomizationID`): `10` standard (with type 2:
-    /// export), `11` health, `12` cargo transport ...
+    /// Operation type: `10` standard (with type 2: export); `11` health
+    /// sector (types 1, 2, 3, 7, 8; needs `salud`; written as the
+    /// authority's `SS-CUFE` / `SS-CUDE`); `12` cargo transport (types 1, 7,
+    /// 8; lines carry `transporte`; written as operation 10 with the freight
+    /// data on the lines); `09` AIU, `13`, `15`, `16` are written as given.
+    /// Notes: `20` (credit), `30` (debit). Support documents: `10` resident
+    /// vendor, `11` non-resident.
     #[serde(default, deserialize_with = "code::option")]
     #[schema(value_type = Option<String>)]
     pub id_tipo_operacion: Option<String>,
+    /// Health-sector data, required with `id_tipo_operacion` `11`.
+    #[serde(default, deserialize_with = "object::option")]
+    pub salud: Option<HealthRequest>,
+    /// Contingency T03 (type 7): the paper invoice it transcribes; when
+    /// absent, the document's own number and issue date are written.
+    #[serde(default, deserialize_with = "object::option")]
+    pub referencia_contingencia: Option<ContingencyReference>,
+    /// POS receipt (type 9): the register (`PlacaCaja`); `1` when absent.
+    #[serde(default, deserialize_with = "code::option")]
+    #[schema(value_type = Option<String>)]
+    pub id_caja: Option<String>,
+    /// POS receipt (type 9): the cashier (`Cajero`); `1` when absent.
+    #[serde(default, deserialize_with = "code::option")]
+    #[schema(value_type = Option<String>)]
+    pub id_cajero: Option<String>,
     /// Currency: ISO 4217 numeric (`840`) or alphabetic (`"USD"`); default COP.
     #[serde(default, deserialize_with = "code::option")]
     #[schema(value_type = Option<i64>)]
@@ -141,6 +161,72 @@ pub struct DocumentLine {
     /// Discounts and charges of the line.
     #[serde(default, deserialize_with = "object::option_vec")]
     pub allowance_charges: Option<Vec<AllowanceChargeRequest>>,
+    /// Cargo transport (`id_tipo_operacion` `12`): the consignment this line
+    /// bills.
+    #[serde(default, deserialize_with = "object::option")]
+    pub transporte: Option<TransportRequest>,
+}
+
+/// Health-sector data of a document (the Ministry of Health's annex for
+/// health-sector invoices, Resolución 2275 de 2023).
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct HealthRequest {
+    /// The provider's code in the health system (`CODIGO_PRESTADOR`).
+    #[serde(default)]
+    pub codigo_prestador: Option<String>,
+    /// Payment modality: `01` per case / package, `02` global prospective,
+    /// `03` capitation, `04` per event (default), `05` other.
+    #[serde(default, deserialize_with = "code::option")]
+    #[schema(value_type = Option<String>)]
+    pub modalidad_pago: Option<String>,
+    /// Coverage or benefit plan, `01` to `17` (`15` private, `16`/`17` UPC
+    /// contributory / subsidized, `04` SOAT ...). Required.
+    #[serde(default, deserialize_with = "code::option")]
+    #[schema(value_type = Option<String>)]
+    pub cobertura: Option<String>,
+    /// Contract with the paying entity.
+    #[serde(default)]
+    pub numero_contrato: Option<String>,
+    /// SOAT or voluntary-plan policy.
+    #[serde(default)]
+    pub numero_poliza: Option<String>,
+    /// Start of the billed period; the issue date when absent.
+    #[serde(default)]
+    pub fecha_inicio: Option<NaiveDate>,
+    /// End of the billed period; the issue date when absent.
+    #[serde(default)]
+    pub fecha_fin: Option<NaiveDate>,
+}
+
+/// The consignment a cargo-transport line bills.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct TransportRequest {
+    /// Filing number of the consignment in the national cargo registry (RNDC).
+    #[serde(default)]
+    pub radicado_rndc: Option<String>,
+    /// The carrier's consignment (remesa) number.
+    #[serde(default)]
+    pub numero_remesa: Option<String>,
+    /// Freight charged; the line's subtotal when absent.
+    #[serde(default, deserialize_with = "amount::option")]
+    #[schema(value_type = Option<f64>)]
+    pub valor_flete: Option<Decimal>,
+    /// Quantity transported; the line's quantity when absent.
+    #[serde(default, deserialize_with = "amount::option")]
+    #[schema(value_type = Option<f64>)]
+    pub cantidad: Option<Decimal>,
+    /// `KGM` (default) or `GLL`.
+    #[serde(default)]
+    pub unidad: Option<String>,
+}
+
+/// The paper invoice a contingency T03 transcribes.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct ContingencyReference {
+    /// Its number, as printed.
+    pub numero: String,
+    /// Its issue date.
+    pub fecha: NaiveDate,
 }
 
 #[derive(Debug, Clone, Deserialize, ToSchema)]
