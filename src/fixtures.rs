@@ -196,6 +196,15 @@ impl Sim {
     }
 }
 
+/// The `sts:InvoiceControl` of the authority's SETP test set, which a
+/// document of the testing environment names (protocol.md 7.5c).
+pub const TEST_SET_CONTROL: &str = concat!(
+    "<sts:InvoiceControl><sts:InvoiceAuthorization>18760000001</sts:InvoiceAuthorization>",
+    "<sts:AuthorizationPeriod><cbc:StartDate>2019-01-19</cbc:StartDate><cbc:EndDate>2030-01-19</cbc:EndDate></sts:AuthorizationPeriod>",
+    "<sts:AuthorizedInvoices><sts:Prefix>SETP</sts:Prefix><sts:From>990000000</sts:From><sts:To>995000000</sts:To></sts:AuthorizedInvoices>",
+    "</sts:InvoiceControl>"
+);
+
 /// A small unsigned invoice of `nit` numbered `number`, in canonical form
 /// (the engine's signing contract), its CUFE computed with `tech_key`.
 pub fn unsigned_invoice(nit: &str, number: &str, tech_key: &str) -> String {
@@ -205,6 +214,7 @@ pub fn unsigned_invoice(nit: &str, number: &str, tech_key: &str) -> String {
             "<Invoice",
             UBL_NS,
             "><ext:UBLExtensions><ext:UBLExtension><ext:ExtensionContent><sts:DianExtensions>",
+            TEST_SET_CONTROL,
             "<sts:SoftwareProvider><sts:ProviderID>",
             nit,
             "</sts:ProviderID><sts:SoftwareID>",

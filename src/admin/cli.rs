@@ -159,6 +159,10 @@ pub enum ResolutionCommand {
         vigencia_hasta: NaiveDate,
         #[arg(long)]
         clave_tecnica: Option<String>,
+        /// Other types numbered from the same range (6,8 with an invoice
+        /// resolution: exports and T04).
+        #[arg(long, value_delimiter = ',')]
+        tipos_adicionales: Vec<u8>,
     },
     List {
         #[arg(long)]
@@ -286,6 +290,7 @@ pub fn run(settings: &Settings, command: AdminCommand) -> anyhow::Result<()> {
             vigencia_desde,
             vigencia_hasta,
             clave_tecnica,
+            tipos_adicionales,
         }) => {
             let new = api(ResolutionRequest {
                 id_tipo_documento: tipo,
@@ -297,6 +302,7 @@ pub fn run(settings: &Settings, command: AdminCommand) -> anyhow::Result<()> {
                 vigencia_desde,
                 vigencia_hasta,
                 clave_tecnica,
+                tipos_adicionales,
             }
             .into_new())?;
             store

@@ -114,7 +114,17 @@ pub struct ResolutionRequest {
     /// Technical key (ClTec) of the range; required for CUFE-coded types.
     #[serde(default)]
     pub clave_tecnica: Option<String>,
+    /// Other invoice types numbered from the same range: the authority
+    /// numbers invoices (1), exports (6) and T04 (8) from one invoice
+    /// resolution, so an invoice resolution may serve 6 and 8 too.
+    #[serde(default)]
+    pub tipos_adicionales: Vec<u8>,
 }
+
+/// The types that share one authority range: its validator maps document
+/// types 02 (export) and 04 (T04) to 01 when it looks up the range of an
+/// invoice (protocol.md 7.5c, `ValidateNumberingRange`).
+const INVOICE_RANGE_TYPES: [u8; 3] = [1, 6, 8];
 
 impl ResolutionRequest {
     pub fn into_new(self) -> Result<NewResolution, ApiError> {
@@ -136,9 +146,23 @@ impl ResolutionRequest {
                 "must not be before `vigencia_desde`",
             ));
         }
+        let mut also_serves = Vec::new();
+        for t in self.tipos_adicionales {
+            let shares = INVOICE_RANGE_TYPES.contains(&t)
+                && INVOICE_RANGE_TYPES.contains(&self.id_tipo_documento);
+            if !shares {
+                return Err(ApiError::validation(
+                    "tipos_adicionales",
+                    "only invoices (1), exports (6) and T04 (8) share a resolution",
+                ));
+            }
+            if t != self.id_tipo_documento && !also_serves.contains(&t) {
+                also_serves.push(t);
+            }
+        }
         let key = self.clave_tecnica.unwrap_or_default().trim().to_lowercase();
         // Invoices (1, 6) and T04 (8) carry a CUFE computed with the key.
-        if matches!(self.id_tipo_documento, 1 | 6 | 8) && key.is_empty() {
+        if INVOICE_RANGE_TYPES.contains(&self.id_tipo_documento) && key.is_empty() {
             return Err(ApiError::validation(
                 "clave_tecnica",
                 "is required for this document type",
@@ -146,6 +170,7 @@ impl ResolutionRequest {
         }
         Ok(NewResolution {
             document_type: self.id_tipo_documento,
+            also_serves,
             resolution_number: self.numero_resolucion,
             resolution_date: self.fecha_resolucion,
             prefix: self.prefijo,

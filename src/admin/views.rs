@@ -100,6 +100,8 @@ impl From<ApiKeyRecord> for ApiKeyView {
 pub struct ResolutionView {
     pub id: u64,
     pub id_tipo_documento: u8,
+    /// Other types numbered from it (exports and T04 with an invoice resolution).
+    pub tipos_adicionales: Vec<u8>,
     pub numero_resolucion: String,
     pub fecha_resolucion: String,
     pub prefijo: String,
@@ -115,6 +117,7 @@ impl ResolutionView {
         ResolutionView {
             id: r.id,
             id_tipo_documento: r.document_type,
+            tipos_adicionales: r.also_serves,
             numero_resolucion: r.resolution_number,
             fecha_resolucion: r.resolution_date.to_string(),
             prefijo: r.prefix,

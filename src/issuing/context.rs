@@ -26,11 +26,14 @@ pub struct IssuerSetup {
 }
 
 /// Loads company, software, the resolution (the one with id `resolution`,
-/// or the one valid on `date` with numbers left), and the certificate, in
-/// one trip to the store.
+/// or the one a new document takes its number from: in the testing
+/// environment the authority's test set for the type, otherwise the
+/// company's own, valid on `date` with numbers left), and the certificate,
+/// in one trip to the store.
 pub async fn load_setup(
     store: &AsyncStore,
     company_id: u64,
+    environment: Environment,
     document_type: u8,
     date: NaiveDate,
     resolution: Option<u64>,
@@ -38,6 +41,7 @@ pub async fn load_setup(
     let choice = match resolution {
         Some(id) => ResolutionChoice::Id(id),
         None => ResolutionChoice::Active {
+            environment,
             document_type,
             date,
         },
@@ -58,7 +62,8 @@ pub async fn load_setup(
         return Err(IssueError::invalid(
             "resolucion",
             format!(
-                "no numbering resolution for document type {document_type} valid on {date} with numbers left"
+                "no numbering resolution for document type {document_type} in the {} environment valid on {date} with numbers left",
+                environment.name()
             ),
         ));
     };

@@ -225,7 +225,7 @@ pub async fn issue(
 
     let today = colombia_now().date_naive();
     let kind_code = mapped.kind.code();
-    let setup = load_setup(&store, company, kind_code, today, None).await?;
+    let setup = load_setup(&store, company, env, kind_code, today, None).await?;
     let key = signing_key(issuing, &setup)?;
 
     // Everything is checked before a number is taken.
@@ -341,6 +341,7 @@ async fn build_again(
     let setup = load_setup(
         &issuing.store,
         doc.company_id,
+        doc.environment,
         doc.document_type,
         doc.issue_date,
         Some(doc.resolution_id),

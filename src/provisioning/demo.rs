@@ -4,8 +4,8 @@
 
 use chrono::{NaiveDate, Utc};
 use emisor_store::{
-    Company, Environment, NewResolution, NumberingResolution, SoftwareKind, SoftwareRegistration,
-    Store, PAYROLL_DOCUMENT_TYPE,
+    test_set, Company, Environment, NewResolution, NumberingResolution, SoftwareKind,
+    SoftwareRegistration, Store, PAYROLL_DOCUMENT_TYPE,
 };
 use rand::Rng;
 use serde::Serialize;
@@ -16,10 +16,6 @@ use super::certificates::import_pkcs12;
 use super::companies::{create_company, CompanyRequest};
 use super::ProvisioningError;
 use crate::engine::signing_key::generate_self_signed;
-
-/// The authority's published habilitación technical key for the test-set
-/// range SETP 990000000–995000000 (protocol.md §1.1).
-pub const TEST_SET_TECHNICAL_KEY: &str = "fc8eac422eba16e22ffd8c6f94b3f40a6e38162c";
 
 pub const DEMO_NIT: &str = "900000001";
 
@@ -40,6 +36,8 @@ pub struct DemoKeys {
     pub resoluciones: Vec<DemoResolution>,
 }
 
+/// One numbering a document type takes: `demo-keys.json` lists a
+/// resolution once per type it serves (decisions.md §5).
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct DemoResolution {
     pub id_tipo_documento: u8,
@@ -49,36 +47,59 @@ pub struct DemoResolution {
     pub clave_tecnica: String,
     pub vigencia_desde: NaiveDate,
     pub vigencia_hasta: NaiveDate,
+    /// The authority's test set, which numbers this type for `sk_test_`
+    /// keys (any company); the others are the company's own resolutions,
+    /// used in production and, for types without a test set, in testing.
+    pub set_de_pruebas: bool,
 }
 
-impl From<&NumberingResolution> for DemoResolution {
-    fn from(r: &NumberingResolution) -> Self {
-        DemoResolution {
-            id_tipo_documento: r.document_type,
-            prefijo: r.prefix.clone(),
-            desde: r.from,
-            hasta: r.to,
-            clave_tecnica: r.technical_key.clone(),
-            vigencia_desde: r.valid_from,
-            vigencia_hasta: r.valid_to,
-        }
+impl DemoResolution {
+    /// `r` once per document type it serves.
+    pub fn entries(r: &NumberingResolution) -> Vec<DemoResolution> {
+        r.document_types()
+            .into_iter()
+            .map(|t| DemoResolution {
+                id_tipo_documento: t,
+                prefijo: r.prefix.clone(),
+                desde: r.from,
+                hasta: r.to,
+                clave_tecnica: r.technical_key.clone(),
+                vigencia_desde: r.valid_from,
+                vigencia_hasta: r.valid_to,
+                set_de_pruebas: r.is_test_set(),
+            })
+            .collect()
     }
 }
 
-/// Prefix of the sandbox resolution of each document type (1-10, 11 payroll).
-const DEMO_PREFIXES: [(u8, &str); 11] = [
-    (1, "SETP"),
-    (2, "NC"),
-    (3, "ND"),
-    (4, "DS"),
-    (5, "NDS"),
-    (6, "FEX"),
-    (7, "CONT"),
-    (8, "CONF"),
-    (9, "POS"),
-    (10, "NAP"),
-    (PAYROLL_DOCUMENT_TYPE, "NOM"),
+/// The sandbox company's own resolutions (its production numbering): the
+/// main document type, the others it serves, and the prefix. Invoices,
+/// exports and T04 share one range, as the authority numbers them; types
+/// 6 and 8 have no resolution of their own.
+const DEMO_RESOLUTIONS: [(u8, &[u8], &str); 9] = [
+    (1, &[6, 8], "FE"),
+    (2, &[], "NC"),
+    (3, &[], "ND"),
+    (4, &[], "DS"),
+    (5, &[], "NDS"),
+    (7, &[], "CONT"),
+    (9, &[], "POS"),
+    (10, &[], "NAP"),
+    (PAYROLL_DOCUMENT_TYPE, &[], "NOM"),
 ];
+
+/// Every numbering a company's documents take, by document type: the test
+/// set first where one serves the type, then its own resolutions.
+pub fn numbering_entries(own: &[NumberingResolution], company: u64) -> Vec<DemoResolution> {
+    let mut entries: Vec<DemoResolution> = test_set::TEST_SETS
+        .iter()
+        .flat_map(|set| DemoResolution::entries(&set.resolution(company)))
+        .chain(own.iter().flat_map(DemoResolution::entries))
+        .collect();
+    // Stable: within a type the test set stays ahead of the own resolution.
+    entries.sort_by_key(|e| e.id_tipo_documento);
+    entries
+}
 
 fn random_hex(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];
@@ -152,29 +173,24 @@ pub fn provision_demo_company(
     store.put_software(invoicing.clone())?;
     store.put_software(payroll.clone())?;
 
+    // Its own resolutions number production documents (and, in testing,
+    // the types the authority's test sets do not serve: notes, T03,
+    // payroll); the test sets are built in.
     let mut resolutions = Vec::new();
-    for (doc_type, prefix) in DEMO_PREFIXES {
-        let test_set = doc_type == 1;
+    for (doc_type, also_serves, prefix) in DEMO_RESOLUTIONS {
         resolutions.push(store.add_resolution(
             company.id,
             NewResolution {
                 document_type: doc_type,
-                resolution_number: if test_set {
-                    "18760000001".into()
-                } else {
-                    format!("1876{:07}", company.id * 100 + u64::from(doc_type))
-                },
+                also_serves: also_serves.to_vec(),
+                resolution_number: format!("1876{:07}", company.id * 100 + u64::from(doc_type)),
                 resolution_date: date(2019, 1, 19)?,
                 prefix: prefix.into(),
-                from: if test_set { 990_000_000 } else { 1 },
-                to: if test_set { 995_000_000 } else { 99_999_999 },
+                from: 1,
+                to: 99_999_999,
                 valid_from: date(2019, 1, 19)?,
                 valid_to: date(2030, 1, 19)?,
-                technical_key: if test_set {
-                    TEST_SET_TECHNICAL_KEY.into()
-                } else {
-                    random_hex(20)
-                },
+                technical_key: random_hex(20),
             },
         )?);
     }
@@ -199,7 +215,7 @@ pub fn provision_demo_company(
         payroll_software_id: payroll.software_id,
         payroll_software_pin: payroll.pin,
         test_set_id: invoicing.test_set_id.unwrap_or_default(),
-        resoluciones: resolutions.iter().map(DemoResolution::from).collect(),
+        resoluciones: numbering_entries(&resolutions, company.id),
     };
     Ok((company, keys))
 }

@@ -40,8 +40,13 @@ pub struct IssuerRecords {
 pub enum ResolutionChoice {
     /// The one with this id (a document being built again keeps its own).
     Id(u64),
-    /// The newest valid on `date` with numbers left for `document_type`.
-    Active { document_type: u8, date: NaiveDate },
+    /// The one a new document of `document_type` in `environment` takes
+    /// its number from on `date` ([`CredentialStore::active_resolution`]).
+    Active {
+        environment: Environment,
+        document_type: u8,
+        date: NaiveDate,
+    },
 }
 
 /// Threads serving the blocking calls: enough for the calls that overlap
@@ -137,10 +142,11 @@ impl AsyncStore {
     pub async fn active_resolution(
         &self,
         company: CompanyId,
+        environment: Environment,
         document_type: u8,
         date: NaiveDate,
     ) -> StoreResult<Option<NumberingResolution>> {
-        self.off_thread(move |s| s.active_resolution(company, document_type, date))
+        self.off_thread(move |s| s.active_resolution(company, environment, document_type, date))
             .await
     }
 
@@ -162,13 +168,12 @@ impl AsyncStore {
     ) -> StoreResult<IssuerRecords> {
         self.off_thread(move |s| {
             let resolution = match resolution {
-                ResolutionChoice::Id(id) => {
-                    s.resolutions(company)?.into_iter().find(|r| r.id == id)
-                }
+                ResolutionChoice::Id(id) => s.resolution(company, id)?,
                 ResolutionChoice::Active {
+                    environment,
                     document_type,
                     date,
-                } => s.active_resolution(company, document_type, date)?,
+                } => s.active_resolution(company, environment, document_type, date)?,
             };
             let next_number = match &resolution {
                 Some(r) => Some(s.next_number(r)?),

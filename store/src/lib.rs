@@ -23,6 +23,7 @@ mod read_cache;
 mod repair;
 mod sled_documents;
 mod sled_store;
+pub mod test_set;
 pub mod trees;
 
 pub use async_store::{AsyncStore, IssuerRecords, ResolutionChoice};
@@ -55,12 +56,20 @@ pub trait CredentialStore {
         company: CompanyId,
         new: NewResolution,
     ) -> StoreResult<NumberingResolution>;
+    /// The company's own resolutions (the test sets are not listed).
     fn resolutions(&self, company: CompanyId) -> StoreResult<Vec<NumberingResolution>>;
-    /// The resolution for a document type valid on `date` with numbers left,
-    /// newest first.
+    /// The resolution with this id as `company` uses it: one of its own,
+    /// or a test set (with the company's counter).
+    fn resolution(&self, company: CompanyId, id: u64) -> StoreResult<Option<NumberingResolution>>;
+    /// The resolution a new document of `document_type` takes its number
+    /// from, valid on `date` with numbers left: in the testing environment
+    /// the test set serving the type (every company is numbered from the
+    /// authority's test sets there), otherwise the company's newest own
+    /// resolution serving it.
     fn active_resolution(
         &self,
         company: CompanyId,
+        environment: Environment,
         document_type: u8,
         date: NaiveDate,
     ) -> StoreResult<Option<NumberingResolution>>;

@@ -141,6 +141,10 @@ pub struct NumberingResolution {
     pub id: u64,
     pub company_id: CompanyId,
     pub document_type: u8,
+    /// Other document types numbered from the same range: the authority
+    /// numbers invoices, exports and T04 from one invoice resolution.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also_serves: Vec<u8>,
     pub resolution_number: String,
     pub resolution_date: NaiveDate,
     pub prefix: String,
@@ -153,9 +157,35 @@ pub struct NumberingResolution {
     pub created_at: DateTime<Utc>,
 }
 
+impl NumberingResolution {
+    /// Whether documents of `document_type` take their numbers from it.
+    pub fn serves(&self, document_type: u8) -> bool {
+        self.document_type == document_type || self.also_serves.contains(&document_type)
+    }
+
+    /// Every document type it numbers, its main one first.
+    pub fn document_types(&self) -> Vec<u8> {
+        let mut all = vec![self.document_type];
+        all.extend(
+            self.also_serves
+                .iter()
+                .filter(|t| **t != self.document_type),
+        );
+        all
+    }
+
+    /// One of the authority's test sets (built in, never stored).
+    pub fn is_test_set(&self) -> bool {
+        crate::test_set::by_id(self.id).is_some()
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NewResolution {
     pub document_type: u8,
+    /// Other document types it numbers (see [`NumberingResolution::also_serves`]).
+    #[serde(default)]
+    pub also_serves: Vec<u8>,
     pub resolution_number: String,
     pub resolution_date: NaiveDate,
     pub prefix: String,

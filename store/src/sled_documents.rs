@@ -7,6 +7,7 @@ use crate::error::{StoreError, StoreResult};
 use crate::flusher::Committed;
 use crate::model::*;
 use crate::sled_store::SledStore;
+use crate::test_set;
 use crate::trees;
 use crate::{CredentialStore, DocumentStore, EventStore, JobStore};
 
@@ -233,9 +234,7 @@ impl DocumentStore for SledStore {
     /// on the first open after an unclean stop.
     fn create_document(&self, new: NewDocument) -> StoreResult<DocumentRecord> {
         let resolution = self
-            .resolutions(new.company_id)?
-            .into_iter()
-            .find(|r| r.id == new.resolution_id)
+            .resolution(new.company_id, new.resolution_id)?
             .ok_or(StoreError::NotFound("numbering resolution"))?;
         let ref_key = new
             .external_reference
@@ -307,8 +306,10 @@ impl DocumentStore for SledStore {
         self.document_requests.insert(id_key(id), new.request)?;
         self.documents
             .insert(id_key(id), encode(trees::DOCUMENTS, &doc)?)?;
-        self.counters
-            .insert(id_key(resolution.id), &(number + 1).to_be_bytes())?;
+        self.counters.insert(
+            test_set::counter_key(new.company_id, resolution.id),
+            &(number + 1).to_be_bytes(),
+        )?;
         if let Some(k) = &ref_key {
             self.document_refs.insert(k, &id_key(id))?;
         }

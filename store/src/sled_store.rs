@@ -20,6 +20,7 @@ use crate::group_commit::GroupCommit;
 use crate::model::*;
 use crate::read_cache::ReadCache;
 use crate::repair::CLEAN_CLOSE_KEY;
+use crate::test_set;
 use crate::trees;
 use crate::{
     ApiKeyStore, CompanyStore, CredentialStore, CustomerStore, SettingsStore, StoreHealth,
@@ -215,6 +216,13 @@ impl SledStore {
         };
         store.check_schema()?;
         store.index_jobs_by_document()?;
+        let seeded = store.seed_test_set_counters()?;
+        if seeded > 0 {
+            tracing::info!(
+                counters = seeded,
+                "test set counters raised above the numbers documents already hold"
+            );
+        }
         let clean = store.meta.remove(CLEAN_CLOSE_KEY)?.is_some();
         // Data dirs from before the state index get it built once.
         let unindexed = store.documents_by_state.is_empty();
@@ -407,10 +415,16 @@ impl CredentialStore for SledStore {
         let resolution = (&self.meta, &self.resolutions, &self.counters).transaction(
             |(meta, resolutions, counters)| {
                 let id = next_seq(meta, trees::RESOLUTIONS)?;
+                if test_set::by_id(id).is_some() || id >= test_set::TEST_SET_ID_BASE {
+                    return abort(StoreError::Conflict(
+                        "resolution ids have reached the test sets' ids".into(),
+                    ));
+                }
                 let r = NumberingResolution {
                     id,
                     company_id: company,
                     document_type: new.document_type,
+                    also_serves: new.also_serves.clone(),
                     resolution_number: new.resolution_number.clone(),
                     resolution_date: new.resolution_date,
                     prefix: new.prefix.clone(),
@@ -425,7 +439,7 @@ impl CredentialStore for SledStore {
                     &scoped_key(company, id)[..],
                     tx_encode(trees::RESOLUTIONS, &r)?,
                 )?;
-                counters.insert(&id_key(id), &new.from.to_be_bytes())?;
+                counters.insert(test_set::counter_key(company, id), &new.from.to_be_bytes())?;
                 Ok(r)
             },
         )?;
@@ -446,18 +460,30 @@ impl CredentialStore for SledStore {
         Ok(all.unwrap_or_default())
     }
 
+    fn resolution(&self, company: CompanyId, id: u64) -> StoreResult<Option<NumberingResolution>> {
+        if let Some(set) = test_set::by_id(id) {
+            return Ok(Some(set.resolution(company)));
+        }
+        Ok(self.resolutions(company)?.into_iter().find(|r| r.id == id))
+    }
+
     fn active_resolution(
         &self,
         company: CompanyId,
+        environment: Environment,
         document_type: u8,
         date: NaiveDate,
     ) -> StoreResult<Option<NumberingResolution>> {
-        let mut candidates: Vec<NumberingResolution> = self
-            .resolutions(company)?
-            .into_iter()
-            .filter(|r| r.document_type == document_type)
-            .filter(|r| r.valid_from <= date && date <= r.valid_to)
-            .collect();
+        let mut candidates: Vec<NumberingResolution> =
+            match test_set::for_document_type(document_type) {
+                Some(set) if environment == Environment::Test => vec![set.resolution(company)],
+                _ => self
+                    .resolutions(company)?
+                    .into_iter()
+                    .filter(|r| r.serves(document_type))
+                    .collect(),
+            };
+        candidates.retain(|r| r.valid_from <= date && date <= r.valid_to);
         candidates.sort_by_key(|r| std::cmp::Reverse(r.id));
         for r in candidates {
             if self.next_number(&r)? <= r.to {
@@ -470,7 +496,7 @@ impl CredentialStore for SledStore {
     fn next_number(&self, resolution: &NumberingResolution) -> StoreResult<u64> {
         Ok(self
             .counters
-            .get(id_key(resolution.id))?
+            .get(test_set::counter_key(resolution.company_id, resolution.id))?
             .and_then(|v| read_u64(&v))
             .unwrap_or(resolution.from))
     }

@@ -42,6 +42,7 @@ fn company() -> NewCompany {
 fn resolution(from: u64, to: u64) -> NewResolution {
     NewResolution {
         document_type: 1,
+        also_serves: Vec::new(),
         resolution_number: "18760000001".into(),
         resolution_date: NaiveDate::from_ymd_opt(2019, 1, 19).unwrap(),
         prefix: "SETP".into(),
@@ -156,7 +157,10 @@ fn numbers_are_gapless_and_bounded_by_the_range() {
         .unwrap();
     let today = NaiveDate::from_ymd_opt(2026, 11, 22).unwrap();
     assert_eq!(
-        s.active_resolution(c.id, 1, today).unwrap().unwrap().id,
+        s.active_resolution(c.id, Environment::Live, 1, today)
+            .unwrap()
+            .unwrap()
+            .id,
         r.id
     );
     let numbers: Vec<u64> = (0..3)
@@ -168,7 +172,9 @@ fn numbers_are_gapless_and_bounded_by_the_range() {
         Err(StoreError::RangeExhausted { .. })
     ));
     assert!(
-        s.active_resolution(c.id, 1, today).unwrap().is_none(),
+        s.active_resolution(c.id, Environment::Live, 1, today)
+            .unwrap()
+            .is_none(),
         "exhausted"
     );
     assert_eq!(s.document_counts().unwrap(), vec![((1, 1), 3)]);
@@ -520,4 +526,183 @@ async fn async_writes_are_on_disk_when_they_resolve() {
     assert_eq!(s.document(doc_id).unwrap().unwrap().state, state::ACCEPTED);
     assert!(s.job_for_document(doc_id).unwrap().is_none());
     assert!(a.has_files(doc_id).await.is_ok_and(|has| !has));
+}
+
+/// An own resolution of `company` for `types` (the first the main one).
+fn own(s: &SledStore, company: CompanyId, types: &[u8], prefix: &str) -> NumberingResolution {
+    s.add_resolution(
+        company,
+        NewResolution {
+            document_type: types[0],
+            also_serves: types[1..].to_vec(),
+            prefix: prefix.into(),
+            technical_key: "0123abcd".into(),
+            ..resolution(1, 1000)
+        },
+    )
+    .unwrap()
+}
+
+/// A document of `company` numbered from the resolution `environment`
+/// gives `document_type` today.
+fn issue_in(
+    s: &SledStore,
+    company: CompanyId,
+    env: Environment,
+    document_type: u8,
+) -> DocumentRecord {
+    let today = NaiveDate::from_ymd_opt(2026, 11, 22).unwrap();
+    let r = s
+        .active_resolution(company, env, document_type, today)
+        .unwrap()
+        .unwrap_or_else(|| panic!("no resolution for type {document_type} in {env:?}"));
+    s.create_document(NewDocument {
+        environment: env,
+        document_type,
+        ..new_doc(&r, None)
+    })
+    .unwrap()
+}
+
+fn full(d: &DocumentRecord) -> String {
+    d.full_number()
+}
+
+#[test]
+fn the_testing_environment_numbers_from_the_test_sets_with_a_counter_per_company() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let a = s.create_company(company()).unwrap().id;
+    let b = s
+        .create_company(NewCompany {
+            nit: "900000002".into(),
+            ..company()
+        })
+        .unwrap()
+        .id;
+    for c in [a, b] {
+        own(&s, c, &[1, 6, 8], "FE");
+        own(&s, c, &[2], "NC");
+        own(&s, c, &[4], "DS");
+        own(&s, c, &[7], "CONT");
+        own(&s, c, &[9], "POS");
+    }
+    use Environment::{Live, Test};
+    // Invoices, exports and T04 share SETP; each company counts on its own.
+    let got: Vec<String> = [(a, 1), (a, 6), (b, 1), (a, 8), (b, 8)]
+        .iter()
+        .map(|&(c, t)| full(&issue_in(&s, c, Test, t)))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "SETP990000000",
+            "SETP990000001",
+            "SETP990000000",
+            "SETP990000002",
+            "SETP990000001"
+        ]
+    );
+    assert_eq!(full(&issue_in(&s, a, Test, 4)), "SEDS984000000");
+    assert_eq!(full(&issue_in(&s, b, Test, 4)), "SEDS984000000");
+    assert_eq!(full(&issue_in(&s, a, Test, 9)), "EPOS1");
+    // Notes and T03 keep the company's own prefixes in the testing environment.
+    assert_eq!(full(&issue_in(&s, a, Test, 2)), "NC1");
+    assert_eq!(full(&issue_in(&s, a, Test, 7)), "CONT1");
+    // Production: the company's own resolutions, one serving 1, 6 and 8.
+    let live: Vec<String> = [1, 6, 8, 4, 9]
+        .iter()
+        .map(|&t| full(&issue_in(&s, a, Live, t)))
+        .collect();
+    assert_eq!(live, ["FE1", "FE2", "FE3", "DS1", "POS1"]);
+    // The test sets are not the company's resolutions; a built document
+    // finds its own again by id.
+    let setp = test_set::for_document_type(1).unwrap();
+    assert!(s.resolutions(a).unwrap().iter().all(|r| !r.is_test_set()));
+    let again = s.resolution(b, setp.id).unwrap().unwrap();
+    assert_eq!((again.company_id, again.prefix.as_str()), (b, "SETP"));
+    assert_eq!(s.next_number(&again).unwrap(), 990000002);
+    // A type without an own resolution has none in production.
+    let today = NaiveDate::from_ymd_opt(2026, 11, 22).unwrap();
+    assert!(s.active_resolution(a, Live, 3, today).unwrap().is_none());
+    assert!(s.active_resolution(a, Test, 3, today).unwrap().is_none());
+}
+
+#[test]
+fn test_set_counters_are_repaired_per_company_after_an_unclean_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = {
+        let s = open(dir.path());
+        let a = s.create_company(company()).unwrap().id;
+        let b = s
+            .create_company(NewCompany {
+                nit: "900000002".into(),
+                ..company()
+            })
+            .unwrap()
+            .id;
+        for _ in 0..3 {
+            issue_in(&s, a, Environment::Test, 1);
+        }
+        issue_in(&s, b, Environment::Test, 4);
+        // What a crash right after the records could lose: the counters.
+        let setp = test_set::for_document_type(1).unwrap().id;
+        let seds = test_set::for_document_type(4).unwrap().id;
+        s.counters
+            .insert(test_set::counter_key(a, setp), &990000001u64.to_be_bytes())
+            .unwrap();
+        s.counters.remove(test_set::counter_key(b, seds)).unwrap();
+        s.flush().unwrap();
+        s.close_uncleanly();
+        (a, b)
+    };
+    let s = open(dir.path());
+    assert_eq!(
+        full(&issue_in(&s, a, Environment::Test, 8)),
+        "SETP990000003",
+        "no test-set number is given twice"
+    );
+    assert_eq!(
+        full(&issue_in(&s, b, Environment::Test, 4)),
+        "SEDS984000001"
+    );
+    assert_eq!(
+        full(&issue_in(&s, b, Environment::Test, 1)),
+        "SETP990000000"
+    );
+}
+
+#[test]
+fn numbers_issued_before_the_test_sets_were_built_in_are_never_given_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = {
+        let s = open(dir.path());
+        let c = s.create_company(company()).unwrap();
+        // The old demo company: its own type-1 resolution copied SETP.
+        let old = s
+            .add_resolution(c.id, resolution(990000000, 995000000))
+            .unwrap();
+        for _ in 0..3 {
+            s.create_document(new_doc(&old, None)).unwrap();
+        }
+        // A data dir written before the seeding existed carries no mark.
+        s.meta.remove(crate::repair::TEST_SETS_SEEDED_KEY).unwrap();
+        s.flush().unwrap();
+        c.id
+    };
+    let s = open(dir.path());
+    let first = issue_in(&s, c, Environment::Test, 1);
+    assert_eq!(full(&first), "SETP990000003");
+    assert!(s
+        .resolution(c, first.resolution_id)
+        .unwrap()
+        .unwrap()
+        .is_test_set());
+    drop(s);
+    // Once seeded, a later open leaves the counter alone.
+    let s = open(dir.path());
+    assert_eq!(
+        full(&issue_in(&s, c, Environment::Test, 1)),
+        "SETP990000004"
+    );
 }

@@ -107,15 +107,40 @@ fn admin_http_provisions_software_resolutions_and_demo_companies() {
     ] {
         assert!(!d[field].is_null(), "missing {field}: {d}");
     }
-    let types: Vec<u64> = d["resoluciones"]
+    // Each numbering once per type it serves, the test set first
+    // (decisions.md §5 "Numbering in the testing environment").
+    let entries: Vec<(u64, &str, bool)> = d["resoluciones"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|r| r["id_tipo_documento"].as_u64().unwrap())
+        .map(|r| {
+            (
+                r["id_tipo_documento"].as_u64().unwrap(),
+                r["prefijo"].as_str().unwrap(),
+                r["set_de_pruebas"].as_bool().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
-        types,
-        (1..=11).collect::<Vec<_>>(),
+        entries,
+        [
+            (1, "SETP", true),
+            (1, "FE", false),
+            (2, "NC", false),
+            (3, "ND", false),
+            (4, "SEDS", true),
+            (4, "DS", false),
+            (5, "NDS", false),
+            (6, "SETP", true),
+            (6, "FE", false),
+            (7, "CONT", false),
+            (8, "SETP", true),
+            (8, "FE", false),
+            (9, "EPOS", true),
+            (9, "POS", false),
+            (10, "NAP", false),
+            (11, "NOM", false),
+        ],
         "all 10 types and payroll"
     );
     assert_eq!(d["resoluciones"][0]["prefijo"], "SETP");
@@ -123,6 +148,12 @@ fn admin_http_provisions_software_resolutions_and_demo_companies() {
     assert_eq!(
         d["resoluciones"][0]["clave_tecnica"],
         "fc8eac422eba16e22ffd8c6f94b3f40a6e38162c"
+    );
+    let own_invoice_key = d["resoluciones"][1]["clave_tecnica"].as_str().unwrap();
+    assert_eq!(own_invoice_key.len(), 40);
+    assert_eq!(
+        d["resoluciones"][8]["clave_tecnica"], own_invoice_key,
+        "one range for invoices, exports and T04"
     );
     let id = d["id_empresa"].as_u64().unwrap();
 
@@ -139,8 +170,28 @@ fn admin_http_provisions_software_resolutions_and_demo_companies() {
     ));
     assert_eq!(status, 201, "{res}");
     assert_eq!(res["data"]["siguiente"], 1);
+    assert_eq!(res["data"]["tipos_adicionales"], json!([]));
+    // One resolution for invoices, exports and T04; other types do not
+    // share one.
+    let shared = json!({"id_tipo_documento": 1, "numero_resolucion": "18764000002",
+        "fecha_resolucion": "2024-01-01", "prefijo": "FV", "desde": 1, "hasta": 5000,
+        "vigencia_desde": "2024-01-01", "vigencia_hasta": "2026-12-31", "clave_tecnica": "ABCDEF",
+        "tipos_adicionales": [6, 8]});
+    let (status, res) =
+        json(app.admin_post(&format!("/admin/companies/{id}/resoluciones"), &shared));
+    assert_eq!(status, 201, "{res}");
+    assert_eq!(res["data"]["tipos_adicionales"], json!([6, 8]));
+    let mut mixed = shared.clone();
+    mixed["tipos_adicionales"] = json!([2]);
+    assert_error(
+        app.admin_post(&format!("/admin/companies/{id}/resoluciones"), &mixed),
+        422,
+        "VALIDATION_ERROR",
+    );
     let (_, list) = json(app.admin_get(&format!("/admin/companies/{id}/resoluciones")));
-    assert_eq!(list["data"].as_array().unwrap().len(), 12);
+    let own = list["data"].as_array().unwrap();
+    assert_eq!(own.len(), 11, "9 own resolutions and the 2 added");
+    assert_eq!(own[0]["tipos_adicionales"], json!([6, 8]), "the demo's FE");
     let (_, keys) = json(app.admin_get(&format!("/admin/companies/{id}/api-keys")));
     let keys = keys["data"].as_array().unwrap();
     assert_eq!(keys.len(), 2);
@@ -214,9 +265,13 @@ fn admin_cli_round_trip() {
             "2030-01-01",
             "--clave-tecnica",
             "abc123",
+            "--tipos-adicionales",
+            "6,8",
         ],
     );
     assert!(ok, "{out}");
+    let added: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(added["tipos_adicionales"], json!([6, 8]), "{out}");
     let (ok, out) = admin_cli(dir, &["resolution", "list", "--company", &id]);
     assert!(ok && out.contains("\"FV\""), "{out}");
     let p12 = dir.join("cert.p12");

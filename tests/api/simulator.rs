@@ -32,10 +32,19 @@ fn serve_runs_the_simulator_and_registers_the_demo_company() {
         .unwrap();
     let text = issuers.to_string();
     assert!(text.contains("900000001"), "{text}");
+    // Its own ranges (the test sets are the authority's, not registered).
+    let own_invoice_key = app.keys["resoluciones"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id_tipo_documento"] == 1 && r["set_de_pruebas"] == false)
+        .and_then(|r| r["clave_tecnica"].as_str())
+        .unwrap();
     assert!(
-        text.contains("fc8eac422eba16e22ffd8c6f94b3f40a6e38162c"),
+        text.contains(own_invoice_key) && text.contains("\"prefix\":\"FE\""),
         "ranges with technical keys: {text}"
     );
+    assert!(!text.contains("\"SETP\""), "{text}");
     let stats = app.client.get(format!("{sim}/__sim/stats")).send().unwrap();
     assert_eq!(stats.status().as_u16(), 200);
 }

@@ -84,13 +84,11 @@ fn a_zeep_client_built_from_the_wsdl_reads_every_answer() {
         .iter()
         .find(|i| i.nit == fixtures::NIT)
         .expect("the demo company is registered at the simulator");
-    let range = issuer
-        .ranges
-        .iter()
-        .find(|r| r.technical_key.is_some())
-        .expect("a range with a technical key");
-    let key = range.technical_key.clone().unwrap();
-    let number = |offset: u64| format!("{}{}", range.prefix, range.from_number + offset);
+    // The sample documents are of the testing environment: numbered from
+    // the authority's test set and coded with its technical key, whatever
+    // the company registered (decisions.md §5).
+    let key = emisor_store::test_set::TEST_TECHNICAL_KEY.to_string();
+    let number = |offset: u64| format!("SETP{}", 990_000_000 + offset);
 
     let dir = tempfile::tempdir().unwrap();
     // The client's WS-Security credentials: the sample certificate, which

@@ -62,14 +62,19 @@ pub async fn next_number(
         )
     })?;
     let today = colombia_now().date_naive();
+    // The key's environment decides: a `sk_test_` key numbers from the
+    // authority's test set for the type (decisions.md §5).
     let r = state
         .store
-        .active_resolution(ctx.company_id, doc_type, today)
+        .active_resolution(ctx.company_id, ctx.environment, doc_type, today)
         .await?
         .ok_or_else(|| {
             ApiError::validation(
                 "tipo",
-                format!("no valid numbering resolution for type {doc_type}"),
+                format!(
+                    "no valid numbering resolution for type {doc_type} in the {} environment",
+                    ctx.environment.name()
+                ),
             )
         })?;
     let next = state.store.next_number(r.clone()).await?;

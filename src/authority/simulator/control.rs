@@ -45,6 +45,7 @@ async fn stats(shared: web::Data<SimShared>) -> HttpResponse {
 
 async fn reset(shared: web::Data<SimShared>) -> HttpResponse {
     shared.state.reset();
+    shared.contingency.reset();
     HttpResponse::Ok().json(shared.state.stats())
 }
 

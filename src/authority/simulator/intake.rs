@@ -1,13 +1,16 @@
 //! What happens to a received ZIP, in the authority's order (decisions.md
 //! §2): file name, ZIP, well-formed XML, signature placement and XAdES, code
-//! recomputation, number in range, duplicate; then acceptance.
+//! recomputation, number in range (the test set's in the testing
+//! environment), contingency period of a T04, duplicate; then acceptance.
 
 use super::app_response;
 use super::checks::{signature_placement, DocumentChecks};
 use super::conformance;
+use super::contingency::ContingencyPeriods;
 use super::document::DocumentFacts;
 use super::package::{self, XmlEntry};
 use super::state::{AcceptedDoc, SimRegistry, SimState};
+use super::test_set::{self, TEST_TECHNICAL_KEY};
 use crate::authority::operation::Operation;
 use crate::authority::soap::response::DianResponse;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -31,6 +34,8 @@ pub struct Intake<'a> {
     /// Mode `reject`: every valid document is answered with a business rule.
     pub reject_all: bool,
     pub now: DateTime<Utc>,
+    /// Declared contingency periods (T04, rule CTG01).
+    pub contingency: &'a ContingencyPeriods,
 }
 
 fn rule(code: &str, text: &str) -> String {
@@ -193,7 +198,12 @@ impl Intake<'_> {
             )]);
         };
         let range = issuer.range_for(&facts.number);
-        let key = if facts.uses_technical_key() {
+        // The testing environment codes and numbers from the authority's
+        // test sets, whatever the issuer registered (protocol.md 7.5c).
+        let testing = test_set::is_testing(xml, &facts);
+        let key = if facts.uses_technical_key() && testing {
+            TEST_TECHNICAL_KEY.to_string()
+        } else if facts.uses_technical_key() {
             match range.and_then(|(r, _)| r.technical_key.clone()) {
                 Some(k) => k,
                 None => {
@@ -243,8 +253,13 @@ impl Intake<'_> {
             }
         }
 
-        // Number in range.
-        if facts.needs_range() {
+        // Number in range: the test set's in the testing environment.
+        if let Some(set) = test_set::serving(testing, &facts) {
+            let errors = set.numbering_errors(xml, &facts);
+            if !errors.is_empty() {
+                return rejected_with(errors);
+            }
+        } else if facts.needs_range() {
             let inside = range.is_some_and(|(r, n)| (r.from_number..=r.to_number).contains(&n));
             if !inside {
                 return rejected_with(vec![rule(
@@ -254,6 +269,10 @@ impl Intake<'_> {
             }
         }
 
+        // A T04 signed inside a declared contingency period.
+        if let Err(error) = self.contingency.check(xml, &facts) {
+            return rejected_with(vec![error]);
+        }
         // The rules on the content (operation type, support-document
         // vendor, POS extensions); notifications go with the acceptance.
         let verdict = conformance::check(xml, &facts);

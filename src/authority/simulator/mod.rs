@@ -7,10 +7,14 @@
 //!   `PUT /__sim/issuers` (demo companies register themselves).
 //! * [`DocumentChecks`] are the cryptographic checks of a document;
 //!   [`EngineChecks`] (the default) uses the engine's XAdES and codes.
+//! * [`test_set`] holds the testing environment's test sets and their
+//!   numbering rules; [`contingency`] the declared contingency periods
+//!   (`/__sim/contingency`, rule CTG01).
 
 pub mod app_response;
 pub mod checks;
 pub mod conformance;
+pub mod contingency;
 pub mod control;
 pub mod document;
 pub mod intake;
@@ -19,6 +23,7 @@ pub mod reply;
 pub mod schema;
 pub mod server;
 pub mod state;
+pub mod test_set;
 pub mod wsdl;
 
 #[cfg(test)]
@@ -97,6 +102,7 @@ pub async fn start(
         registry,
         state: state::SimState::new(),
         opts,
+        contingency: contingency::ContingencyPeriods::default(),
     });
     let server = HttpServer::new(move || {
         App::new()

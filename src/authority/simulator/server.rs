@@ -1,6 +1,7 @@
 //! Routes of the simulator and the SOAP endpoint: WS-Security first, then
 //! dispatch to the operation.
 
+use super::contingency::{self, ContingencyPeriods};
 use super::control;
 use super::intake::{self, Intake, DESC_PENDING};
 use super::reply;
@@ -28,6 +29,8 @@ pub struct SimShared {
     pub registry: Arc<SimRegistry>,
     pub state: SimState,
     pub opts: SimOptions,
+    /// The contingency periods it has declared (T04, rule CTG01).
+    pub contingency: ContingencyPeriods,
 }
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -36,7 +39,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .route(web::post().to(soap))
             .route(web::get().to(service_get)),
     )
-    .configure(control::routes);
+    .configure(control::routes)
+    .configure(contingency::routes);
 }
 
 /// What a GET of the service asks for (WCF's metadata queries).
@@ -301,6 +305,7 @@ fn dispatch(
         op,
         reject_all,
         now,
+        contingency: &shared.contingency,
     };
     let body = match op {
         Operation::SendBillSync | Operation::SendNominaSync | Operation::SendEventUpdateStatus => {
