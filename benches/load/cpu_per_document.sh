@@ -12,12 +12,17 @@ DIR=$(mktemp -d)
 trap 'kill "$PID" 2>/dev/null || true; rm -rf "$DIR"' EXIT
 
 EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE=1000000000 RUST_LOG=warn \
-  "$BIN" serve --data-dir "$DIR/data" --bind 127.0.0.1:0 >"$DIR/log" 2>&1 &
+  setsid "$BIN" serve --data-dir "$DIR/data" --bind 127.0.0.1:0 >"$DIR/log" 2>&1 </dev/null &
 PID=$!
 for _ in $(seq 1 300); do [ -s "$DIR/data/listening" ] && break; sleep 0.1; done
+if [ ! -s "$DIR/data/listening" ]; then
+  echo "the server did not start:" >&2
+  cat "$DIR/log" >&2
+  exit 1
+fi
 URL=$(cat "$DIR/data/listening")
 keys() { python3 -c "import json,sys;print(json.load(open('$DIR/data/demo-keys.json'))[sys.argv[1]])" "$1"; }
-curl -s -o /dev/null -X PATCH -H "Authorization: Bearer $(keys admin_token)" \
+curl -s -o /dev/null --retry 50 --retry-connrefused --retry-delay 1 -X PATCH -H "Authorization: Bearer $(keys admin_token)" \
   -H 'Content-Type: application/json' "$URL/admin/companies/1" \
   -d '{"limite_documentos_mes": 100000000}'
 export KEY=$(keys sk_test) TRANSMIT=false

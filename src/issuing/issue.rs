@@ -282,8 +282,9 @@ pub async fn issue(
     // Phase two: the files are durable before the record pointing at them
     // is written, and the record before the client hears of it. The store's
     // flusher does both in one group commit; no thread blocks waiting.
-    let (staged, files) = store.stage_files(doc.id, files).await?;
-    let job = store.commit_staged(doc.clone(), staged, job, entry).await?;
+    let (job, files) = store
+        .commit_document(doc.clone(), files, job, entry)
+        .await?;
 
     match job {
         None => Ok(Issued::Done {
@@ -359,21 +360,20 @@ async fn build_again(
 async fn store_rebuilt(
     issuing: &Issuing,
     doc: &mut DocumentRecord,
-    files: &DocumentFiles,
+    files: DocumentFiles,
     to: u8,
     job: Option<Job>,
     entry: HistoryEntry,
-) -> IssueResult<Option<Job>> {
+) -> IssueResult<(Option<Job>, DocumentFiles)> {
     let from = doc.state;
     doc.state = to;
     let entry = HistoryEntry {
         from_state: Some(from),
         ..entry
     };
-    let (staged, _) = issuing.store.stage_files(doc.id, files.clone()).await?;
     Ok(issuing
         .store
-        .commit_staged(doc.clone(), staged, job, entry)
+        .commit_document(doc.clone(), files, job, entry)
         .await?)
 }
 
@@ -386,7 +386,7 @@ pub async fn rebuild(issuing: &Arc<Issuing>, doc: DocumentRecord) -> IssueResult
         state::DRAFT,
         json!({ "code": doc.code }),
     );
-    store_rebuilt(issuing, &mut doc, &files, state::DRAFT, None, entry).await?;
+    store_rebuilt(issuing, &mut doc, files, state::DRAFT, None, entry).await?;
     Ok(())
 }
 
@@ -396,9 +396,8 @@ pub async fn resend(issuing: &Arc<Issuing>, doc: DocumentRecord) -> IssueResult<
     let (mut doc, files) = build_again(issuing, doc).await?;
     let entry = history("api", "resend", state::QUEUED, json!({ "code": doc.code }));
     let job = Some(new_job(&doc));
-    let job = store_rebuilt(issuing, &mut doc, &files, state::QUEUED, job, entry)
-        .await?
-        .ok_or_else(|| IssueError::Internal("resend job not stored".into()))?;
+    let (job, files) = store_rebuilt(issuing, &mut doc, files, state::QUEUED, job, entry).await?;
+    let job = job.ok_or_else(|| IssueError::Internal("resend job not stored".into()))?;
     let (sent, outcome) = issuing
         .transmit(doc.id, "api")
         .await

@@ -245,25 +245,25 @@ impl AsyncStore {
         self.off_thread(move |s| s.create_document(new)).await
     }
 
-    /// Phase two, first step ([`DocumentStore::stage_files`]).
-    pub async fn stage_files(
-        &self,
-        document_id: u64,
-        files: DocumentFiles,
-    ) -> StoreResult<(StagedFiles, DocumentFiles)> {
-        self.off_thread(move |s| Ok((s.stage_files(document_id, &files)?, files)))
-            .await
-    }
-
-    /// Phase two, second step ([`DocumentStore::commit_staged`]).
-    pub fn commit_staged(
+    /// Phase two of a document in one round trip to the flusher: its files
+    /// appended to the file log, synced with the batch, then its record,
+    /// history and job written and flushed. Resolves once all of it is on
+    /// disk, with the stored job and the files handed back.
+    pub fn commit_document(
         &self,
         doc: DocumentRecord,
-        files: StagedFiles,
+        files: DocumentFiles,
         job: Option<Job>,
         history: HistoryEntry,
-    ) -> Committed {
-        self.store.commit_staged(doc, files, job, history)
+    ) -> Committed<(Option<Job>, DocumentFiles)> {
+        let (stager, writer) = (self.store.clone(), self.store.clone());
+        self.store.flusher.stage_and_commit(
+            move || Ok((stager.stage_files(doc.id, &files)?, files, doc)),
+            move |(staged, files, doc)| {
+                let job = writer.complete_staged(&doc, &staged, job, history)?;
+                Ok((job, files))
+            },
+        )
     }
 
     pub async fn document(&self, id: u64) -> StoreResult<Option<DocumentRecord>> {

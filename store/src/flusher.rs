@@ -30,7 +30,11 @@ type Reply = Box<dyn FnOnce(Result<(), String>) + Send>;
 
 /// Carried writes, type-erased: given whether the file log synced, it runs
 /// the writes (or not) and returns the reply to send after the flush.
-type Request = Box<dyn FnOnce(Result<(), String>) -> Reply + Send>;
+type Writes = Box<dyn FnOnce(Result<(), String>) -> Reply + Send>;
+
+/// A request: its staging (appends to the file log, before the batch's
+/// file sync), which gives the writes to run after it.
+type Request = Box<dyn FnOnce() -> Writes + Send>;
 
 /// Resolves once the writes ran and are on disk, with what they returned.
 pub type Committed<T = Option<Job>> = Pin<Box<dyn Future<Output = StoreResult<T>> + Send>>;
@@ -40,12 +44,14 @@ pub(crate) struct Flusher {
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
-/// One batch: files first, then the carried writes, then one flush.
+/// One batch: every request's files staged, one file sync, then the
+/// carried writes, then one flush.
 fn serve(batch: Vec<Request>, sync: &impl Fn(Scope) -> StoreResult<()>) {
+    let staged: Vec<Writes> = batch.into_iter().map(|request| request()).collect();
     let files = sync(Scope::Files).map_err(|e| e.to_string());
-    let replies: Vec<Reply> = batch
+    let replies: Vec<Reply> = staged
         .into_iter()
-        .map(|request| request(files.clone()))
+        .map(|writes| writes(files.clone()))
         .collect();
     let flushed = files.and_then(|()| sync(Scope::All).map_err(|e| e.to_string()));
     for reply in replies {
@@ -82,17 +88,32 @@ impl Flusher {
         &self,
         writes: impl FnOnce() -> StoreResult<T> + Send + 'static,
     ) -> Committed<T> {
+        self.stage_and_commit(|| Ok(()), move |()| writes())
+    }
+
+    /// [`commit`](Self::commit) after `stage` (appends to the file log) has
+    /// run on the flusher too, before the batch's file sync: a document's
+    /// whole phase two in one round trip.
+    pub(crate) fn stage_and_commit<S: Send + 'static, T: Send + 'static>(
+        &self,
+        stage: impl FnOnce() -> StoreResult<S> + Send + 'static,
+        writes: impl FnOnce(S) -> StoreResult<T> + Send + 'static,
+    ) -> Committed<T> {
         let (tx, rx) = oneshot::channel::<StoreResult<T>>();
-        let request: Request = Box::new(move |files| {
-            let result = match files {
-                Ok(()) => writes(),
-                Err(e) => Err(StoreError::Durability(e)),
-            };
-            Box::new(move |flushed| {
-                let _ = tx.send(match (flushed, result) {
-                    (Err(e), Ok(_)) => Err(StoreError::Durability(e)),
-                    (_, result) => result,
-                });
+        let request: Request = Box::new(move || {
+            let staged = stage();
+            Box::new(move |files| {
+                let result = match (files, staged) {
+                    (Ok(()), Ok(staged)) => writes(staged),
+                    (Err(e), _) => Err(StoreError::Durability(e)),
+                    (_, Err(e)) => Err(e),
+                };
+                Box::new(move |flushed| {
+                    let _ = tx.send(match (flushed, result) {
+                        (Err(e), Ok(_)) => Err(StoreError::Durability(e)),
+                        (_, result) => result,
+                    });
+                })
             })
         });
         let sent = self
@@ -176,6 +197,30 @@ mod tests {
         assert_eq!(
             *log.lock().unwrap(),
             vec!["sync Files", "writes", "sync All"]
+        );
+    }
+
+    #[tokio::test]
+    async fn staging_runs_before_the_file_sync_and_hands_its_result_to_the_writes() {
+        let (f, log, _) = recording(false);
+        let (l1, l2) = (log.clone(), log.clone());
+        let got = f
+            .stage_and_commit(
+                move || {
+                    l1.lock().unwrap().push("stage".into());
+                    Ok(7)
+                },
+                move |staged| {
+                    l2.lock().unwrap().push(format!("writes {staged}"));
+                    Ok(staged * 6)
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(got, 42);
+        assert_eq!(
+            *log.lock().unwrap(),
+            vec!["stage", "sync Files", "writes 7", "sync All"]
         );
     }
 

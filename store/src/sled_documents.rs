@@ -128,7 +128,7 @@ impl SledStore {
     /// until the record says so), the document record last. A record that
     /// never landed leaves the document half-built, which resume rebuilds;
     /// its leftover job finds the document is not queued and ends.
-    fn complete_staged(
+    pub(crate) fn complete_staged(
         &self,
         doc: &DocumentRecord,
         files: &StagedFiles,
