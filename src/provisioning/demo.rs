@@ -23,8 +23,9 @@ pub const TEST_SET_TECHNICAL_KEY: &str = "fc8eac422eba16e22ffd8c6f94b3f40a6e3816
 
 pub const DEMO_NIT: &str = "900000001";
 
-/// `demo-keys.json` (decisions.md §5).
-#[derive(Debug, Clone, Serialize, ToSchema)]
+/// `demo-keys.json` (decisions.md §5): the one place the operator is shown
+/// the demo company's secrets. `Debug` leaves them out.
+#[derive(Clone, Serialize, ToSchema)]
 pub struct DemoKeys {
     pub id_empresa: u64,
     pub nit: String,
@@ -40,7 +41,17 @@ pub struct DemoKeys {
     pub resoluciones: Vec<DemoResolution>,
 }
 
-#[derive(Debug, Clone, Serialize, ToSchema)]
+impl std::fmt::Debug for DemoKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DemoKeys")
+            .field("id_empresa", &self.id_empresa)
+            .field("nit", &self.nit)
+            .field("tax_sim_url", &self.tax_sim_url)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Clone, Serialize, ToSchema)]
 pub struct DemoResolution {
     pub id_tipo_documento: u8,
     pub prefijo: String,
@@ -58,7 +69,7 @@ impl From<&NumberingResolution> for DemoResolution {
             prefijo: r.prefix.clone(),
             desde: r.from,
             hasta: r.to,
-            clave_tecnica: r.technical_key.clone(),
+            clave_tecnica: r.technical_key.expose().to_string(),
             vigencia_desde: r.valid_from,
             vigencia_hasta: r.valid_to,
         }
@@ -136,7 +147,7 @@ pub fn provision_demo_company(
         company_id: company.id,
         kind: SoftwareKind::Invoicing,
         software_id: uuid::Uuid::new_v4().to_string(),
-        pin: random_pin(),
+        pin: random_pin().into(),
         test_set_id: Some(uuid::Uuid::new_v4().to_string()),
         provider_nit: company.nit.clone(),
         provider_dv: company.dv,
@@ -145,7 +156,7 @@ pub fn provision_demo_company(
     let payroll = SoftwareRegistration {
         kind: SoftwareKind::Payroll,
         software_id: uuid::Uuid::new_v4().to_string(),
-        pin: random_pin(),
+        pin: random_pin().into(),
         test_set_id: Some(uuid::Uuid::new_v4().to_string()),
         ..invoicing.clone()
     };
@@ -173,7 +184,7 @@ pub fn provision_demo_company(
                 technical_key: if test_set {
                     TEST_SET_TECHNICAL_KEY.into()
                 } else {
-                    random_hex(20)
+                    random_hex(20).into()
                 },
             },
         )?);
@@ -195,9 +206,9 @@ pub fn provision_demo_company(
         admin_token: admin_token.to_string(),
         tax_sim_url: tax_sim_url.to_string(),
         software_id: invoicing.software_id,
-        software_pin: invoicing.pin,
+        software_pin: invoicing.pin.expose().to_string(),
         payroll_software_id: payroll.software_id,
-        payroll_software_pin: payroll.pin,
+        payroll_software_pin: payroll.pin.expose().to_string(),
         test_set_id: invoicing.test_set_id.unwrap_or_default(),
         resoluciones: resolutions.iter().map(DemoResolution::from).collect(),
     };
