@@ -445,6 +445,44 @@ fn a_rotation_keeps_every_company_signing() {
 }
 
 #[test]
+fn with_the_key_in_the_environment_a_rotation_writes_the_new_one_to_a_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("data");
+    let mut app = TestApp::start_in(&dir, Launch::default());
+    let key = app.sk_test();
+    app.stop();
+
+    let out_file = tmp.path().join("new.key");
+    let rotate = |out: Option<&Path>| {
+        let mut cmd = rotate_command(&dir);
+        cmd.env(MASTER_KEY_ENV, master_key_env(&dir));
+        if let Some(out) = out {
+            cmd.arg("--out").arg(out);
+        }
+        cmd.output().unwrap()
+    };
+    let refused = rotate(None);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--out"));
+    let done = rotate(Some(&out_file));
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert_eq!(mode(&out_file), 0o600);
+    let new_key = B64.encode(std::fs::read(&out_file).unwrap());
+
+    let err = refused_start(&dir, &[(MASTER_KEY_ENV, &master_key_env(&dir))]);
+    assert!(
+        err.contains(MASTER_KEY_ENV) && err.contains("does not open"),
+        "{err}"
+    );
+    let app = TestApp::start_in(&dir, Launch::default().env(MASTER_KEY_ENV, &new_key));
+    issue_both_kinds(&app, &key);
+}
+
+#[test]
 fn a_rotation_killed_midway_leaves_a_key_that_opens_the_store() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("data");
