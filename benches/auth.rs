@@ -18,13 +18,14 @@ use emisor::provisioning::demo::{demo_company_request, provision_demo_company};
 use emisor::state::AppState;
 use emisor_actors::rate_limiter::{Check, RateLimiter};
 use emisor_actors::supervisor::Restartable;
-use emisor_store::{AsyncStore, SledStore};
+use emisor_store::{AsyncStore, Keyring, MasterKey, SledStore};
 use futures_util::FutureExt;
 
 fn state(dir: &std::path::Path) -> (web::Data<AppState>, String) {
     let mut settings = Settings::load(&Overrides::default()).expect("settings");
     settings.rate_limit.requests_per_minute = u32::MAX;
-    let sled = SledStore::open(dir).expect("store");
+    let sled =
+        SledStore::open(dir, Keyring::new(MasterKey::generate().expect("key"))).expect("store");
     let (_, keys) = provision_demo_company(&sled, &demo_company_request(), "t", "").expect("demo");
     let store = AsyncStore::new(sled.clone()).expect("store threads");
     let settings = Arc::new(settings);

@@ -68,6 +68,8 @@ impl ConfigArgs {
 
 /// Entry point of the binary; returns the process exit code.
 pub fn run() -> i32 {
+    // Before any file is made: the data dir and the key are the owner's.
+    crate::security::permissions::restrict_umask();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve { config, bind } => config

@@ -26,6 +26,7 @@ pub struct Settings {
     pub resilience: ResilienceSettings,
     pub admin: AdminSettings,
     pub demo: DemoSettings,
+    pub security: SecuritySettings,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -113,6 +114,23 @@ pub struct DemoSettings {
     pub bootstrap: bool,
 }
 
+/// The master key that seals the secrets in the store (`crate::security`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SecuritySettings {
+    /// Where the key is (32 raw bytes); empty = `<data_dir>.key`, beside
+    /// the data dir so that a copy of the data dir alone does not hold it.
+    pub master_key_file: PathBuf,
+    /// The key itself, base64, instead of the file
+    /// (`EMISOR_SECURITY__MASTER_KEY`); not meant for a config file.
+    #[serde(default = "no_secret")]
+    pub master_key: SecretString,
+}
+
+fn no_secret() -> SecretString {
+    SecretString::from(String::new())
+}
+
 /// Values given on the command line; they win over everything.
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
@@ -185,6 +203,30 @@ impl Settings {
     pub fn data_dir(&self) -> &Path {
         &self.store.data_dir
     }
+
+    /// `[security] master_key_file`, or `<data_dir>.key` when empty
+    /// (`./data` → `./data.key`).
+    pub fn master_key_file(&self) -> Result<PathBuf, ConfigError> {
+        let configured = &self.security.master_key_file;
+        if !configured.as_os_str().is_empty() {
+            return Ok(configured.clone());
+        }
+        let dir = self.data_dir();
+        let named = |dir: &Path| {
+            dir.file_name()
+                .map(|name| dir.with_file_name(format!("{}.key", name.to_string_lossy())))
+        };
+        // `.` or `dir/..` have no name of their own: name the key after
+        // the directory they are.
+        named(dir)
+            .or_else(|| std::fs::canonicalize(dir).ok().as_deref().and_then(named))
+            .ok_or_else(|| {
+                ConfigError::Invalid(format!(
+                    "no default master key file beside data dir {}: set security.master_key_file",
+                    dir.display()
+                ))
+            })
+    }
 }
 
 /// figment's errors name the key path; keep every message of a multi-error.
@@ -226,6 +268,32 @@ mod tests {
         );
         assert_eq!(s.resilience.breaker_pause_s, vec![60.0, 120.0, 300.0]);
         assert!(s.demo.bootstrap);
+        assert_eq!(s.master_key_file().unwrap(), PathBuf::from("./data.key"));
+        assert!(s.security.master_key.expose_secret().is_empty());
+    }
+
+    #[test]
+    fn the_master_key_file_sits_beside_the_data_dir() {
+        let mut s = Settings::load_from(&Overrides::default(), no_env()).unwrap();
+        for (dir, key) in [
+            ("/var/lib/emisor", "/var/lib/emisor.key"),
+            ("/var/lib/emisor/", "/var/lib/emisor.key"),
+            ("data", "data.key"),
+        ] {
+            s.store.data_dir = PathBuf::from(dir);
+            assert_eq!(s.master_key_file().unwrap(), PathBuf::from(key), "{dir}");
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let inside = tmp.path().join("d");
+        std::fs::create_dir(&inside).unwrap();
+        s.store.data_dir = inside.join(".");
+        let key = s.master_key_file().unwrap();
+        assert_eq!(key.file_name().unwrap(), "d.key");
+        s.security.master_key_file = PathBuf::from("/etc/emisor/master.key");
+        assert_eq!(
+            s.master_key_file().unwrap(),
+            PathBuf::from("/etc/emisor/master.key")
+        );
     }
 
     #[test]
@@ -278,7 +346,8 @@ mod tests {
         let file = dir.path().join("c.toml");
         std::fs::write(
             &file,
-            "[admin]\ntoken = \"adm_do-not-print\"\n[smtp]\npassword = \"smtp-do-not-print\"\n",
+            "[admin]\ntoken = \"adm_do-not-print\"\n[smtp]\npassword = \"smtp-do-not-print\"\n\
+             [security]\nmaster_key = \"key-do-not-print\"\n",
         )
         .unwrap();
         let o = Overrides {
@@ -288,6 +357,7 @@ mod tests {
         let s = Settings::load_from(&o, no_env()).unwrap();
         assert_eq!(s.admin.token.expose_secret(), "adm_do-not-print");
         assert_eq!(s.smtp.password.expose_secret(), "smtp-do-not-print");
+        assert_eq!(s.security.master_key.expose_secret(), "key-do-not-print");
         for shown in [format!("{s:?}"), format!("{s:#?}")] {
             assert!(!shown.contains("do-not-print"), "{shown}");
             assert!(shown.contains("REDACTED"), "{shown}");

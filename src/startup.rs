@@ -12,7 +12,7 @@ use actix_web::{web, App, HttpResponse, HttpServer};
 use anyhow::Context;
 use emisor_actors::rate_limiter::RateLimiter;
 use emisor_actors::supervisor::Restartable;
-use emisor_store::{AsyncStore, SledStore, Store, StoreHealth};
+use emisor_store::{AsyncStore, Store, StoreHealth};
 use secrecy::ExposeSecret;
 use sha2::{Digest, Sha256};
 use utoipa::OpenApi;
@@ -28,6 +28,7 @@ use crate::provisioning::demo::{
     demo_company_request, provision_demo_company, refresh_demo_sim_url, write_demo_keys,
     write_private,
 };
+use crate::security::master_key::open_store;
 use crate::state::AppState;
 use std::time::{Duration, Instant};
 
@@ -330,12 +331,14 @@ pub fn start_actors(
 pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     let settings = Arc::new(settings);
     let dir = settings.data_dir().to_path_buf();
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("creating data dir {}", dir.display()))?;
     // Start-up's synchronous steps below use the store directly, before
     // the server takes any request; everything after holds the async handle.
-    let sled =
-        SledStore::open(&dir).with_context(|| format!("opening the store in {}", dir.display()))?;
+    let opened = open_store(&settings)?;
+    for notice in &opened.notices {
+        tracing::warn!("{notice}");
+        say!("{notice}");
+    }
+    let sled = opened.store;
     let store: &dyn Store = &sled;
 
     let sim = start_simulator(&settings).await?;

@@ -14,3 +14,9 @@ pub fn tool(name: &str) -> bool {
     }
     found
 }
+
+/// A fresh master key for a store opened by a unit test.
+#[allow(clippy::expect_used)]
+pub fn test_keys() -> emisor_store::Keyring {
+    emisor_store::Keyring::new(emisor_store::MasterKey::generate().expect("random key"))
+}

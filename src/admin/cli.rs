@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::Context;
 use chrono::{NaiveDate, Utc};
 use clap::Subcommand;
-use emisor_store::{SledStore, SoftwareRegistration, Store};
+use emisor_store::{SoftwareRegistration, Store};
 use secrecy::ExposeSecret;
 use serde::Serialize;
 
@@ -19,6 +19,7 @@ use crate::provisioning::api_keys::create_api_key;
 use crate::provisioning::certificates::import_pkcs12;
 use crate::provisioning::companies::{checked_nit, create_company, CompanyRequest};
 use crate::provisioning::demo::provision_demo_company;
+use crate::security::master_key::{open_store, rotate, RotationStep};
 
 #[derive(Debug, Subcommand)]
 pub enum AdminCommand {
@@ -47,6 +48,18 @@ pub enum AdminCommand {
         /// Admin token; default: config, demo-keys.json or admin-token.
         #[arg(long)]
         token: Option<String>,
+    },
+    /// Re-seal every stored secret under a new master key, in one atomic
+    /// step, and replace the key file (the server must be stopped).
+    RotateMasterKey {
+        /// Where to write the new key when the current one comes from
+        /// EMISOR_SECURITY__MASTER_KEY (the key file is replaced in place).
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Stop for good at this step (for crash tests: the caller kills
+        /// the process there).
+        #[arg(long, value_enum, hide = true)]
+        pause_at: Option<RotationStep>,
     },
 }
 
@@ -225,15 +238,18 @@ pub fn run(settings: &Settings, command: AdminCommand) -> anyhow::Result<()> {
     {
         return run_test_set(settings, company, server, token);
     }
-    let dir = settings.data_dir();
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let store = SledStore::open(dir).with_context(|| {
-        format!(
-            "opening the store in {} (is `emisor serve` running on it? use the /admin API then)",
-            dir.display()
-        )
-    })?;
-    let store: &dyn Store = &store;
+    if let AdminCommand::RotateMasterKey { out, pause_at } = command {
+        let (rotation, notices) = rotate(settings, out.as_deref(), pause_at)?;
+        for notice in notices {
+            eprintln!("{notice}");
+        }
+        return print(&rotation);
+    }
+    let opened = open_store(settings)?;
+    for notice in &opened.notices {
+        eprintln!("{notice}");
+    }
+    let store: &dyn Store = &opened.store;
     match command {
         AdminCommand::Company(CompanyCommand::List) => {
             let all: Vec<CompanyView> = store.companies()?.into_iter().map(Into::into).collect();
@@ -267,7 +283,7 @@ pub fn run(settings: &Settings, command: AdminCommand) -> anyhow::Result<()> {
                 company_id: company,
                 kind,
                 software_id,
-                pin,
+                pin: pin.into(),
                 test_set_id,
                 provider_nit,
                 provider_dv,
@@ -357,7 +373,9 @@ pub fn run(settings: &Settings, command: AdminCommand) -> anyhow::Result<()> {
                 .collect();
             print(&keys)
         }
-        AdminCommand::TestSet { .. } => Ok(()), // handled above: it needs the running server
+        // Handled above: the first needs the running server, the second
+        // opens the store its own way.
+        AdminCommand::TestSet { .. } | AdminCommand::RotateMasterKey { .. } => Ok(()),
         AdminCommand::Key(KeyCommand::Revoke { id }) => {
             let key = store
                 .revoke_api_key(id, Utc::now())?

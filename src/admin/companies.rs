@@ -1,6 +1,7 @@
 //! `/admin/companies`: create (plain or `demo: true`), list, read, update limits.
 
 use actix_web::{get, patch, post, web, HttpMessage, HttpRequest, HttpResponse};
+use emisor_store::SecretText;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -120,12 +121,13 @@ pub async fn update(
     }
     let st = state.clone();
     let id = id.into_inner();
-    let company = st
+    let (company, new_secret) = st
         .store
         .blocking(move |s| -> ApiResult<_> {
             let mut c = s
                 .company(id)?
                 .ok_or_else(|| ApiError::NotFound("company".into()))?;
+            let mut new_secret = None;
             if u.rate_limit_per_minute.is_some() {
                 c.rate_limit_per_minute = u.rate_limit_per_minute;
             }
@@ -135,26 +137,28 @@ pub async fn update(
             if u.webhook_url.is_some() {
                 c.webhook_url = u.webhook_url.filter(|s| !s.is_empty());
                 // A signing secret is made once, the first time a URL is set.
+                // It is shown in this answer only, like an API key.
                 if c.webhook_url.is_some() && c.webhook_secret.is_none() {
-                    c.webhook_secret = Some(format!(
+                    let secret = format!(
                         "whsec_{}",
                         crate::provisioning::api_keys::generate_secret(
                             emisor_store::Environment::Test
                         )
                         .trim_start_matches("sk_test_")
-                    ));
+                    );
+                    c.webhook_secret = Some(SecretText::new(secret.clone()));
+                    new_secret = Some(secret);
                 }
             }
             s.update_company(&c)?;
-            Ok(c)
+            Ok((c, new_secret))
         })
         .await??;
     // Cached key contexts carry the old limit.
     state.forget_keys();
-    Ok(envelope::ok(
-        "Empresa actualizada",
-        CompanyView::from(company),
-    ))
+    let mut view = CompanyView::from(company);
+    view.webhook_secret = new_secret;
+    Ok(envelope::ok("Empresa actualizada", view))
 }
 
 #[derive(Debug, serde::Serialize, ToSchema)]

@@ -81,7 +81,7 @@ pub async fn set_software(
                 company_id: id,
                 kind,
                 software_id: r.software_id.trim().to_string(),
-                pin: r.pin.trim().to_string(),
+                pin: r.pin.trim().into(),
                 test_set_id: r.test_set_id.clone(),
                 provider_nit: provider_nit.clone(),
                 provider_dv,
@@ -178,7 +178,7 @@ impl ResolutionRequest {
             to: self.hasta,
             valid_from: self.vigencia_desde,
             valid_to: self.vigencia_hasta,
-            technical_key: key,
+            technical_key: key.into(),
         })
     }
 }

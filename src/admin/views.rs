@@ -24,7 +24,9 @@ pub struct CompanyView {
     pub rate_limit_per_minute: Option<u32>,
     pub limite_documentos_mes: Option<u32>,
     pub webhook_url: Option<String>,
-    /// HMAC-SHA256 key of `X-Emisor-Signature` (made when a URL is first set).
+    /// HMAC-SHA256 key of `X-Emisor-Signature`: only in the answer of the
+    /// change that made it (the first `webhook_url`); never shown again.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub webhook_secret: Option<String>,
     pub demo: bool,
     pub created_at: String,
@@ -51,7 +53,7 @@ impl From<Company> for CompanyView {
             rate_limit_per_minute: c.rate_limit_per_minute,
             limite_documentos_mes: c.monthly_document_limit,
             webhook_url: c.webhook_url,
-            webhook_secret: c.webhook_secret,
+            webhook_secret: None,
             demo: c.demo,
             created_at: c.created_at.to_rfc3339(),
         }

@@ -654,8 +654,8 @@ pub struct DeclaredTotals {
     pub payable: Option<Decimal>,
 }
 
-/// Software registered at the authority.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// Software registered at the authority. `Debug` leaves the PIN out.
+#[derive(Clone, PartialEq, Eq, Default)]
 pub struct Software {
     pub id: String,
     pub pin: String,
@@ -692,8 +692,20 @@ impl Default for SoftwareMaker {
     }
 }
 
+impl std::fmt::Debug for Software {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Software")
+            .field("id", &self.id)
+            .field("pin", &"[REDACTED]")
+            .field("provider_nit", &self.provider_nit)
+            .field("provider_check_digit", &self.provider_check_digit)
+            .finish()
+    }
+}
+
 /// Numbering resolution (or, for notes, the company's own numbering range).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `Debug` leaves the technical key out.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Resolution {
     /// Authority resolution number (digits).
     pub number: String,
@@ -704,6 +716,20 @@ pub struct Resolution {
     pub valid_to: NaiveDate,
     /// Technical key (ClTec), used by CUFE kinds.
     pub technical_key: String,
+}
+
+impl std::fmt::Debug for Resolution {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Resolution")
+            .field("number", &self.number)
+            .field("prefix", &self.prefix)
+            .field("from", &self.from)
+            .field("to", &self.to)
+            .field("valid_from", &self.valid_from)
+            .field("valid_to", &self.valid_to)
+            .field("technical_key", &"[REDACTED]")
+            .finish()
+    }
 }
 
 /// Environment (`cbc:ProfileExecutionID`): 1 production, 2 testing.
@@ -759,4 +785,19 @@ impl IssuerContext {
 pub fn colombia_offset() -> FixedOffset {
     // 5 h is always a valid offset; the fallback is never taken.
     FixedOffset::west_opt(5 * 3600).unwrap_or_else(|| chrono::Utc.fix())
+}
+
+#[cfg(test)]
+mod secret_tests {
+    use super::*;
+
+    #[test]
+    fn debug_leaves_out_the_pin_and_the_technical_key() {
+        let ctx = crate::engine::ubl::tests::context(DocumentKind::Invoice);
+        let shown = format!("{ctx:?}");
+        assert!(!shown.contains(&ctx.software.pin), "{shown}");
+        assert!(!shown.contains(&ctx.resolution.technical_key), "{shown}");
+        assert!(shown.contains(&ctx.software.id), "{shown}");
+        assert!(shown.contains(&ctx.resolution.prefix), "{shown}");
+    }
 }

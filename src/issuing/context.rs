@@ -129,7 +129,7 @@ pub fn issuer_context(
         company: company_party(&setup.company),
         software: Software {
             id: setup.software.software_id.clone(),
-            pin: setup.software.pin.clone(),
+            pin: setup.software.pin.expose().to_string(),
             provider_nit: setup.software.provider_nit.clone(),
             provider_check_digit: setup.software.provider_dv,
             // No company configures its own maker yet: the product's name.
@@ -142,7 +142,7 @@ pub fn issuer_context(
             to: r.to,
             valid_from: r.valid_from,
             valid_to: r.valid_to,
-            technical_key: r.technical_key.clone(),
+            technical_key: r.technical_key.expose().to_string(),
         },
         environment: environment.authority_code(),
         number,

@@ -93,7 +93,7 @@ fn signing_key(issuing: &Issuing, setup: &IssuerSetup) -> IssueResult<Arc<Signin
     issuing
         .keys
         .get_or_load(setup.company.id, &cert.serial, || {
-            SigningKey::from_pkcs12(&cert.pkcs12_der, &cert.password)
+            SigningKey::from_pkcs12(cert.pkcs12_der.expose(), cert.password.expose())
         })
         .map_err(|e| IssueError::invalid("certificado", e.to_string()))
 }

@@ -143,8 +143,8 @@ impl Issuing {
             .keys
             .get_or_load(company_id, &cert.serial, || {
                 crate::engine::signing_key::SigningKey::from_pkcs12(
-                    &cert.pkcs12_der,
-                    &cert.password,
+                    cert.pkcs12_der.expose(),
+                    cert.password.expose(),
                 )
             })
             .map_err(|e| TransmitError::Credentials(e.to_string()))?;

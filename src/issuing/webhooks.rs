@@ -76,7 +76,7 @@ pub async fn deliver(issuing: &Issuing, mut job: Job) -> JobOutcome {
         .ok()
         .flatten()
         .and_then(|c| c.webhook_secret)
-        .unwrap_or_default();
+        .unwrap_or_else(|| "".into());
     job.attempts += 1;
     let result = issuing
         .webhooks
@@ -84,7 +84,7 @@ pub async fn deliver(issuing: &Issuing, mut job: Job) -> JobOutcome {
         .send(Deliver {
             url: url.clone(),
             headers: vec![
-                (SIGNATURE_HEADER.into(), signature(&secret, &body)),
+                (SIGNATURE_HEADER.into(), signature(secret.expose(), &body)),
                 ("X-Emisor-Event".into(), event.clone()),
                 ("X-Emisor-Delivery".into(), job.id.to_string()),
             ],

@@ -123,7 +123,7 @@ impl SigningKeyCache {
     /// [`get_or_load`](Self::get_or_load) for a stored certificate.
     pub fn for_record(&self, record: &CertificateRecord) -> Result<Arc<SigningKey>, KeyCacheError> {
         self.get_or_load(record.company_id, &record.serial, || {
-            SigningKey::from_pkcs12(&record.pkcs12_der, &record.password)
+            SigningKey::from_pkcs12(record.pkcs12_der.expose(), record.password.expose())
         })
     }
 
@@ -163,8 +163,8 @@ mod tests {
         let key = SigningKey::from_pkcs12(&der, &password).unwrap();
         CertificateRecord {
             company_id: company,
-            pkcs12_der: der,
-            password,
+            pkcs12_der: der.into(),
+            password: password.into(),
             subject: key.subject_cn().to_string(),
             issuer: key.issuer_name().to_string(),
             serial: key.serial_decimal().to_string(),
@@ -239,7 +239,7 @@ mod tests {
             let parses = &parses;
             move || {
                 parses.fetch_add(1, Ordering::SeqCst);
-                SigningKey::from_pkcs12(&r.pkcs12_der, &r.password)
+                SigningKey::from_pkcs12(r.pkcs12_der.expose(), r.password.expose())
             }
         };
         let a = cache.get_or_load(7, &first.serial, load(&first)).unwrap();

@@ -33,7 +33,7 @@ pub fn issuer_record(
         if let Some(s) = store.software(company.id, kind)? {
             software.push(SoftwareRecord {
                 id: s.software_id,
-                pin: s.pin,
+                pin: s.pin.expose().to_string(),
             });
             test_set_ids.extend(s.test_set_id);
         }
@@ -49,7 +49,7 @@ pub fn issuer_record(
             to_number: r.to,
             valid_date_from: r.valid_from.to_string(),
             valid_date_to: r.valid_to.to_string(),
-            technical_key: Some(r.technical_key).filter(|k| !k.is_empty()),
+            technical_key: Some(r.technical_key.expose().to_string()).filter(|k| !k.is_empty()),
         })
         .collect();
     Ok(IssuerRecord {

@@ -37,8 +37,8 @@ pub fn import_pkcs12(
     }
     let record = CertificateRecord {
         company_id: company,
-        pkcs12_der: der.to_vec(),
-        password: password.to_string(),
+        pkcs12_der: der.to_vec().into(),
+        password: password.into(),
         subject: key.subject_cn().to_string(),
         issuer: key.issuer_name().to_string(),
         serial: key.serial_decimal().to_string(),

@@ -164,7 +164,7 @@ mod tests {
     #[test]
     fn a_rate_limit_of_zero_is_refused() {
         let dir = tempfile::tempdir().unwrap();
-        let store = emisor_store::SledStore::open(dir.path()).unwrap();
+        let store = emisor_store::SledStore::open(dir.path(), crate::testing::test_keys()).unwrap();
         let req = |limit| CompanyRequest {
             nit: "900123456".into(),
             razon_social: "Limitada S.A.S.".into(),
@@ -183,7 +183,7 @@ mod tests {
     #[test]
     fn text_that_every_document_would_carry_is_checked() {
         let dir = tempfile::tempdir().unwrap();
-        let store = emisor_store::SledStore::open(dir.path()).unwrap();
+        let store = emisor_store::SledStore::open(dir.path(), crate::testing::test_keys()).unwrap();
         let base = CompanyRequest {
             nit: "900123456".into(),
             razon_social: "Textos S.A.S.".into(),

@@ -19,8 +19,9 @@ use crate::engine::signing_key::generate_self_signed;
 
 pub const DEMO_NIT: &str = "900000001";
 
-/// `demo-keys.json` (decisions.md §5).
-#[derive(Debug, Clone, Serialize, ToSchema)]
+/// `demo-keys.json` (decisions.md §5): the one place the operator is shown
+/// the demo company's secrets. `Debug` leaves them out.
+#[derive(Clone, Serialize, ToSchema)]
 pub struct DemoKeys {
     pub id_empresa: u64,
     pub nit: String,
@@ -36,9 +37,19 @@ pub struct DemoKeys {
     pub resoluciones: Vec<DemoResolution>,
 }
 
+impl std::fmt::Debug for DemoKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DemoKeys")
+            .field("id_empresa", &self.id_empresa)
+            .field("nit", &self.nit)
+            .field("tax_sim_url", &self.tax_sim_url)
+            .finish_non_exhaustive()
+    }
+}
+
 /// One numbering a document type takes: `demo-keys.json` lists a
 /// resolution once per type it serves (decisions.md §5).
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Clone, Serialize, ToSchema)]
 pub struct DemoResolution {
     pub id_tipo_documento: u8,
     pub prefijo: String,
@@ -63,7 +74,7 @@ impl DemoResolution {
                 prefijo: r.prefix.clone(),
                 desde: r.from,
                 hasta: r.to,
-                clave_tecnica: r.technical_key.clone(),
+                clave_tecnica: r.technical_key.expose().to_string(),
                 vigencia_desde: r.valid_from,
                 vigencia_hasta: r.valid_to,
                 set_de_pruebas: r.is_test_set(),
@@ -157,7 +168,7 @@ pub fn provision_demo_company(
         company_id: company.id,
         kind: SoftwareKind::Invoicing,
         software_id: uuid::Uuid::new_v4().to_string(),
-        pin: random_pin(),
+        pin: random_pin().into(),
         test_set_id: Some(uuid::Uuid::new_v4().to_string()),
         provider_nit: company.nit.clone(),
         provider_dv: company.dv,
@@ -166,7 +177,7 @@ pub fn provision_demo_company(
     let payroll = SoftwareRegistration {
         kind: SoftwareKind::Payroll,
         software_id: uuid::Uuid::new_v4().to_string(),
-        pin: random_pin(),
+        pin: random_pin().into(),
         test_set_id: Some(uuid::Uuid::new_v4().to_string()),
         ..invoicing.clone()
     };
@@ -190,7 +201,7 @@ pub fn provision_demo_company(
                 to: 99_999_999,
                 valid_from: date(2019, 1, 19)?,
                 valid_to: date(2030, 1, 19)?,
-                technical_key: random_hex(20),
+                technical_key: random_hex(20).into(),
             },
         )?);
     }
@@ -211,9 +222,9 @@ pub fn provision_demo_company(
         admin_token: admin_token.to_string(),
         tax_sim_url: tax_sim_url.to_string(),
         software_id: invoicing.software_id,
-        software_pin: invoicing.pin,
+        software_pin: invoicing.pin.expose().to_string(),
         payroll_software_id: payroll.software_id,
-        payroll_software_pin: payroll.pin,
+        payroll_software_pin: payroll.pin.expose().to_string(),
         test_set_id: invoicing.test_set_id.unwrap_or_default(),
         resoluciones: numbering_entries(&resolutions, company.id),
     };

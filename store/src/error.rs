@@ -29,6 +29,12 @@ pub enum StoreError {
     Io(#[from] std::io::Error),
     #[error("data dir is in use by another emisor process (sled lock): {0}")]
     Locked(String),
+    /// A sealed secret could not be sealed or opened.
+    #[error("sealed secrets: {0}")]
+    Sealing(String),
+    /// The master key given does not open the store (or none was given).
+    #[error("{0}")]
+    MasterKey(String),
 }
 
 impl From<sled::transaction::TransactionError<StoreError>> for StoreError {

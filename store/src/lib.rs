@@ -10,6 +10,10 @@
 //! are written in one sled transaction. Documents, customers and jobs are
 //! written without transactions, record first, and what derives from the
 //! records is recomputed after an unclean stop (see `repair`).
+//!
+//! Secrets (PKCS#12 and password, technical keys, PINs, webhook secrets) are
+//! sealed under the master key on their way to sled and held unsealed in
+//! memory only (`sealing`, `secret`).
 
 mod async_store;
 pub mod codec;
@@ -21,7 +25,11 @@ pub mod model;
 mod pool;
 mod read_cache;
 mod repair;
+pub mod sealing;
+pub mod secret;
 mod sled_documents;
+mod sled_rewrite;
+mod sled_sealing;
 mod sled_store;
 pub mod test_set;
 pub mod trees;
@@ -32,6 +40,8 @@ pub use file_log::FileRef;
 pub use flusher::Committed;
 pub use model::*;
 pub use repair::RepairReport;
+pub use sealing::{Keyring, MasterKey, SealedInventory};
+pub use secret::{SecretBytes, SecretText};
 pub use sled_store::SledStore;
 
 use chrono::{DateTime, NaiveDate, Utc};
@@ -216,3 +226,5 @@ impl<T> Store for T where
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_sealing;

@@ -5,6 +5,8 @@
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::secret::{SecretBytes, SecretText};
+
 pub type CompanyId = u64;
 
 /// Sandbox (`sk_test_`, authority environment 2) or production (`sk_live_`, 1).
@@ -70,8 +72,9 @@ pub struct Company {
     #[serde(default)]
     pub webhook_url: Option<String>,
     /// HMAC-SHA256 key of the `X-Emisor-Signature` header of its webhooks.
-    #[serde(default)]
-    pub webhook_secret: Option<String>,
+    /// Stored sealed (`sealing`).
+    #[serde(default, with = "crate::sealing::opt_text")]
+    pub webhook_secret: Option<SecretText>,
     /// Sandbox company provisioned like the demo one (points at the simulator).
     #[serde(default)]
     pub demo: bool,
@@ -123,7 +126,9 @@ pub struct SoftwareRegistration {
     pub company_id: CompanyId,
     pub kind: SoftwareKind,
     pub software_id: String,
-    pub pin: String,
+    /// Stored sealed (`sealing`).
+    #[serde(with = "crate::sealing::text")]
+    pub pin: SecretText,
     #[serde(default)]
     pub test_set_id: Option<String>,
     /// NIT of the software provider (for own software, the company itself).
@@ -152,8 +157,10 @@ pub struct NumberingResolution {
     pub to: u64,
     pub valid_from: NaiveDate,
     pub valid_to: NaiveDate,
-    /// Technical key (ClTec) used by the CUFE; notes and PIN-coded types ignore it.
-    pub technical_key: String,
+    /// Technical key (ClTec) used by the CUFE; notes and PIN-coded types
+    /// ignore it. Stored sealed (`sealing`).
+    #[serde(with = "crate::sealing::text")]
+    pub technical_key: SecretText,
     pub created_at: DateTime<Utc>,
 }
 
@@ -180,11 +187,10 @@ impl NumberingResolution {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone)]
 pub struct NewResolution {
     pub document_type: u8,
     /// Other document types it numbers (see [`NumberingResolution::also_serves`]).
-    #[serde(default)]
     pub also_serves: Vec<u8>,
     pub resolution_number: String,
     pub resolution_date: NaiveDate,
@@ -193,7 +199,7 @@ pub struct NewResolution {
     pub to: u64,
     pub valid_from: NaiveDate,
     pub valid_to: NaiveDate,
-    pub technical_key: String,
+    pub technical_key: SecretText,
 }
 
 /// The company's signing certificate as imported (PKCS#12), with the facts
@@ -201,8 +207,11 @@ pub struct NewResolution {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CertificateRecord {
     pub company_id: CompanyId,
-    pub pkcs12_der: Vec<u8>,
-    pub password: String,
+    /// The PKCS#12 file and its password, stored sealed (`sealing`).
+    #[serde(with = "crate::sealing::bytes")]
+    pub pkcs12_der: SecretBytes,
+    #[serde(with = "crate::sealing::text")]
+    pub password: SecretText,
     pub subject: String,
     pub issuer: String,
     pub serial: String,

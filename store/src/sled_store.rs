@@ -4,7 +4,7 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use chrono::{DateTime, NaiveDate, Utc};
 use sled::transaction::{
@@ -20,6 +20,9 @@ use crate::group_commit::GroupCommit;
 use crate::model::*;
 use crate::read_cache::ReadCache;
 use crate::repair::CLEAN_CLOSE_KEY;
+use crate::sealing::{Keyring, SealedInventory};
+use crate::sled_rewrite::{finish_rewrite, open_db, rewrite_sealed};
+use crate::sled_sealing::{check_keys, survey_trees};
 use crate::test_set;
 use crate::trees;
 use crate::{
@@ -49,13 +52,16 @@ pub struct SledStore {
     software_cache: Arc<ReadCache<(CompanyId, u8), SoftwareRegistration>>,
     resolutions_cache: Arc<ReadCache<CompanyId, Vec<NumberingResolution>>>,
     certificates_cache: Arc<ReadCache<CompanyId, CertificateRecord>>,
+    /// The master key secrets are sealed under (and, while a rotation
+    /// completes, the previous one): see `sealing`.
+    pub(crate) keys: Arc<RwLock<Arc<Keyring>>>,
     pub(crate) meta: Tree,
-    companies: Tree,
+    pub(crate) companies: Tree,
     company_by_nit: Tree,
-    software: Tree,
-    resolutions: Tree,
+    pub(crate) software: Tree,
+    pub(crate) resolutions: Tree,
     pub(crate) counters: Tree,
-    certificates: Tree,
+    pub(crate) certificates: Tree,
     api_keys: Tree,
     api_key_by_hash: Tree,
     pub(crate) customers: Tree,
@@ -142,27 +148,43 @@ fn software_key(company: CompanyId, kind: SoftwareKind) -> [u8; 9] {
 }
 
 impl SledStore {
-    /// Opens (or creates) the store under `dir`. Fails with
-    /// [`StoreError::Locked`] while another process holds the data dir.
-    pub fn open(dir: &Path) -> StoreResult<Self> {
-        let db = sled::Config::new()
-            .path(dir.join("sled"))
-            // Flushes happen explicitly after every mutation; this is only
-            // the background safety net.
-            .flush_every_ms(Some(1000))
-            // sled's default page cache is 1 GiB; documents are written once
-            // and read rarely, so a smaller cache keeps the server lean.
-            .cache_capacity(128 * 1024 * 1024)
-            .open()
-            .map_err(|e| match e {
-                sled::Error::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock => {
-                    StoreError::Locked(io.to_string())
-                }
-                sled::Error::Io(io) if io.to_string().contains("lock") => {
-                    StoreError::Locked(io.to_string())
-                }
-                other => StoreError::Engine(other),
-            })?;
+    /// Opens (or creates) the store under `dir`, its secrets sealed under
+    /// `keys`. Fails with [`StoreError::Locked`] while another process holds
+    /// the data dir, and with [`StoreError::MasterKey`] when it holds
+    /// secrets sealed under a key `keys` does not have.
+    pub fn open(dir: &Path, keys: Keyring) -> StoreResult<Self> {
+        Self::open_with(dir, |_| Ok(keys))
+    }
+
+    /// [`open`](Self::open) with the keys chosen once the store's sealed
+    /// values are known (which keys they name, how many are still plain),
+    /// before anything is written: a refusal leaves the data dir as it was.
+    /// Plain secrets (stores written before sealing) and secrets under
+    /// another accepted key are then sealed under the current key.
+    pub fn open_with(
+        dir: &Path,
+        choose: impl FnOnce(&SealedInventory) -> StoreResult<Keyring>,
+    ) -> StoreResult<Self> {
+        finish_rewrite(dir)?;
+        let db = open_db(dir)?;
+        let inventory = survey_trees(&db)?;
+        let keys = choose(&inventory)?;
+        check_keys(&inventory, &keys)?;
+        // A store from before sealing is copied with its secrets sealed,
+        // so that no file keeps the plain ones (`sled_rewrite`).
+        let (db, inventory) = if inventory.plain > 0 {
+            let db = rewrite_sealed(dir, db, &keys)?;
+            tracing::warn!(
+                plain = inventory.plain,
+                master_key = keys.current().id(),
+                "a store from before sealed secrets: its secrets are sealed under the \
+                 current master key now, and sled's files rewritten without the plain ones"
+            );
+            let sealed = survey_trees(&db)?;
+            (db, sealed)
+        } else {
+            (db, inventory)
+        };
         let t = |name: &str| db.open_tree(name);
         let files = Arc::new(FileLog::open(&dir.join("files"))?);
         let meta = t(trees::META)?;
@@ -213,6 +235,7 @@ impl SledStore {
             software_cache: Default::default(),
             resolutions_cache: Default::default(),
             certificates_cache: Default::default(),
+            keys: Arc::new(RwLock::new(Arc::new(keys))),
         };
         store.check_schema()?;
         store.index_jobs_by_document()?;
@@ -233,6 +256,7 @@ impl SledStore {
                 "the store was not closed cleanly: derived data recomputed"
             );
         }
+        store.seal_remaining(&inventory)?;
         store.flush_now()?;
         Ok(store)
     }
@@ -278,7 +302,7 @@ impl SledStore {
     }
 
     /// Forgets the cached credentials after a write to any of them.
-    fn credentials_changed(&self) {
+    pub(crate) fn credentials_changed(&self) {
         self.companies_cache.clear();
         self.software_cache.clear();
         self.resolutions_cache.clear();
@@ -309,6 +333,7 @@ impl SledStore {
 
 impl CompanyStore for SledStore {
     fn create_company(&self, new: NewCompany) -> StoreResult<Company> {
+        let _sealing = self.sealing_scope();
         let company = (&self.meta, &self.companies, &self.company_by_nit).transaction(
             |(meta, companies, by_nit)| {
                 if by_nit.get(new.nit.as_bytes())?.is_some() {
@@ -352,6 +377,7 @@ impl CompanyStore for SledStore {
     }
 
     fn company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
+        let _sealing = self.sealing_scope();
         self.companies_cache.get_or_load(id, || {
             Self::get_decode(&self.companies, trees::COMPANIES, &id_key(id))
         })
@@ -369,10 +395,12 @@ impl CompanyStore for SledStore {
     }
 
     fn companies(&self) -> StoreResult<Vec<Company>> {
+        let _sealing = self.sealing_scope();
         Self::scan_decode(&self.companies, trees::COMPANIES, &[])
     }
 
     fn update_company(&self, company: &Company) -> StoreResult<()> {
+        let _sealing = self.sealing_scope();
         if self.companies.get(id_key(company.id))?.is_none() {
             return Err(StoreError::NotFound("company"));
         }
@@ -385,6 +413,7 @@ impl CompanyStore for SledStore {
 
 impl CredentialStore for SledStore {
     fn put_software(&self, software: SoftwareRegistration) -> StoreResult<()> {
+        let _sealing = self.sealing_scope();
         self.software.insert(
             software_key(software.company_id, software.kind),
             encode(trees::SOFTWARE, &software)?,
@@ -398,6 +427,7 @@ impl CredentialStore for SledStore {
         company: CompanyId,
         kind: SoftwareKind,
     ) -> StoreResult<Option<SoftwareRegistration>> {
+        let _sealing = self.sealing_scope();
         self.software_cache.get_or_load((company, kind.tag()), || {
             Self::get_decode(
                 &self.software,
@@ -412,6 +442,7 @@ impl CredentialStore for SledStore {
         company: CompanyId,
         new: NewResolution,
     ) -> StoreResult<NumberingResolution> {
+        let _sealing = self.sealing_scope();
         let resolution = (&self.meta, &self.resolutions, &self.counters).transaction(
             |(meta, resolutions, counters)| {
                 let id = next_seq(meta, trees::RESOLUTIONS)?;
@@ -449,6 +480,7 @@ impl CredentialStore for SledStore {
     }
 
     fn resolutions(&self, company: CompanyId) -> StoreResult<Vec<NumberingResolution>> {
+        let _sealing = self.sealing_scope();
         let all = self.resolutions_cache.get_or_load(company, || {
             Self::scan_decode(
                 &self.resolutions,
@@ -502,6 +534,7 @@ impl CredentialStore for SledStore {
     }
 
     fn put_certificate(&self, certificate: CertificateRecord) -> StoreResult<()> {
+        let _sealing = self.sealing_scope();
         self.certificates.insert(
             id_key(certificate.company_id),
             encode(trees::CERTIFICATES, &certificate)?,
@@ -511,6 +544,7 @@ impl CredentialStore for SledStore {
     }
 
     fn certificate(&self, company: CompanyId) -> StoreResult<Option<CertificateRecord>> {
+        let _sealing = self.sealing_scope();
         self.certificates_cache.get_or_load(company, || {
             Self::get_decode(&self.certificates, trees::CERTIFICATES, &id_key(company))
         })

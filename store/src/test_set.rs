@@ -169,7 +169,7 @@ mod tests {
         assert_eq!(r.resolution_number, "18760000001");
         assert_eq!(r.valid_from.to_string(), "2019-01-19");
         assert_eq!(r.valid_to.to_string(), "2030-01-19");
-        assert_eq!(r.technical_key, TEST_TECHNICAL_KEY);
+        assert_eq!(r.technical_key.expose(), TEST_TECHNICAL_KEY);
         assert!(r.is_test_set());
     }
 

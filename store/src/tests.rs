@@ -7,17 +7,29 @@ use crate::*;
 /// Opens the store in `dir`, waiting a moment while a store just dropped
 /// in this process still holds the lock: sled lets a log write it spawned
 /// on its own IO threads finish after the last handle is gone.
-fn open(dir: &std::path::Path) -> SledStore {
+pub(crate) fn open_with_keys(
+    dir: &std::path::Path,
+    keys: impl Fn() -> Keyring,
+) -> StoreResult<SledStore> {
     for _ in 0..100 {
-        match SledStore::open(dir) {
+        match SledStore::open(dir, keys()) {
             Err(StoreError::Locked(_)) => std::thread::sleep(std::time::Duration::from_millis(20)),
-            other => return other.unwrap(),
+            other => return other,
         }
     }
     panic!("the store in {dir:?} stayed locked");
 }
 
-fn company() -> NewCompany {
+pub(crate) fn open(dir: &std::path::Path) -> SledStore {
+    open_with_keys(dir, keys).unwrap()
+}
+
+/// The master key of these tests.
+pub(crate) fn keys() -> Keyring {
+    Keyring::new(MasterKey::from_bytes(&[7u8; 32]).unwrap())
+}
+
+pub(crate) fn company() -> NewCompany {
     NewCompany {
         nit: "900000001".into(),
         dv: 9,
@@ -39,7 +51,7 @@ fn company() -> NewCompany {
     }
 }
 
-fn resolution(from: u64, to: u64) -> NewResolution {
+pub(crate) fn resolution(from: u64, to: u64) -> NewResolution {
     NewResolution {
         document_type: 1,
         also_serves: Vec::new(),
@@ -330,7 +342,7 @@ fn concurrent_allocation_never_repeats_a_number() {
 fn second_open_of_the_same_dir_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let _first = open(dir.path());
-    assert!(SledStore::open(dir.path()).is_err());
+    assert!(SledStore::open(dir.path(), keys()).is_err());
 }
 
 #[test]

@@ -27,6 +27,9 @@ pub struct Launch {
     /// Write the server's stderr to `<data dir>/server.log` (see
     /// [`TestApp::log`]) instead of the test's own stderr.
     pub capture_log: bool,
+    /// Use the master key file (`<data dir>.key` unless configured) instead
+    /// of the per-dir key every other test gives in the environment.
+    pub key_file: bool,
 }
 
 impl Launch {
@@ -42,6 +45,35 @@ impl Launch {
         self.capture_log = true;
         self
     }
+    pub fn key_file(mut self) -> Self {
+        self.key_file = true;
+        self
+    }
+}
+
+pub const MASTER_KEY_ENV: &str = "EMISOR_SECURITY__MASTER_KEY";
+
+/// The master key of a test's data dir: derived from its path, so every
+/// start in one dir has the same key, parallel tests never share one, and
+/// no key file is left beside a temporary dir.
+pub fn master_key_for(dir: &Path) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::new()
+        .chain_update(b"emisor test master key\0")
+        .chain_update(dir.as_os_str().as_encoded_bytes())
+        .finalize()
+        .into()
+}
+
+/// [`master_key_for`] as `EMISOR_SECURITY__MASTER_KEY` carries it.
+pub fn master_key_env(dir: &Path) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(master_key_for(dir))
+}
+
+/// The keys to open a stopped test server's store with.
+pub fn keyring_for(dir: &Path) -> emisor_store::Keyring {
+    emisor_store::Keyring::new(emisor_store::MasterKey::from_bytes(&master_key_for(dir)).unwrap())
 }
 
 pub fn client() -> Client {
@@ -95,6 +127,11 @@ impl TestApp {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(stderr_for(dir, &launch));
+        if launch.key_file {
+            cmd.env_remove(MASTER_KEY_ENV);
+        } else {
+            cmd.env(MASTER_KEY_ENV, master_key_env(dir));
+        }
         for (k, v) in &launch.env {
             cmd.env(k, v);
         }
@@ -249,6 +286,7 @@ pub fn admin_cli(dir: &Path, args: &[&str]) -> (bool, String) {
         .arg("--data-dir")
         .arg(dir)
         .args(args)
+        .env(MASTER_KEY_ENV, master_key_env(dir))
         .output()
         .expect("run emisor admin");
     let text = if out.status.success() {

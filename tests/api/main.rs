@@ -23,6 +23,7 @@ mod ops;
 mod rate_limit;
 mod resilience;
 mod restart;
+mod secrets;
 mod shutdown;
 mod simulator;
 mod test_set;

@@ -80,7 +80,8 @@ fn ws_user_room_hears_its_documents_once() {
     // the graceful stop for its whole timeout: close them first.)
     drop((user_ws, company_ws));
     app.stop();
-    let store = SledStore::open(&app.dir).expect("open the stopped server's store");
+    let store =
+        SledStore::open(&app.dir, keyring_for(&app.dir)).expect("open the stopped server's store");
     let user_of = |id| store.document(id).unwrap().expect("document").user_id;
     assert_eq!(user_of(by_user), Some(17));
     assert_eq!(user_of(by_company), None);

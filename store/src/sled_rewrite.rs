@@ -1,0 +1,176 @@
+//! Sealing a store written before sealing existed. Sealing its plain
+//! secrets in place would leave the plain values in sled's file, in space
+//! sled has not reused yet, where a copy of the data dir would still find
+//! them. So the store is copied once into a new sled directory with its
+//! secrets sealed on the way, and the new directory replaces the old one:
+//! no file of the data dir then ever held them. Every record is copied as
+//! it is; only the secret fields change.
+//!
+//! A crash at any point leaves a store that opens: until the new directory
+//! is complete (its `complete` mark written) the old one is the store and
+//! the copy starts over; once it is complete, [`finish_rewrite`] puts it in
+//! place if the crash came between the two renames.
+
+use std::fs;
+use std::io;
+use std::path::Path;
+
+use sled::Db;
+
+use crate::codec::{decode, encode};
+use crate::error::{StoreError, StoreResult};
+use crate::sealing::{self, Keyring, SEALED_TREES};
+
+/// The store's sled directory under the data dir.
+pub(crate) const SLED_DIR: &str = "sled";
+/// The sealed copy while it is being written.
+const REWRITE_DIR: &str = "sled.sealing";
+/// The store from before sealing, between the renames.
+const PLAIN_DIR: &str = "sled.plain";
+/// Written into [`REWRITE_DIR`] once the copy is complete and on disk.
+const COMPLETE: &str = "complete";
+
+/// Opens sled in `dir` with the store's settings.
+pub(crate) fn open_db(dir: &Path) -> StoreResult<Db> {
+    sled::Config::new()
+        .path(dir.join(SLED_DIR))
+        // Flushes happen explicitly after every mutation; this is only
+        // the background safety net.
+        .flush_every_ms(Some(1000))
+        // sled's default page cache is 1 GiB; documents are written once
+        // and read rarely, so a smaller cache keeps the server lean.
+        .cache_capacity(128 * 1024 * 1024)
+        .open()
+        .map_err(|e| match e {
+            sled::Error::Io(io) if io.kind() == io::ErrorKind::WouldBlock => {
+                StoreError::Locked(io.to_string())
+            }
+            sled::Error::Io(io) if io.to_string().contains("lock") => {
+                StoreError::Locked(io.to_string())
+            }
+            other => StoreError::Engine(other),
+        })
+}
+
+/// Before sled is opened: completes or discards what a crash during a
+/// rewrite left.
+pub(crate) fn finish_rewrite(dir: &Path) -> StoreResult<()> {
+    let (sled_dir, rewrite, plain) = (
+        dir.join(SLED_DIR),
+        dir.join(REWRITE_DIR),
+        dir.join(PLAIN_DIR),
+    );
+    if rewrite.exists() {
+        if !sled_dir.exists() && rewrite.join(COMPLETE).exists() {
+            // Between the renames: the sealed copy is the store.
+            fs::rename(&rewrite, &sled_dir)?;
+            sync_dir(dir)?;
+        } else {
+            // An unfinished copy: the old store is intact, the copy is
+            // made again.
+            fs::remove_dir_all(&rewrite)?;
+        }
+    }
+    if plain.exists() && sled_dir.exists() {
+        fs::remove_dir_all(&plain)?;
+        sync_dir(dir)?;
+    }
+    Ok(())
+}
+
+/// Copies the store in `db` (under `dir`) to a new sled directory with
+/// every secret sealed under `keys`' current key, puts the copy in place of
+/// the old one, removes the old one, and opens the copy.
+pub(crate) fn rewrite_sealed(dir: &Path, db: Db, keys: &Keyring) -> StoreResult<Db> {
+    let target = dir.join(REWRITE_DIR);
+    if target.exists() {
+        fs::remove_dir_all(&target)?;
+    }
+    {
+        let copy = sled::Config::new().path(&target).open()?;
+        for name in db.tree_names() {
+            let from = db.open_tree(&name)?;
+            let to = copy.open_tree(&name)?;
+            let sealed = SEALED_TREES.iter().find(|t| t.as_bytes() == name.as_ref());
+            for item in from.iter() {
+                let (k, v) = item?;
+                match sealed {
+                    Some(tree) => {
+                        let mut record: serde_json::Value = decode(tree, &v)?;
+                        sealing::reseal(tree, &mut record, keys)?;
+                        to.insert(k, encode(tree, &record)?)?;
+                    }
+                    None => {
+                        to.insert(k, v)?;
+                    }
+                }
+            }
+        }
+        copy.flush()?;
+    }
+    let mark = fs::File::create(target.join(COMPLETE))?;
+    mark.sync_all()?;
+    sync_dir(&target)?;
+    drop(db);
+    fs::rename(dir.join(SLED_DIR), dir.join(PLAIN_DIR))?;
+    fs::rename(&target, dir.join(SLED_DIR))?;
+    sync_dir(dir)?;
+    fs::remove_dir_all(dir.join(PLAIN_DIR))?;
+    fs::remove_file(dir.join(SLED_DIR).join(COMPLETE))?;
+    sync_dir(dir)?;
+    // The copy's handle was just dropped: sled may hold its lock a moment
+    // longer while its IO threads finish.
+    let mut tries = 0;
+    loop {
+        match open_db(dir) {
+            Err(StoreError::Locked(_)) if tries < 100 => {
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
+}
+
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    fs::File::open(dir)?.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_crash_between_the_renames_puts_the_complete_copy_in_place() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        fs::create_dir(dir.join(PLAIN_DIR)).unwrap();
+        fs::create_dir(dir.join(REWRITE_DIR)).unwrap();
+        fs::write(dir.join(REWRITE_DIR).join("db"), b"sealed").unwrap();
+        fs::write(dir.join(REWRITE_DIR).join(COMPLETE), b"").unwrap();
+        finish_rewrite(dir).unwrap();
+        assert_eq!(fs::read(dir.join(SLED_DIR).join("db")).unwrap(), b"sealed");
+        assert!(!dir.join(PLAIN_DIR).exists());
+        assert!(!dir.join(REWRITE_DIR).exists());
+    }
+
+    #[test]
+    fn an_unfinished_copy_is_discarded_and_the_old_store_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        fs::create_dir(dir.join(SLED_DIR)).unwrap();
+        fs::write(dir.join(SLED_DIR).join("db"), b"plain").unwrap();
+        fs::create_dir(dir.join(REWRITE_DIR)).unwrap();
+        fs::write(dir.join(REWRITE_DIR).join("db"), b"half").unwrap();
+        finish_rewrite(dir).unwrap();
+        assert_eq!(fs::read(dir.join(SLED_DIR).join("db")).unwrap(), b"plain");
+        assert!(!dir.join(REWRITE_DIR).exists());
+        // A complete copy beside a store still in place is not used
+        // either: the rename that would make it the store never began.
+        fs::create_dir(dir.join(REWRITE_DIR)).unwrap();
+        fs::write(dir.join(REWRITE_DIR).join(COMPLETE), b"").unwrap();
+        finish_rewrite(dir).unwrap();
+        assert_eq!(fs::read(dir.join(SLED_DIR).join("db")).unwrap(), b"plain");
+    }
+}
