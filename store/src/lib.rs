@@ -15,6 +15,7 @@
 //! sealed under the master key on their way to sled and held unsealed in
 //! memory only (`sealing`, `secret`).
 
+mod async_received;
 mod async_store;
 pub mod codec;
 pub mod error;
@@ -24,10 +25,12 @@ mod group_commit;
 pub mod model;
 mod pool;
 mod read_cache;
+pub mod received;
 mod repair;
 pub mod sealing;
 pub mod secret;
 mod sled_documents;
+mod sled_received;
 mod sled_rewrite;
 mod sled_sealing;
 mod sled_store;
@@ -39,6 +42,8 @@ pub use error::{StoreError, StoreResult};
 pub use file_log::FileRef;
 pub use flusher::Committed;
 pub use model::*;
+pub use received::*;
+pub use sled_received::ReceivedStore;
 pub use repair::RepairReport;
 pub use sealing::{Keyring, MasterKey, SealedInventory};
 pub use secret::{SecretBytes, SecretText};

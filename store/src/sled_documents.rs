@@ -155,6 +155,7 @@ impl SledStore {
             .documents
             .insert(id_key(doc.id), encode(trees::DOCUMENTS, doc)?)?;
         self.recount(old.as_deref(), doc)?;
+        self.index_code_unflushed(doc.id, doc.code.as_deref())?;
         Ok(job)
     }
 
