@@ -3,11 +3,11 @@
 
 use crate::async_store::AsyncStore;
 use crate::error::StoreResult;
+use crate::model::Company;
 use crate::model::{CompanyId, Job, Page};
 use crate::received::{EventFiles, ReceivedInvoice};
 use crate::sled_received::ReceivedStore;
 use crate::CompanyStore;
-use crate::model::Company;
 
 impl AsyncStore {
     pub async fn received(&self, id: u64) -> StoreResult<Option<ReceivedInvoice>> {

@@ -43,10 +43,10 @@ pub use file_log::FileRef;
 pub use flusher::Committed;
 pub use model::*;
 pub use received::*;
-pub use sled_received::ReceivedStore;
 pub use repair::RepairReport;
 pub use sealing::{Keyring, MasterKey, SealedInventory};
 pub use secret::{SecretBytes, SecretText};
+pub use sled_received::ReceivedStore;
 pub use sled_store::SledStore;
 
 use chrono::{DateTime, NaiveDate, Utc};

@@ -20,14 +20,25 @@ pub trait ReceivedStore {
     /// Writes `record` (id 0: a new one, refused as
     /// [`StoreError::DuplicateReference`] when its CUFE is known) if the
     /// stored version is still `record.version`; returns it as stored.
-    fn save_received(&self, record: ReceivedInvoice, upload: Option<String>)
-        -> StoreResult<ReceivedInvoice>;
+    fn save_received(
+        &self,
+        record: ReceivedInvoice,
+        upload: Option<String>,
+    ) -> StoreResult<ReceivedInvoice>;
     /// The buyer's received invoices, newest first.
-    fn received_page(&self, buyer: CompanyId, page: u32, limit: u32)
-        -> StoreResult<Page<ReceivedInvoice>>;
+    fn received_page(
+        &self,
+        buyer: CompanyId,
+        page: u32,
+        limit: u32,
+    ) -> StoreResult<Page<ReceivedInvoice>>;
     /// Invoices the company holds that may be registered as titles, newest first.
-    fn eligible_page(&self, holder: CompanyId, page: u32, limit: u32)
-        -> StoreResult<Page<ReceivedInvoice>>;
+    fn eligible_page(
+        &self,
+        holder: CompanyId,
+        page: u32,
+        limit: u32,
+    ) -> StoreResult<Page<ReceivedInvoice>>;
     fn received_upload(&self, id: u64) -> StoreResult<Option<String>>;
     fn next_event_id(&self) -> StoreResult<u64>;
     fn put_event_files(&self, event_id: u64, files: &EventFiles) -> StoreResult<()>;
@@ -72,7 +83,10 @@ fn reindex(
         }
     }
     if let Some(c) = new {
-        if index.insert(scoped_key(c, id).to_vec(), Vec::<u8>::new())?.is_none() {
+        if index
+            .insert(scoped_key(c, id).to_vec(), Vec::<u8>::new())?
+            .is_none()
+        {
             bump(counts, kind, c, 1)?;
         }
     }

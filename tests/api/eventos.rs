@@ -33,7 +33,11 @@ pub fn key_of(company: &Value) -> String {
 
 /// The seller (demo company 1) issues an invoice to the buyer; (id, cufe).
 pub fn issue_to_buyer(app: &TestApp) -> (u64, String) {
-    let (status, res) = json(app.post("/v1/api/facturacion", &app.sk_test(), &unique(examples::invoice())));
+    let (status, res) = json(app.post(
+        "/v1/api/facturacion",
+        &app.sk_test(),
+        &unique(examples::invoice()),
+    ));
     assert_eq!(status, 200, "{res}");
     assert_eq!(res["data"]["transmission"]["isValid"], true, "{res}");
     let id = res["data"]["documento"]["id"].as_u64().expect("id");
@@ -48,7 +52,11 @@ pub fn event(app: &TestApp, key: &str, path: &str, body: Value) -> (u16, Value) 
 pub fn accepted_event(app: &TestApp, key: &str, path: &str, body: Value) -> Value {
     let (status, res) = event(app, key, path, body);
     assert_eq!(status, 200, "{path}: {res}");
-    let data = if res["data"].is_object() { res["data"].clone() } else { res.clone() };
+    let data = if res["data"].is_object() {
+        res["data"].clone()
+    } else {
+        res.clone()
+    };
     assert_eq!(data["estado_tax"], "Aceptado", "{path}: {res}");
     data
 }
@@ -56,12 +64,20 @@ pub fn accepted_event(app: &TestApp, key: &str, path: &str, body: Value) -> Valu
 pub fn schemas_dir() -> std::path::PathBuf {
     std::env::var_os("EMISOR_SCHEMAS_DIR")
         .map(Into::into)
-        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/schemas"))
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/schemas")
+        })
 }
 
 fn tool(name: &str) -> bool {
-    let found = std::process::Command::new(name).arg("--version").output().is_ok();
-    assert!(found || std::env::var_os("REQUIRE_CHECKERS").is_none(), "{name} is required");
+    let found = std::process::Command::new(name)
+        .arg("--version")
+        .output()
+        .is_ok();
+    assert!(
+        found || std::env::var_os("REQUIRE_CHECKERS").is_none(),
+        "{name} is required"
+    );
     found
 }
 
@@ -81,14 +97,20 @@ fn text_at(doc: &roxmltree::Document, steps: &[&str]) -> String {
 /// protocol.md 1.7 concatenation, computed here), codes as expected.
 pub fn check_event_xml(app: &TestApp, key: &str, cufe: &str, answer: &Value, pin: &str) -> String {
     let id = answer["id_evento"].as_u64().expect("id_evento");
-    let res = app.get(&format!("/v1/api/eventos/documentos/{cufe}/eventos/{id}/xml"), key);
+    let res = app.get(
+        &format!("/v1/api/eventos/documentos/{cufe}/eventos/{id}/xml"),
+        key,
+    );
     assert_eq!(res.status().as_u16(), 200);
     let xml = res.text().unwrap();
     let doc = roxmltree::Document::parse(&xml).unwrap();
     assert_eq!(doc.root_element().tag_name().name(), "ApplicationResponse");
     let response_code = text_at(&doc, &["DocumentResponse", "Response", "ResponseCode"]);
     assert_eq!(response_code, answer["codigo_evento_tax"].as_str().unwrap());
-    assert_eq!(text_at(&doc, &["DocumentResponse", "DocumentReference", "UUID"]), cufe);
+    assert_eq!(
+        text_at(&doc, &["DocumentResponse", "DocumentReference", "UUID"]),
+        cufe
+    );
     let concatenation = [
         text_at(&doc, &["ID"]),
         text_at(&doc, &["IssueDate"]),
@@ -97,12 +119,19 @@ pub fn check_event_xml(app: &TestApp, key: &str, cufe: &str, answer: &Value, pin
         text_at(&doc, &["ReceiverParty", "PartyTaxScheme", "CompanyID"]),
         response_code,
         text_at(&doc, &["DocumentResponse", "DocumentReference", "ID"]),
-        text_at(&doc, &["DocumentResponse", "DocumentReference", "DocumentTypeCode"]),
+        text_at(
+            &doc,
+            &["DocumentResponse", "DocumentReference", "DocumentTypeCode"],
+        ),
         pin.to_string(),
     ]
     .concat();
     let cude = hex::encode(sha2::Sha384::digest(concatenation.as_bytes()));
-    assert_eq!(cude, answer["cude_evento"].as_str().unwrap(), "CUDE of {concatenation}");
+    assert_eq!(
+        cude,
+        answer["cude_evento"].as_str().unwrap(),
+        "CUDE of {concatenation}"
+    );
     assert_eq!(text_at(&doc, &["UUID"]), cude);
     let fecha = answer["fecha_evento"].as_str().unwrap();
     assert!(fecha.ends_with("-05:00"), "{fecha}");
@@ -133,7 +162,10 @@ pub fn check_event_xml(app: &TestApp, key: &str, cufe: &str, answer: &Value, pin
     if tool("xmlsec1") {
         let start = xml.find("<ds:X509Certificate>").unwrap() + "<ds:X509Certificate>".len();
         let end = xml[start..].find("</ds:X509Certificate>").unwrap() + start;
-        let pem = format!("-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n", &xml[start..end]);
+        let pem = format!(
+            "-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n",
+            &xml[start..end]
+        );
         let cert = dir.path().join("cert.pem");
         std::fs::write(&cert, pem).unwrap();
         let verify = |path: &std::path::Path| {
@@ -176,7 +208,12 @@ fn codes(events: &Value) -> Vec<(String, String)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| (e["codigo_evento"].as_str().unwrap().to_string(), e["estado_tax"].as_str().unwrap().to_string()))
+        .map(|e| {
+            (
+                e["codigo_evento"].as_str().unwrap().to_string(),
+                e["estado_tax"].as_str().unwrap().to_string(),
+            )
+        })
         .collect()
 }
 
@@ -193,45 +230,96 @@ fn the_buyer_registers_its_events_in_order_and_the_seller_the_tacit_acceptance()
 
     // Out of order, before anything.
     for path in ["eventos/recibo-bien", "eventos/aceptacion-expresa"] {
-        assert_error(app.post(&format!("/v1/api/{path}"), &buyer, &body(&a)), 409, "INVALID_STATE");
+        assert_error(
+            app.post(&format!("/v1/api/{path}"), &buyer, &body(&a)),
+            409,
+            "INVALID_STATE",
+        );
     }
     assert_error(
-        app.post("/v1/api/eventos/acuse-recibo", &buyer, &body(&"0".repeat(96))),
+        app.post(
+            "/v1/api/eventos/acuse-recibo",
+            &buyer,
+            &body(&"0".repeat(96)),
+        ),
         404,
         "NOT_FOUND",
     );
     // 030 is the buyer's, not the seller's.
-    assert_error(app.post("/v1/api/eventos/acuse-recibo", &seller, &body(&a)), 403, "FORBIDDEN");
+    assert_error(
+        app.post("/v1/api/eventos/acuse-recibo", &seller, &body(&a)),
+        403,
+        "FORBIDDEN",
+    );
 
-    let ack = accepted_event(&app, &buyer, "eventos/acuse-recibo", json!({"cufe": a, "id_empresa": buyer_company["id_empresa"], "notes": "Recibida"}));
+    let ack = accepted_event(
+        &app,
+        &buyer,
+        "eventos/acuse-recibo",
+        json!({"cufe": a, "id_empresa": buyer_company["id_empresa"], "notes": "Recibida"}),
+    );
     assert_eq!(ack["codigo_evento"], "030");
     assert_eq!(ack["cufe"], a.as_str());
-    assert_eq!(ack["nombre_evento"], "Acuse de recibo de la Factura Electrónica de Venta");
+    assert_eq!(
+        ack["nombre_evento"],
+        "Acuse de recibo de la Factura Electrónica de Venta"
+    );
     check_event_xml(&app, &buyer, &a, &ack, &buyer_pin);
-    assert_error(app.post("/v1/api/eventos/acuse-recibo", &buyer, &body(&a)), 409, "INVALID_STATE");
-    assert_error(app.post("/v1/api/eventos/aceptacion-expresa", &buyer, &body(&a)), 409, "INVALID_STATE");
+    assert_error(
+        app.post("/v1/api/eventos/acuse-recibo", &buyer, &body(&a)),
+        409,
+        "INVALID_STATE",
+    );
+    assert_error(
+        app.post("/v1/api/eventos/aceptacion-expresa", &buyer, &body(&a)),
+        409,
+        "INVALID_STATE",
+    );
 
     let receipt = accepted_event(&app, &buyer, "eventos/recibo-bien", body(&a));
     check_event_xml(&app, &buyer, &a, &receipt, &buyer_pin);
     // The tacit acceptance is the holder's, and not before 3 business days.
-    assert_error(app.post("/v1/api/eventos/aceptacion-tacita", &buyer, &body(&a)), 403, "FORBIDDEN");
-    let early = assert_error(app.post("/v1/api/eventos/aceptacion-tacita", &seller, &body(&a)), 409, "INVALID_STATE");
-    assert!(early["message"].as_str().unwrap().contains("business days"), "{early}");
+    assert_error(
+        app.post("/v1/api/eventos/aceptacion-tacita", &buyer, &body(&a)),
+        403,
+        "FORBIDDEN",
+    );
+    let early = assert_error(
+        app.post("/v1/api/eventos/aceptacion-tacita", &seller, &body(&a)),
+        409,
+        "INVALID_STATE",
+    );
+    assert!(
+        early["message"].as_str().unwrap().contains("business days"),
+        "{early}"
+    );
 
     let acceptance = accepted_event(&app, &buyer, "eventos/aceptacion-expresa", body(&a));
     assert_eq!(acceptance["codigo_evento"], "033");
     check_event_xml(&app, &buyer, &a, &acceptance, &buyer_pin);
     assert_error(
-        app.post("/v1/api/eventos/reclamo", &buyer, &json!({"cufe": a, "motivo": "01"})),
+        app.post(
+            "/v1/api/eventos/reclamo",
+            &buyer,
+            &json!({"cufe": a, "motivo": "01"}),
+        ),
         409,
         "INVALID_STATE",
     );
-    assert_error(app.post("/v1/api/eventos/aceptacion-tacita", &seller, &body(&a)), 409, "INVALID_STATE");
+    assert_error(
+        app.post("/v1/api/eventos/aceptacion-tacita", &seller, &body(&a)),
+        409,
+        "INVALID_STATE",
+    );
     let shown = detail(&app, &buyer, &a);
     assert_eq!(
         codes(&shown["eventos"]),
-        [("030", "Aceptado"), ("032", "Aceptado"), ("033", "Aceptado")]
-            .map(|(c, s)| (c.to_string(), s.to_string()))
+        [
+            ("030", "Aceptado"),
+            ("032", "Aceptado"),
+            ("033", "Aceptado")
+        ]
+        .map(|(c, s)| (c.to_string(), s.to_string()))
     );
     assert_eq!(shown["tenedor_legitimo"]["nit"], "900000001");
     assert_eq!(shown["elegible"], true);
@@ -240,31 +328,56 @@ fn the_buyer_registers_its_events_in_order_and_the_seller_the_tacit_acceptance()
     let (_, b) = issue_to_buyer(&app);
     accepted_event(&app, &buyer, "eventos/acuse-recibo", body(&b));
     accepted_event(&app, &buyer, "eventos/recibo-bien", body(&b));
-    let missing = assert_error(app.post("/v1/api/eventos/reclamo", &buyer, &body(&b)), 422, "VALIDATION_ERROR");
-    assert_eq!(missing["error"]["details"][0]["field"], "motivo");
-    assert_error(
-        app.post("/v1/api/eventos/reclamo", &buyer, &json!({"cufe": b, "motivo": "09"})),
+    let missing = assert_error(
+        app.post("/v1/api/eventos/reclamo", &buyer, &body(&b)),
         422,
         "VALIDATION_ERROR",
     );
-    let claim = accepted_event(&app, &buyer, "eventos/reclamo", json!({"cufe": b, "motivo": "02", "notes": "faltan 3 cajas"}));
+    assert_eq!(missing["error"]["details"][0]["field"], "motivo");
+    assert_error(
+        app.post(
+            "/v1/api/eventos/reclamo",
+            &buyer,
+            &json!({"cufe": b, "motivo": "09"}),
+        ),
+        422,
+        "VALIDATION_ERROR",
+    );
+    let claim = accepted_event(
+        &app,
+        &buyer,
+        "eventos/reclamo",
+        json!({"cufe": b, "motivo": "02", "notes": "faltan 3 cajas"}),
+    );
     assert_eq!(claim["codigo_evento"], "031");
     let claim_xml = check_event_xml(&app, &buyer, &b, &claim, &buyer_pin);
     assert!(claim_xml.contains("<cbc:ResponseCode listID=\"02\">031</cbc:ResponseCode>"));
-    assert_error(app.post("/v1/api/eventos/aceptacion-expresa", &buyer, &body(&b)), 409, "INVALID_STATE");
+    assert_error(
+        app.post("/v1/api/eventos/aceptacion-expresa", &buyer, &body(&b)),
+        409,
+        "INVALID_STATE",
+    );
 
     // The tacit acceptance once the clock is 15 days ahead (at least 3
     // business days after the receipt, whatever the holidays).
     let (_, c) = issue_to_buyer(&app);
     accepted_event(&app, &buyer, "eventos/acuse-recibo", body(&c));
     accepted_event(&app, &buyer, "eventos/recibo-bien", body(&c));
-    assert_error(app.post("/v1/api/eventos/aceptacion-tacita", &seller, &body(&c)), 409, "INVALID_STATE");
+    assert_error(
+        app.post("/v1/api/eventos/aceptacion-tacita", &seller, &body(&c)),
+        409,
+        "INVALID_STATE",
+    );
     set_clock(&app, 15 * 86_400);
     let tacit = accepted_event(&app, &seller, "eventos/aceptacion-tacita", body(&c));
     set_clock(&app, 0);
     assert_eq!(tacit["codigo_evento"], "034");
-    let later = chrono::DateTime::parse_from_rfc3339(tacit["fecha_evento"].as_str().unwrap()).unwrap();
-    assert!(later > chrono::Utc::now() + chrono::Duration::days(14), "{later}");
+    let later =
+        chrono::DateTime::parse_from_rfc3339(tacit["fecha_evento"].as_str().unwrap()).unwrap();
+    assert!(
+        later > chrono::Utc::now() + chrono::Duration::days(14),
+        "{later}"
+    );
     let tacit_xml = check_event_xml(&app, &seller, &c, &tacit, &seller_pin);
     let doc = roxmltree::Document::parse(&tacit_xml).unwrap();
     assert_eq!(
@@ -281,7 +394,11 @@ fn the_buyer_registers_its_events_in_order_and_the_seller_the_tacit_acceptance()
     assert_eq!(list["data"]["items"][0]["cufe"], c.as_str());
     let (_, page2) = json(app.get("/v1/api/eventos/documentos?limit=2&page=2", &buyer));
     assert_eq!(page2["data"]["items"][0]["cufe"], a.as_str());
-    assert_error(app.get("/v1/api/eventos/documentos?limit=101", &buyer), 422, "VALIDATION_ERROR");
+    assert_error(
+        app.get("/v1/api/eventos/documentos?limit=101", &buyer),
+        422,
+        "VALIDATION_ERROR",
+    );
 }
 
 #[test]
@@ -295,15 +412,23 @@ fn a_rejected_event_changes_nothing_and_can_be_registered_again() {
     assert_eq!(res["data"]["estado_tax"], "Rechazado", "{res}");
     assert_eq!(res["data"]["transmission"]["isValid"], false, "{res}");
     // Still nothing registered: 032 is out of order.
-    assert_error(app.post("/v1/api/eventos/recibo-bien", &buyer, &json!({"cufe": a})), 409, "INVALID_STATE");
+    assert_error(
+        app.post("/v1/api/eventos/recibo-bien", &buyer, &json!({"cufe": a})),
+        409,
+        "INVALID_STATE",
+    );
     sim_mode(&app, json!({"mode": "up"}));
     accepted_event(&app, &buyer, "eventos/acuse-recibo", json!({"cufe": a}));
     accepted_event(&app, &buyer, "eventos/recibo-bien", json!({"cufe": a}));
     let shown = detail(&app, &buyer, &a);
     assert_eq!(
         codes(&shown["eventos"]),
-        [("030", "Rechazado"), ("030", "Aceptado"), ("032", "Aceptado")]
-            .map(|(c, s)| (c.to_string(), s.to_string()))
+        [
+            ("030", "Rechazado"),
+            ("030", "Aceptado"),
+            ("032", "Aceptado")
+        ]
+        .map(|(c, s)| (c.to_string(), s.to_string()))
     );
 }
 
@@ -318,7 +443,11 @@ fn seller_xml(app: &TestApp, id: u64) -> String {
 }
 
 fn upload(app: &TestApp, key: &str, xml: &str) -> reqwest::blocking::Response {
-    app.post("/v1/api/eventos/cargar-documento", key, &json!({ "xml_base64": b64(xml) }))
+    app.post(
+        "/v1/api/eventos/cargar-documento",
+        key,
+        &json!({ "xml_base64": b64(xml) }),
+    )
 }
 
 #[test]
@@ -330,16 +459,30 @@ fn uploads_are_checked_and_stored_once_by_cufe() {
     let xml = seller_xml(&app, d_id);
 
     // Malformed, not base64, another company's purchase, tampered.
-    let bad = assert_error(upload(&app, &buyer, "<Invoice><cbc:ID>"), 422, "VALIDATION_ERROR");
+    let bad = assert_error(
+        upload(&app, &buyer, "<Invoice><cbc:ID>"),
+        422,
+        "VALIDATION_ERROR",
+    );
     assert_eq!(bad["error"]["details"][0]["field"], "xml_base64");
-    assert!(bad["message"].as_str().unwrap().contains("not well formed"), "{bad}");
+    assert!(
+        bad["message"].as_str().unwrap().contains("not well formed"),
+        "{bad}"
+    );
     assert_error(
-        app.post("/v1/api/eventos/cargar-documento", &buyer, &json!({"xml_base64": "%%%"})),
+        app.post(
+            "/v1/api/eventos/cargar-documento",
+            &buyer,
+            &json!({"xml_base64": "%%%"}),
+        ),
         422,
         "VALIDATION_ERROR",
     );
     let foreign = assert_error(upload(&app, &app.sk_test(), &xml), 422, "VALIDATION_ERROR");
-    assert!(foreign["message"].as_str().unwrap().contains("buyer"), "{foreign}");
+    assert!(
+        foreign["message"].as_str().unwrap().contains("buyer"),
+        "{foreign}"
+    );
     let tampered = xml.replacen("Servicio de consultoría", "Servicio de consultorio", 1);
     assert_ne!(tampered, xml);
     let t = assert_error(upload(&app, &buyer, &tampered), 422, "VALIDATION_ERROR");
@@ -350,8 +493,15 @@ fn uploads_are_checked_and_stored_once_by_cufe() {
     draft["transmit"] = json!(false);
     let (status, res) = json(app.post("/v1/api/facturacion", &app.sk_test(), &draft));
     assert_eq!(status, 200, "{res}");
-    let unsent = assert_error(upload(&app, &buyer, res["data"]["xml"].as_str().unwrap()), 422, "VALIDATION_ERROR");
-    assert!(unsent["message"].as_str().unwrap().contains("authority"), "{unsent}");
+    let unsent = assert_error(
+        upload(&app, &buyer, res["data"]["xml"].as_str().unwrap()),
+        422,
+        "VALIDATION_ERROR",
+    );
+    assert!(
+        unsent["message"].as_str().unwrap().contains("authority"),
+        "{unsent}"
+    );
 
     // The good one, then the same again.
     let (status, stored) = json(upload(&app, &buyer, &xml));
@@ -378,7 +528,10 @@ fn uploads_are_checked_and_stored_once_by_cufe() {
 
     // An AttachedDocument carrying the invoice, as XML.
     let (e_id, e) = issue_to_buyer(&app);
-    let inner = seller_xml(&app, e_id).replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+    let inner = seller_xml(&app, e_id)
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
     let container = format!(
         concat!(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>",
@@ -431,7 +584,15 @@ fn an_accepted_event_survives_kill_and_is_sent_once() {
     assert_eq!(res["data"]["estado_tax"], "En Cola", "{res}");
     let cude = res["data"]["cude_evento"].as_str().unwrap().to_string();
     // Another event waits for it.
-    assert_error(app.post("/v1/api/eventos/aceptacion-expresa", &buyer, &json!({"cufe": a})), 409, "INVALID_STATE");
+    assert_error(
+        app.post(
+            "/v1/api/eventos/aceptacion-expresa",
+            &buyer,
+            &json!({"cufe": a}),
+        ),
+        409,
+        "INVALID_STATE",
+    );
     app.kill();
     sim_mode_at(&sim.base, json!({"mode": "up"}));
     let dir = app.dir.clone();
@@ -443,10 +604,21 @@ fn an_accepted_event_survives_kill_and_is_sent_once() {
             assert_eq!(shown["eventos"][1]["cude_evento"], cude.as_str());
             break;
         }
-        assert!(Instant::now() < deadline, "032 not accepted after the restart: {shown}");
+        assert!(
+            Instant::now() < deadline,
+            "032 not accepted after the restart: {shown}"
+        );
         std::thread::sleep(Duration::from_millis(200));
     }
     let stats = sim_stats_at(&sim.base);
-    assert_eq!(stats["accepted"][&cude]["received"], 1, "sent once: {stats}");
-    accepted_event(&app, &buyer, "eventos/aceptacion-expresa", json!({"cufe": a}));
+    assert_eq!(
+        stats["accepted"][&cude]["received"], 1,
+        "sent once: {stats}"
+    );
+    accepted_event(
+        &app,
+        &buyer,
+        "eventos/aceptacion-expresa",
+        json!({"cufe": a}),
+    );
 }

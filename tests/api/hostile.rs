@@ -1605,8 +1605,13 @@ fn hostile_event_and_registry_requests_get_4xx_and_change_nothing() {
         let res = app.post_raw(&format!("/v1/api/{path}"), &key, body.clone());
         let status = res.status().as_u16();
         let text = res.text().unwrap();
-        assert!((400..500).contains(&status), "{path} {}: {status} {text}", abbreviate(body));
-        let v: Value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("{path}: not JSON: {text}"));
+        assert!(
+            (400..500).contains(&status),
+            "{path} {}: {status} {text}",
+            abbreviate(body)
+        );
+        let v: Value =
+            serde_json::from_str(&text).unwrap_or_else(|_| panic!("{path}: not JSON: {text}"));
         assert_eq!(v["success"], false, "{path}: {text}");
         assert!(v["error"]["code"].is_string(), "{path}: {text}");
     }
@@ -1648,5 +1653,8 @@ fn hostile_event_and_registry_requests_get_4xx_and_change_nothing() {
     let (_, eligible) = json(app.get("/v1/api/registry/facturas-elegibles", &key));
     assert_eq!(eligible["data"]["total"], 0, "{eligible}");
     let stats = crate::flow_helpers::sim_stats(&app);
-    assert!(stats["calls"].get("SendEventUpdateStatus").is_none(), "{stats}");
+    assert!(
+        stats["calls"].get("SendEventUpdateStatus").is_none(),
+        "{stats}"
+    );
 }

@@ -43,34 +43,85 @@ fn a_title_is_registered_endorsed_and_endorsed_again_by_its_new_holder() {
     let receipt = accepted_event(&app, &buyer, "eventos/recibo-bien", json!({"cufe": f}));
     // Not eligible yet: no acceptance.
     assert_eq!(eligible(&app, &seller)["total"], 0);
-    assert_error(registry(&app, &seller, json!({"cufe": f, "codigo_evento": "035"})), 409, "INVALID_STATE");
-    let acceptance = accepted_event(&app, &buyer, "eventos/aceptacion-expresa", json!({"cufe": f}));
+    assert_error(
+        registry(&app, &seller, json!({"cufe": f, "codigo_evento": "035"})),
+        409,
+        "INVALID_STATE",
+    );
+    let acceptance = accepted_event(
+        &app,
+        &buyer,
+        "eventos/aceptacion-expresa",
+        json!({"cufe": f}),
+    );
 
     let list = eligible(&app, &seller);
     assert_eq!(list["total"], 1, "{list}");
     assert_eq!(list["items"][0]["cufe"], f.as_str());
     assert_eq!(list["items"][0]["total"].as_f64(), Some(168365.0));
     assert_eq!(list["items"][0]["fecha_vencimiento"], "2030-12-31");
-    assert_eq!(eligible(&app, &buyer)["total"], 0, "the buyer holds nothing");
-    assert_error(registry(&app, &buyer, json!({"cufe": f, "codigo_evento": "035"})), 403, "FORBIDDEN");
+    assert_eq!(
+        eligible(&app, &buyer)["total"],
+        0,
+        "the buyer holds nothing"
+    );
+    assert_error(
+        registry(&app, &buyer, json!({"cufe": f, "codigo_evento": "035"})),
+        403,
+        "FORBIDDEN",
+    );
     // Endorsing needs the registration first; bad codes and a missing endorsee are refused.
     assert_error(
-        registry(&app, &seller, json!({"cufe": f, "codigo_evento": "036", "endosatario": endorsee(ENDORSEE_NIT, "Factoring S.A.S.")})),
+        registry(
+            &app,
+            &seller,
+            json!({"cufe": f, "codigo_evento": "036", "endosatario": endorsee(ENDORSEE_NIT, "Factoring S.A.S.")}),
+        ),
         409,
         "INVALID_STATE",
     );
-    assert_error(registry(&app, &seller, json!({"cufe": f, "codigo_evento": "039"})), 422, "VALIDATION_ERROR");
-    assert_error(registry(&app, &seller, json!({"cufe": f, "codigo_evento": "036"})), 422, "VALIDATION_ERROR");
+    assert_error(
+        registry(&app, &seller, json!({"cufe": f, "codigo_evento": "039"})),
+        422,
+        "VALIDATION_ERROR",
+    );
+    assert_error(
+        registry(&app, &seller, json!({"cufe": f, "codigo_evento": "036"})),
+        422,
+        "VALIDATION_ERROR",
+    );
 
-    let (status, reg) = json(registry(&app, &seller, json!({"cufe": f, "codigo_evento": "035", "observaciones": "Inscripción"})));
+    let (status, reg) = json(registry(
+        &app,
+        &seller,
+        json!({"cufe": f, "codigo_evento": "035", "observaciones": "Inscripción"}),
+    ));
     assert_eq!(status, 200, "{reg}");
     assert_eq!(reg["success"], true);
     assert_eq!(reg["cude_evento"], reg["data"]["cude_evento"]);
     assert_eq!(reg["data"]["estado_tax"], "Aceptado", "{reg}");
-    assert_eq!((reg["data"]["codigo_evento"].as_str(), reg["data"]["codigo_evento_tax"].as_str()), (Some("035"), Some("036")));
+    assert_eq!(
+        (
+            reg["data"]["codigo_evento"].as_str(),
+            reg["data"]["codigo_evento_tax"].as_str()
+        ),
+        (Some("035"), Some("036"))
+    );
     check_event_xml(&app, &seller, &f, &reg["data"], &seller_pin);
-    assert_eq!(eligible(&app, &seller)["total"], 0, "registered: no longer eligible");
-    assert_error(registry(&app, &seller, json!({"cufe": f, "codigo_evento": "inscripcion"})), 409, "INVALID_STATE");
+    assert_eq!(
+        eligible(&app, &seller)["total"],
+        0,
+        "registered: no longer eligible"
+    );
+    assert_error(
+        registry(
+            &app,
+            &seller,
+            json!({"cufe": f, "codigo_evento": "inscripcion"}),
+        ),
+        409,
+        "INVALID_STATE",
+    );
 
     let (status, endorsed) = json(registry(
         &app,
@@ -82,10 +133,17 @@ fn a_title_is_registered_endorsed_and_endorsed_again_by_its_new_holder() {
     assert_eq!(status, 200, "{endorsed}");
     assert_eq!(endorsed["data"]["codigo_evento_tax"], "037");
     let xml = check_event_xml(&app, &seller, &f, &endorsed["data"], &seller_pin);
-    assert!(xml.contains(&format!("schemeName=\"31\">{ENDORSEE_NIT}</cbc:CompanyID>")), "the endorsee receives it");
+    assert!(
+        xml.contains(&format!("schemeName=\"31\">{ENDORSEE_NIT}</cbc:CompanyID>")),
+        "the endorsee receives it"
+    );
     // The seller is no longer the holder; the endorsee is.
     assert_error(
-        registry(&app, &seller, json!({"cufe": f, "codigo_evento": "037", "endosatario": endorsee("860002964", "Banco")})),
+        registry(
+            &app,
+            &seller,
+            json!({"cufe": f, "codigo_evento": "037", "endosatario": endorsee("860002964", "Banco")}),
+        ),
         403,
         "FORBIDDEN",
     );
@@ -95,22 +153,64 @@ fn a_title_is_registered_endorsed_and_endorsed_again_by_its_new_holder() {
         json!({"cufe": f, "codigo_evento": "endoso_garantia", "endosatario": endorsee("860002964", "Banco de Bogotá")}),
     ));
     assert_eq!(status, 200, "{again}");
-    assert_eq!((again["data"]["codigo_evento"].as_str(), again["data"]["codigo_evento_tax"].as_str()), (Some("037"), Some("038")));
+    assert_eq!(
+        (
+            again["data"]["codigo_evento"].as_str(),
+            again["data"]["codigo_evento_tax"].as_str()
+        ),
+        (Some("037"), Some("038"))
+    );
     check_event_xml(&app, &factor, &f, &again["data"], &factor_pin);
 
     // The history, in order, with the current holder.
     let (status, hv) = json(app.get(&format!("/v1/api/registry/hoja-de-vida/{f}"), &factor));
     assert_eq!(status, 200, "{hv}");
     let events = hv["data"]["eventos"].as_array().unwrap();
-    let order: Vec<&str> = events.iter().map(|e| e["codigo_evento"].as_str().unwrap()).collect();
+    let order: Vec<&str> = events
+        .iter()
+        .map(|e| e["codigo_evento"].as_str().unwrap())
+        .collect();
     assert_eq!(order, ["030", "032", "033", "035", "036", "037"]);
-    let cudes: Vec<&str> = events.iter().map(|e| e["cude_evento"].as_str().unwrap()).collect();
-    for (i, expected) in [&ack, &receipt, &acceptance, &reg["data"], &endorsed["data"], &again["data"]].iter().enumerate() {
-        assert_eq!(cudes[i], expected["cude_evento"].as_str().unwrap(), "event {i}");
+    let cudes: Vec<&str> = events
+        .iter()
+        .map(|e| e["cude_evento"].as_str().unwrap())
+        .collect();
+    for (i, expected) in [
+        &ack,
+        &receipt,
+        &acceptance,
+        &reg["data"],
+        &endorsed["data"],
+        &again["data"],
+    ]
+    .iter()
+    .enumerate()
+    {
+        assert_eq!(
+            cudes[i],
+            expected["cude_evento"].as_str().unwrap(),
+            "event {i}"
+        );
     }
-    let who: Vec<&str> = events.iter().map(|e| e["quien"]["nit"].as_str().unwrap()).collect();
-    assert_eq!(who, [BUYER_NIT, BUYER_NIT, BUYER_NIT, "900000001", "900000001", ENDORSEE_NIT]);
-    let dates: Vec<&str> = events.iter().map(|e| e["fecha"].as_str().unwrap()).collect();
+    let who: Vec<&str> = events
+        .iter()
+        .map(|e| e["quien"]["nit"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        who,
+        [
+            BUYER_NIT,
+            BUYER_NIT,
+            BUYER_NIT,
+            "900000001",
+            "900000001",
+            ENDORSEE_NIT
+        ]
+    );
+    let dates: Vec<&str> = events
+        .iter()
+        .map(|e| e["fecha"].as_str().unwrap())
+        .collect();
     assert!(dates.windows(2).all(|w| w[0] <= w[1]), "{dates:?}");
     assert!(dates.iter().all(|d| d.ends_with("-05:00")));
     assert_eq!(hv["data"]["tenedor_legitimo"]["nit"], ENDORSEE_NIT);
@@ -119,6 +219,14 @@ fn a_title_is_registered_endorsed_and_endorsed_again_by_its_new_holder() {
     let (status, _) = json(app.get(&format!("/v1/api/registry/hoja-de-vida/{f}"), &seller));
     assert_eq!(status, 200);
     let stranger = key_of(&new_company(&app, "890900608", "Otra S.A."));
-    assert_error(app.get(&format!("/v1/api/registry/hoja-de-vida/{f}"), &stranger), 404, "NOT_FOUND");
-    assert_error(app.get("/v1/api/registry/hoja-de-vida/xyz", &factor), 422, "VALIDATION_ERROR");
+    assert_error(
+        app.get(&format!("/v1/api/registry/hoja-de-vida/{f}"), &stranger),
+        404,
+        "NOT_FOUND",
+    );
+    assert_error(
+        app.get("/v1/api/registry/hoja-de-vida/xyz", &factor),
+        422,
+        "VALIDATION_ERROR",
+    );
 }

@@ -26,9 +26,16 @@ pub struct PageQuery {
     responses((status = 200, description = "data: {items, page, limit, total}"),
               (status = 422, description = "bad page or limit", body = crate::api::error::ErrorEnvelope)))]
 #[get("/eventos/documentos")]
-pub async fn list(state: web::Data<AppState>, ctx: AuthContext, query: Query<PageQuery>) -> ApiResult<HttpResponse> {
+pub async fn list(
+    state: web::Data<AppState>,
+    ctx: AuthContext,
+    query: Query<PageQuery>,
+) -> ApiResult<HttpResponse> {
     let (page, limit) = paging(query.page, query.limit)?;
-    let p = state.store.received_page(ctx.company_id, page, limit).await?;
+    let p = state
+        .store
+        .received_page(ctx.company_id, page, limit)
+        .await?;
     let items: Vec<_> = p.items.iter().map(|t| invoice_view(t, true)).collect();
     Ok(envelope::ok(
         "Facturas recibidas",
@@ -41,12 +48,19 @@ pub async fn list(state: web::Data<AppState>, ctx: AuthContext, query: Query<Pag
     responses((status = 200, description = "the invoice with its events"),
               (status = 404, description = "unknown CUFE", body = crate::api::error::ErrorEnvelope)))]
 #[get("/eventos/documentos/{cufe}")]
-pub async fn detail(state: web::Data<AppState>, ctx: AuthContext, cufe: web::Path<String>) -> ApiResult<HttpResponse> {
+pub async fn detail(
+    state: web::Data<AppState>,
+    ctx: AuthContext,
+    cufe: web::Path<String>,
+) -> ApiResult<HttpResponse> {
     let cufe = normalize_cufe(&cufe)?;
     let t = find(&state.issuing, &ctx.caller(), &ctx.nit, &cufe)
         .await?
         .ok_or_else(|| ApiError::NotFound(format!("invoice with CUFE {cufe}")))?;
-    Ok(envelope::ok("Factura y sus eventos", invoice_view(&t, true)))
+    Ok(envelope::ok(
+        "Factura y sus eventos",
+        invoice_view(&t, true),
+    ))
 }
 
 #[utoipa::path(get, path = "/v1/api/eventos/documentos/{cufe}/eventos/{id}/xml", operation_id = "getEventXml", tag = "eventos-recibidos",

@@ -14,7 +14,11 @@ use crate::issuing::invoice_events::register::{register, EventRequest};
 use crate::state::AppState;
 
 /// Registers `req` for the caller and answers spec 2.13.
-pub async fn answer(state: &AppState, ctx: &AuthContext, req: EventRequest) -> ApiResult<HttpResponse> {
+pub async fn answer(
+    state: &AppState,
+    ctx: &AuthContext,
+    req: EventRequest,
+) -> ApiResult<HttpResponse> {
     let done = register(&state.issuing, &ctx.caller(), &ctx.nit, req).await?;
     Ok(envelope::ok(
         event_message(&done.event),
@@ -48,7 +52,11 @@ async fn simple(
               (status = 404, description = "unknown CUFE", body = crate::api::error::ErrorEnvelope),
               (status = 409, description = "INVALID_STATE: out of order or already registered", body = crate::api::error::ErrorEnvelope)))]
 #[post("/eventos/acuse-recibo")]
-pub async fn acknowledgement(state: web::Data<AppState>, ctx: AuthContext, body: Json<EventBody>) -> ApiResult<HttpResponse> {
+pub async fn acknowledgement(
+    state: web::Data<AppState>,
+    ctx: AuthContext,
+    body: Json<EventBody>,
+) -> ApiResult<HttpResponse> {
     simple(state, ctx, body.0, EventKind::Acknowledgement).await
 }
 
@@ -57,7 +65,11 @@ pub async fn acknowledgement(state: web::Data<AppState>, ctx: AuthContext, body:
     responses((status = 200, description = "event 032 registered"),
               (status = 409, description = "INVALID_STATE", body = crate::api::error::ErrorEnvelope)))]
 #[post("/eventos/recibo-bien")]
-pub async fn goods_receipt(state: web::Data<AppState>, ctx: AuthContext, body: Json<EventBody>) -> ApiResult<HttpResponse> {
+pub async fn goods_receipt(
+    state: web::Data<AppState>,
+    ctx: AuthContext,
+    body: Json<EventBody>,
+) -> ApiResult<HttpResponse> {
     simple(state, ctx, body.0, EventKind::GoodsReceipt).await
 }
 
@@ -66,7 +78,11 @@ pub async fn goods_receipt(state: web::Data<AppState>, ctx: AuthContext, body: J
     responses((status = 200, description = "event 033 registered"),
               (status = 409, description = "INVALID_STATE", body = crate::api::error::ErrorEnvelope)))]
 #[post("/eventos/aceptacion-expresa")]
-pub async fn express_acceptance(state: web::Data<AppState>, ctx: AuthContext, body: Json<EventBody>) -> ApiResult<HttpResponse> {
+pub async fn express_acceptance(
+    state: web::Data<AppState>,
+    ctx: AuthContext,
+    body: Json<EventBody>,
+) -> ApiResult<HttpResponse> {
     simple(state, ctx, body.0, EventKind::ExpressAcceptance).await
 }
 
@@ -75,7 +91,11 @@ pub async fn express_acceptance(state: web::Data<AppState>, ctx: AuthContext, bo
     responses((status = 200, description = "event 034 registered by the legitimate holder"),
               (status = 409, description = "INVALID_STATE: before 3 business days since 032, or out of order", body = crate::api::error::ErrorEnvelope)))]
 #[post("/eventos/aceptacion-tacita")]
-pub async fn tacit_acceptance(state: web::Data<AppState>, ctx: AuthContext, body: Json<EventBody>) -> ApiResult<HttpResponse> {
+pub async fn tacit_acceptance(
+    state: web::Data<AppState>,
+    ctx: AuthContext,
+    body: Json<EventBody>,
+) -> ApiResult<HttpResponse> {
     simple(state, ctx, body.0, EventKind::TacitAcceptance).await
 }
 
@@ -85,7 +105,11 @@ pub async fn tacit_acceptance(state: web::Data<AppState>, ctx: AuthContext, body
               (status = 409, description = "INVALID_STATE", body = crate::api::error::ErrorEnvelope),
               (status = 422, description = "motivo missing or not a claim concept", body = crate::api::error::ErrorEnvelope)))]
 #[post("/eventos/reclamo")]
-pub async fn claim(state: web::Data<AppState>, ctx: AuthContext, body: Json<ClaimBody>) -> ApiResult<HttpResponse> {
+pub async fn claim(
+    state: web::Data<AppState>,
+    ctx: AuthContext,
+    body: Json<ClaimBody>,
+) -> ApiResult<HttpResponse> {
     let body = body.0;
     if let Some(id) = body.id_empresa {
         ctx.ensure_company(id)?;

@@ -19,7 +19,13 @@ fn is_xml(req: &HttpRequest) -> bool {
     req.headers()
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .map(|ct| ct.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+        .map(|ct| {
+            ct.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
         .is_some_and(|ct| ct == "application/xml" || ct == "text/xml")
 }
 
@@ -47,7 +53,11 @@ pub async fn upload(
         if let Some(id) = b.id_empresa {
             ctx.ensure_company(id)?;
         }
-        let compact: String = b.xml_base64.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+        let compact: String = b
+            .xml_base64
+            .chars()
+            .filter(|c| !c.is_ascii_whitespace())
+            .collect();
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(compact)
             .map_err(|_| ApiError::validation("xml_base64", "is not valid base64"))?;

@@ -17,9 +17,16 @@ use crate::state::AppState;
     responses((status = 200, description = "data: {items, page, limit, total}"),
               (status = 422, description = "bad page or limit", body = crate::api::error::ErrorEnvelope)))]
 #[get("/registry/facturas-elegibles")]
-pub async fn eligible(state: web::Data<AppState>, ctx: AuthContext, query: Query<PageQuery>) -> ApiResult<HttpResponse> {
+pub async fn eligible(
+    state: web::Data<AppState>,
+    ctx: AuthContext,
+    query: Query<PageQuery>,
+) -> ApiResult<HttpResponse> {
     let (page, limit) = paging(query.page, query.limit)?;
-    let p = state.store.eligible_page(ctx.company_id, page, limit).await?;
+    let p = state
+        .store
+        .eligible_page(ctx.company_id, page, limit)
+        .await?;
     let items: Vec<_> = p
         .items
         .iter()

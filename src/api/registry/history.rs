@@ -16,7 +16,11 @@ use crate::state::AppState;
     responses((status = 200, description = "the history and the legitimate holder"),
               (status = 404, description = "unknown CUFE", body = crate::api::error::ErrorEnvelope)))]
 #[get("/registry/hoja-de-vida/{cufe}")]
-pub async fn history(state: web::Data<AppState>, ctx: AuthContext, cufe: web::Path<String>) -> ApiResult<HttpResponse> {
+pub async fn history(
+    state: web::Data<AppState>,
+    ctx: AuthContext,
+    cufe: web::Path<String>,
+) -> ApiResult<HttpResponse> {
     let cufe = normalize_cufe(&cufe)?;
     let t = find(&state.issuing, &ctx.caller(), &ctx.nit, &cufe)
         .await?

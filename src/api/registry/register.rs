@@ -52,7 +52,8 @@ pub struct RegistryBody {
 
 fn endorsee(b: EndorseeBody) -> Result<Endorsee, ApiError> {
     let number = b.numero_documento.trim().to_string();
-    if number.is_empty() || number.len() > 20 || !number.bytes().all(|c| c.is_ascii_alphanumeric()) {
+    if number.is_empty() || number.len() > 20 || !number.bytes().all(|c| c.is_ascii_alphanumeric())
+    {
         return Err(ApiError::validation(
             "endosatario.numero_documento",
             "must be 1 to 20 letters or digits",
@@ -66,13 +67,19 @@ fn endorsee(b: EndorseeBody) -> Result<Endorsee, ApiError> {
         ));
     }
     if b.nombre.trim().is_empty() || b.nombre.len() > 450 {
-        return Err(ApiError::validation("endosatario.nombre", "is required (at most 450 characters)"));
+        return Err(ApiError::validation(
+            "endosatario.nombre",
+            "is required (at most 450 characters)",
+        ));
     }
     let check_digit = match b.dv.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
         None => None,
-        Some(d) => Some(d.parse::<u8>().ok().filter(|n| *n <= 9).ok_or_else(|| {
-            ApiError::validation("endosatario.dv", "must be one digit")
-        })?),
+        Some(d) => Some(
+            d.parse::<u8>()
+                .ok()
+                .filter(|n| *n <= 9)
+                .ok_or_else(|| ApiError::validation("endosatario.dv", "must be one digit"))?,
+        ),
     };
     Ok(Endorsee {
         id_type,
@@ -107,7 +114,12 @@ pub async fn register_event(
         )
     })?;
     let endorsee = match (kind.is_endorsement(), body.endosatario) {
-        (true, None) => return Err(ApiError::validation("endosatario", "is required for an endorsement")),
+        (true, None) => {
+            return Err(ApiError::validation(
+                "endosatario",
+                "is required for an endorsement",
+            ))
+        }
         (true, Some(b)) => Some(endorsee(b)?),
         (false, _) => None,
     };

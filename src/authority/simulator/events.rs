@@ -33,9 +33,10 @@ fn rule(code: &str, text: &str) -> String {
 
 fn order_rule(e: &OrderError) -> String {
     match e {
-        OrderError::AlreadyRegistered(code) => {
-            rule("LGC01", &format!("Evento {code} registrado previamente para este CUFE."))
-        }
+        OrderError::AlreadyRegistered(code) => rule(
+            "LGC01",
+            &format!("Evento {code} registrado previamente para este CUFE."),
+        ),
         OrderError::Missing { event, missing } => rule(
             "LGC03",
             &format!("No se puede registrar el evento {event} sin el evento previo {missing}."),
@@ -60,7 +61,11 @@ impl EventLedger {
 
     /// Checks an ApplicationResponse against its invoice's events and, when
     /// it may follow them, records it (one step under the lock).
-    pub fn admit(&self, xml: &str, invoice_known: impl Fn(&str) -> bool) -> Result<(), Vec<String>> {
+    pub fn admit(
+        &self,
+        xml: &str,
+        invoice_known: impl Fn(&str) -> bool,
+    ) -> Result<(), Vec<String>> {
         let opts = ParsingOptions {
             allow_dtd: false,
             ..ParsingOptions::default()
@@ -68,14 +73,23 @@ impl EventLedger {
         let doc = Document::parse_with_options(xml, opts)
             .map_err(|e| vec![rule("ZB01", &format!("XML mal formado: {e}"))])?;
         let root = doc.root_element();
-        let code = text(path(root, &["DocumentResponse", "Response", "ResponseCode"])).unwrap_or_default();
-        let kind = EventKind::from_authority_code(&code)
-            .ok_or_else(|| vec![rule("AAH03", &format!("Código de evento {code} no soportado."))])?;
+        let code = text(path(
+            root,
+            &["DocumentResponse", "Response", "ResponseCode"],
+        ))
+        .unwrap_or_default();
+        let kind = EventKind::from_authority_code(&code).ok_or_else(|| {
+            vec![rule(
+                "AAH03",
+                &format!("Código de evento {code} no soportado."),
+            )]
+        })?;
         let reference = path(root, &["DocumentResponse", "DocumentReference"]);
         let cufe = text(reference.and_then(|r| path(r, &["UUID"])))
             .unwrap_or_default()
             .to_ascii_lowercase();
-        let type_code = text(reference.and_then(|r| path(r, &["DocumentTypeCode"]))).unwrap_or_default();
+        let type_code =
+            text(reference.and_then(|r| path(r, &["DocumentTypeCode"]))).unwrap_or_default();
         if type_code != "01" {
             return Err(vec![rule(
                 "AAH26",

@@ -290,7 +290,11 @@ impl Intake<'_> {
         // An event follows its invoice's earlier events (checked and
         // recorded in one step).
         if facts.family == super::document::Family::Event {
-            if let Err(errors) = self.state.events.admit(xml, |cufe| self.state.is_accepted(cufe)) {
+            if let Err(errors) = self
+                .state
+                .events
+                .admit(xml, |cufe| self.state.is_accepted(cufe))
+            {
                 return rejected_with(errors);
             }
         }

@@ -221,7 +221,11 @@ pub fn build(input: &EventInput<'_>) -> Result<BuiltEvent, XmlWriteError> {
     w.open("cac:DocumentResponse");
     w.open("cac:Response");
     match input.claim_concept {
-        Some(concept) => w.leaf("cbc:ResponseCode", &[("listID", concept)], input.kind.authority_code()),
+        Some(concept) => w.leaf(
+            "cbc:ResponseCode",
+            &[("listID", concept)],
+            input.kind.authority_code(),
+        ),
         None => w.el("cbc:ResponseCode", input.kind.authority_code()),
     }
     w.el("cbc:Description", input.kind.name());

@@ -49,13 +49,32 @@ pub fn holidays(year: i32) -> Vec<NaiveDate> {
     let ymd = |m: u32, d: u32| NaiveDate::from_ymd_opt(year, m, d);
     let mut out: Vec<NaiveDate> = Vec::with_capacity(18);
     // Fixed.
-    out.extend([ymd(1, 1), ymd(5, 1), ymd(7, 20), ymd(8, 7), ymd(12, 8), ymd(12, 25)].into_iter().flatten());
+    out.extend(
+        [
+            ymd(1, 1),
+            ymd(5, 1),
+            ymd(7, 20),
+            ymd(8, 7),
+            ymd(12, 8),
+            ymd(12, 25),
+        ]
+        .into_iter()
+        .flatten(),
+    );
     // Moved to the next Monday.
     out.extend(
-        [ymd(1, 6), ymd(3, 19), ymd(6, 29), ymd(8, 15), ymd(10, 12), ymd(11, 1), ymd(11, 11)]
-            .into_iter()
-            .flatten()
-            .map(next_monday),
+        [
+            ymd(1, 6),
+            ymd(3, 19),
+            ymd(6, 29),
+            ymd(8, 15),
+            ymd(10, 12),
+            ymd(11, 1),
+            ymd(11, 11),
+        ]
+        .into_iter()
+        .flatten()
+        .map(next_monday),
     );
     if let Some(e) = easter(year) {
         out.extend([shifted(e, -3), shifted(e, -2)].into_iter().flatten());

@@ -80,8 +80,8 @@ fn date(value: Option<String>, field: &'static str) -> Result<Option<NaiveDate>,
 /// Reads an upload: an invoice, or a container holding one.
 pub fn read(xml: &str) -> Result<ReceivedInvoiceFacts, ReceivedError> {
     let xml = xml.trim_start_matches('\u{feff}');
-    let doc =
-        Document::parse_with_options(xml, options()).map_err(|e| ReceivedError::Malformed(e.to_string()))?;
+    let doc = Document::parse_with_options(xml, options())
+        .map_err(|e| ReceivedError::Malformed(e.to_string()))?;
     let root = doc.root_element();
     match (root.tag_name().namespace(), root.tag_name().name()) {
         (Some(INVOICE_NS), "Invoice") => read_invoice(xml),
@@ -95,7 +95,9 @@ pub fn read(xml: &str) -> Result<ReceivedInvoiceFacts, ReceivedError> {
                 .map_err(|e| ReceivedError::Malformed(format!("the attached invoice: {e}")))?;
             let r = inner_doc.root_element();
             if r.tag_name().namespace() != Some(INVOICE_NS) || r.tag_name().name() != "Invoice" {
-                return Err(ReceivedError::NotAnInvoice(r.tag_name().name().chars().take(64).collect()));
+                return Err(ReceivedError::NotAnInvoice(
+                    r.tag_name().name().chars().take(64).collect(),
+                ));
             }
             read_invoice(inner)
         }
@@ -104,8 +106,8 @@ pub fn read(xml: &str) -> Result<ReceivedInvoiceFacts, ReceivedError> {
 }
 
 fn read_invoice(xml: &str) -> Result<ReceivedInvoiceFacts, ReceivedError> {
-    let doc =
-        Document::parse_with_options(xml, options()).map_err(|e| ReceivedError::Malformed(e.to_string()))?;
+    let doc = Document::parse_with_options(xml, options())
+        .map_err(|e| ReceivedError::Malformed(e.to_string()))?;
     let root = doc.root_element();
     let need = |v: Option<String>, what: &'static str| v.ok_or(ReceivedError::Missing(what));
     let cufe = need(text(child(root, "UUID")), "cbc:UUID (CUFE)")?;
@@ -134,7 +136,8 @@ fn read_invoice(xml: &str) -> Result<ReceivedInvoiceFacts, ReceivedError> {
         value: total_text.chars().take(40).collect(),
     })?;
     let party = |role: &str| path(root, &[role, "Party", "PartyTaxScheme"]);
-    let due = text(child(root, "DueDate")).or_else(|| text(path(root, &["PaymentMeans", "PaymentDueDate"])));
+    let due = text(child(root, "DueDate"))
+        .or_else(|| text(path(root, &["PaymentMeans", "PaymentDueDate"])));
     Ok(ReceivedInvoiceFacts {
         invoice_xml: xml.to_string(),
         cufe: cufe.to_ascii_lowercase(),
@@ -150,13 +153,17 @@ fn read_invoice(xml: &str) -> Result<ReceivedInvoiceFacts, ReceivedError> {
             text(party("AccountingSupplierParty").and_then(|p| child(p, "CompanyID"))),
             "the vendor's CompanyID",
         )?,
-        vendor_name: text(party("AccountingSupplierParty").and_then(|p| child(p, "RegistrationName")))
-            .unwrap_or_default(),
+        vendor_name: text(
+            party("AccountingSupplierParty").and_then(|p| child(p, "RegistrationName")),
+        )
+        .unwrap_or_default(),
         buyer_id: need(
             text(party("AccountingCustomerParty").and_then(|p| child(p, "CompanyID"))),
             "the buyer's CompanyID",
         )?,
-        buyer_name: text(party("AccountingCustomerParty").and_then(|p| child(p, "RegistrationName")))
-            .unwrap_or_default(),
+        buyer_name: text(
+            party("AccountingCustomerParty").and_then(|p| child(p, "RegistrationName")),
+        )
+        .unwrap_or_default(),
     })
 }

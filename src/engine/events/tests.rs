@@ -4,7 +4,9 @@
 use chrono::{DateTime, NaiveDate};
 
 use super::application_response::{build, EventInput, EventParty, EventSoftware};
-use super::calendar::{add_business_days, easter, holidays, is_business_day, tacit_acceptance_from};
+use super::calendar::{
+    add_business_days, easter, holidays, is_business_day, tacit_acceptance_from,
+};
 use super::order::{check, eligible_for_registration, OrderError};
 use super::EventKind::{self, *};
 use crate::engine::ubl::tests::{have_xmllint, xmllint_validate, xmllint_validate_unsigned};
@@ -21,7 +23,11 @@ fn party(nit: &str) -> EventParty {
     }
 }
 
-fn v5_input<'a>(sender: &'a EventParty, receiver: &'a EventParty, notes: &'a [String]) -> EventInput<'a> {
+fn v5_input<'a>(
+    sender: &'a EventParty,
+    receiver: &'a EventParty,
+    notes: &'a [String],
+) -> EventInput<'a> {
     EventInput {
         kind: Acknowledgement,
         number: "1",
@@ -71,11 +77,13 @@ fn every_event_is_valid_ubl_and_signs() {
         assert!(built
             .unsigned_xml
             .contains(&format!(">{}</cbc:ResponseCode>", kind.authority_code())));
-        let signed = crate::engine::xades::sign(&built.unsigned_xml, &key, input.issued_at).unwrap();
+        let signed =
+            crate::engine::xades::sign(&built.unsigned_xml, &key, input.issued_at).unwrap();
         let verified = crate::engine::xades::verify(&signed).unwrap();
         assert!(verified.policy_ok && verified.signing_certificate_ok);
         if have_xmllint() {
-            xmllint_validate_unsigned(&built.unsigned_xml).unwrap_or_else(|e| panic!("{kind:?}: {e}"));
+            xmllint_validate_unsigned(&built.unsigned_xml)
+                .unwrap_or_else(|e| panic!("{kind:?}: {e}"));
             xmllint_validate(&signed).unwrap_or_else(|e| panic!("{kind:?} signed: {e}"));
         }
     }
@@ -83,14 +91,33 @@ fn every_event_is_valid_ubl_and_signs() {
 
 #[test]
 fn registry_codes_map_to_the_authority_list() {
-    let pairs: Vec<(&str, &str)> = [Registration, EndorsementProperty, EndorsementGuarantee, EndorsementProcuration]
-        .iter()
-        .map(|k| (k.api_code(), k.authority_code()))
-        .collect();
-    assert_eq!(pairs, [("035", "036"), ("036", "037"), ("037", "038"), ("038", "039")]);
-    assert_eq!(EventKind::registry_from_api("endoso_garantia"), Some(EndorsementGuarantee));
+    let pairs: Vec<(&str, &str)> = [
+        Registration,
+        EndorsementProperty,
+        EndorsementGuarantee,
+        EndorsementProcuration,
+    ]
+    .iter()
+    .map(|k| (k.api_code(), k.authority_code()))
+    .collect();
+    assert_eq!(
+        pairs,
+        [
+            ("035", "036"),
+            ("036", "037"),
+            ("037", "038"),
+            ("038", "039")
+        ]
+    );
+    assert_eq!(
+        EventKind::registry_from_api("endoso_garantia"),
+        Some(EndorsementGuarantee)
+    );
     assert_eq!(EventKind::registry_from_api("030"), None);
-    assert_eq!(EventKind::from_authority_code("037"), Some(EndorsementProperty));
+    assert_eq!(
+        EventKind::from_authority_code("037"),
+        Some(EndorsementProperty)
+    );
     assert_eq!(super::claim_concept("2").map(|c| c.0), Some("02"));
     assert!(super::claim_concept("05").is_none());
 }
@@ -100,27 +127,49 @@ fn the_receipt_events_follow_their_order() {
     assert!(check(&[], Acknowledgement).is_ok());
     assert_eq!(
         check(&[], GoodsReceipt),
-        Err(OrderError::Missing { event: "032", missing: "030" })
+        Err(OrderError::Missing {
+            event: "032",
+            missing: "030"
+        })
     );
-    assert_eq!(check(&[Acknowledgement], Acknowledgement), Err(OrderError::AlreadyRegistered("030")));
+    assert_eq!(
+        check(&[Acknowledgement], Acknowledgement),
+        Err(OrderError::AlreadyRegistered("030"))
+    );
     assert!(check(&[Acknowledgement], ExpressAcceptance).is_err());
     let received = [Acknowledgement, GoodsReceipt];
     for k in [Claim, ExpressAcceptance, TacitAcceptance] {
         assert!(check(&received, k).is_ok(), "{k:?}");
     }
     let accepted = [Acknowledgement, GoodsReceipt, ExpressAcceptance];
-    assert_eq!(check(&accepted, ExpressAcceptance), Err(OrderError::AlreadyRegistered("033")));
+    assert_eq!(
+        check(&accepted, ExpressAcceptance),
+        Err(OrderError::AlreadyRegistered("033"))
+    );
     assert_eq!(
         check(&accepted, Claim),
-        Err(OrderError::Closed { event: "031", after: "033" })
+        Err(OrderError::Closed {
+            event: "031",
+            after: "033"
+        })
     );
     assert!(eligible_for_registration(&accepted));
-    assert!(!eligible_for_registration(&[Acknowledgement, GoodsReceipt, Claim]));
+    assert!(!eligible_for_registration(&[
+        Acknowledgement,
+        GoodsReceipt,
+        Claim
+    ]));
     assert!(check(&accepted, EndorsementProperty).is_err());
     let titled = [Acknowledgement, GoodsReceipt, TacitAcceptance, Registration];
     assert!(check(&titled, Registration).is_err());
     assert!(check(&titled, EndorsementProperty).is_ok());
-    let endorsed = [Acknowledgement, GoodsReceipt, TacitAcceptance, Registration, EndorsementProperty];
+    let endorsed = [
+        Acknowledgement,
+        GoodsReceipt,
+        TacitAcceptance,
+        Registration,
+        EndorsementProperty,
+    ];
     assert!(check(&endorsed, EndorsementGuarantee).is_ok());
 }
 
@@ -137,9 +186,23 @@ fn colombian_holidays() {
     let h = holidays(2025);
     assert_eq!(h.len(), 17, "{h:?}");
     for day in [
-        "2025-01-01", "2025-01-06", "2025-03-24", "2025-04-17", "2025-04-18", "2025-05-01",
-        "2025-06-02", "2025-06-23", "2025-06-30", "2025-07-20", "2025-08-07", "2025-08-18",
-        "2025-10-13", "2025-11-03", "2025-11-17", "2025-12-08", "2025-12-25",
+        "2025-01-01",
+        "2025-01-06",
+        "2025-03-24",
+        "2025-04-17",
+        "2025-04-18",
+        "2025-05-01",
+        "2025-06-02",
+        "2025-06-23",
+        "2025-06-30",
+        "2025-07-20",
+        "2025-08-07",
+        "2025-08-18",
+        "2025-10-13",
+        "2025-11-03",
+        "2025-11-17",
+        "2025-12-08",
+        "2025-12-25",
     ] {
         assert!(h.contains(&d(day)), "{day}");
     }
@@ -167,7 +230,10 @@ fn uploads_are_read_or_refused_with_a_reason() {
     assert_eq!(facts.cufe, cufe);
     assert_eq!(facts.vendor_nit, "900000001");
     assert!(matches!(read("<Invoice"), Err(ReceivedError::Malformed(_))));
-    assert!(matches!(read("<Other xmlns=\"x\"/>"), Err(ReceivedError::NotAnInvoice(_))));
+    assert!(matches!(
+        read("<Other xmlns=\"x\"/>"),
+        Err(ReceivedError::NotAnInvoice(_))
+    ));
     assert!(matches!(
         read("<!DOCTYPE x [<!ENTITY a 'b'>]><Invoice/>"),
         Err(ReceivedError::Malformed(_))

@@ -6,7 +6,7 @@
 //! * [`title`]: the invoice as its events see it (found by CUFE, uploaded,
 //!   or adopted from a document another company issued here), who it
 //!   involves and who may act.
-//! * [`upload`]: `cargar-documento`.
+//! * [`upload`]: the `cargar-documento` upload.
 //! * [`register`]: one event: checks, build, sign, store, send.
 //! * [`send`]: one transmission of a stored event (the job).
 

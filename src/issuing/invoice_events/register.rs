@@ -4,7 +4,9 @@
 //! by the job).
 
 use chrono::{SubsecRound, Utc};
-use emisor_store::{EventFiles, EventState, InvoiceEvent, Job, PartyRef, ReceivedInvoice, SoftwareKind};
+use emisor_store::{
+    EventFiles, EventState, InvoiceEvent, Job, PartyRef, ReceivedInvoice, SoftwareKind,
+};
 
 use super::title::{counted, find, normalize_cufe, settle};
 use super::{send, EventError, EVENT_JOB};
@@ -56,7 +58,11 @@ fn event_party(p: &PartyRef) -> EventParty {
     EventParty {
         name: p.name.clone(),
         id_number: p.id_number.clone(),
-        id_type: if p.id_type.is_empty() { "31".into() } else { p.id_type.clone() },
+        id_type: if p.id_type.is_empty() {
+            "31".into()
+        } else {
+            p.id_type.clone()
+        },
         check_digit: p.check_digit,
         tax_level: "O-13".into(),
     }
@@ -64,7 +70,12 @@ fn event_party(p: &PartyRef) -> EventParty {
 
 /// Who may register `kind` (decisions.md §5 "Events"): the buyer its
 /// events, the legitimate holder the tacit acceptance and the registry.
-fn may_act(t: &ReceivedInvoice, kind: EventKind, company: u64, nit: &str) -> Result<(), EventError> {
+fn may_act(
+    t: &ReceivedInvoice,
+    kind: EventKind,
+    company: u64,
+    nit: &str,
+) -> Result<(), EventError> {
     let is = |p: &PartyRef| p.company_id == Some(company) || p.id_number == nit;
     if kind.is_buyer_event() {
         if is(&t.buyer) {
@@ -176,7 +187,9 @@ pub async fn register(
         let receipt = t
             .events
             .iter()
-            .find(|e| e.state != EventState::Rejected && e.code == EventKind::GoodsReceipt.api_code())
+            .find(|e| {
+                e.state != EventState::Rejected && e.code == EventKind::GoodsReceipt.api_code()
+            })
             .map(|e| e.issued_at.date_naive());
         if let Some(from) = receipt.map(tacit_acceptance_from) {
             if now.date_naive() < from {
@@ -198,12 +211,19 @@ pub async fn register(
         .store
         .software(caller.company, SoftwareKind::Invoicing)
         .await?
-        .ok_or_else(|| EventError::invalid("software", "the company has no registered invoicing software"))?;
+        .ok_or_else(|| {
+            EventError::invalid(
+                "software",
+                "the company has no registered invoicing software",
+            )
+        })?;
     let cert = issuing
         .store
         .certificate(caller.company)
         .await?
-        .ok_or_else(|| EventError::invalid("certificado", "the company has no signing certificate"))?;
+        .ok_or_else(|| {
+            EventError::invalid("certificado", "the company has no signing certificate")
+        })?;
     let key = issuing
         .keys
         .get_or_load(caller.company, &cert.serial, || {
@@ -234,7 +254,8 @@ pub async fn register(
         claim_concept: concept,
         notes: &note_lines,
     };
-    let built = application_response::build(&input).map_err(|e| EventError::Internal(e.to_string()))?;
+    let built =
+        application_response::build(&input).map_err(|e| EventError::Internal(e.to_string()))?;
     // One RSA signature (about a millisecond): done here rather than
     // queued behind the documents on the signer pool.
     let xml = crate::engine::xades::sign(&built.unsigned_xml, &key, now)
@@ -300,11 +321,7 @@ pub async fn register(
     if matches!(transmission, send::Sent::Retry { .. }) {
         issuing.schedule(&job_after(issuing, job.id).await.unwrap_or(job));
     }
-    let invoice = issuing
-        .store
-        .received(t.id)
-        .await?
-        .unwrap_or(t);
+    let invoice = issuing.store.received(t.id).await?.unwrap_or(t);
     let event = invoice
         .events
         .iter()

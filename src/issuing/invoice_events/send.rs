@@ -21,7 +21,10 @@ pub enum Sent {
     /// Finished (accepted or rejected), or nothing left to do.
     Done(Option<Transmission>),
     /// Tried again at `at_ms`.
-    Retry { at_ms: i64, transmission: Transmission },
+    Retry {
+        at_ms: i64,
+        transmission: Transmission,
+    },
 }
 
 impl Sent {
@@ -106,7 +109,17 @@ async fn finish(
     state: EventState,
     t: Transmission,
 ) -> Sent {
-    match record(issuing, received_id, event_id, state, &t, job.attempts, Some(job.id)).await {
+    match record(
+        issuing,
+        received_id,
+        event_id,
+        state,
+        &t,
+        job.attempts,
+        Some(job.id),
+    )
+    .await
+    {
         Ok(()) => Sent::Done(Some(t)),
         Err(e) => {
             tracing::error!(event_id, error = %e, "could not record an event's outcome");
@@ -140,7 +153,17 @@ async fn failed(
     if let Err(e) = issuing.store.put_job(job.clone()).await {
         tracing::error!(job = job.id, error = %e, "could not reschedule an event");
     }
-    if let Err(e) = record(issuing, ids.0, ids.1, EventState::Pending, &t, job.attempts, None).await {
+    if let Err(e) = record(
+        issuing,
+        ids.0,
+        ids.1,
+        EventState::Pending,
+        &t,
+        job.attempts,
+        None,
+    )
+    .await
+    {
         tracing::error!(event_id = ids.1, error = %e, "could not record an event's attempt");
     }
     Sent::Retry {

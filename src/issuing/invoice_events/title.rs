@@ -19,7 +19,10 @@ pub fn normalize_cufe(cufe: &str) -> Result<String, EventError> {
     if c.len() == 96 && c.bytes().all(|b| b.is_ascii_hexdigit()) {
         Ok(c)
     } else {
-        Err(EventError::invalid("cufe", "must be 96 hexadecimal characters (SHA-384)"))
+        Err(EventError::invalid(
+            "cufe",
+            "must be 96 hexadecimal characters (SHA-384)",
+        ))
     }
 }
 

@@ -66,7 +66,9 @@ pub async fn upload(
             },
         )
         .await
-        .map_err(|f| EventError::TaxUnavailable(format!("the authority could not be asked: {f}")))?;
+        .map_err(|f| {
+            EventError::TaxUnavailable(format!("the authority could not be asked: {f}"))
+        })?;
     match status {
         AuthorityResponse::Verdict(t) if t.accepted() => {}
         AuthorityResponse::Verdict(t) => {
@@ -77,10 +79,17 @@ pub async fn upload(
             };
             return Err(EventError::invalid(
                 field,
-                format!("the authority has not accepted this invoice: {}", why.trim()),
+                format!(
+                    "the authority has not accepted this invoice: {}",
+                    why.trim()
+                ),
             ));
         }
-        _ => return Err(EventError::Internal("unexpected answer to GetStatus".into())),
+        _ => {
+            return Err(EventError::Internal(
+                "unexpected answer to GetStatus".into(),
+            ))
+        }
     }
     let mut record = from_facts(issuing, &facts, caller).await?;
     record.uploaded_by = Some(caller.company);
