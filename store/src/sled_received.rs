@@ -300,3 +300,105 @@ impl ReceivedStore for SledStore {
             .and_then(|v| read_u64(&v)))
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use chrono::{NaiveDate, Utc};
+
+    use super::*;
+    use crate::model::Environment;
+    use crate::received::PartyRef;
+
+    fn party(nit: &str, company: Option<u64>) -> PartyRef {
+        PartyRef {
+            id_number: nit.into(),
+            id_type: "31".into(),
+            check_digit: None,
+            name: format!("Empresa {nit}"),
+            company_id: company,
+        }
+    }
+
+    fn invoice(cufe: &str) -> ReceivedInvoice {
+        let now = Utc::now();
+        ReceivedInvoice {
+            id: 0,
+            version: 0,
+            cufe: cufe.into(),
+            environment: Environment::Test,
+            number: "SETP990000001".into(),
+            type_code: "01".into(),
+            issue_date: NaiveDate::from_ymd_opt(2026, 1, 2).unwrap(),
+            due_date: None,
+            currency: "COP".into(),
+            total: "1190.00".into(),
+            vendor: party("900000001", Some(1)),
+            buyer: party("800197268", Some(2)),
+            holder: party("900000001", Some(1)),
+            uploaded_by: Some(2),
+            document_id: None,
+            eligible: false,
+            events: Vec::new(),
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    #[test]
+    fn one_record_per_cufe_written_by_version_with_its_indexes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::tests::open(dir.path());
+        let first = store
+            .save_received(invoice("c1"), Some("<Invoice/>".into()))
+            .unwrap();
+        assert_eq!((first.id, first.version), (1, 1));
+        match store.save_received(invoice("c1"), None) {
+            Err(StoreError::DuplicateReference { id }) => assert_eq!(id, 1),
+            other => panic!("{other:?}"),
+        }
+        let second = store.save_received(invoice("c2"), None).unwrap();
+        assert_eq!(
+            store.received_upload(1).unwrap().as_deref(),
+            Some("<Invoice/>")
+        );
+        assert_eq!(
+            store.received_by_cufe("c2").unwrap().map(|r| r.id),
+            Some(second.id)
+        );
+
+        // The buyer's list, newest first, with its total.
+        let page = store.received_page(2, 1, 1).unwrap();
+        assert_eq!((page.total, page.items[0].id), (2, second.id));
+        assert_eq!(store.received_page(2, 2, 1).unwrap().items[0].id, 1);
+        assert_eq!(store.received_page(1, 1, 20).unwrap().total, 0);
+
+        // A stale version loses; eligibility moves with the holder.
+        let mut stale = first.clone();
+        let mut current = first;
+        current.eligible = true;
+        let current = store.save_received(current, None).unwrap();
+        stale.eligible = true;
+        assert!(matches!(
+            store.save_received(stale, None),
+            Err(StoreError::Conflict(_))
+        ));
+        assert_eq!(store.eligible_page(1, 1, 20).unwrap().total, 1);
+        let mut endorsed = current;
+        endorsed.holder = party("901234567", Some(3));
+        store.save_received(endorsed.clone(), None).unwrap();
+        assert_eq!(store.eligible_page(1, 1, 20).unwrap().total, 0);
+        let held = store.eligible_page(3, 1, 20).unwrap();
+        assert_eq!((held.total, held.items[0].cufe.as_str()), (1, "c1"));
+    }
+
+    #[test]
+    fn documents_are_found_by_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::tests::open(dir.path());
+        store.index_code_unflushed(42, Some("abc")).unwrap();
+        store.index_code_unflushed(43, None).unwrap();
+        assert_eq!(store.document_by_code("abc").unwrap(), Some(42));
+        assert_eq!(store.document_by_code("zzz").unwrap(), None);
+    }
+}

@@ -130,3 +130,77 @@ impl EventLedger {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn event(code: &str, cufe: &str, date: &str) -> String {
+        format!(
+            r#"<ApplicationResponse xmlns="urn:oasis:names:specification:ubl:schema:xsd:ApplicationResponse-2" xmlns:cac="urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2" xmlns:cbc="urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"><cbc:ID>1</cbc:ID><cbc:IssueDate>{date}</cbc:IssueDate><cac:DocumentResponse><cac:Response><cbc:ResponseCode>{code}</cbc:ResponseCode></cac:Response><cac:DocumentReference><cbc:ID>F1</cbc:ID><cbc:UUID>{cufe}</cbc:UUID><cbc:DocumentTypeCode>01</cbc:DocumentTypeCode></cac:DocumentReference></cac:DocumentResponse></ApplicationResponse>"#
+        )
+    }
+
+    fn rule_of(r: Result<(), Vec<String>>) -> String {
+        let errors = r.expect_err("refused");
+        errors[0].split(',').next().unwrap_or_default().to_string()
+    }
+
+    #[test]
+    fn events_follow_their_invoice_in_order() {
+        let ledger = EventLedger::default();
+        let known = |c: &str| c == "abc";
+        let today = crate::clock::colombia_now().date_naive().to_string();
+        assert_eq!(
+            rule_of(ledger.admit(&event("030", "zzz", &today), known)),
+            "Regla: LGC02"
+        );
+        assert_eq!(
+            rule_of(ledger.admit(&event("032", "abc", &today), known)),
+            "Regla: LGC03"
+        );
+        assert_eq!(
+            rule_of(ledger.admit(&event("099", "abc", &today), known)),
+            "Regla: AAH03"
+        );
+        ledger.admit(&event("030", "abc", &today), known).unwrap();
+        assert_eq!(
+            rule_of(ledger.admit(&event("030", "abc", &today), known)),
+            "Regla: LGC01"
+        );
+        ledger.admit(&event("032", "abc", &today), known).unwrap();
+        // The tacit acceptance waits 3 business days after the receipt.
+        assert_eq!(
+            rule_of(ledger.admit(&event("034", "abc", &today), known)),
+            "Regla: LGC14"
+        );
+        ledger.admit(&event("033", "abc", &today), known).unwrap();
+        assert_eq!(
+            rule_of(ledger.admit(&event("031", "abc", &today), known)),
+            "Regla: LGC04"
+        );
+        // The registration is the authority's 036, then endorsements.
+        assert_eq!(
+            rule_of(ledger.admit(&event("037", "abc", &today), known)),
+            "Regla: LGC03"
+        );
+        ledger.admit(&event("036", "abc", &today), known).unwrap();
+        ledger.admit(&event("037", "abc", &today), known).unwrap();
+        ledger.admit(&event("038", "abc", &today), known).unwrap();
+    }
+
+    #[test]
+    fn a_receipt_long_ago_allows_the_tacit_acceptance() {
+        let ledger = EventLedger::default();
+        let known = |_: &str| true;
+        ledger
+            .admit(&event("030", "abc", "2020-01-02"), known)
+            .unwrap();
+        ledger
+            .admit(&event("032", "abc", "2020-01-02"), known)
+            .unwrap();
+        let today = crate::clock::colombia_now().date_naive().to_string();
+        ledger.admit(&event("034", "abc", &today), known).unwrap();
+    }
+}
