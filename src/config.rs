@@ -27,6 +27,7 @@ pub struct Settings {
     pub admin: AdminSettings,
     pub demo: DemoSettings,
     pub security: SecuritySettings,
+    pub testing: TestingSettings,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -129,6 +130,15 @@ pub struct SecuritySettings {
 
 fn no_secret() -> SecretString {
     SecretString::from(String::new())
+}
+
+/// Test-only settings (never needed in production).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestingSettings {
+    /// Seconds the business clock (`crate::clock`) runs ahead of the
+    /// system clock: lets a test reach a tacit acceptance's 3 business days.
+    pub clock_offset_s: i64,
 }
 
 /// Values given on the command line; they win over everything.

@@ -13,6 +13,7 @@ pub mod admin;
 pub mod api;
 pub mod authority;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod engine;
 pub mod fixtures;

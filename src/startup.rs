@@ -330,6 +330,7 @@ pub fn start_actors(
 
 pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     let settings = Arc::new(settings);
+    crate::clock::set_offset_s(settings.testing.clock_offset_s);
     let dir = settings.data_dir().to_path_buf();
     // Start-up's synchronous steps below use the store directly, before
     // the server takes any request; everything after holds the async handle.

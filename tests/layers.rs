@@ -140,6 +140,7 @@ fn async_code_never_calls_the_synchronous_store() {
             "EventStore",
             "SettingsStore",
             "StoreHealth",
+            "ReceivedStore",
             "web::block",
         ],
     );

@@ -6,12 +6,14 @@ pub mod auth;
 pub mod clientes;
 pub mod envelope;
 pub mod error;
+pub mod eventos;
 pub mod facturacion;
 pub mod json;
 pub mod key_check;
 pub mod openapi;
 pub mod query;
 pub mod rate_limit;
+pub mod registry;
 pub mod ws;
 
 use actix_web::middleware::from_fn;
@@ -41,6 +43,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(key_check::test_key)
             .configure(clientes::configure)
             .configure(facturacion::configure)
+            .configure(eventos::configure)
+            .configure(registry::configure)
             .service(ws::ws),
     );
 }

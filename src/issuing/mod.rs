@@ -10,6 +10,7 @@
 //! * [`transmit`]: one transmission of a stored document, every step recorded.
 //! * [`duplicates`]: the duplicate-payload window, restored at start-up.
 //! * [`events`]: `facturacion:*` events to WebSocket rooms and webhooks.
+//! * [`invoice_events`]: received invoices, their events and the registry.
 //! * [`webhooks`]: signed, retried, logged webhook deliveries.
 //! * [`resume`]: what a restart picks up (half-built documents, queued jobs).
 //! * [`contingency`]: queueing the pending contingency documents.
@@ -22,6 +23,7 @@ pub mod duplicates;
 pub mod error;
 pub mod events;
 pub mod files;
+pub mod invoice_events;
 pub mod issue;
 pub mod request;
 pub mod resume;

@@ -543,6 +543,9 @@ impl emisor_actors::retry_scheduler::JobRunner for JobRunner {
             if job.kind == super::webhooks::WEBHOOK_JOB {
                 return super::webhooks::deliver(&issuing, job).await;
             }
+            if job.kind == super::invoice_events::EVENT_JOB {
+                return super::invoice_events::send::run_job(&issuing, job).await;
+            }
             let Some(doc_id) = job.document_id else {
                 return JobOutcome::Done;
             };

@@ -71,7 +71,7 @@ impl AsyncStore {
     }
 
     /// Runs `f` on one of the store's threads.
-    async fn off_thread<T: Send + 'static>(
+    pub(crate) async fn off_thread<T: Send + 'static>(
         &self,
         f: impl FnOnce(&SledStore) -> StoreResult<T> + Send + 'static,
     ) -> StoreResult<T> {
@@ -80,7 +80,7 @@ impl AsyncStore {
     }
 
     /// Runs `f` on the flusher thread; resolves once it is on disk.
-    fn durable<T: Send + 'static>(
+    pub(crate) fn durable<T: Send + 'static>(
         &self,
         f: impl FnOnce(&SledStore) -> StoreResult<T> + Send + 'static,
     ) -> Committed<T> {

@@ -15,6 +15,7 @@
 //! sealed under the master key on their way to sled and held unsealed in
 //! memory only (`sealing`, `secret`).
 
+mod async_received;
 mod async_store;
 pub mod codec;
 mod doc_index;
@@ -25,10 +26,12 @@ mod group_commit;
 pub mod model;
 mod pool;
 mod read_cache;
+pub mod received;
 mod repair;
 pub mod sealing;
 pub mod secret;
 mod sled_documents;
+mod sled_received;
 mod sled_rewrite;
 mod sled_sealing;
 mod sled_store;
@@ -40,9 +43,11 @@ pub use error::{StoreError, StoreResult};
 pub use file_log::FileRef;
 pub use flusher::Committed;
 pub use model::*;
+pub use received::*;
 pub use repair::RepairReport;
 pub use sealing::{Keyring, MasterKey, SealedInventory};
 pub use secret::{SecretBytes, SecretText};
+pub use sled_received::ReceivedStore;
 pub use sled_store::SledStore;
 
 use chrono::{DateTime, NaiveDate, Utc};

@@ -153,6 +153,7 @@ impl SledStore {
         };
         let old = self.put_document(doc)?;
         self.recount(old.as_deref(), doc)?;
+        self.index_code_unflushed(doc.id, doc.code.as_deref())?;
         Ok(job)
     }
 

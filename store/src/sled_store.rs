@@ -35,7 +35,7 @@ pub(crate) type TxResult<T> = Result<T, ConflictableTransactionError<StoreError>
 /// sled behind the store traits. Cheap to clone (trees are `Arc`s).
 #[derive(Clone)]
 pub struct SledStore {
-    db: Db,
+    pub(crate) db: Db,
     /// Coalesces the fsyncs of concurrent writers.
     commits: Arc<GroupCommit>,
     /// Async callers' durability requests, served by one thread.

@@ -43,3 +43,22 @@ pub const DOCUMENT_INDEX_PENDING: &str = "document_index_pending";
 /// Version of the data dir layout, stored in `META`.
 pub const SCHEMA_VERSION: u64 = 1;
 pub const SCHEMA_KEY: &[u8] = b"schema_version";
+
+// Invoices seen from the events' side (received, or issued here to another
+// company of the service) and their events (`sled_received`).
+/// received invoice id → record (with its events).
+pub const RECEIVED: &str = "received_invoices";
+/// CUFE → received invoice id.
+pub const RECEIVED_BY_CUFE: &str = "received_by_cufe";
+/// buyer company ‖ id → (): `GET /eventos/documentos`.
+pub const RECEIVED_BY_BUYER: &str = "received_by_buyer";
+/// holder company ‖ id → (): `GET /registry/facturas-elegibles`.
+pub const ELIGIBLE_BY_HOLDER: &str = "eligible_by_holder";
+/// `b` or `e` ‖ company → entries of the two indexes above (list totals).
+pub const RECEIVED_COUNTS: &str = "received_counts";
+/// received invoice id → the uploaded signed invoice.
+pub const RECEIVED_FILES: &str = "received_files";
+/// event id → its signed ApplicationResponse and ZIP.
+pub const EVENT_FILES: &str = "invoice_event_files";
+/// document code (CUFE…) → document id, written with the document.
+pub const DOCUMENTS_BY_CODE: &str = "documents_by_code";

@@ -1530,3 +1530,131 @@ fn a_key_twice_is_malformed_json_naming_it_on_keyed_and_admin_endpoints() {
         numbering.to_string().trim_matches('"')
     );
 }
+
+/// The event and registry routes (issue 16) against garbage: every answer
+/// a 4xx in the envelope, nothing stored, nothing sent to the authority.
+#[test]
+fn hostile_event_and_registry_requests_get_4xx_and_change_nothing() {
+    let app = TestApp::spawn_with(
+        Launch::default().env("EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE", "100000"),
+    );
+    let key = app.sk_test();
+    let cufe = "a".repeat(96);
+    let huge = "x".repeat(100_000);
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let bomb = "<?xml version=\"1.0\"?><!DOCTYPE l [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\"><!ENTITY c \"&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;\">]><Invoice xmlns=\"urn:oasis:names:specification:ubl:schema:xsd:Invoice-2\">&c;</Invoice>";
+    let event_paths = [
+        "eventos/acuse-recibo",
+        "eventos/recibo-bien",
+        "eventos/aceptacion-expresa",
+        "eventos/aceptacion-tacita",
+        "eventos/reclamo",
+    ];
+    let mut bodies: Vec<(String, String)> = Vec::new();
+    for path in event_paths {
+        for body in [
+            "".to_string(),
+            "null".into(),
+            "[]".into(),
+            "{}".into(),
+            "{\"cufe\": 5}".into(),
+            "{\"cufe\": null}".into(),
+            json!({"cufe": ""}).to_string(),
+            json!({"cufe": huge}).to_string(),
+            json!({"cufe": "zz\u{0}<&>"}).to_string(),
+            json!({"cufe": cufe, "id_empresa": 999}).to_string(),
+            json!({"cufe": cufe, "id_empresa": "uno"}).to_string(),
+            json!({"cufe": cufe, "motivo": ["01"]}).to_string(),
+            json!({"cufe": cufe, "motivo": huge}).to_string(),
+            format!("{{\"cufe\": \"{cufe}\", \"cufe\": \"{cufe}\"}}"),
+            json!({"cufe": cufe}).to_string(),
+            nested_objects(10_000),
+        ] {
+            bodies.push((path.to_string(), body));
+        }
+    }
+    for body in [
+        json!({"xml_base64": "not base64!"}).to_string(),
+        json!({"xml_base64": b64("")}).to_string(),
+        json!({"xml_base64": b64("<Invoice")}).to_string(),
+        json!({"xml_base64": b64(bomb)}).to_string(),
+        json!({"xml_base64": b64(&format!("<Invoice xmlns=\"urn:oasis:names:specification:ubl:schema:xsd:Invoice-2\">{huge}</Invoice>"))}).to_string(),
+        json!({"xml_base64": base64::engine::general_purpose::STANDARD.encode([0xff, 0xfe, 0x00])}).to_string(),
+        json!({"xml_base64": 42}).to_string(),
+        json!({"id_empresa": 1}).to_string(),
+        "{\"xml_base64\": \"a\", \"xml_base64\": \"b\"}".into(),
+    ] {
+        bodies.push(("eventos/cargar-documento".into(), body));
+    }
+    for body in [
+        json!({"cufe": cufe}).to_string(),
+        json!({"cufe": cufe, "codigo_evento": "999"}).to_string(),
+        json!({"cufe": cufe, "codigo_evento": 36}).to_string(),
+        json!({"cufe": cufe, "codigo_evento": "036"}).to_string(),
+        json!({"cufe": cufe, "codigo_evento": "036", "endosatario": {}}).to_string(),
+        json!({"cufe": cufe, "codigo_evento": "036", "endosatario": {"tipo_documento": "31", "numero_documento": huge, "nombre": "x"}}).to_string(),
+        json!({"cufe": cufe, "codigo_evento": "036", "endosatario": {"tipo_documento": "31", "numero_documento": "9001", "dv": "77", "nombre": "x"}}).to_string(),
+        json!({"cufe": cufe, "codigo_evento": "036", "endosatario": {"tipo_documento": "<x>", "numero_documento": "9001", "nombre": "x"}}).to_string(),
+        json!({"cufe": cufe, "codigo_evento": "035", "condiciones_financieras": {"valor_nominal_factura": "mucho"}}).to_string(),
+        json!({"cufe": cufe, "codigo_evento": "035", "condiciones_financieras": {"fecha_vencimiento_pago": "2030-02-30"}}).to_string(),
+        json!({"cufe": cufe, "codigo_evento": "035"}).to_string(),
+    ] {
+        bodies.push(("registry/registrar-evento".into(), body));
+    }
+    for (path, body) in &bodies {
+        let res = app.post_raw(&format!("/v1/api/{path}"), &key, body.clone());
+        let status = res.status().as_u16();
+        let text = res.text().unwrap();
+        assert!(
+            (400..500).contains(&status),
+            "{path} {}: {status} {text}",
+            abbreviate(body)
+        );
+        let v: Value =
+            serde_json::from_str(&text).unwrap_or_else(|_| panic!("{path}: not JSON: {text}"));
+        assert_eq!(v["success"], false, "{path}: {text}");
+        assert!(v["error"]["code"].is_string(), "{path}: {text}");
+    }
+    // The XML form of the upload, with garbage.
+    for body in [&b"\xff\xfe"[..], b"", bomb.as_bytes(), huge.as_bytes()] {
+        let res = app
+            .client
+            .post(format!("{}/v1/api/eventos/cargar-documento", app.url))
+            .header("X-Api-Key", &key)
+            .header("Content-Type", "application/xml")
+            .body(body.to_vec())
+            .send()
+            .unwrap();
+        let status = res.status().as_u16();
+        assert!((400..500).contains(&status), "XML upload: {status}");
+    }
+    for path in [
+        "eventos/documentos?page=0",
+        "eventos/documentos?limit=0",
+        "eventos/documentos?limit=1000",
+        "eventos/documentos?page=-1",
+        "eventos/documentos?page=abc",
+        "eventos/documentos/zzz",
+        "eventos/documentos/%00",
+        &format!("eventos/documentos/{cufe}"),
+        &format!("eventos/documentos/{cufe}/eventos/1/xml"),
+        &format!("eventos/documentos/{cufe}/eventos/-1/xml"),
+        "registry/facturas-elegibles?limit=101",
+        "registry/hoja-de-vida/..%2F..%2Fetc",
+        &format!("registry/hoja-de-vida/{}", "f".repeat(5000)),
+    ] {
+        let res = app.get(&format!("/v1/api/{path}"), &key);
+        let status = res.status().as_u16();
+        assert!((400..500).contains(&status), "GET {path}: {status}");
+    }
+    // Nothing stored, nothing sent.
+    let (_, list) = json(app.get("/v1/api/eventos/documentos", &key));
+    assert_eq!(list["data"]["total"], 0, "{list}");
+    let (_, eligible) = json(app.get("/v1/api/registry/facturas-elegibles", &key));
+    assert_eq!(eligible["data"]["total"], 0, "{eligible}");
+    let stats = crate::flow_helpers::sim_stats(&app);
+    assert!(
+        stats["calls"].get("SendEventUpdateStatus").is_none(),
+        "{stats}"
+    );
+}

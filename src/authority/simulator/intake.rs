@@ -287,6 +287,17 @@ impl Intake<'_> {
         if self.reject_all {
             return rejected_with(vec![REJECT_MODE_ERROR.into()]);
         }
+        // An event follows its invoice's earlier events (checked and
+        // recorded in one step).
+        if facts.family == super::document::Family::Event {
+            if let Err(errors) = self
+                .state
+                .events
+                .admit(xml, |cufe| self.state.is_accepted(cufe))
+            {
+                return rejected_with(errors);
+            }
+        }
         let response_id = uuid::Uuid::new_v4().simple().to_string();
         let ar = app_response::build(&facts, &response_id, colombia(self.now));
         let doc = AcceptedDoc {

@@ -13,10 +13,12 @@
 
 pub mod app_response;
 pub mod checks;
+pub mod clock;
 pub mod conformance;
 pub mod contingency;
 pub mod control;
 pub mod document;
+pub mod events;
 pub mod intake;
 pub mod package;
 pub mod reply;

@@ -40,7 +40,8 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .route(web::get().to(service_get)),
     )
     .configure(control::routes)
-    .configure(contingency::routes);
+    .configure(contingency::routes)
+    .configure(super::clock::routes);
 }
 
 /// What a GET of the service asks for (WCF's metadata queries).

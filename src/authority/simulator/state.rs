@@ -180,6 +180,8 @@ struct Inner {
 pub struct SimState {
     inner: Mutex<Inner>,
     in_flight: AtomicUsize,
+    /// Invoice events accepted, by invoice (order and tacit-acceptance rules).
+    pub events: super::events::EventLedger,
 }
 
 /// Decrements the in-flight count when a SOAP call ends.
@@ -269,6 +271,7 @@ impl SimState {
     /// Forgets statistics, documents and batches; back to mode `up`.
     pub fn reset(&self) {
         *self.lock() = Inner::default();
+        self.events.reset();
     }
 
     pub fn count_reception(&self, code: &str) {

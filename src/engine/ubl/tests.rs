@@ -212,6 +212,7 @@ pub(crate) fn maindoc(root: &str) -> &'static str {
         "CreditNote" => "UBL-CreditNote-2.1.xsd",
         "DebitNote" => "UBL-DebitNote-2.1.xsd",
         "AttachedDocument" => "UBL-AttachedDocument-2.1.xsd",
+        "ApplicationResponse" => "UBL-ApplicationResponse-2.1.xsd",
         _ => "unknown.xsd",
     }
 }

@@ -1,0 +1,169 @@
+//! Reading a vendor's invoice as a buyer receives it: the signed `Invoice`
+//! itself, or the `AttachedDocument` that carries it in its first
+//! `cac:Attachment` (protocol.md §5.2). What the events and the registry
+//! need: the CUFE, the number, dates, total, the two parties.
+
+use chrono::NaiveDate;
+use roxmltree::{Document, Node, ParsingOptions};
+use rust_decimal::Decimal;
+
+/// Roots whose documents may be received.
+const INVOICE_NS: &str = "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2";
+const ATTACHED_NS: &str = "urn:oasis:names:specification:ubl:schema:xsd:AttachedDocument-2";
+
+/// Why an upload is not a readable invoice.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReceivedError {
+    #[error("the XML is not well formed: {0}")]
+    Malformed(String),
+    #[error("not a UBL 2.1 Invoice or an AttachedDocument carrying one (root `{0}`)")]
+    NotAnInvoice(String),
+    #[error("the AttachedDocument carries no invoice")]
+    EmptyContainer,
+    #[error("the invoice has no {0}")]
+    Missing(&'static str),
+    #[error("{field} is not valid: {value}")]
+    Invalid { field: &'static str, value: String },
+}
+
+/// A received invoice as read from its XML.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReceivedInvoiceFacts {
+    /// The signed invoice itself (unwrapped from a container).
+    pub invoice_xml: String,
+    pub cufe: String,
+    pub number: String,
+    pub type_code: String,
+    /// `ProfileExecutionID`: 1 production, 2 testing.
+    pub environment: u8,
+    pub issue_date: NaiveDate,
+    pub due_date: Option<NaiveDate>,
+    pub currency: String,
+    pub total: Decimal,
+    pub vendor_nit: String,
+    pub vendor_name: String,
+    pub buyer_id: String,
+    pub buyer_name: String,
+}
+
+fn options<'a>() -> ParsingOptions<'a> {
+    // No DTD: no entity expansion from a hostile upload.
+    ParsingOptions {
+        allow_dtd: false,
+        ..ParsingOptions::default()
+    }
+}
+
+fn child<'a, 'i>(n: Node<'a, 'i>, name: &str) -> Option<Node<'a, 'i>> {
+    n.children()
+        .find(|c| c.is_element() && c.tag_name().name() == name)
+}
+
+fn path<'a, 'i>(n: Node<'a, 'i>, steps: &[&str]) -> Option<Node<'a, 'i>> {
+    steps.iter().try_fold(n, |cur, s| child(cur, s))
+}
+
+fn text(n: Option<Node<'_, '_>>) -> Option<String> {
+    let t = n?.text()?.trim();
+    (!t.is_empty()).then(|| t.to_string())
+}
+
+fn date(value: Option<String>, field: &'static str) -> Result<Option<NaiveDate>, ReceivedError> {
+    value
+        .map(|v| {
+            NaiveDate::parse_from_str(&v, "%Y-%m-%d")
+                .map_err(|_| ReceivedError::Invalid { field, value: v })
+        })
+        .transpose()
+}
+
+/// Reads an upload: an invoice, or a container holding one.
+pub fn read(xml: &str) -> Result<ReceivedInvoiceFacts, ReceivedError> {
+    let xml = xml.trim_start_matches('\u{feff}');
+    let doc = Document::parse_with_options(xml, options())
+        .map_err(|e| ReceivedError::Malformed(e.to_string()))?;
+    let root = doc.root_element();
+    match (root.tag_name().namespace(), root.tag_name().name()) {
+        (Some(INVOICE_NS), "Invoice") => read_invoice(xml),
+        (Some(ATTACHED_NS), "AttachedDocument") => {
+            let inner = path(root, &["Attachment", "ExternalReference", "Description"])
+                .and_then(|d| d.text())
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .ok_or(ReceivedError::EmptyContainer)?;
+            let inner_doc = Document::parse_with_options(inner, options())
+                .map_err(|e| ReceivedError::Malformed(format!("the attached invoice: {e}")))?;
+            let r = inner_doc.root_element();
+            if r.tag_name().namespace() != Some(INVOICE_NS) || r.tag_name().name() != "Invoice" {
+                return Err(ReceivedError::NotAnInvoice(
+                    r.tag_name().name().chars().take(64).collect(),
+                ));
+            }
+            read_invoice(inner)
+        }
+        (_, name) => Err(ReceivedError::NotAnInvoice(name.chars().take(64).collect())),
+    }
+}
+
+fn read_invoice(xml: &str) -> Result<ReceivedInvoiceFacts, ReceivedError> {
+    let doc = Document::parse_with_options(xml, options())
+        .map_err(|e| ReceivedError::Malformed(e.to_string()))?;
+    let root = doc.root_element();
+    let need = |v: Option<String>, what: &'static str| v.ok_or(ReceivedError::Missing(what));
+    let cufe = need(text(child(root, "UUID")), "cbc:UUID (CUFE)")?;
+    if cufe.len() != 96 || !cufe.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(ReceivedError::Invalid {
+            field: "cbc:UUID",
+            value: cufe.chars().take(100).collect(),
+        });
+    }
+    let environment = match text(child(root, "ProfileExecutionID")).as_deref() {
+        Some("1") => 1,
+        Some("2") | None => 2,
+        Some(other) => {
+            return Err(ReceivedError::Invalid {
+                field: "cbc:ProfileExecutionID",
+                value: other.chars().take(20).collect(),
+            })
+        }
+    };
+    let total_text = need(
+        text(path(root, &["LegalMonetaryTotal", "PayableAmount"])),
+        "cbc:PayableAmount",
+    )?;
+    let total: Decimal = total_text.parse().map_err(|_| ReceivedError::Invalid {
+        field: "cbc:PayableAmount",
+        value: total_text.chars().take(40).collect(),
+    })?;
+    let party = |role: &str| path(root, &[role, "Party", "PartyTaxScheme"]);
+    let due = text(child(root, "DueDate"))
+        .or_else(|| text(path(root, &["PaymentMeans", "PaymentDueDate"])));
+    Ok(ReceivedInvoiceFacts {
+        invoice_xml: xml.to_string(),
+        cufe: cufe.to_ascii_lowercase(),
+        number: need(text(child(root, "ID")), "cbc:ID")?,
+        type_code: text(child(root, "InvoiceTypeCode")).unwrap_or_else(|| "01".into()),
+        environment,
+        issue_date: date(text(child(root, "IssueDate")), "cbc:IssueDate")?
+            .ok_or(ReceivedError::Missing("cbc:IssueDate"))?,
+        due_date: date(due, "cbc:DueDate")?,
+        currency: text(child(root, "DocumentCurrencyCode")).unwrap_or_else(|| "COP".into()),
+        total,
+        vendor_nit: need(
+            text(party("AccountingSupplierParty").and_then(|p| child(p, "CompanyID"))),
+            "the vendor's CompanyID",
+        )?,
+        vendor_name: text(
+            party("AccountingSupplierParty").and_then(|p| child(p, "RegistrationName")),
+        )
+        .unwrap_or_default(),
+        buyer_id: need(
+            text(party("AccountingCustomerParty").and_then(|p| child(p, "CompanyID"))),
+            "the buyer's CompanyID",
+        )?,
+        buyer_name: text(
+            party("AccountingCustomerParty").and_then(|p| child(p, "RegistrationName")),
+        )
+        .unwrap_or_default(),
+    })
+}

@@ -1,0 +1,166 @@
+//! The invoice as its events see it: found by CUFE, or adopted from a
+//! document another company of this service issued to the caller (no
+//! upload needed); who it involves, who may act, and what follows from its
+//! events (holder, eligibility).
+
+use chrono::Utc;
+use emisor_store::{state, EventState, PartyRef, ReceivedInvoice};
+
+use super::{kind_of, EventError};
+use crate::engine::events::order;
+use crate::engine::events::received::ReceivedInvoiceFacts;
+use crate::engine::events::EventKind;
+use crate::issuing::issue::Caller;
+use crate::issuing::Issuing;
+
+/// A CUFE as the routes take it: 96 hex digits, compared in lower case.
+pub fn normalize_cufe(cufe: &str) -> Result<String, EventError> {
+    let c = cufe.trim().to_ascii_lowercase();
+    if c.len() == 96 && c.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Ok(c)
+    } else {
+        Err(EventError::invalid(
+            "cufe",
+            "must be 96 hexadecimal characters (SHA-384)",
+        ))
+    }
+}
+
+/// The party of an identification, with the company of this service it is.
+pub async fn party(issuing: &Issuing, id_number: &str, name: &str) -> Result<PartyRef, EventError> {
+    let company = issuing.store.company_by_nit(id_number.to_string()).await?;
+    Ok(PartyRef {
+        id_number: id_number.to_string(),
+        id_type: "31".into(),
+        check_digit: company.as_ref().map(|c| c.dv),
+        name: company
+            .as_ref()
+            .map(|c| c.name.clone())
+            .filter(|_| name.is_empty())
+            .unwrap_or_else(|| name.to_string()),
+        company_id: company.map(|c| c.id),
+    })
+}
+
+/// A new record from what was read of the invoice.
+pub async fn from_facts(
+    issuing: &Issuing,
+    facts: &ReceivedInvoiceFacts,
+    caller: &Caller,
+) -> Result<ReceivedInvoice, EventError> {
+    let vendor = party(issuing, &facts.vendor_nit, &facts.vendor_name).await?;
+    let buyer = party(issuing, &facts.buyer_id, &facts.buyer_name).await?;
+    let now = Utc::now();
+    Ok(ReceivedInvoice {
+        id: 0,
+        version: 0,
+        cufe: facts.cufe.clone(),
+        environment: caller.environment,
+        number: facts.number.clone(),
+        type_code: facts.type_code.clone(),
+        issue_date: facts.issue_date,
+        due_date: facts.due_date,
+        currency: facts.currency.clone(),
+        total: facts.total.to_string(),
+        holder: vendor.clone(),
+        vendor,
+        buyer,
+        uploaded_by: None,
+        document_id: None,
+        eligible: false,
+        events: Vec::new(),
+        created_at: now,
+        updated_at: now,
+    })
+}
+
+/// The invoice of `cufe` for `caller`: stored, or adopted from an accepted
+/// invoice another company issued here. `None` when the caller has no part
+/// in it (answered as unknown).
+pub async fn find(
+    issuing: &Issuing,
+    caller: &Caller,
+    caller_nit: &str,
+    cufe: &str,
+) -> Result<Option<ReceivedInvoice>, EventError> {
+    if let Some(t) = issuing.store.received_by_cufe(cufe.to_string()).await? {
+        return Ok(involves(&t, caller.company, caller_nit).then_some(t));
+    }
+    let Some(doc_id) = issuing.store.document_by_code(cufe.to_string()).await? else {
+        return Ok(None);
+    };
+    let Some(doc) = issuing.store.document(doc_id).await? else {
+        return Ok(None);
+    };
+    // An accepted invoice (FE, export, T04) of the caller's environment.
+    if doc.state != state::ACCEPTED
+        || !matches!(doc.document_type, 1 | 6 | 8)
+        || doc.environment != caller.environment
+    {
+        return Ok(None);
+    }
+    let Some(files) = issuing.store.document_files(doc_id).await? else {
+        return Ok(None);
+    };
+    let facts = crate::engine::events::received::read(&files.xml)
+        .map_err(|e| EventError::Internal(format!("reading document {doc_id}: {e}")))?;
+    let mut record = from_facts(issuing, &facts, caller).await?;
+    record.document_id = Some(doc_id);
+    if !involves(&record, caller.company, caller_nit) {
+        return Ok(None);
+    }
+    match issuing.store.save_received(record, None).await {
+        Ok(stored) => Ok(Some(stored)),
+        // Adopted by a concurrent request meanwhile: take that one.
+        Err(emisor_store::StoreError::DuplicateReference { .. }) => Ok(issuing
+            .store
+            .received_by_cufe(cufe.to_string())
+            .await?
+            .filter(|t| involves(t, caller.company, caller_nit))),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The company has a part in the invoice: buyer, vendor, holder, uploader,
+/// or a party of one of its events.
+pub fn involves(t: &ReceivedInvoice, company: u64, nit: &str) -> bool {
+    let is = |p: &PartyRef| p.company_id == Some(company) || p.id_number == nit;
+    is(&t.buyer)
+        || is(&t.vendor)
+        || is(&t.holder)
+        || t.uploaded_by == Some(company)
+        || t.events.iter().any(|e| is(&e.sender) || is(&e.receiver))
+}
+
+/// Kinds of the events that count for the order: accepted or being sent.
+pub fn counted(t: &ReceivedInvoice) -> Vec<EventKind> {
+    t.events
+        .iter()
+        .filter(|e| e.state != EventState::Rejected)
+        .filter_map(kind_of)
+        .collect()
+}
+
+/// Kinds of the events the authority accepted.
+pub fn accepted(t: &ReceivedInvoice) -> Vec<EventKind> {
+    t.events
+        .iter()
+        .filter(|e| e.state == EventState::Accepted)
+        .filter_map(kind_of)
+        .collect()
+}
+
+/// Holder and eligibility from the events: the vendor holds it until an
+/// endorsement in property is accepted; it is eligible once its receipt
+/// events are accepted and no registration is registered or on its way.
+pub fn settle(t: &mut ReceivedInvoice) {
+    let mut holder = t.vendor.clone();
+    for e in &t.events {
+        if e.state == EventState::Accepted && kind_of(e) == Some(EventKind::EndorsementProperty) {
+            holder = e.receiver.clone();
+        }
+    }
+    t.holder = holder;
+    t.eligible = order::eligible_for_registration(&accepted(t))
+        && !counted(t).contains(&EventKind::Registration);
+}

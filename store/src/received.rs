@@ -1,0 +1,124 @@
+//! Invoices seen from the events' side (spec 2.13, 4.6, 4.7): one record
+//! per CUFE, received by upload or issued through this service to another
+//! of its companies, with its events in order and its current holder.
+//! Received invoices have ids of their own, outside the documents' ids.
+
+use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::model::{CompanyId, Environment};
+
+/// An event's standing with the authority.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EventState {
+    /// Written, waiting to be sent (or for an answer).
+    Pending,
+    Accepted,
+    /// Refused by the authority: it does not count; it may be registered again.
+    Rejected,
+}
+
+/// A party by identification, and the company of this service it is, if any.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct PartyRef {
+    pub id_number: String,
+    #[serde(default)]
+    pub id_type: String,
+    #[serde(default)]
+    pub check_digit: Option<u8>,
+    pub name: String,
+    #[serde(default)]
+    pub company_id: Option<CompanyId>,
+}
+
+/// One event of an invoice.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InvoiceEvent {
+    pub id: u64,
+    /// The API's code (`030`…`038`).
+    pub code: String,
+    /// The authority's `ResponseCode`.
+    pub authority_code: String,
+    pub name: String,
+    /// The event's own number (`cbc:ID`).
+    pub number: String,
+    pub cude: String,
+    pub issued_at: DateTime<FixedOffset>,
+    /// The company that registered it.
+    pub company_id: CompanyId,
+    pub environment: Environment,
+    pub sender: PartyRef,
+    pub receiver: PartyRef,
+    pub state: EventState,
+    #[serde(default)]
+    pub attempts: u32,
+    /// The authority's last answer (spec 2.4 `transmission`).
+    #[serde(default)]
+    pub transmission: Option<serde_json::Value>,
+    /// What the caller gave: notes, claim concept, endorsee, conditions.
+    #[serde(default)]
+    pub details: serde_json::Value,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// An invoice as its events see it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReceivedInvoice {
+    /// 0 until stored.
+    pub id: u64,
+    /// Bumped by every write; a write names the version it read.
+    #[serde(default)]
+    pub version: u64,
+    pub cufe: String,
+    pub environment: Environment,
+    pub number: String,
+    pub type_code: String,
+    pub issue_date: NaiveDate,
+    #[serde(default)]
+    pub due_date: Option<NaiveDate>,
+    pub currency: String,
+    /// Payable amount, a decimal string.
+    pub total: String,
+    pub vendor: PartyRef,
+    pub buyer: PartyRef,
+    /// The legitimate holder: the vendor, then each endorsee in property.
+    pub holder: PartyRef,
+    /// The company that uploaded it (`cargar-documento`).
+    #[serde(default)]
+    pub uploaded_by: Option<CompanyId>,
+    /// The vendor's document, when it was issued through this service.
+    #[serde(default)]
+    pub document_id: Option<u64>,
+    /// May be registered as a title now (kept by the caller, indexed here).
+    #[serde(default)]
+    pub eligible: bool,
+    #[serde(default)]
+    pub events: Vec<InvoiceEvent>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// An event's signed XML and the ZIP sent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventFiles {
+    pub xml: String,
+    pub zip_name: String,
+    #[serde(with = "zip_b64")]
+    pub zip: Vec<u8>,
+}
+
+mod zip_b64 {
+    use base64::engine::general_purpose::STANDARD;
+    use base64::Engine as _;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&STANDARD.encode(v))
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let s = String::deserialize(d)?;
+        STANDARD.decode(s).map_err(serde::de::Error::custom)
+    }
+}

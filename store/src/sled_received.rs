@@ -1,0 +1,404 @@
+//! Received invoices and their events on sled. A record and its indexes
+//! (by CUFE, by buyer, eligible by holder, and the counters of both lists)
+//! change together in one sled transaction, guarded by the record's
+//! version: two writers of one invoice never both win.
+
+use sled::transaction::{ConflictableTransactionError, TransactionalTree};
+use sled::{Transactional, Tree};
+
+use crate::codec::{decode, encode, id_key, read_u64, scoped_key};
+use crate::error::{StoreError, StoreResult};
+use crate::model::{CompanyId, Page};
+use crate::received::{EventFiles, ReceivedInvoice};
+use crate::sled_store::{abort, tx_encode, SledStore, TxResult};
+use crate::trees;
+
+/// What the events and the registry need from the store.
+pub trait ReceivedStore {
+    fn received(&self, id: u64) -> StoreResult<Option<ReceivedInvoice>>;
+    fn received_by_cufe(&self, cufe: &str) -> StoreResult<Option<ReceivedInvoice>>;
+    /// Writes `record` (id 0: a new one, refused as
+    /// [`StoreError::DuplicateReference`] when its CUFE is known) if the
+    /// stored version is still `record.version`; returns it as stored.
+    fn save_received(
+        &self,
+        record: ReceivedInvoice,
+        upload: Option<String>,
+    ) -> StoreResult<ReceivedInvoice>;
+    /// The buyer's received invoices, newest first.
+    fn received_page(
+        &self,
+        buyer: CompanyId,
+        page: u32,
+        limit: u32,
+    ) -> StoreResult<Page<ReceivedInvoice>>;
+    /// Invoices the company holds that may be registered as titles, newest first.
+    fn eligible_page(
+        &self,
+        holder: CompanyId,
+        page: u32,
+        limit: u32,
+    ) -> StoreResult<Page<ReceivedInvoice>>;
+    fn received_upload(&self, id: u64) -> StoreResult<Option<String>>;
+    fn next_event_id(&self) -> StoreResult<u64>;
+    fn put_event_files(&self, event_id: u64, files: &EventFiles) -> StoreResult<()>;
+    fn event_files(&self, event_id: u64) -> StoreResult<Option<EventFiles>>;
+    /// The document whose code (CUFE, CUDE…) this is.
+    fn document_by_code(&self, code: &str) -> StoreResult<Option<u64>>;
+}
+
+const BUYER: u8 = b'b';
+const ELIGIBLE: u8 = b'e';
+
+fn count_key(kind: u8, company: CompanyId) -> [u8; 9] {
+    let mut k = [0u8; 9];
+    k[0] = kind;
+    k[1..].copy_from_slice(&company.to_be_bytes());
+    k
+}
+
+fn bump(counts: &TransactionalTree, kind: u8, company: CompanyId, delta: i64) -> TxResult<()> {
+    let key = count_key(kind, company);
+    let current = counts.get(key)?.and_then(|v| read_u64(&v)).unwrap_or(0);
+    let next = current.saturating_add_signed(delta);
+    counts.insert(key.to_vec(), next.to_be_bytes().to_vec())?;
+    Ok(())
+}
+
+/// Moves one index entry from `old` to `new` (either may be absent).
+fn reindex(
+    index: &TransactionalTree,
+    counts: &TransactionalTree,
+    kind: u8,
+    id: u64,
+    old: Option<CompanyId>,
+    new: Option<CompanyId>,
+) -> TxResult<()> {
+    if old == new {
+        return Ok(());
+    }
+    if let Some(c) = old {
+        if index.remove(scoped_key(c, id).to_vec())?.is_some() {
+            bump(counts, kind, c, -1)?;
+        }
+    }
+    if let Some(c) = new {
+        if index
+            .insert(scoped_key(c, id).to_vec(), Vec::<u8>::new())?
+            .is_none()
+        {
+            bump(counts, kind, c, 1)?;
+        }
+    }
+    Ok(())
+}
+
+fn eligible_holder(r: &ReceivedInvoice) -> Option<CompanyId> {
+    r.holder.company_id.filter(|_| r.eligible)
+}
+
+impl SledStore {
+    fn tree(&self, name: &str) -> StoreResult<Tree> {
+        Ok(self.db.open_tree(name)?)
+    }
+
+    /// Indexes a document's code when it is written (phase two).
+    pub(crate) fn index_code_unflushed(&self, id: u64, code: Option<&str>) -> StoreResult<()> {
+        if let Some(code) = code.filter(|c| !c.is_empty()) {
+            self.tree(trees::DOCUMENTS_BY_CODE)?
+                .insert(code.as_bytes(), &id_key(id))?;
+        }
+        Ok(())
+    }
+
+    fn page_of(
+        &self,
+        index: &str,
+        kind: u8,
+        company: CompanyId,
+        page: u32,
+        limit: u32,
+    ) -> StoreResult<Page<ReceivedInvoice>> {
+        let index = self.tree(index)?;
+        let records = self.tree(trees::RECEIVED)?;
+        let total = self
+            .tree(trees::RECEIVED_COUNTS)?
+            .get(count_key(kind, company))?
+            .and_then(|v| read_u64(&v))
+            .unwrap_or(0);
+        let skip = (page.max(1) as usize - 1).saturating_mul(limit as usize);
+        let mut items = Vec::with_capacity(limit as usize);
+        for entry in index
+            .scan_prefix(company.to_be_bytes())
+            .rev()
+            .skip(skip)
+            .take(limit as usize)
+        {
+            let (key, _) = entry?;
+            let Some(id) = key.get(8..).and_then(read_u64) else {
+                continue;
+            };
+            if let Some(v) = records.get(id_key(id))? {
+                items.push(decode(trees::RECEIVED, &v)?);
+            }
+        }
+        Ok(Page {
+            items,
+            page: page.max(1),
+            limit,
+            total,
+        })
+    }
+
+    /// [`ReceivedStore::save_received`] without the flush (the async store
+    /// runs it on the flusher).
+    pub(crate) fn save_received_unflushed(
+        &self,
+        mut record: ReceivedInvoice,
+        upload: Option<String>,
+    ) -> StoreResult<ReceivedInvoice> {
+        let new = record.id == 0;
+        if new {
+            record.id = self.next_seq_now(trees::RECEIVED)?;
+        }
+        let id = record.id;
+        let expected = record.version;
+        record.version += 1;
+        let (records, by_cufe, by_buyer, eligible, counts, files) = (
+            self.tree(trees::RECEIVED)?,
+            self.tree(trees::RECEIVED_BY_CUFE)?,
+            self.tree(trees::RECEIVED_BY_BUYER)?,
+            self.tree(trees::ELIGIBLE_BY_HOLDER)?,
+            self.tree(trees::RECEIVED_COUNTS)?,
+            self.tree(trees::RECEIVED_FILES)?,
+        );
+        let stored = (&records, &by_cufe, &by_buyer, &eligible, &counts, &files).transaction(
+            |(records, by_cufe, by_buyer, eligible, counts, files)| {
+                let old: Option<ReceivedInvoice> = match records.get(id_key(id))? {
+                    Some(v) => Some(
+                        decode(trees::RECEIVED, &v).map_err(ConflictableTransactionError::Abort)?,
+                    ),
+                    None => None,
+                };
+                if new {
+                    if let Some(existing) = by_cufe.get(record.cufe.as_bytes())? {
+                        let id = read_u64(&existing).unwrap_or(0);
+                        return abort(StoreError::DuplicateReference { id });
+                    }
+                    by_cufe.insert(record.cufe.as_bytes(), id_key(id).to_vec())?;
+                } else {
+                    match &old {
+                        Some(o) if o.version == expected => {}
+                        Some(_) => {
+                            return abort(StoreError::Conflict(
+                                "the invoice changed meanwhile; try again".into(),
+                            ))
+                        }
+                        None => return abort(StoreError::NotFound("received invoice")),
+                    }
+                }
+                reindex(
+                    by_buyer,
+                    counts,
+                    BUYER,
+                    id,
+                    old.as_ref().and_then(|o| o.buyer.company_id),
+                    record.buyer.company_id,
+                )?;
+                reindex(
+                    eligible,
+                    counts,
+                    ELIGIBLE,
+                    id,
+                    old.as_ref().and_then(eligible_holder),
+                    eligible_holder(&record),
+                )?;
+                if let Some(xml) = &upload {
+                    files.insert(id_key(id).to_vec(), xml.as_bytes())?;
+                }
+                records.insert(id_key(id).to_vec(), tx_encode(trees::RECEIVED, &record)?)?;
+                Ok(())
+            },
+        );
+        stored?;
+        Ok(record)
+    }
+}
+
+impl ReceivedStore for SledStore {
+    fn received(&self, id: u64) -> StoreResult<Option<ReceivedInvoice>> {
+        Self::get_decode(&self.tree(trees::RECEIVED)?, trees::RECEIVED, &id_key(id))
+    }
+
+    fn received_by_cufe(&self, cufe: &str) -> StoreResult<Option<ReceivedInvoice>> {
+        match self.tree(trees::RECEIVED_BY_CUFE)?.get(cufe.as_bytes())? {
+            Some(v) => match read_u64(&v) {
+                Some(id) => self.received(id),
+                None => Ok(None),
+            },
+            None => Ok(None),
+        }
+    }
+
+    fn save_received(
+        &self,
+        record: ReceivedInvoice,
+        upload: Option<String>,
+    ) -> StoreResult<ReceivedInvoice> {
+        let stored = self.save_received_unflushed(record, upload)?;
+        self.flush_now()?;
+        Ok(stored)
+    }
+
+    fn received_page(
+        &self,
+        buyer: CompanyId,
+        page: u32,
+        limit: u32,
+    ) -> StoreResult<Page<ReceivedInvoice>> {
+        self.page_of(trees::RECEIVED_BY_BUYER, BUYER, buyer, page, limit)
+    }
+
+    fn eligible_page(
+        &self,
+        holder: CompanyId,
+        page: u32,
+        limit: u32,
+    ) -> StoreResult<Page<ReceivedInvoice>> {
+        self.page_of(trees::ELIGIBLE_BY_HOLDER, ELIGIBLE, holder, page, limit)
+    }
+
+    fn received_upload(&self, id: u64) -> StoreResult<Option<String>> {
+        Ok(self
+            .tree(trees::RECEIVED_FILES)?
+            .get(id_key(id))?
+            .map(|v| String::from_utf8_lossy(&v).into_owned()))
+    }
+
+    fn next_event_id(&self) -> StoreResult<u64> {
+        self.next_seq_now(trees::EVENT_FILES)
+    }
+
+    fn put_event_files(&self, event_id: u64, files: &EventFiles) -> StoreResult<()> {
+        self.tree(trees::EVENT_FILES)?
+            .insert(id_key(event_id), encode(trees::EVENT_FILES, files)?)?;
+        Ok(())
+    }
+
+    fn event_files(&self, event_id: u64) -> StoreResult<Option<EventFiles>> {
+        Self::get_decode(
+            &self.tree(trees::EVENT_FILES)?,
+            trees::EVENT_FILES,
+            &id_key(event_id),
+        )
+    }
+
+    fn document_by_code(&self, code: &str) -> StoreResult<Option<u64>> {
+        Ok(self
+            .tree(trees::DOCUMENTS_BY_CODE)?
+            .get(code.as_bytes())?
+            .and_then(|v| read_u64(&v)))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use chrono::{NaiveDate, Utc};
+
+    use super::*;
+    use crate::model::Environment;
+    use crate::received::PartyRef;
+
+    fn party(nit: &str, company: Option<u64>) -> PartyRef {
+        PartyRef {
+            id_number: nit.into(),
+            id_type: "31".into(),
+            check_digit: None,
+            name: format!("Empresa {nit}"),
+            company_id: company,
+        }
+    }
+
+    fn invoice(cufe: &str) -> ReceivedInvoice {
+        let now = Utc::now();
+        ReceivedInvoice {
+            id: 0,
+            version: 0,
+            cufe: cufe.into(),
+            environment: Environment::Test,
+            number: "SETP990000001".into(),
+            type_code: "01".into(),
+            issue_date: NaiveDate::from_ymd_opt(2026, 1, 2).unwrap(),
+            due_date: None,
+            currency: "COP".into(),
+            total: "1190.00".into(),
+            vendor: party("900000001", Some(1)),
+            buyer: party("800197268", Some(2)),
+            holder: party("900000001", Some(1)),
+            uploaded_by: Some(2),
+            document_id: None,
+            eligible: false,
+            events: Vec::new(),
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    #[test]
+    fn one_record_per_cufe_written_by_version_with_its_indexes() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::tests::open(dir.path());
+        let first = store
+            .save_received(invoice("c1"), Some("<Invoice/>".into()))
+            .unwrap();
+        assert_eq!((first.id, first.version), (1, 1));
+        match store.save_received(invoice("c1"), None) {
+            Err(StoreError::DuplicateReference { id }) => assert_eq!(id, 1),
+            other => panic!("{other:?}"),
+        }
+        let second = store.save_received(invoice("c2"), None).unwrap();
+        assert_eq!(
+            store.received_upload(1).unwrap().as_deref(),
+            Some("<Invoice/>")
+        );
+        assert_eq!(
+            store.received_by_cufe("c2").unwrap().map(|r| r.id),
+            Some(second.id)
+        );
+
+        // The buyer's list, newest first, with its total.
+        let page = store.received_page(2, 1, 1).unwrap();
+        assert_eq!((page.total, page.items[0].id), (2, second.id));
+        assert_eq!(store.received_page(2, 2, 1).unwrap().items[0].id, 1);
+        assert_eq!(store.received_page(1, 1, 20).unwrap().total, 0);
+
+        // A stale version loses; eligibility moves with the holder.
+        let mut stale = first.clone();
+        let mut current = first;
+        current.eligible = true;
+        let current = store.save_received(current, None).unwrap();
+        stale.eligible = true;
+        assert!(matches!(
+            store.save_received(stale, None),
+            Err(StoreError::Conflict(_))
+        ));
+        assert_eq!(store.eligible_page(1, 1, 20).unwrap().total, 1);
+        let mut endorsed = current;
+        endorsed.holder = party("901234567", Some(3));
+        store.save_received(endorsed.clone(), None).unwrap();
+        assert_eq!(store.eligible_page(1, 1, 20).unwrap().total, 0);
+        let held = store.eligible_page(3, 1, 20).unwrap();
+        assert_eq!((held.total, held.items[0].cufe.as_str()), (1, "c1"));
+    }
+
+    #[test]
+    fn documents_are_found_by_code() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::tests::open(dir.path());
+        store.index_code_unflushed(42, Some("abc")).unwrap();
+        store.index_code_unflushed(43, None).unwrap();
+        assert_eq!(store.document_by_code("abc").unwrap(), Some(42));
+        assert_eq!(store.document_by_code("zzz").unwrap(), None);
+    }
+}
