@@ -33,6 +33,9 @@ use crate::{admin, api, ops};
         api::facturacion::numbering::next_number,
         api::facturacion::numbering::subscription,
         api::ws::ws,
+        api::email::send::send,
+        api::email::resend::resend,
+        api::email::logs::logs,
         admin::companies::create,
         admin::companies::list,
         admin::companies::get,
@@ -58,6 +61,7 @@ use crate::{admin, api, ops};
         (name = "clientes", description = "Customers"),
         (name = "facturacion", description = "Unified invoicing API: all ten document types"),
         (name = "eventos", description = "Real-time events (WebSocket)"),
+        (name = "email", description = "Email of documents: send, resend, logs"),
         (name = "admin", description = "Provisioning (admin token)"),
         (name = "operations", description = "Health and metrics"),
     )

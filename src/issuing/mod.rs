@@ -14,6 +14,7 @@
 //! * [`resume`]: what a restart picks up (half-built documents, queued jobs).
 //! * [`contingency`]: queueing the pending contingency documents.
 //! * [`worker`]: the engine as the signer pool runs it, and the key cache.
+//! * [`mail`]: email of accepted documents, durable jobs through the mailer.
 
 pub mod context;
 pub mod contingency;
@@ -21,6 +22,7 @@ pub mod duplicates;
 pub mod error;
 pub mod events;
 pub mod issue;
+pub mod mail;
 pub mod request;
 pub mod resume;
 pub mod transmit;
@@ -60,4 +62,6 @@ pub struct Issuing {
     pub scheduler: std::sync::OnceLock<Arc<Restartable<RetryScheduler>>>,
     /// Base URL of the in-process simulator (demo companies send there).
     pub sim_url: Option<String>,
+    /// The mailer and its scheduler.
+    pub mail: mail::MailService,
 }

@@ -77,9 +77,9 @@ pub struct SledStore {
     pub(crate) jobs: Tree,
     pub(crate) jobs_by_document: Tree,
     pub(crate) events: Tree,
-    // Opened now so the layout is complete; its API arrives with the mail work.
-    #[allow(dead_code)]
-    email_logs: Tree,
+    pub(crate) email_logs: Tree,
+    pub(crate) email_logs_by_document: Tree,
+    pub(crate) application_responses: Tree,
 }
 
 pub(crate) fn abort<T>(e: StoreError) -> TxResult<T> {
@@ -221,6 +221,8 @@ impl SledStore {
             jobs_by_document: t(trees::JOBS_BY_DOCUMENT)?,
             events: t(trees::EVENTS)?,
             email_logs: t(trees::EMAIL_LOGS)?,
+            email_logs_by_document: t(trees::EMAIL_LOGS_BY_DOCUMENT)?,
+            application_responses: t(trees::APPLICATION_RESPONSES)?,
             flusher: Arc::new(Flusher::start(move |scope| match scope {
                 Scope::Files => files_for_flusher.sync(),
                 Scope::All => flush_all(&flush_db, &commits_for_flusher, &files_for_flusher),

@@ -66,7 +66,7 @@ pub(crate) fn resolution(from: u64, to: u64) -> NewResolution {
     }
 }
 
-fn new_doc(r: &NumberingResolution, reference: Option<&str>) -> NewDocument {
+pub(crate) fn new_doc(r: &NumberingResolution, reference: Option<&str>) -> NewDocument {
     NewDocument {
         company_id: r.company_id,
         environment: Environment::Test,
@@ -83,7 +83,7 @@ fn new_doc(r: &NumberingResolution, reference: Option<&str>) -> NewDocument {
     }
 }
 
-fn history(event: &str) -> HistoryEntry {
+pub(crate) fn history(event: &str) -> HistoryEntry {
     HistoryEntry {
         at: Utc::now(),
         actor: "test".into(),

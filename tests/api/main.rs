@@ -8,6 +8,7 @@ mod admin;
 mod async_flow;
 mod auth;
 mod clientes;
+mod email;
 mod config;
 mod crash;
 mod errors;
