@@ -42,10 +42,10 @@ use emisor_actors::ws_hub::{CloseAll, WsHub};
 
 use crate::authority::port::{start_transmitter, transmitter_config};
 use crate::issuing::duplicates::remembered_payloads;
-use crate::issuing::transmit::{JobRunner, Recovery};
-use crate::issuing::worker::{EnginePipeline, SigningKeyCache};
 use crate::issuing::mail::deliver::MailRunner;
 use crate::issuing::mail::MailService;
+use crate::issuing::transmit::{JobRunner, Recovery};
+use crate::issuing::worker::{EnginePipeline, SigningKeyCache};
 use crate::issuing::Issuing;
 
 const ADMIN_TOKEN_SETTING: &str = "admin_token_sha256";

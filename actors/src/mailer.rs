@@ -100,8 +100,8 @@ fn smtp(c: &SmtpConfig) -> Result<AsyncSmtpTransport<Tokio1Executor>, String> {
         .port(c.port)
         .timeout(Some(c.timeout));
     if c.starttls {
-        let tls = TlsParameters::new(c.host.clone())
-            .map_err(|e| format!("TLS for {}: {e}", c.host))?;
+        let tls =
+            TlsParameters::new(c.host.clone()).map_err(|e| format!("TLS for {}: {e}", c.host))?;
         b = b.tls(Tls::Required(tls));
     }
     if !c.username.is_empty() {
@@ -174,10 +174,9 @@ impl Handler<SendMail> for Mailer {
                 let dir = dir.clone();
                 Box::pin(async move {
                     // File writes and fsync off the actor's thread.
-                    let written = tokio::task::spawn_blocking(move || {
-                        write_eml(&dir, &m.message_id, &m.raw)
-                    })
-                    .await;
+                    let written =
+                        tokio::task::spawn_blocking(move || write_eml(&dir, &m.message_id, &m.raw))
+                            .await;
                     match written {
                         Ok(Ok(path)) => Ok(Delivered::Outbox(path)),
                         Ok(Err(e)) => Err(format!("writing to the outbox: {e}")),

@@ -427,11 +427,7 @@ impl AsyncStore {
             .await
     }
 
-    pub async fn put_application_response(
-        &self,
-        document_id: u64,
-        xml: String,
-    ) -> StoreResult<()> {
+    pub async fn put_application_response(&self, document_id: u64, xml: String) -> StoreResult<()> {
         self.durable(move |s| s.put_application_response_unflushed(document_id, &xml))
             .await
     }

@@ -81,7 +81,8 @@ fn an_acceptance_keeps_the_application_response_and_queues_one_automatic_email()
     let mut doc = s.create_document(new_doc(&r, None)).unwrap();
     doc.pending_build = false;
     doc.state = state::ACCEPTED;
-    let ar = "<ApplicationResponse>Documento validado por la DIAN ñ</ApplicationResponse>".repeat(20);
+    let ar =
+        "<ApplicationResponse>Documento validado por la DIAN ñ</ApplicationResponse>".repeat(20);
     let first = s
         .accept_document_unflushed(
             &doc,
@@ -104,10 +105,17 @@ fn an_acceptance_keeps_the_application_response_and_queues_one_automatic_email()
         .unwrap();
     assert_eq!(again, None);
     assert_eq!(s.email_logs(doc.id).unwrap().len(), 1);
-    assert_eq!(s.application_response(doc.id).unwrap().as_deref(), Some(ar.as_str()));
+    assert_eq!(
+        s.application_response(doc.id).unwrap().as_deref(),
+        Some(ar.as_str())
+    );
     assert_eq!(s.application_response(doc.id + 1).unwrap(), None);
     // Stored compressed, apart from the record.
-    let raw = s.application_responses.get(codec::id_key(doc.id)).unwrap().unwrap();
+    let raw = s
+        .application_responses
+        .get(codec::id_key(doc.id))
+        .unwrap()
+        .unwrap();
     assert!(raw.len() < ar.len() / 4, "{} bytes", raw.len());
     assert_eq!(s.document(doc.id).unwrap().unwrap().state, state::ACCEPTED);
 }

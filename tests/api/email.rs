@@ -88,7 +88,10 @@ impl Smtp {
             .env("EMISOR_SMTP__HOST", "127.0.0.1")
             .env("EMISOR_SMTP__PORT", &self.port.to_string())
             .env("EMISOR_SMTP__STARTTLS", "false")
-            .env("EMISOR_SMTP__FROM", "Facturas Demo <facturas@emisor.example>")
+            .env(
+                "EMISOR_SMTP__FROM",
+                "Facturas Demo <facturas@emisor.example>",
+            )
     }
 
     /// Every message received so far, parsed.
@@ -252,8 +255,8 @@ fn xmlsec_verify(xml: &str) -> Result<(), String> {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("doc.xml");
     std::fs::write(&path, xml).unwrap();
-    let start = xml.find("<ds:X509Certificate>").ok_or("no certificate")?
-        + "<ds:X509Certificate>".len();
+    let start =
+        xml.find("<ds:X509Certificate>").ok_or("no certificate")? + "<ds:X509Certificate>".len();
     let end = xml[start..].find("</ds:X509Certificate>").ok_or("no end")? + start;
     let pem = format!(
         "-----BEGIN CERTIFICATE-----\n{}\n-----END CERTIFICATE-----\n",
@@ -279,8 +282,9 @@ fn xmlsec_verify(xml: &str) -> Result<(), String> {
 /// authority's ApplicationResponse.
 fn embedded(attached: &str) -> Vec<String> {
     let doc = roxmltree::Document::parse(attached).unwrap();
+    let cbc = "urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2";
     doc.descendants()
-        .filter(|n| n.tag_name().name() == "Description")
+        .filter(|n| n.has_tag_name((cbc, "Description")))
         .map(|n| n.text().unwrap_or_default().to_string())
         .collect()
 }
@@ -299,7 +303,10 @@ fn doc_id(data: &Value) -> u64 {
 }
 
 fn logs(app: &TestApp, doc: u64) -> Vec<Value> {
-    let (status, res) = json(app.get(&format!("/v1/api/email/logs/{doc}"), &app.sk_test()));
+    let (status, res) = json(app.get(
+        &format!("/v1/api/email/logs/{doc}?limit=100"),
+        &app.sk_test(),
+    ));
     assert_eq!(status, 200, "{res}");
     res["data"]["items"].as_array().unwrap().clone()
 }
@@ -312,7 +319,12 @@ fn log_of(app: &TestApp, doc: u64, id: u64) -> Value {
 }
 
 /// Polls a document's emails until `pred` holds for all of them.
-fn wait_logs(app: &TestApp, doc: u64, within: Duration, pred: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+fn wait_logs(
+    app: &TestApp,
+    doc: u64,
+    within: Duration,
+    pred: impl Fn(&[Value]) -> bool,
+) -> Vec<Value> {
     let deadline = Instant::now() + within;
     loop {
         let l = logs(app, doc);
@@ -325,7 +337,11 @@ fn wait_logs(app: &TestApp, doc: u64, within: Duration, pred: impl Fn(&[Value]) 
 }
 
 fn send(app: &TestApp, doc: u64, body: &Value) -> (u16, Value) {
-    json(app.post(&format!("/v1/api/email/documento/{doc}"), &app.sk_test(), body))
+    json(app.post(
+        &format!("/v1/api/email/documento/{doc}"),
+        &app.sk_test(),
+        body,
+    ))
 }
 
 #[test]
@@ -353,7 +369,11 @@ fn an_accepted_invoice_is_mailed_to_its_customer_as_the_authority_prescribes() {
     assert_eq!(log["automatico"], true);
     assert_eq!(log["attempts"], 1);
     assert_eq!(log["message_id"], mail.message_id.as_str(), "{log}");
-    assert!(mail.message_id.ends_with("@emisor.example>"), "{}", mail.message_id);
+    assert!(
+        mail.message_id.ends_with("@emisor.example>"),
+        "{}",
+        mail.message_id
+    );
     // Subject: NIT;issuer name;number;document type code;trade name.
     let fields: Vec<&str> = mail.subject.split(';').collect();
     assert_eq!(fields.len(), 5, "{}", mail.subject);
@@ -393,8 +413,14 @@ fn an_accepted_invoice_is_mailed_to_its_customer_as_the_authority_prescribes() {
     .unwrap()
     .text()
     .unwrap();
-    assert!(authority_ar.contains("<ApplicationResponse"), "{authority_ar}");
-    assert_eq!(inside[1], authority_ar, "the authority's own ApplicationResponse");
+    assert!(
+        authority_ar.contains("<ApplicationResponse"),
+        "{authority_ar}"
+    );
+    assert_eq!(
+        inside[1], authority_ar,
+        "the authority's own ApplicationResponse"
+    );
 
     // On demand, to other addresses; the list is newest first.
     let (status, res) = send(
@@ -411,7 +437,11 @@ fn an_accepted_invoice_is_mailed_to_its_customer_as_the_authority_prescribes() {
         .iter()
         .find(|m| m.rcpt.contains("compras@cliente.example"))
         .expect("the asked-for mail");
-    assert!(second.rcpt.contains("contabilidad@cliente.example"), "{}", second.rcpt);
+    assert!(
+        second.rcpt.contains("contabilidad@cliente.example"),
+        "{}",
+        second.rcpt
+    );
     let l = wait_logs(&app, id, Duration::from_secs(10), |l| {
         l.iter().all(|x| x["status"] == "sent")
     });
@@ -481,9 +511,14 @@ fn an_smtp_server_that_is_down_is_retried_and_logged_then_the_mail_goes_once() {
     });
     for x in &l {
         assert_eq!(x["status"], "queued", "{x}");
-        assert!(x["last_error"].as_str().is_some_and(|e| !e.is_empty()), "{x}");
+        assert!(
+            x["last_error"].as_str().is_some_and(|e| !e.is_empty()),
+            "{x}"
+        );
         let tries = x["intentos"].as_array().unwrap();
-        assert!(tries.iter().all(|t| t["ok"] == false && t["error"].is_string()));
+        assert!(tries
+            .iter()
+            .all(|t| t["ok"] == false && t["error"].is_string()));
     }
 
     smtp.start();
@@ -498,10 +533,19 @@ fn an_smtp_server_that_is_down_is_retried_and_logged_then_the_mail_goes_once() {
     // Sent once each: the retries before did not reach anyone.
     std::thread::sleep(Duration::from_millis(800));
     let mails = smtp.messages();
-    assert_eq!(mails.len(), 2, "{:?}", mails.iter().map(|m| &m.message_id).collect::<Vec<_>>());
+    assert_eq!(
+        mails.len(),
+        2,
+        "{:?}",
+        mails.iter().map(|m| &m.message_id).collect::<Vec<_>>()
+    );
     for x in &l {
         let id = x["message_id"].as_str().unwrap();
-        assert_eq!(mails.iter().filter(|m| m.message_id == id).count(), 1, "{id}");
+        assert_eq!(
+            mails.iter().filter(|m| m.message_id == id).count(),
+            1,
+            "{id}"
+        );
     }
 }
 
@@ -533,11 +577,16 @@ fn after_the_last_retry_the_log_says_failed_and_a_resend_tries_again() {
         &json!({}),
     ));
     assert_eq!(status, 202, "{res}");
-    assert_eq!(res["data"]["id_correo"], mail_id, "the same email, queued again");
+    assert_eq!(
+        res["data"]["id_correo"], mail_id,
+        "the same email, queued again"
+    );
     assert_eq!(res["data"]["status"], "queued");
     let mails = smtp.wait_for(Duration::from_secs(30), |m| !m.is_empty());
     assert_eq!(mails[0].message_id, message_id, "the same message");
-    let sent = wait_logs(&app, id, Duration::from_secs(10), |l| l[0]["status"] == "sent");
+    let sent = wait_logs(&app, id, Duration::from_secs(10), |l| {
+        l[0]["status"] == "sent"
+    });
     assert_eq!(sent[0]["attempts"], 4);
 }
 
@@ -559,7 +608,11 @@ fn without_smtp_the_mail_is_an_eml_file_in_the_outbox() {
     let mails = parse_mails(&files);
     assert_eq!(mails[0].message_id, l[0]["message_id"].as_str().unwrap());
     let files = unzip(&mails[0].attachments[0].2);
-    assert!(files.keys().any(|n| n.starts_with("ad")), "{:?}", files.keys());
+    assert!(
+        files.keys().any(|n| n.starts_with("ad")),
+        "{:?}",
+        files.keys()
+    );
 }
 
 /// The names of a maildir's messages by Message-ID, with how many times each came.
@@ -579,7 +632,11 @@ fn a_kill_9_with_20_mails_queued_loses_none() {
     let id = doc_id(&accepted_invoice(&app));
     let mut asked = Vec::new();
     for i in 0..20 {
-        let (status, res) = send(&app, id, &json!({"to": [format!("buzon{i}@cliente.example")]}));
+        let (status, res) = send(
+            &app,
+            id,
+            &json!({"to": [format!("buzon{i}@cliente.example")]}),
+        );
         assert_eq!(status, 202, "{res}");
         asked.push(res["data"]["id_correo"].as_u64().unwrap());
     }
@@ -615,7 +672,11 @@ fn a_kill_9_while_mails_go_out_delivers_each_message_id_at_least_once() {
     let mut app = TestApp::spawn_with(launch.clone());
     let id = doc_id(&accepted_invoice(&app));
     for i in 0..20 {
-        let (status, res) = send(&app, id, &json!({"to": [format!("buzon{i}@cliente.example")]}));
+        let (status, res) = send(
+            &app,
+            id,
+            &json!({"to": [format!("buzon{i}@cliente.example")]}),
+        );
         assert_eq!(status, 202, "{res}");
     }
     // Killed while the queue drains: some sent, some not, maybe one sent
@@ -648,21 +709,32 @@ fn a_document_accepted_before_the_application_response_was_kept_is_mailed_with_i
     let data = accepted_invoice(&app);
     let id = doc_id(&data);
     smtp.wait_for(Duration::from_secs(30), |m| m.len() == 1);
-    wait_logs(&app, id, Duration::from_secs(10), |l| l[0]["status"] == "sent");
+    wait_logs(&app, id, Duration::from_secs(10), |l| {
+        l[0]["status"] == "sent"
+    });
     app.stop();
     // As a data dir written before this change: no ApplicationResponse.
     {
         let db = sled::open(app.dir.join("sled")).unwrap();
-        db.open_tree("application_responses").unwrap().clear().unwrap();
+        db.open_tree("application_responses")
+            .unwrap()
+            .clear()
+            .unwrap();
         db.flush().unwrap();
     }
     let dir = app.dir.clone();
     let app = TestApp::start_in(&dir, launch);
     let (status, res) = send(&app, id, &json!({}));
     assert_eq!(status, 202, "{res}");
-    assert_eq!(res["data"]["to"], json!(["cliente@example.test"]), "the customer");
+    assert_eq!(
+        res["data"]["to"],
+        json!(["cliente@example.test"]),
+        "the customer"
+    );
     let mails = smtp.wait_for(Duration::from_secs(30), |m| m.len() == 2);
-    let l = wait_logs(&app, id, Duration::from_secs(10), |l| l[0]["status"] == "sent");
+    let l = wait_logs(&app, id, Duration::from_secs(10), |l| {
+        l[0]["status"] == "sent"
+    });
     let note = l[0]["nota"].as_str().expect("the log says why");
     assert!(note.contains("ApplicationResponse"), "{note}");
     let mail = mails
@@ -670,7 +742,11 @@ fn a_document_accepted_before_the_application_response_was_kept_is_mailed_with_i
         .find(|m| m.message_id == l[0]["message_id"].as_str().unwrap())
         .unwrap();
     let files = unzip(&mail.attachments[0].2);
-    assert!(!files.keys().any(|n| n.starts_with("ad")), "{:?}", files.keys());
+    assert!(
+        !files.keys().any(|n| n.starts_with("ad")),
+        "{:?}",
+        files.keys()
+    );
     let stored_xml = app
         .get(&format!("/v1/api/facturacion/{id}/xml"), &app.sk_test())
         .text()

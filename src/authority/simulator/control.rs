@@ -36,7 +36,8 @@ async fn application_response(
         Some(xml) => HttpResponse::Ok()
             .content_type("application/xml; charset=utf-8")
             .body(xml),
-        None => HttpResponse::NotFound().json(serde_json::json!({"error": "no accepted document with that code"})),
+        None => HttpResponse::NotFound()
+            .json(serde_json::json!({"error": "no accepted document with that code"})),
     }
 }
 

@@ -12,8 +12,7 @@
 use chrono::{DateTime, FixedOffset};
 
 use super::common::{
-    shape, write_signature_slot, DIAN_AGENCY_ID, DIAN_AGENCY_NAME, NS_CAC, NS_CBC,
-    ROOT_NAMESPACES,
+    shape, write_signature_slot, DIAN_AGENCY_ID, DIAN_AGENCY_NAME, NS_CAC, NS_CBC, ROOT_NAMESPACES,
 };
 use super::{BuildInput, UblError};
 use crate::engine::model::{colombia_offset, Party};

@@ -1104,7 +1104,10 @@ fn a_container_read_from_the_signed_document_equals_one_built_from_the_request()
     let c = attached::read_signed(&signed).unwrap();
     let ctx = context(DocumentKind::SupportDocument);
     assert_eq!(c.sender.id_number, ctx.company.id_number);
-    assert_eq!(c.receiver.id_number, sample(DocumentKind::SupportDocument).counterparty.id_number);
+    assert_eq!(
+        c.receiver.id_number,
+        sample(DocumentKind::SupportDocument).counterparty.id_number
+    );
     assert_eq!(c.scheme_name, "CUDS-SHA384");
     assert!(matches!(
         attached::build_for_signed("<Invoice/>", ar, at, at),

@@ -133,7 +133,9 @@ async fn record(
     }
     match &result {
         Ok(()) => tracing::info!(email_id = id, attempts, "email sent"),
-        Err(e) => tracing::warn!(email_id = id, attempts, status = %status, error = %e, "email attempt failed"),
+        Err(e) => {
+            tracing::warn!(email_id = id, attempts, status = %status, error = %e, "email attempt failed")
+        }
     }
     outcome
 }

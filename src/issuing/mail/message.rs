@@ -59,10 +59,7 @@ pub struct Built {
 /// `<emisor.d<document>.m<log>@<domain of From>>`: the same for every
 /// attempt of one log entry.
 pub fn message_id(document_id: u64, log_id: u64, from: &Mailbox) -> String {
-    format!(
-        "<emisor.d{document_id}.m{log_id}@{}>",
-        from.email.domain()
-    )
+    format!("<emisor.d{document_id}.m{log_id}@{}>", from.email.domain())
 }
 
 /// `NIT;issuer name;number;document type code;trade name`.
@@ -153,7 +150,12 @@ fn pack(p: Packing) -> Result<Vec<u8>, BuildError> {
     zip(&refs)
 }
 
-fn body_text(company: &Company, doc: &DocumentRecord, customer: Option<&str>, note: bool) -> String {
+fn body_text(
+    company: &Company,
+    doc: &DocumentRecord,
+    customer: Option<&str>,
+    note: bool,
+) -> String {
     let mut t = String::new();
     if let Some(c) = customer {
         t.push_str(&format!("Señor(a) {c}:\r\n\r\n"));
@@ -212,7 +214,9 @@ pub async fn build(
     let key = match application_response {
         Some(_) => {
             let cert = store.certificate(doc.company_id).await?.ok_or_else(|| {
-                BuildError::Permanent("the company has no certificate to sign the AttachedDocument".into())
+                BuildError::Permanent(
+                    "the company has no certificate to sign the AttachedDocument".into(),
+                )
             })?;
             let key = issuing
                 .keys
@@ -274,10 +278,11 @@ pub async fn build(
             MultiPart::mixed()
                 .singlepart(SinglePart::plain(text))
                 .singlepart(
-                    Attachment::new(zip_name)
-                        .body(zip, ContentType::parse("application/zip").map_err(|e| {
-                            BuildError::Permanent(format!("content type: {e}"))
-                        })?),
+                    Attachment::new(zip_name).body(
+                        zip,
+                        ContentType::parse("application/zip")
+                            .map_err(|e| BuildError::Permanent(format!("content type: {e}")))?,
+                    ),
                 ),
         )
         .map_err(|e| BuildError::Permanent(format!("building the message: {e}")))?;
@@ -303,10 +308,7 @@ mod tests {
         );
         assert_eq!(attached_name("nc0900.xml"), "ad0900.xml");
         let from: Mailbox = "emisor <no-reply@facturas.example>".parse().unwrap();
-        assert_eq!(
-            message_id(7, 3, &from),
-            "<emisor.d7.m3@facturas.example>"
-        );
+        assert_eq!(message_id(7, 3, &from), "<emisor.d7.m3@facturas.example>");
         let company = Company {
             id: 1,
             nit: "900000001".into(),
