@@ -78,6 +78,7 @@ pub(crate) fn new_doc(r: &NumberingResolution, reference: Option<&str>) -> NewDo
         customer: None,
         request: b"{}".to_vec(),
         api: None,
+        list_keys: Default::default(),
         monthly_limit: None,
         period: 202611,
     }

@@ -37,6 +37,13 @@ pub const EMAIL_LOGS_BY_DOCUMENT: &str = "email_logs_by_document";
 /// document id → the authority's ApplicationResponse of an accepted
 /// document, DEFLATE-compressed (written once, never with the record).
 pub const APPLICATION_RESPONSES: &str = "application_responses";
+/// The document index (`doc_index`): dimension ‖ inverted day ‖ inverted
+/// id → (). Derived, written with the record.
+pub const DOCUMENT_INDEX: &str = "document_index";
+/// dimension ‖ day → documents in that cell.
+pub const DOCUMENT_INDEX_COUNTS: &str = "document_index_counts";
+/// document id ‖ token → its view before a change not yet known durable.
+pub const DOCUMENT_INDEX_PENDING: &str = "document_index_pending";
 
 /// Version of the data dir layout, stored in `META`.
 pub const SCHEMA_VERSION: u64 = 1;

@@ -289,6 +289,85 @@ fn embedded(attached: &str) -> Vec<String> {
         .collect()
 }
 
+fn pdftotext(pdf: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = Command::new("pdftotext")
+        .args(["-layout", "-", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("pdftotext");
+    child.stdin.take().unwrap().write_all(pdf).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The QR codes `zbarimg` finds on the pages rendered at 200 dpi.
+fn zbarimg(pdf: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("doc.pdf");
+    std::fs::write(&path, pdf).unwrap();
+    let status = Command::new("pdftoppm")
+        .args(["-r", "200", "-png"])
+        .arg(&path)
+        .arg(dir.path().join("page"))
+        .status()
+        .expect("pdftoppm");
+    assert!(status.success());
+    let mut pages: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "png"))
+        .collect();
+    pages.sort();
+    let out = Command::new("zbarimg")
+        .args(["--raw", "-q"])
+        .args(&pages)
+        .output()
+        .expect("zbarimg");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// `1190.00` → `1.190,00`, as a Colombian document prints it.
+fn printed(amount: &str) -> String {
+    let (int, frac) = amount.split_once('.').unwrap_or((amount, "00"));
+    let mut frac = frac.to_string();
+    while frac.len() < 2 {
+        frac.push('0');
+    }
+    let digits: Vec<char> = int.chars().collect();
+    let mut out = String::new();
+    for (i, c) in digits.iter().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push('.');
+        }
+        out.push(*c);
+    }
+    format!("{out},{}", &frac[..2])
+}
+
+/// The mailed PDF read as a reader would: the code, the total, an accented
+/// place name, and the QR code naming the verification URL.
+fn check_pdf(pdf: &[u8], data: &Value) {
+    assert!(pdf.starts_with(b"%PDF-"));
+    let text = pdftotext(pdf);
+    let flat: String = text.split_whitespace().collect();
+    let code = data["cufe"].as_str().unwrap();
+    assert!(flat.contains(code), "code {code} not in\n{text}");
+    let total = data["documento"]["total"]
+        .as_str()
+        .map(str::to_string)
+        .unwrap_or_else(|| data["documento"]["total"].to_string());
+    assert!(
+        text.contains(&printed(&total)),
+        "total {total} not in\n{text}"
+    );
+    assert!(text.contains("Bogotá"), "{text}");
+    assert_eq!(zbarimg(pdf), data["qr_url"].as_str().unwrap());
+}
+
 /// Issues an invoice synchronously; its record.
 fn accepted_invoice(app: &TestApp) -> Value {
     let body = unique(examples::invoice());
@@ -421,6 +500,15 @@ fn an_accepted_invoice_is_mailed_to_its_customer_as_the_authority_prescribes() {
         inside[1], authority_ar,
         "the authority's own ApplicationResponse"
     );
+    // And the PDF beside it.
+    assert_eq!(files.len(), 2, "{:?}", files.keys());
+    let (pdf_name, pdf) = files
+        .iter()
+        .find(|(n, _)| n.ends_with(".pdf"))
+        .expect("the PDF");
+    assert_eq!(pdf_name, &format!("{number}.pdf"));
+    check_pdf(pdf, &data);
+    assert!(log["nota"].is_null(), "{log}");
 
     // On demand, to other addresses; the list is newest first.
     let (status, res) = send(
@@ -747,6 +835,12 @@ fn a_document_accepted_before_the_application_response_was_kept_is_mailed_with_i
         "{:?}",
         files.keys()
     );
+    let pdf = files
+        .iter()
+        .find(|(n, _)| n.ends_with(".pdf"))
+        .map(|(_, b)| b)
+        .expect("the PDF");
+    check_pdf(pdf, &data);
     let stored_xml = app
         .get(&format!("/v1/api/facturacion/{id}/xml"), &app.sk_test())
         .text()

@@ -183,11 +183,14 @@ fn mailbox(field: &str, a: &str) -> Result<Mailbox, BuildError> {
         .map_err(|e| BuildError::Permanent(format!("{field} {a:?} is not an email address: {e}")))
 }
 
-/// The PDF of the document, when one can be made. The PDF renderer lands
-/// separately (`issuing::files::document_pdf`); until then the mail carries
-/// the XML alone.
-async fn pdf(_issuing: &Issuing, _doc: &DocumentRecord) -> Option<(String, Vec<u8>)> {
-    None
+/// The PDF of the document (its usual layout), or why there is none: a
+/// PDF that cannot be drawn does not keep the signed document from the
+/// buyer.
+async fn pdf(issuing: &Issuing, doc: &DocumentRecord) -> Result<(String, Vec<u8>), String> {
+    crate::issuing::files::rendered_pdf(issuing, doc.company_id, doc.id, None)
+        .await
+        .map(|p| (p.name, p.bytes))
+        .map_err(|e| format!("the PDF could not be made ({e}): the mail carries the XML alone"))
 }
 
 /// Builds the email of `log` for `doc`.
@@ -228,15 +231,24 @@ pub async fn build(
         }
         None => None,
     };
-    let note = application_response
-        .is_none()
-        .then(|| NO_APPLICATION_RESPONSE.to_string());
+    let pdf = pdf(issuing, doc).await;
+    let notes: Vec<String> = [
+        application_response
+            .is_none()
+            .then(|| NO_APPLICATION_RESPONSE.to_string()),
+        pdf.as_ref().err().cloned(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let note = (!notes.is_empty()).then(|| notes.join("; "));
     let zip_name = files.zip_name.clone();
+    let without_ar = application_response.is_none();
     let packing = Packing {
         files,
         application_response,
         key,
-        pdf: pdf(issuing, doc).await,
+        pdf: pdf.ok(),
         now: colombia_now(),
         fallback_validation: doc.updated_at.with_timezone(&colombia_offset()),
     };
@@ -272,7 +284,7 @@ pub async fn build(
     for a in &log.cc {
         b = b.cc(mailbox("cc", a)?);
     }
-    let text = body_text(&company, doc, customer.as_deref(), note.is_some());
+    let text = body_text(&company, doc, customer.as_deref(), without_ar);
     let message = b
         .multipart(
             MultiPart::mixed()
