@@ -42,6 +42,8 @@ use emisor_actors::ws_hub::{CloseAll, WsHub};
 
 use crate::authority::port::{start_transmitter, transmitter_config};
 use crate::issuing::duplicates::remembered_payloads;
+use crate::issuing::mail::deliver::MailRunner;
+use crate::issuing::mail::MailService;
 use crate::issuing::transmit::{JobRunner, Recovery};
 use crate::issuing::worker::{EnginePipeline, SigningKeyCache};
 use crate::issuing::Issuing;
@@ -239,6 +241,7 @@ pub fn start_actors(
 
     // RSA work runs on the pool's threads, one per core.
     let pool = SignerPool::with_default_size(1024).context("starting the signer pool")?;
+    let mail_pool = pool.clone();
     let builder_arbiter = Arbiter::new();
     let h = builder_arbiter.handle();
     let builder = Restartable::start("document_builder", move || {
@@ -280,6 +283,9 @@ pub fn start_actors(
         WebhookSender::start_in_arbiter(&h, |_| WebhookSender::new(Duration::from_secs(10)))
     });
 
+    let mail_arbiter = Arbiter::new();
+    let mail = MailService::start(settings, mail_arbiter.handle(), mail_pool);
+
     let issuing = Arc::new(Issuing {
         settings: settings.clone(),
         store,
@@ -292,6 +298,7 @@ pub fn start_actors(
         webhooks,
         scheduler: std::sync::OnceLock::new(),
         sim_url,
+        mail,
     });
 
     let scheduler_arbiter = Arbiter::new();
@@ -303,6 +310,11 @@ pub fn start_actors(
     // Up to 32 documents wait on the transmitter at once; it paces them.
     let scheduler = RetryScheduler::supervised(scheduler_arbiter.handle(), runner, 32, tick);
     let _ = issuing.scheduler.set(scheduler.clone());
+    // Emails on a scheduler of their own: a slow SMTP server never holds
+    // a slot a transmission needs.
+    let mail_runner = Arc::new(MailRunner(issuing.clone()));
+    let mail_scheduler = RetryScheduler::supervised(mail_arbiter.handle(), mail_runner, 4, tick);
+    let _ = issuing.mail.scheduler.set(mail_scheduler);
     let recovery_impl = Arc::new(Recovery(issuing.clone()));
     let interval = settings
         .resilience
@@ -324,6 +336,7 @@ pub fn start_actors(
             builder_arbiter,
             misc_arbiter,
             scheduler_arbiter,
+            mail_arbiter,
         ],
     })
 }

@@ -5,6 +5,7 @@
 pub mod breaker;
 pub mod document_builder;
 pub mod idempotency;
+pub mod mailer;
 pub mod panic_boundary;
 pub mod rate_limiter;
 pub mod recovery_ticker;

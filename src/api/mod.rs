@@ -4,6 +4,7 @@
 
 pub mod auth;
 pub mod clientes;
+pub mod email;
 pub mod envelope;
 pub mod error;
 pub mod eventos;
@@ -42,6 +43,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .wrap(from_fn(auth::authenticate))
             .service(key_check::test_key)
             .configure(clientes::configure)
+            .configure(email::configure)
             .configure(facturacion::configure)
             .configure(eventos::configure)
             .configure(registry::configure)

@@ -46,6 +46,9 @@ use crate::{admin, api, ops};
         api::registry::eligible::eligible,
         api::registry::register::register_event,
         api::registry::history::history,
+        api::email::send::send,
+        api::email::resend::resend,
+        api::email::logs::logs,
         admin::companies::create,
         admin::companies::list,
         admin::companies::get,
@@ -73,6 +76,7 @@ use crate::{admin, api, ops};
         (name = "eventos", description = "Real-time events (WebSocket)"),
         (name = "eventos-recibidos", description = "Received invoices and their events 030-034"),
         (name = "registry", description = "Circulation registry: titles, endorsements, history"),
+        (name = "email", description = "Email of documents: send, resend, logs"),
         (name = "admin", description = "Provisioning (admin token)"),
         (name = "operations", description = "Health and metrics"),
     )

@@ -16,6 +16,7 @@
 //! * [`contingency`]: queueing the pending contingency documents.
 //! * [`files`]: a stored document's PDF, rendered off the async threads.
 //! * [`worker`]: the engine as the signer pool runs it, and the key cache.
+//! * [`mail`]: email of accepted documents, durable jobs through the mailer.
 
 pub mod context;
 pub mod contingency;
@@ -25,6 +26,7 @@ pub mod events;
 pub mod files;
 pub mod invoice_events;
 pub mod issue;
+pub mod mail;
 pub mod request;
 pub mod resume;
 pub mod transmit;
@@ -64,4 +66,6 @@ pub struct Issuing {
     pub scheduler: std::sync::OnceLock<Arc<Restartable<RetryScheduler>>>,
     /// Base URL of the in-process simulator (demo companies send there).
     pub sim_url: Option<String>,
+    /// The mailer and its scheduler.
+    pub mail: mail::MailService,
 }

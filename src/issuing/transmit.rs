@@ -427,19 +427,35 @@ impl Issuing {
             doc.track_id = Some(k);
         }
         doc.updated_at = Utc::now();
-        self.store
-            .finish_document(
-                doc.clone(),
-                job.map(|j| j.id),
-                history(
-                    actor,
-                    event,
-                    from,
-                    to,
-                    serde_json::to_value(&t).unwrap_or_default(),
-                ),
-            )
-            .await?;
+        let entry = history(
+            actor,
+            event,
+            from,
+            to,
+            serde_json::to_value(&t).unwrap_or_default(),
+        );
+        if to == state::ACCEPTED && from != state::ACCEPTED {
+            // The authority's ApplicationResponse and the customer's email
+            // are kept with the acceptance itself.
+            let email = super::mail::automatic_email(self, doc).await;
+            let queued = self
+                .store
+                .finish_accepted(
+                    doc.clone(),
+                    job.map(|j| j.id),
+                    entry,
+                    application_response(&t),
+                    email,
+                )
+                .await?;
+            if let Some((_, mail_job)) = queued {
+                self.schedule(&mail_job);
+            }
+        } else {
+            self.store
+                .finish_document(doc.clone(), job.map(|j| j.id), entry)
+                .await?;
+        }
         if to == state::DEAD_LETTER {
             events::error(self, doc, &t).await;
         } else {
@@ -487,15 +503,30 @@ impl Issuing {
         Ok(doc)
     }
 
-    /// Puts a document's job on the scheduler's timetable.
+    /// Puts a job on its scheduler's timetable (emails have their own).
     pub fn schedule(&self, job: &Job) {
-        if let Some(s) = self.scheduler.get() {
+        let scheduler = if job.kind == super::mail::MAIL_JOB {
+            self.mail.scheduler.get()
+        } else {
+            self.scheduler.get()
+        };
+        if let Some(s) = scheduler {
             s.do_send(emisor_actors::retry_scheduler::Schedule {
                 job_id: job.id,
                 run_at_ms: job.run_at_ms,
             });
         }
     }
+}
+
+/// The authority's ApplicationResponse in an answer, decoded.
+fn application_response(t: &Transmission) -> Option<String> {
+    use base64::Engine;
+    let b64 = t.application_response_b64.as_deref()?;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(b64.trim())
+        .ok()?;
+    String::from_utf8(bytes).ok()
 }
 
 /// A fresh transmission job for a document, due now.
@@ -546,6 +577,10 @@ impl emisor_actors::retry_scheduler::JobRunner for JobRunner {
             if job.kind == super::invoice_events::EVENT_JOB {
                 return super::invoice_events::send::run_job(&issuing, job).await;
             }
+            if job.kind == super::mail::MAIL_JOB {
+                issuing.schedule(&job); // the mail scheduler's
+                return JobOutcome::Done;
+            }
             let Some(doc_id) = job.document_id else {
                 return JobOutcome::Done;
             };
@@ -592,6 +627,7 @@ impl emisor_actors::retry_scheduler::JobRunner for JobRunner {
             match issuing.store.jobs().await {
                 Ok(jobs) => jobs
                     .iter()
+                    .filter(|j| j.kind != super::mail::MAIL_JOB)
                     .map(|j| emisor_actors::retry_scheduler::Schedule {
                         job_id: j.id,
                         run_at_ms: j.run_at_ms,

@@ -129,7 +129,24 @@ async fn actors(state: &AppState) -> Vec<ActorStatus> {
         record(state.recovery.health(ACTOR_DEADLINE).await),
         record(i.webhooks.health(ACTOR_DEADLINE).await),
         record(i.hub.health(ACTOR_DEADLINE).await),
+        record(i.mail.mailer.health(ACTOR_DEADLINE).await),
+        record(mail_scheduler(state).await),
     ]
+}
+
+/// The email jobs' scheduler (a second retry scheduler, named apart).
+async fn mail_scheduler(state: &AppState) -> ActorHealth {
+    match state.issuing.mail.scheduler.get() {
+        Some(s) => ActorHealth {
+            name: "mail_scheduler",
+            ..s.health(ACTOR_DEADLINE).await
+        },
+        None => ActorHealth {
+            name: "mail_scheduler",
+            alive: false,
+            restarts: 0,
+        },
+    }
 }
 
 /// Readiness: store writable and every actor alive. 503 otherwise.

@@ -20,7 +20,7 @@ use crate::pool::StorePool;
 use crate::sled_store::SledStore;
 use crate::{
     ApiKeyStore, CompanyStore, CredentialStore, CustomerStore, DocumentStore, EventStore, JobStore,
-    SettingsStore, Store, StoreHealth,
+    MailStore, SettingsStore, Store, StoreHealth,
 };
 
 /// Everything the store holds for issuing one document type of a company,
@@ -422,6 +422,61 @@ impl AsyncStore {
     ) -> StoreResult<Vec<EventRecord>> {
         self.off_thread(move |s| s.events(company, kind, limit))
             .await
+    }
+
+    // Mail.
+
+    /// The authority's ApplicationResponse of an accepted document; `None`
+    /// for documents accepted before it was kept.
+    pub async fn application_response(&self, document_id: u64) -> StoreResult<Option<String>> {
+        self.off_thread(move |s| s.application_response(document_id))
+            .await
+    }
+
+    pub async fn put_application_response(&self, document_id: u64, xml: String) -> StoreResult<()> {
+        self.durable(move |s| s.put_application_response_unflushed(document_id, &xml))
+            .await
+    }
+
+    /// [`finish_document`](Self::finish_document) for an acceptance: the
+    /// ApplicationResponse and the automatic email (unless the document
+    /// has one already) in the same group commit. Returns the email queued.
+    pub async fn finish_accepted(
+        &self,
+        doc: DocumentRecord,
+        job: Option<u64>,
+        history: HistoryEntry,
+        application_response: Option<String>,
+        email: Option<(EmailLog, Job)>,
+    ) -> StoreResult<Option<(EmailLog, Job)>> {
+        self.durable(move |s| {
+            s.accept_document_unflushed(&doc, job, history, application_response.as_deref(), email)
+        })
+        .await
+    }
+
+    /// A new email and its job, durable on return ([`MailStore::queue_email`]).
+    pub async fn queue_email(&self, log: EmailLog, job: Job) -> StoreResult<(EmailLog, Job)> {
+        self.durable(move |s| s.queue_email_unflushed(log, job))
+            .await
+    }
+
+    pub async fn email_log(&self, id: u64) -> StoreResult<Option<EmailLog>> {
+        self.off_thread(move |s| s.email_log(id)).await
+    }
+
+    pub async fn email_logs(&self, document_id: u64) -> StoreResult<Vec<EmailLog>> {
+        self.off_thread(move |s| s.email_logs(document_id)).await
+    }
+
+    /// An email's log after an attempt and its job's fate, durable on return.
+    pub async fn update_email(&self, log: EmailLog, job: EmailJob) -> StoreResult<()> {
+        self.durable(move |s| s.update_email_unflushed(&log, job))
+            .await
+    }
+
+    pub async fn customer(&self, company: CompanyId, id: u64) -> StoreResult<Option<Customer>> {
+        self.off_thread(move |s| s.customer(company, id)).await
     }
 
     // Health.

@@ -32,6 +32,7 @@ pub mod sealing;
 pub mod secret;
 mod sled_documents;
 mod sled_received;
+mod sled_mail;
 mod sled_rewrite;
 mod sled_sealing;
 mod sled_store;
@@ -188,6 +189,22 @@ pub trait JobStore {
     fn job_for_document(&self, document_id: u64) -> StoreResult<Option<Job>>;
 }
 
+/// Emails of documents (log entries with their durable jobs) and the
+/// authority's ApplicationResponses.
+pub trait MailStore {
+    /// Keeps the ApplicationResponse of an accepted document (compressed).
+    fn put_application_response(&self, document_id: u64, xml: &str) -> StoreResult<()>;
+    fn application_response(&self, document_id: u64) -> StoreResult<Option<String>>;
+    /// Writes a new email (id 0 gets an id) with its job, job first; the
+    /// job's payload names the log. Durable on return.
+    fn queue_email(&self, log: EmailLog, job: Job) -> StoreResult<(EmailLog, Job)>;
+    fn email_log(&self, id: u64) -> StoreResult<Option<EmailLog>>;
+    /// A document's emails, oldest first.
+    fn email_logs(&self, document_id: u64) -> StoreResult<Vec<EmailLog>>;
+    /// Saves an email's log after an attempt, with its job's fate.
+    fn update_email(&self, log: &EmailLog, job: EmailJob) -> StoreResult<()>;
+}
+
 /// Small named values of the installation (the admin token's hash, say).
 pub trait SettingsStore {
     fn setting(&self, key: &str) -> StoreResult<Option<String>>;
@@ -211,6 +228,7 @@ pub trait Store:
     + DocumentStore
     + JobStore
     + EventStore
+    + MailStore
     + SettingsStore
     + StoreHealth
     + Send
@@ -226,6 +244,7 @@ impl<T> Store for T where
         + DocumentStore
         + JobStore
         + EventStore
+        + MailStore
         + SettingsStore
         + StoreHealth
         + Send
@@ -237,5 +256,7 @@ impl<T> Store for T where
 mod tests;
 #[cfg(test)]
 mod tests_index;
+#[cfg(test)]
+mod tests_mail;
 #[cfg(test)]
 mod tests_sealing;

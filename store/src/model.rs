@@ -589,6 +589,19 @@ pub struct EventRecord {
     pub data: serde_json::Value,
 }
 
+/// Where an email stands (`EmailLog::status`).
+pub mod email_status {
+    /// Waiting for its first attempt or for a retry.
+    pub const QUEUED: &str = "queued";
+    /// The server took it (SMTP 250) or it was written to the outbox.
+    pub const SENT: &str = "sent";
+    /// Every attempt failed (or it cannot be sent at all); a resend may try again.
+    pub const FAILED: &str = "failed";
+}
+
+/// One email of a document and what became of it. Its durable job (kind
+/// `email`) is written before the first attempt; the log is updated after
+/// each attempt.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct EmailLog {
     pub id: u64,
@@ -597,6 +610,7 @@ pub struct EmailLog {
     pub to: Vec<String>,
     #[serde(default)]
     pub cc: Vec<String>,
+    /// [`email_status`].
     pub status: String,
     pub attempts: u32,
     #[serde(default)]
@@ -604,4 +618,40 @@ pub struct EmailLog {
     pub created_at: DateTime<Utc>,
     #[serde(default)]
     pub sent_at: Option<DateTime<Utc>>,
+    /// Stable across attempts (and a resend after a crash): the same message.
+    #[serde(default)]
+    pub message_id: String,
+    #[serde(default)]
+    pub subject: String,
+    /// Sent because the document was accepted (not asked for).
+    #[serde(default)]
+    pub automatic: bool,
+    /// The log this one resends, when it is a resend of a sent mail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resend_of: Option<u64>,
+    /// What the mail carries instead of the usual, and why (a document
+    /// accepted before the ApplicationResponse was kept has no AttachedDocument).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<EmailAttempt>,
+}
+
+/// One attempt of an email.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct EmailAttempt {
+    pub at: DateTime<Utc>,
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// What becomes of an email's job when its log is updated.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EmailJob {
+    /// Stored (or replaced), e.g. with a later run time.
+    Put(Job),
+    /// Done: removed.
+    Remove(u64),
+    Keep,
 }

@@ -78,13 +78,13 @@ pub struct SledStore {
     pub(crate) jobs: Tree,
     pub(crate) jobs_by_document: Tree,
     pub(crate) events: Tree,
+    pub(crate) email_logs: Tree,
+    pub(crate) email_logs_by_document: Tree,
+    pub(crate) application_responses: Tree,
     pub(crate) document_index: Tree,
     pub(crate) document_index_counts: Tree,
     pub(crate) document_index_pending: Tree,
     pub(crate) index_markers: Arc<IndexMarkers>,
-    // Opened now so the layout is complete; its API arrives with the mail work.
-    #[allow(dead_code)]
-    email_logs: Tree,
 }
 
 pub(crate) fn abort<T>(e: StoreError) -> TxResult<T> {
@@ -238,6 +238,8 @@ impl SledStore {
             jobs_by_document: t(trees::JOBS_BY_DOCUMENT)?,
             events: t(trees::EVENTS)?,
             email_logs: t(trees::EMAIL_LOGS)?,
+            email_logs_by_document: t(trees::EMAIL_LOGS_BY_DOCUMENT)?,
+            application_responses: t(trees::APPLICATION_RESPONSES)?,
             document_index: t(trees::DOCUMENT_INDEX)?,
             document_index_counts: t(trees::DOCUMENT_INDEX_COUNTS)?,
             document_index_pending,

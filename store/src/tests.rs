@@ -84,7 +84,7 @@ pub(crate) fn new_doc(r: &NumberingResolution, reference: Option<&str>) -> NewDo
     }
 }
 
-fn history(event: &str) -> HistoryEntry {
+pub(crate) fn history(event: &str) -> HistoryEntry {
     HistoryEntry {
         at: Utc::now(),
         actor: "test".into(),

@@ -32,6 +32,11 @@ pub const JOBS: &str = "jobs";
 pub const JOBS_BY_DOCUMENT: &str = "jobs_by_document";
 pub const EVENTS: &str = "events";
 pub const EMAIL_LOGS: &str = "email_logs";
+/// document id ‖ email log id → (): a document's emails.
+pub const EMAIL_LOGS_BY_DOCUMENT: &str = "email_logs_by_document";
+/// document id → the authority's ApplicationResponse of an accepted
+/// document, DEFLATE-compressed (written once, never with the record).
+pub const APPLICATION_RESPONSES: &str = "application_responses";
 /// The document index (`doc_index`): dimension ‖ inverted day ‖ inverted
 /// id → (). Derived, written with the record.
 pub const DOCUMENT_INDEX: &str = "document_index";

@@ -10,6 +10,7 @@ mod auth;
 mod clientes;
 mod config;
 mod crash;
+mod email;
 mod errors;
 mod eventos;
 mod external_sim;

@@ -58,7 +58,7 @@ fn health_readiness_and_metrics() {
 }
 
 /// Every actor the service supervises, as `/readyz` and `/metrics` name them.
-const ACTORS: [&str; 9] = [
+const ACTORS: [&str; 11] = [
     "rate_limiter",
     "idempotency_lock",
     "document_builder",
@@ -68,6 +68,8 @@ const ACTORS: [&str; 9] = [
     "recovery_ticker",
     "webhook_sender",
     "ws_hub",
+    "mailer",
+    "mail_scheduler",
 ];
 
 #[test]

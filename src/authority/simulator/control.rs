@@ -1,6 +1,8 @@
 //! Control of the simulator (decisions.md §2), under `/__sim/`:
 //! `POST /__sim/mode`, `GET /__sim/mode`, `GET /__sim/stats`,
-//! `POST /__sim/reset`, `PUT /__sim/issuers`, `GET /__sim/issuers`.
+//! `POST /__sim/reset`, `PUT /__sim/issuers`, `GET /__sim/issuers`, and
+//! `GET /__sim/documents/{code}/application-response` (the ApplicationResponse
+//! it answered for an accepted code, so a test can compare what was kept).
 
 use super::server::SimShared;
 use super::state::{IssuerRecord, ModeSettings};
@@ -19,7 +21,24 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         web::resource("/__sim/issuers")
             .route(web::put().to(put_issuers))
             .route(web::get().to(get_issuers)),
+    )
+    .service(
+        web::resource("/__sim/documents/{code}/application-response")
+            .route(web::get().to(application_response)),
     );
+}
+
+async fn application_response(
+    shared: web::Data<SimShared>,
+    code: web::Path<String>,
+) -> HttpResponse {
+    match shared.state.application_response(&code) {
+        Some(xml) => HttpResponse::Ok()
+            .content_type("application/xml; charset=utf-8")
+            .body(xml),
+        None => HttpResponse::NotFound()
+            .json(serde_json::json!({"error": "no accepted document with that code"})),
+    }
 }
 
 fn bad_request(message: &str) -> HttpResponse {

@@ -343,6 +343,21 @@ impl SimState {
         }
     }
 
+    /// The ApplicationResponse answered for an accepted code, decoded.
+    pub fn application_response(&self, code: &str) -> Option<String> {
+        use base64::Engine;
+        let b64 = self
+            .lock()
+            .documents
+            .get(code)?
+            .accepted
+            .as_ref()?
+            .application_response_b64
+            .clone();
+        let bytes = base64::engine::general_purpose::STANDARD.decode(b64).ok()?;
+        String::from_utf8(bytes).ok()
+    }
+
     pub fn stats(&self) -> Stats {
         let inner = self.lock();
         let accepted = inner

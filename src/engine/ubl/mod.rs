@@ -30,6 +30,9 @@ pub enum UblError {
     Totals(#[from] TotalsError),
     #[error("this builder does not build documents of kind {0:?}")]
     WrongKind(DocumentKind),
+    /// A signed document the container builder cannot read.
+    #[error("unreadable signed document: {0}")]
+    Unreadable(String),
 }
 
 /// What a builder needs: the document, its issuer, its computed totals, its

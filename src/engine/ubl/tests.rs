@@ -1067,3 +1067,51 @@ fn pos_adjustment_names_its_credit_note_source() {
     assert!(nc.contains("<sts:InvoiceSource>"));
     assert!(!nc.contains("DocumentTypeCode"));
 }
+
+#[test]
+fn a_container_read_from_the_signed_document_equals_one_built_from_the_request() {
+    let at = DateTime::parse_from_rfc3339("2025-03-14T15:21:00Z").unwrap();
+    let ar = "<ApplicationResponse>02</ApplicationResponse>";
+    for kind in [
+        DocumentKind::Invoice,
+        DocumentKind::CreditNote,
+        DocumentKind::Pos,
+    ] {
+        let signed = build_sample(kind);
+        let doc = sample(kind);
+        let ctx = context(kind);
+        let t = totals::compute(&doc).unwrap();
+        let from_request = attached::build(&AttachedInput {
+            document: BuildInput {
+                doc: &doc,
+                ctx: &ctx,
+                totals: &t,
+                code: FAKE_CODE,
+                qr_url: "",
+                software_security_code: "",
+            },
+            signed_xml: &signed,
+            application_response: ar,
+            validated_at: at,
+            issued_at: at,
+        })
+        .unwrap();
+        let from_signed = attached::build_for_signed(&signed, ar, at, at).unwrap();
+        assert_eq!(from_signed, from_request, "{kind:?}");
+    }
+    // A support document is sent by its issuer, the buyer; the vendor's
+    // identification is read as the signed document writes it.
+    let signed = build_sample(DocumentKind::SupportDocument);
+    let c = attached::read_signed(&signed).unwrap();
+    let ctx = context(DocumentKind::SupportDocument);
+    assert_eq!(c.sender.id_number, ctx.company.id_number);
+    assert_eq!(
+        c.receiver.id_number,
+        sample(DocumentKind::SupportDocument).counterparty.id_number
+    );
+    assert_eq!(c.scheme_name, "CUDS-SHA384");
+    assert!(matches!(
+        attached::build_for_signed("<Invoice/>", ar, at, at),
+        Err(super::UblError::Unreadable(_))
+    ));
+}
