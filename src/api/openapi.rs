@@ -32,6 +32,7 @@ use crate::{admin, api, ops};
         api::facturacion::contingency::send_contingency,
         api::facturacion::numbering::next_number,
         api::facturacion::numbering::subscription,
+        api::facturacion::list::list,
         api::ws::ws,
         admin::companies::create,
         admin::companies::list,

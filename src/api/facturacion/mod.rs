@@ -4,6 +4,7 @@
 pub mod contingency;
 pub mod create;
 pub mod files;
+pub mod list;
 pub mod mapping;
 pub mod numbering;
 pub mod request;
@@ -22,5 +23,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(numbering::subscription)
         .service(status::status)
         .service(files::xml)
-        .service(files::zip);
+        .service(files::zip)
+        .service(list::list);
 }
