@@ -91,6 +91,8 @@ fn invoices_and_notes_are_listed_by_date_state_and_page_and_only_to_their_compan
     assert_eq!(p2["page"], 2);
     assert_eq!([ids(&p1), ids(&p2)].concat(), all);
     assert!(ids(&list(&app, &key, "?limit=4&page=3")).is_empty());
+    let last = list(&app, &key, "?limit=100&page=4294967295");
+    assert_eq!((last["total"].as_u64(), ids(&last).len()), (Some(6), 0));
 
     // Issue dates, Colombia time, inclusive.
     let today = (Utc::now() + Duration::hours(-5)).date_naive();
@@ -129,6 +131,11 @@ fn invoices_and_notes_are_listed_by_date_state_and_page_and_only_to_their_compan
         ("?fecha_hasta=ayer", "fecha_hasta"),
         ("?estado=9", "estado"),
         ("?limit=diez", "limit"),
+        ("?limit=-1", "limit"),
+        ("?page=99999999999", "page"),
+        ("?estado=1,,2", "estado"),
+        ("?estado=%00", "estado"),
+        ("?fecha_desde=2026-02-30", "fecha_desde"),
     ] {
         let res = assert_error(
             app.get(&format!("/v1/api/facturacion{query}"), &key),
