@@ -8,7 +8,9 @@
 //! gives the means, and a separate pass of 2,000 varied queries per kind
 //! prints p50 / p99.
 //!
-//! `cargo bench --bench index` (`INDEX_BENCH_DOCS` changes the count).
+//! `cargo bench -p emisor-store --bench index` (`INDEX_BENCH_DOCS` changes
+//! the count). It drives the store crate alone, so it lives there and
+//! builds without the server.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
