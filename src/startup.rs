@@ -12,7 +12,7 @@ use actix_web::{web, App, HttpResponse, HttpServer};
 use anyhow::Context;
 use emisor_actors::rate_limiter::RateLimiter;
 use emisor_actors::supervisor::Restartable;
-use emisor_store::{AsyncStore, Store, StoreHealth};
+use emisor_store::{AsyncStore, Store};
 use secrecy::ExposeSecret;
 use sha2::{Digest, Sha256};
 use utoipa::OpenApi;
@@ -451,10 +451,12 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     if let Some((_, handle)) = sim {
         handle.stop(true).await;
     }
-    StoreHealth::flush(&sled)?;
     for arbiter in &actors.arbiters {
         arbiter.stop();
     }
+    // Actors and store threads still hold the store: it is closed here,
+    // not when the last handle goes (which the process exit never waits for).
+    sled.close()?;
     tracing::info!("stopped cleanly");
     Ok(())
 }

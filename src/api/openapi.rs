@@ -33,6 +33,7 @@ use crate::{admin, api, ops};
         api::facturacion::contingency::send_contingency,
         api::facturacion::numbering::next_number,
         api::facturacion::numbering::subscription,
+        api::facturacion::list::list,
         api::ws::ws,
         api::eventos::upload::upload,
         api::eventos::register::acknowledgement,

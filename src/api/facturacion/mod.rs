@@ -4,6 +4,7 @@
 pub mod contingency;
 pub mod create;
 pub mod files;
+pub mod list;
 pub mod mapping;
 pub mod numbering;
 pub mod pdf;
@@ -24,5 +25,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(status::status)
         .service(files::xml)
         .service(files::zip)
-        .service(pdf::pdf);
+        .service(pdf::pdf)
+        .service(list::list);
 }
