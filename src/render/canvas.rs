@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use printpdf::{
     Color, LinePoint, Mm, Op, PaintMode, ParsedFont, PdfDocument, PdfFontHandle, PdfPage,
-    PdfSaveOptions, Point, Polygon, PolygonRing, Pt, Rgb, TextItem, TextRenderingMode,
+    PdfSaveOptions, Point, Polygon, PolygonRing, Pt, Rect, Rgb, TextItem, TextRenderingMode,
     WindingOrder,
 };
 use qrcode::{Color as QrColor, EcLevel, QrCode};
@@ -255,34 +255,50 @@ impl Canvas {
     }
 
     /// The QR code of `data`, `size` points wide quiet zone included, its
-    /// top-left corner at (`x`, `y`). Error correction M: what the printed
-    /// documents of the authority use, and it scans from paper.
+    /// top-left corner at (`x`, `y`). Error correction M: a smudged print
+    /// still scans, and the modules stay large enough for a phone.
     pub fn qr(&mut self, x: f32, y: f32, size: f32, data: &str) -> Result<(), RenderError> {
         let code = QrCode::with_error_correction_level(data.as_bytes(), EcLevel::M)
             .map_err(|e| RenderError::Qr(e.to_string()))?;
         let n = code.width();
         let module = size / (n + 2 * QR_QUIET_ZONE) as f32;
         let colors = code.to_colors();
-        let mut rects = Vec::new();
+        let dark = |row: usize, col: usize| colors[row * n + col] == QrColor::Dark;
+        // Runs of dark modules per row, a run continuing the same run of
+        // the row above growing that rectangle: fewer, taller rectangles.
+        let mut rects: Vec<[f32; 4]> = Vec::new();
+        // (start, end) column span → index in `rects` of its open rectangle.
+        let mut open: Vec<((usize, usize), usize)> = Vec::new();
         for row in 0..n {
+            let mut next_open = Vec::new();
             let mut col = 0;
             while col < n {
-                if colors[row * n + col] != QrColor::Dark {
+                if !dark(row, col) {
                     col += 1;
                     continue;
                 }
-                // One rectangle per run of dark modules: fewer path segments.
                 let start = col;
-                while col < n && colors[row * n + col] == QrColor::Dark {
+                while col < n && dark(row, col) {
                     col += 1;
                 }
-                rects.push([
-                    x + (QR_QUIET_ZONE + start) as f32 * module,
-                    y + (QR_QUIET_ZONE + row) as f32 * module,
-                    (col - start) as f32 * module,
-                    module,
-                ]);
+                let span = (start, col);
+                match open.iter().find(|(s, _)| *s == span) {
+                    Some(&(_, i)) => {
+                        rects[i][3] += module;
+                        next_open.push((span, i));
+                    }
+                    None => {
+                        rects.push([
+                            x + (QR_QUIET_ZONE + start) as f32 * module,
+                            y + (QR_QUIET_ZONE + row) as f32 * module,
+                            (col - start) as f32 * module,
+                            module,
+                        ]);
+                        next_open.push((span, rects.len() - 1));
+                    }
+                }
             }
+            open = next_open;
         }
         self.current().items.push(Item::Modules(rects));
         Ok(())
@@ -338,9 +354,18 @@ fn black() -> Color {
     grey(1.0)
 }
 
+/// To a hundredth of a point: shorter numbers in the content stream,
+/// nothing a printer or a reader could tell apart.
+fn round(v: f32) -> f32 {
+    (v * 100.0).round() / 100.0
+}
+
 fn point(x: f32, y: f32) -> LinePoint {
     LinePoint {
-        p: Point { x: Pt(x), y: Pt(y) },
+        p: Point {
+            x: Pt(round(x)),
+            y: Pt(round(y)),
+        },
         bezier: false,
     }
 }
@@ -391,8 +416,8 @@ fn page_ops(page: Page, height: f32, font: &PdfFontHandle) -> Vec<Op> {
                 });
                 ops.push(Op::SetTextCursor {
                     pos: Point {
-                        x: Pt(x),
-                        y: Pt(height - baseline),
+                        x: Pt(round(x)),
+                        y: Pt(round(height - baseline)),
                     },
                 });
                 ops.push(Op::ShowText {
@@ -433,16 +458,18 @@ fn page_ops(page: Page, height: f32, font: &PdfFontHandle) -> Vec<Op> {
             }
             Item::Modules(rects) => {
                 ops.push(Op::SetFillColor { col: black() });
-                ops.push(Op::DrawPolygon {
-                    polygon: Polygon {
-                        rings: rects
-                            .into_iter()
-                            .map(|[x, y, w, h]| rect_ring(x, height - y - h, w, h))
-                            .collect(),
-                        mode: PaintMode::Fill,
-                        winding_order: WindingOrder::NonZero,
-                    },
-                });
+                for [x, y, w, h] in rects {
+                    ops.push(Op::DrawRectangle {
+                        rectangle: Rect {
+                            x: Pt(round(x)),
+                            y: Pt(round(height - y - h)),
+                            width: Pt(round(w)),
+                            height: Pt(round(h)),
+                            mode: Some(PaintMode::Fill),
+                            winding_order: None,
+                        },
+                    });
+                }
             }
         }
     }
