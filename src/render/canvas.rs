@@ -350,10 +350,6 @@ fn grey(level: f32) -> Color {
     })
 }
 
-fn black() -> Color {
-    grey(1.0)
-}
-
 /// To a hundredth of a point: shorter numbers in the content stream,
 /// nothing a printer or a reader could tell apart.
 fn round(v: f32) -> f32 {
@@ -381,9 +377,44 @@ fn rect_ring(x: f32, y: f32, w: f32, h: f32) -> PolygonRing {
     }
 }
 
+/// The graphics state already set in a page's content stream: an operator
+/// is written only when it changes what is set (they persist across text
+/// objects), which keeps the stream, and its compression, short.
+#[derive(Default)]
+struct GraphicsState {
+    /// Darkness of the fill and stroke colours.
+    fill: Option<f32>,
+    stroke: Option<f32>,
+    line_width: Option<f32>,
+    font_size: Option<f32>,
+    stroked_text: bool,
+}
+
+impl GraphicsState {
+    fn fill(&mut self, ops: &mut Vec<Op>, level: f32) {
+        if self.fill != Some(level) {
+            self.fill = Some(level);
+            ops.push(Op::SetFillColor { col: grey(level) });
+        }
+    }
+
+    fn stroke(&mut self, ops: &mut Vec<Op>, level: f32, width: f32) {
+        if self.stroke != Some(level) {
+            self.stroke = Some(level);
+            ops.push(Op::SetOutlineColor { col: grey(level) });
+        }
+        let width = round(width);
+        if self.line_width != Some(width) {
+            self.line_width = Some(width);
+            ops.push(Op::SetOutlineThickness { pt: Pt(width) });
+        }
+    }
+}
+
 /// The page's items as PDF operations, `y` turned bottom-up.
 fn page_ops(page: Page, height: f32, font: &PdfFontHandle) -> Vec<Op> {
-    let mut ops = Vec::with_capacity(page.items.len() * 6);
+    let mut ops = Vec::with_capacity(page.items.len() * 4);
+    let mut gs = GraphicsState::default();
     for item in page.items {
         match item {
             Item::Text {
@@ -392,28 +423,31 @@ fn page_ops(page: Page, height: f32, font: &PdfFontHandle) -> Vec<Op> {
                 style,
                 text,
             } => {
+                let level = 1.0 - style.grey;
+                ops.push(Op::StartTextSection);
+                gs.fill(&mut ops, level);
                 // Bold is the regular face filled and stroked: one font
                 // to subset and embed.
-                let color = if style.grey > 0.0 {
-                    grey(1.0 - style.grey)
-                } else {
-                    black()
-                };
-                ops.push(Op::StartTextSection);
-                ops.push(Op::SetFillColor { col: color.clone() });
                 if style.bold {
+                    gs.stroke(&mut ops, level, style.size * 0.04);
+                }
+                if style.bold != gs.stroked_text {
+                    gs.stroked_text = style.bold;
                     ops.push(Op::SetTextRenderingMode {
-                        mode: TextRenderingMode::FillStroke,
-                    });
-                    ops.push(Op::SetOutlineColor { col: color });
-                    ops.push(Op::SetOutlineThickness {
-                        pt: Pt(style.size * 0.04),
+                        mode: if style.bold {
+                            TextRenderingMode::FillStroke
+                        } else {
+                            TextRenderingMode::Fill
+                        },
                     });
                 }
-                ops.push(Op::SetFont {
-                    font: font.clone(),
-                    size: Pt(style.size),
-                });
+                if gs.font_size != Some(style.size) {
+                    gs.font_size = Some(style.size);
+                    ops.push(Op::SetFont {
+                        font: font.clone(),
+                        size: Pt(style.size),
+                    });
+                }
                 ops.push(Op::SetTextCursor {
                     pos: Point {
                         x: Pt(round(x)),
@@ -423,16 +457,10 @@ fn page_ops(page: Page, height: f32, font: &PdfFontHandle) -> Vec<Op> {
                 ops.push(Op::ShowText {
                     items: vec![TextItem::Text(text)],
                 });
-                if style.bold {
-                    ops.push(Op::SetTextRenderingMode {
-                        mode: TextRenderingMode::Fill,
-                    });
-                }
                 ops.push(Op::EndTextSection);
             }
             Item::Rule { x1, x2, y, width } => {
-                ops.push(Op::SetOutlineColor { col: grey(0.6) });
-                ops.push(Op::SetOutlineThickness { pt: Pt(width) });
+                gs.stroke(&mut ops, 0.6, width);
                 ops.push(Op::DrawLine {
                     line: printpdf::Line {
                         points: vec![point(x1, height - y), point(x2, height - y)],
@@ -447,7 +475,7 @@ fn page_ops(page: Page, height: f32, font: &PdfFontHandle) -> Vec<Op> {
                 h,
                 grey: g,
             } => {
-                ops.push(Op::SetFillColor { col: grey(g) });
+                gs.fill(&mut ops, g);
                 ops.push(Op::DrawPolygon {
                     polygon: Polygon {
                         rings: vec![rect_ring(x, height - y - h, w, h)],
@@ -457,7 +485,7 @@ fn page_ops(page: Page, height: f32, font: &PdfFontHandle) -> Vec<Op> {
                 });
             }
             Item::Modules(rects) => {
-                ops.push(Op::SetFillColor { col: black() });
+                gs.fill(&mut ops, 1.0);
                 for [x, y, w, h] in rects {
                     ops.push(Op::DrawRectangle {
                         rectangle: Rect {
