@@ -19,6 +19,9 @@ const FOOT: f32 = 14.0 * MM;
 /// Side of the QR code, quiet zone included.
 const QR_SIZE: f32 = 34.0 * MM;
 
+/// Rows of one table line at most: what fits a page under the table head.
+const MAX_ROWS: usize = 60;
+
 const BODY: Style = Style::regular(8.0);
 const SMALL: Style = Style::regular(7.0);
 const LABEL: Style = Style::grey(7.0);
@@ -274,6 +277,13 @@ fn table_head(c: &mut Canvas, y: f32) -> f32 {
 fn line_rows(c: &Canvas, l: &LineView) -> (Vec<String>, Vec<String>) {
     let k = &COLUMNS;
     let mut description = c.wrap(&l.description, BODY, k.description_width);
+    // A description longer than a page is cut (the XML keeps it whole).
+    if description.len() > MAX_ROWS {
+        description.truncate(MAX_ROWS);
+        if let Some(last) = description.last_mut() {
+            last.push_str(" …");
+        }
+    }
     if !l.discounts.is_empty() {
         let d: Vec<String> = l.discounts.iter().map(|d| money(d)).collect();
         description.push(format!("Descuentos/cargos: {}", d.join(", ")));

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use printpdf::{
     Color, LinePoint, Mm, Op, PaintMode, ParsedFont, PdfDocument, PdfFontHandle, PdfPage,
-    PdfSaveOptions, Point, Polygon, PolygonRing, Pt, Rgb, TextItem, TextRenderingMode,
+    PdfSaveOptions, Point, Polygon, PolygonRing, Pt, Rect, Rgb, TextItem, TextRenderingMode,
     WindingOrder,
 };
 use qrcode::{Color as QrColor, EcLevel, QrCode};
@@ -255,34 +255,50 @@ impl Canvas {
     }
 
     /// The QR code of `data`, `size` points wide quiet zone included, its
-    /// top-left corner at (`x`, `y`). Error correction M: what the printed
-    /// documents of the authority use, and it scans from paper.
+    /// top-left corner at (`x`, `y`). Error correction M: a smudged print
+    /// still scans, and the modules stay large enough for a phone.
     pub fn qr(&mut self, x: f32, y: f32, size: f32, data: &str) -> Result<(), RenderError> {
         let code = QrCode::with_error_correction_level(data.as_bytes(), EcLevel::M)
             .map_err(|e| RenderError::Qr(e.to_string()))?;
         let n = code.width();
         let module = size / (n + 2 * QR_QUIET_ZONE) as f32;
         let colors = code.to_colors();
-        let mut rects = Vec::new();
+        let dark = |row: usize, col: usize| colors[row * n + col] == QrColor::Dark;
+        // Runs of dark modules per row, a run continuing the same run of
+        // the row above growing that rectangle: fewer, taller rectangles.
+        let mut rects: Vec<[f32; 4]> = Vec::new();
+        // (start, end) column span → index in `rects` of its open rectangle.
+        let mut open: Vec<((usize, usize), usize)> = Vec::new();
         for row in 0..n {
+            let mut next_open = Vec::new();
             let mut col = 0;
             while col < n {
-                if colors[row * n + col] != QrColor::Dark {
+                if !dark(row, col) {
                     col += 1;
                     continue;
                 }
-                // One rectangle per run of dark modules: fewer path segments.
                 let start = col;
-                while col < n && colors[row * n + col] == QrColor::Dark {
+                while col < n && dark(row, col) {
                     col += 1;
                 }
-                rects.push([
-                    x + (QR_QUIET_ZONE + start) as f32 * module,
-                    y + (QR_QUIET_ZONE + row) as f32 * module,
-                    (col - start) as f32 * module,
-                    module,
-                ]);
+                let span = (start, col);
+                match open.iter().find(|(s, _)| *s == span) {
+                    Some(&(_, i)) => {
+                        rects[i][3] += module;
+                        next_open.push((span, i));
+                    }
+                    None => {
+                        rects.push([
+                            x + (QR_QUIET_ZONE + start) as f32 * module,
+                            y + (QR_QUIET_ZONE + row) as f32 * module,
+                            (col - start) as f32 * module,
+                            module,
+                        ]);
+                        next_open.push((span, rects.len() - 1));
+                    }
+                }
             }
+            open = next_open;
         }
         self.current().items.push(Item::Modules(rects));
         Ok(())
@@ -334,13 +350,18 @@ fn grey(level: f32) -> Color {
     })
 }
 
-fn black() -> Color {
-    grey(1.0)
+/// To a hundredth of a point: shorter numbers in the content stream,
+/// nothing a printer or a reader could tell apart.
+fn round(v: f32) -> f32 {
+    (v * 100.0).round() / 100.0
 }
 
 fn point(x: f32, y: f32) -> LinePoint {
     LinePoint {
-        p: Point { x: Pt(x), y: Pt(y) },
+        p: Point {
+            x: Pt(round(x)),
+            y: Pt(round(y)),
+        },
         bezier: false,
     }
 }
@@ -356,9 +377,44 @@ fn rect_ring(x: f32, y: f32, w: f32, h: f32) -> PolygonRing {
     }
 }
 
+/// The graphics state already set in a page's content stream: an operator
+/// is written only when it changes what is set (they persist across text
+/// objects), which keeps the stream, and its compression, short.
+#[derive(Default)]
+struct GraphicsState {
+    /// Darkness of the fill and stroke colours.
+    fill: Option<f32>,
+    stroke: Option<f32>,
+    line_width: Option<f32>,
+    font_size: Option<f32>,
+    stroked_text: bool,
+}
+
+impl GraphicsState {
+    fn fill(&mut self, ops: &mut Vec<Op>, level: f32) {
+        if self.fill != Some(level) {
+            self.fill = Some(level);
+            ops.push(Op::SetFillColor { col: grey(level) });
+        }
+    }
+
+    fn stroke(&mut self, ops: &mut Vec<Op>, level: f32, width: f32) {
+        if self.stroke != Some(level) {
+            self.stroke = Some(level);
+            ops.push(Op::SetOutlineColor { col: grey(level) });
+        }
+        let width = round(width);
+        if self.line_width != Some(width) {
+            self.line_width = Some(width);
+            ops.push(Op::SetOutlineThickness { pt: Pt(width) });
+        }
+    }
+}
+
 /// The page's items as PDF operations, `y` turned bottom-up.
 fn page_ops(page: Page, height: f32, font: &PdfFontHandle) -> Vec<Op> {
-    let mut ops = Vec::with_capacity(page.items.len() * 6);
+    let mut ops = Vec::with_capacity(page.items.len() * 4);
+    let mut gs = GraphicsState::default();
     for item in page.items {
         match item {
             Item::Text {
@@ -367,47 +423,44 @@ fn page_ops(page: Page, height: f32, font: &PdfFontHandle) -> Vec<Op> {
                 style,
                 text,
             } => {
+                let level = 1.0 - style.grey;
+                ops.push(Op::StartTextSection);
+                gs.fill(&mut ops, level);
                 // Bold is the regular face filled and stroked: one font
                 // to subset and embed.
-                let color = if style.grey > 0.0 {
-                    grey(1.0 - style.grey)
-                } else {
-                    black()
-                };
-                ops.push(Op::StartTextSection);
-                ops.push(Op::SetFillColor { col: color.clone() });
                 if style.bold {
+                    gs.stroke(&mut ops, level, style.size * 0.04);
+                }
+                if style.bold != gs.stroked_text {
+                    gs.stroked_text = style.bold;
                     ops.push(Op::SetTextRenderingMode {
-                        mode: TextRenderingMode::FillStroke,
-                    });
-                    ops.push(Op::SetOutlineColor { col: color });
-                    ops.push(Op::SetOutlineThickness {
-                        pt: Pt(style.size * 0.04),
+                        mode: if style.bold {
+                            TextRenderingMode::FillStroke
+                        } else {
+                            TextRenderingMode::Fill
+                        },
                     });
                 }
-                ops.push(Op::SetFont {
-                    font: font.clone(),
-                    size: Pt(style.size),
-                });
+                if gs.font_size != Some(style.size) {
+                    gs.font_size = Some(style.size);
+                    ops.push(Op::SetFont {
+                        font: font.clone(),
+                        size: Pt(style.size),
+                    });
+                }
                 ops.push(Op::SetTextCursor {
                     pos: Point {
-                        x: Pt(x),
-                        y: Pt(height - baseline),
+                        x: Pt(round(x)),
+                        y: Pt(round(height - baseline)),
                     },
                 });
                 ops.push(Op::ShowText {
                     items: vec![TextItem::Text(text)],
                 });
-                if style.bold {
-                    ops.push(Op::SetTextRenderingMode {
-                        mode: TextRenderingMode::Fill,
-                    });
-                }
                 ops.push(Op::EndTextSection);
             }
             Item::Rule { x1, x2, y, width } => {
-                ops.push(Op::SetOutlineColor { col: grey(0.6) });
-                ops.push(Op::SetOutlineThickness { pt: Pt(width) });
+                gs.stroke(&mut ops, 0.6, width);
                 ops.push(Op::DrawLine {
                     line: printpdf::Line {
                         points: vec![point(x1, height - y), point(x2, height - y)],
@@ -422,7 +475,7 @@ fn page_ops(page: Page, height: f32, font: &PdfFontHandle) -> Vec<Op> {
                 h,
                 grey: g,
             } => {
-                ops.push(Op::SetFillColor { col: grey(g) });
+                gs.fill(&mut ops, g);
                 ops.push(Op::DrawPolygon {
                     polygon: Polygon {
                         rings: vec![rect_ring(x, height - y - h, w, h)],
@@ -432,17 +485,19 @@ fn page_ops(page: Page, height: f32, font: &PdfFontHandle) -> Vec<Op> {
                 });
             }
             Item::Modules(rects) => {
-                ops.push(Op::SetFillColor { col: black() });
-                ops.push(Op::DrawPolygon {
-                    polygon: Polygon {
-                        rings: rects
-                            .into_iter()
-                            .map(|[x, y, w, h]| rect_ring(x, height - y - h, w, h))
-                            .collect(),
-                        mode: PaintMode::Fill,
-                        winding_order: WindingOrder::NonZero,
-                    },
-                });
+                gs.fill(&mut ops, 1.0);
+                for [x, y, w, h] in rects {
+                    ops.push(Op::DrawRectangle {
+                        rectangle: Rect {
+                            x: Pt(round(x)),
+                            y: Pt(round(height - y - h)),
+                            width: Pt(round(w)),
+                            height: Pt(round(h)),
+                            mode: Some(PaintMode::Fill),
+                            winding_order: None,
+                        },
+                    });
+                }
             }
         }
     }

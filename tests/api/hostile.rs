@@ -990,6 +990,7 @@ fn reads(p: &mut Probe, w: &World) {
             format!("{F}/{id}/status?id_empresa=1"),
             format!("{F}/{id}/xml"),
             format!("{F}/{id}/zip"),
+            format!("{F}/{id}/pdf"),
         ] {
             let a = p.get(&path);
             p.refused(&path, &a, true);
@@ -1011,6 +1012,7 @@ fn reads(p: &mut Probe, w: &World) {
         p.get(&format!("{F}/{}/status{q}", w.invoice));
         p.get(&format!("{F}/suscripcion{q}"));
         p.get(&format!("{F}/{}/xml{q}", w.invoice));
+        p.get(&format!("{F}/{}/pdf{q}", w.invoice));
     }
     let tipos = bad_ids()
         .into_iter()
@@ -1035,6 +1037,7 @@ fn methods_and_keys(p: &mut Probe, w: &World) {
         format!("{F}/{}/status", w.invoice),
         format!("{F}/{}/xml", w.invoice),
         format!("{F}/{}/zip", w.invoice),
+        format!("{F}/{}/pdf", w.invoice),
         format!("{F}/reenviar/{}", w.invoice),
         format!("{F}/consecutivo/1"),
         format!("{F}/suscripcion"),
