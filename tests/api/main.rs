@@ -13,6 +13,7 @@ mod crash;
 mod errors;
 mod external_sim;
 mod facturacion;
+mod facturacion_es;
 mod flow_helpers;
 mod hostile;
 mod idempotency;
