@@ -30,7 +30,11 @@ fn unique(mut body: Value) -> Value {
 }
 
 fn post(app: &TestApp, path: &str, body: &Value) -> (u16, Value) {
-    json(app.post(&format!("{BASE}{path}"), &app.sk_test(), &unique(body.clone())))
+    json(app.post(
+        &format!("{BASE}{path}"),
+        &app.sk_test(),
+        &unique(body.clone()),
+    ))
 }
 
 /// Issues and returns `data`, after checking the whole document.
@@ -44,7 +48,11 @@ fn issue(app: &TestApp, path: &str, body: &Value) -> Value {
 }
 
 fn issue_expect_error(app: &TestApp, path: &str, body: &Value, status: u16, code: &str) -> Value {
-    let res = app.post(&format!("{BASE}{path}"), &app.sk_test(), &unique(body.clone()));
+    let res = app.post(
+        &format!("{BASE}{path}"),
+        &app.sk_test(),
+        &unique(body.clone()),
+    );
     assert_error(res, status, code)
 }
 
@@ -104,7 +112,9 @@ fn schema_valid(xml: &str) {
     }
     let doc = roxmltree::Document::parse(xml).unwrap();
     let root = doc.root_element().tag_name().name();
-    let xsd = schemas_dir().join("maindoc").join(format!("UBL-{root}-2.1.xsd"));
+    let xsd = schemas_dir()
+        .join("maindoc")
+        .join(format!("UBL-{root}-2.1.xsd"));
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("doc.xml");
     std::fs::write(&file, xml).unwrap();
@@ -327,10 +337,22 @@ fn every_route_and_tipo_is_issued_accepted_and_checked() {
     };
     let routes: Vec<(&str, Value, &str)> = vec![
         ("/factura", examples::factura(), "cufe"),
-        ("/nota-credito", with_ref(examples::nota_credito(), id), "cude"),
-        ("/nota-debito", with_ref(examples::nota_debito(), id), "cude"),
+        (
+            "/nota-credito",
+            with_ref(examples::nota_credito(), id),
+            "cude",
+        ),
+        (
+            "/nota-debito",
+            with_ref(examples::nota_debito(), id),
+            "cude",
+        ),
         ("/documento-soporte", examples::documento_soporte(), "cuds"),
-        ("/nota-ajuste-ds", with_ref(examples::nota_ajuste_ds(), support_id), "cuds"),
+        (
+            "/nota-ajuste-ds",
+            with_ref(examples::nota_ajuste_ds(), support_id),
+            "cuds",
+        ),
         ("/pos", examples::pos(), "cude"),
         ("/exportacion", examples::exportacion(), "cufe"),
     ];
@@ -349,7 +371,10 @@ fn every_route_and_tipo_is_issued_accepted_and_checked() {
         ("nd", with_ref(examples::nota_debito(), id)),
         ("documento_soporte", examples::documento_soporte()),
         ("ds", examples::documento_soporte()),
-        ("nota_ajuste_ds", with_ref(examples::nota_ajuste_ds(), support_id)),
+        (
+            "nota_ajuste_ds",
+            with_ref(examples::nota_ajuste_ds(), support_id),
+        ),
         ("na", with_ref(examples::nota_ajuste_ds(), support_id)),
         ("exportacion", examples::exportacion()),
         ("fx", examples::exportacion()),
@@ -370,7 +395,10 @@ fn every_route_and_tipo_is_issued_accepted_and_checked() {
     detail(&err, "tipo");
     body["tipo"] = json!("boleta");
     let err = issue_expect_error(&app, "/", &body, 422, "VALIDATION_ERROR");
-    assert!(detail(&err, "tipo")["message"].as_str().unwrap().contains("nota_credito|nc"));
+    assert!(detail(&err, "tipo")["message"]
+        .as_str()
+        .unwrap()
+        .contains("nota_credito|nc"));
 }
 
 #[test]
@@ -388,7 +416,10 @@ fn aliases_spelling_flags_and_payment() {
     let data = issue(&app, "/factura", &body);
     accepted(&data);
     let xml = xml_of(&app, &data);
-    assert!(xml.contains("schemeID=\"4\" schemeName=\"31\">900373076</cbc:CompanyID>"), "check digit computed");
+    assert!(
+        xml.contains("schemeID=\"4\" schemeName=\"31\">900373076</cbc:CompanyID>"),
+        "check digit computed"
+    );
     assert!(xml.contains("<cbc:Note>con alias</cbc:Note>"));
     let items = json!({
         "cliente": {"nombre": "Persona", "cedula": "1020304050", "email": "p@example.test", "tipo_documento": 13},
@@ -397,7 +428,11 @@ fn aliases_spelling_flags_and_payment() {
     });
     let data = issue(&app, "/factura", &items);
     accepted(&data);
-    assert_eq!(dec(&data["subtotal"]), Decimal::from(500), "cantidad defaults to 1");
+    assert_eq!(
+        dec(&data["subtotal"]),
+        Decimal::from(500),
+        "cantidad defaults to 1"
+    );
 
     // A field under two names: same value fine, different values a 422 naming both.
     let mut same = examples::factura();
@@ -406,27 +441,44 @@ fn aliases_spelling_flags_and_payment() {
     let mut twice = examples::factura();
     twice["lineas"][0]["valor_unitario"] = json!(1);
     let err = issue_expect_error(&app, "/factura", &twice, 422, "VALIDATION_ERROR");
-    let m = detail(&err, "lineas[0].precio")["message"].as_str().unwrap();
+    let m = detail(&err, "lineas[0].precio")["message"]
+        .as_str()
+        .unwrap();
     assert!(m.contains("lineas[0].valor_unitario"), "{m}");
     let mut twice = examples::factura();
     twice["productos"] = twice["lineas"].clone();
     twice["productos"][0]["cantidad"] = json!(5);
     let err = issue_expect_error(&app, "/factura", &twice, 422, "VALIDATION_ERROR");
-    assert!(detail(&err, "lineas")["message"].as_str().unwrap().contains("productos"));
+    assert!(detail(&err, "lineas")["message"]
+        .as_str()
+        .unwrap()
+        .contains("productos"));
 
     // Errors name the caller's spelling.
     let mut bad = examples::factura();
-    bad["lineas"].as_array_mut().unwrap().push(json!({"descripcion": "sin precio"}));
+    bad["lineas"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"descripcion": "sin precio"}));
     let err = issue_expect_error(&app, "/factura", &bad, 422, "VALIDATION_ERROR");
-    assert_eq!(detail(&err, "lineas[2].precio")["message"], "es obligatorio (alias precio_unitario, valor_unitario)");
+    assert_eq!(
+        detail(&err, "lineas[2].precio")["message"],
+        "es obligatorio (alias precio_unitario, valor_unitario)"
+    );
     let mut bad = examples::factura();
     bad["productos"] = bad["lineas"].take();
     bad.as_object_mut().unwrap().remove("lineas");
     bad["productos"][1]["valor_unitario"] = bad["productos"][1]["precio_unitario"].take();
-    bad["productos"][1].as_object_mut().unwrap().remove("precio_unitario");
+    bad["productos"][1]
+        .as_object_mut()
+        .unwrap()
+        .remove("precio_unitario");
     bad["productos"][1]["valor_unitario"] = json!(-5);
     let err = issue_expect_error(&app, "/factura", &bad, 422, "VALIDATION_ERROR");
-    assert_eq!(detail(&err, "productos[1].valor_unitario")["message"], "no puede ser negativo");
+    assert_eq!(
+        detail(&err, "productos[1].valor_unitario")["message"],
+        "no puede ser negativo"
+    );
     let mut bad = examples::factura();
     bad["cliente"]["correo"] = json!("no-es-correo");
     let err = issue_expect_error(&app, "/factura", &bad, 422, "VALIDATION_ERROR");
@@ -434,11 +486,20 @@ fn aliases_spelling_flags_and_payment() {
     let mut bad = examples::factura();
     bad["lineas"][0]["iva"] = json!(150);
     let err = issue_expect_error(&app, "/factura", &bad, 422, "VALIDATION_ERROR");
-    assert_eq!(detail(&err, "lineas[0].iva")["message"], "debe estar entre 0 y 100");
+    assert_eq!(
+        detail(&err, "lineas[0].iva")["message"],
+        "debe estar entre 0 y 100"
+    );
     let mut bad = examples::factura();
     bad["lineas"][0]["precio"] = json!("100");
     let err = issue_expect_error(&app, "/factura", &bad, 400, "MALFORMED_JSON");
-    assert!(err["message"].as_str().unwrap().contains("lineas[0].precio"), "{err}");
+    assert!(
+        err["message"]
+            .as_str()
+            .unwrap()
+            .contains("lineas[0].precio"),
+        "{err}"
+    );
 
     // Identification types by code or name; a wrong check digit.
     for t in [json!(31), json!("31"), json!("nit")] {
@@ -449,7 +510,13 @@ fn aliases_spelling_flags_and_payment() {
     let mut b = examples::factura();
     b["cliente"]["nit"] = json!("800197268-5");
     let err = issue_expect_error(&app, "/factura", &b, 422, "VALIDATION_ERROR");
-    assert!(detail(&err, "cliente.nit")["message"].as_str().unwrap().contains("(es 4)"), "{err}");
+    assert!(
+        detail(&err, "cliente.nit")["message"]
+            .as_str()
+            .unwrap()
+            .contains("(es 4)"),
+        "{err}"
+    );
     let mut b = examples::factura();
     b["cliente"]["tipo_documento"] = json!("CARNE");
     issue_expect_error(&app, "/factura", &b, 422, "VALIDATION_ERROR");
@@ -463,7 +530,10 @@ fn aliases_spelling_flags_and_payment() {
     let xml = xml_of(&app, &issue(&app, "/factura", &b));
     assert!(xml.contains("<cbc:ID>2</cbc:ID><cbc:PaymentMeansCode>48</cbc:PaymentMeansCode><cbc:PaymentDueDate>2031-01-31</cbc:PaymentDueDate>"), "{}", &xml[xml.find("<cac:PaymentMeans>").unwrap()..][..300]);
     let xml = xml_of(&app, &issue(&app, "/factura", &examples::factura()));
-    assert!(xml.contains("<cbc:PaymentMeansCode>47</cbc:PaymentMeansCode><cbc:PaymentDueDate>"), "dias_credito");
+    assert!(
+        xml.contains("<cbc:PaymentMeansCode>47</cbc:PaymentMeansCode><cbc:PaymentDueDate>"),
+        "dias_credito"
+    );
     let mut b = examples::factura();
     b.as_object_mut().unwrap().remove("dias_credito");
     let err = issue_expect_error(&app, "/factura", &b, 422, "VALIDATION_ERROR");
@@ -506,7 +576,10 @@ fn aliases_spelling_flags_and_payment() {
     assert_eq!(status, 202, "{res}");
     assert_eq!(res["status"], 202);
     assert_eq!(res["data"]["estado_tax"], "En Cola");
-    assert!(res["data"]["poll_url"].as_str().unwrap().contains("/status?id_empresa=1"));
+    assert!(res["data"]["poll_url"]
+        .as_str()
+        .unwrap()
+        .contains("/status?id_empresa=1"));
     let mut b = examples::pos();
     b["asincrono"] = json!(true);
     let err = issue_expect_error(&app, "/pos", &b, 422, "VALIDATION_ERROR");
@@ -576,7 +649,12 @@ fn tax_shortcuts_and_their_arithmetic() {
     let data = one_line(&app, "24.90", 1, json!({"iva": 5}));
     assert_totals(&data, "24.90", "1.25", "0", "26.15");
     // Withholdings are reported, not subtracted from an invoice's total.
-    let data = one_line(&app, "1000", 1, json!({"iva": 19, "retefuente": 2.5, "reteica": 1}));
+    let data = one_line(
+        &app,
+        "1000",
+        1,
+        json!({"iva": 19, "retefuente": 2.5, "reteica": 1}),
+    );
     assert_totals(&data, "1000", "190", "35", "1190");
     // The example: two lines, per-line rounding, then sums.
     let data = issue(&app, "/factura", &examples::factura());
@@ -598,7 +676,10 @@ fn tax_shortcuts_and_their_arithmetic() {
     issue(&app, "/factura", &b);
     b["impuestos"][1]["valor"] = json!(9);
     let err = issue_expect_error(&app, "/factura", &b, 422, "VALIDATION_ERROR");
-    assert!(detail(&err, "impuestos[1].valor")["message"].as_str().unwrap().contains("5.98"));
+    assert!(detail(&err, "impuestos[1].valor")["message"]
+        .as_str()
+        .unwrap()
+        .contains("5.98"));
     let mut b = examples::factura();
     b["lineas"][0]["impuestos"] = json!([{"tipo": "01", "porcentaje": 19, "valor": 50000}]);
     b["lineas"][0].as_object_mut().unwrap().remove("iva");
@@ -620,11 +701,18 @@ fn sectors_and_exports() {
     assert_eq!(dec(&data["copago"]), Decimal::from(4500));
     let xml = xml_of(&app, &data);
     assert!(xml.contains("<cbc:CustomizationID>SS-CUFE</cbc:CustomizationID>"));
-    assert_eq!(xml.matches("<Collection schemeName=\"Usuario\">").count(), 2);
+    assert_eq!(
+        xml.matches("<Collection schemeName=\"Usuario\">").count(),
+        2
+    );
     assert!(xml.contains("<Name>TIPO_DOCUMENTO_IDENTIFICACION</Name><Value schemeID=\"CC\" schemeName=\"salud_identificacion.gc\">Cédula de ciudadanía</Value>"), "{xml}");
     assert!(xml.contains("<Name>NUMERO_DOCUMENTO_IDENTIFICACION</Name><Value>52123456</Value>"));
     assert!(xml.contains("<Name>PRIMER_NOMBRE</Name><Value>Luis</Value>"));
-    assert_eq!(xml.matches("<Name>COPAGO</Name><Value>4500.00</Value>").count(), 1);
+    assert_eq!(
+        xml.matches("<Name>COPAGO</Name><Value>4500.00</Value>")
+            .count(),
+        1
+    );
     // A health invoice line needs its procedure code and patient.
     let mut b = examples::factura_salud();
     b["lineas"][1].as_object_mut().unwrap().remove("paciente");
@@ -657,7 +745,10 @@ fn sectors_and_exports() {
     assert_totals(&data, "164000", "32995", "0", "196995");
     let xml = xml_of(&app, &data);
     for scheme in ["24", "25", "26"] {
-        assert!(xml.contains(&format!("<cbc:ID>{scheme}</cbc:ID>")), "fuel tax {scheme}");
+        assert!(
+            xml.contains(&format!("<cbc:ID>{scheme}</cbc:ID>")),
+            "fuel tax {scheme}"
+        );
     }
     assert!(xml.contains("unitCode=\"GLL\"") && xml.contains("unitCode=\"LTR\""));
 
@@ -673,7 +764,10 @@ fn sectors_and_exports() {
         let data = issue(&app, path, &body);
         accepted(&data);
         assert_eq!(data["moneda"], "USD");
-        assert_eq!(dec(&data["tasa_cambio"]), Decimal::from_str("4150.25").unwrap());
+        assert_eq!(
+            dec(&data["tasa_cambio"]),
+            Decimal::from_str("4150.25").unwrap()
+        );
         assert_totals(&data, "1235", "0", "0", "1235");
         let xml = xml_of(&app, &data);
         assert!(xml.contains("<cbc:InvoiceTypeCode>02</cbc:InvoiceTypeCode>"));
@@ -711,7 +805,9 @@ fn notes_by_id_and_by_cufe_and_shared_references() {
     accepted(&data);
     assert_totals(&data, "150000", "28500", "0", "178500");
     let xml = xml_of(&app, &data);
-    assert!(xml.contains(&format!("<cbc:UUID schemeName=\"CUFE-SHA384\">{cufe}</cbc:UUID>")));
+    assert!(xml.contains(&format!(
+        "<cbc:UUID schemeName=\"CUFE-SHA384\">{cufe}</cbc:UUID>"
+    )));
     // By CUFE (upper case too), credit and debit.
     let mut note = examples::nota_credito();
     note.as_object_mut().unwrap().remove("documento_referencia");
@@ -720,7 +816,10 @@ fn notes_by_id_and_by_cufe_and_shared_references() {
     accepted(&data);
     assert!(xml_of(&app, &data).contains(cufe));
     let mut debit = examples::nota_debito();
-    debit.as_object_mut().unwrap().remove("documento_referencia");
+    debit
+        .as_object_mut()
+        .unwrap()
+        .remove("documento_referencia");
     debit["cufe_factura_referencia"] = json!(cufe);
     let data = issue(&app, "/nota-debito", &debit);
     accepted(&data);
@@ -769,5 +868,9 @@ fn notes_by_id_and_by_cufe_and_shared_references() {
         "DUPLICATE_REFERENCE",
     );
     assert_eq!(err["data"]["id"], data["id"]);
-    assert_eq!(next_number(&app, "fe"), before + 1, "only the accepted one numbered");
+    assert_eq!(
+        next_number(&app, "fe"),
+        before + 1,
+        "only the accepted one numbered"
+    );
 }

@@ -1575,7 +1575,13 @@ fn spanish_customer(body: &Value) -> Option<String> {
     Some(id)
 }
 
-fn facturacion_es(p: &mut Probe, w: &World, kinds: &[Vec<String>], rng: &mut Rng, acc: &mut Accepted) {
+fn facturacion_es(
+    p: &mut Probe,
+    w: &World,
+    kinds: &[Vec<String>],
+    rng: &mut Rng,
+    acc: &mut Accepted,
+) {
     use emisor::api::facturacion_es::examples as es;
     let mut seen = BTreeSet::new();
     for (name, _, path, body) in es::all() {

@@ -140,10 +140,15 @@ fn answer(doc: &DocumentRecord, facts: &AnswerFacts) -> SpanishAnswer {
         subtotal: number(t.map(|t| t.subtotal).unwrap_or_default()),
         total_impuestos: number(t.map(|t| t.taxes).unwrap_or_default()),
         total_retenciones: number(t.map(|t| t.withholdings).unwrap_or_default()),
-        total: t.map(|t| number(t.total)).unwrap_or_else(|| json_number(&doc.total)),
+        total: t
+            .map(|t| number(t.total))
+            .unwrap_or_else(|| json_number(&doc.total)),
         copago: facts.copay.map(number),
         moneda: facts.currency.as_ref().map(|(c, _)| c.clone()),
-        tasa_cambio: facts.currency.as_ref().map(|(_, r)| json_number(&r.to_string())),
+        tasa_cambio: facts
+            .currency
+            .as_ref()
+            .map(|(_, r)| json_number(&r.to_string())),
         estado_tax: estado_tax(doc.state),
         id_estado_documento: doc.state,
         xml_url: format!("{base}/facturacion/{}/xml", doc.id),

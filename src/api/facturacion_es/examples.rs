@@ -175,16 +175,71 @@ pub fn generica() -> Value {
 /// Every example, by name: (name, summary, route, body).
 pub fn all() -> Vec<(&'static str, &'static str, &'static str, Value)> {
     vec![
-        ("generica", "Factura por la ruta genérica con tipo", "/v1/api/facturacion-es/", generica()),
-        ("factura", "Factura: IVA, IVA + INC en una línea, retenciones, crédito", "/v1/api/facturacion-es/factura", factura()),
-        ("salud", "Sector salud: pacientes y copago", "/v1/api/facturacion-es/factura", factura_salud()),
-        ("transporte", "Transporte de carga", "/v1/api/facturacion-es/factura", factura_transporte()),
-        ("combustibles", "Combustibles: GLL/LTR e impuestos 24, 25, 26", "/v1/api/facturacion-es/factura", factura_combustibles()),
-        ("nota_credito", "Nota crédito: devolución parcial", "/v1/api/facturacion-es/nota-credito", nota_credito()),
-        ("nota_debito", "Nota débito: intereses", "/v1/api/facturacion-es/nota-debito", nota_debito()),
-        ("documento_soporte", "Documento soporte con retenciones", "/v1/api/facturacion-es/documento-soporte", documento_soporte()),
-        ("nota_ajuste_ds", "Nota de ajuste al documento soporte", "/v1/api/facturacion-es/nota-ajuste-ds", nota_ajuste_ds()),
-        ("pos", "Documento POS al consumidor final", "/v1/api/facturacion-es/pos", pos()),
-        ("exportacion", "Factura de exportación en USD", "/v1/api/facturacion-es/exportacion", exportacion()),
+        (
+            "generica",
+            "Factura por la ruta genérica con tipo",
+            "/v1/api/facturacion-es/",
+            generica(),
+        ),
+        (
+            "factura",
+            "Factura: IVA, IVA + INC en una línea, retenciones, crédito",
+            "/v1/api/facturacion-es/factura",
+            factura(),
+        ),
+        (
+            "salud",
+            "Sector salud: pacientes y copago",
+            "/v1/api/facturacion-es/factura",
+            factura_salud(),
+        ),
+        (
+            "transporte",
+            "Transporte de carga",
+            "/v1/api/facturacion-es/factura",
+            factura_transporte(),
+        ),
+        (
+            "combustibles",
+            "Combustibles: GLL/LTR e impuestos 24, 25, 26",
+            "/v1/api/facturacion-es/factura",
+            factura_combustibles(),
+        ),
+        (
+            "nota_credito",
+            "Nota crédito: devolución parcial",
+            "/v1/api/facturacion-es/nota-credito",
+            nota_credito(),
+        ),
+        (
+            "nota_debito",
+            "Nota débito: intereses",
+            "/v1/api/facturacion-es/nota-debito",
+            nota_debito(),
+        ),
+        (
+            "documento_soporte",
+            "Documento soporte con retenciones",
+            "/v1/api/facturacion-es/documento-soporte",
+            documento_soporte(),
+        ),
+        (
+            "nota_ajuste_ds",
+            "Nota de ajuste al documento soporte",
+            "/v1/api/facturacion-es/nota-ajuste-ds",
+            nota_ajuste_ds(),
+        ),
+        (
+            "pos",
+            "Documento POS al consumidor final",
+            "/v1/api/facturacion-es/pos",
+            pos(),
+        ),
+        (
+            "exportacion",
+            "Factura de exportación en USD",
+            "/v1/api/facturacion-es/exportacion",
+            exportacion(),
+        ),
     ]
 }

@@ -78,7 +78,12 @@ fn differs(declared: Decimal, computed: Decimal) -> bool {
         .is_none_or(|d| d.abs() > PESO)
 }
 
-fn mismatch(errors: &mut Vec<FieldError>, field: String, declared: Option<Decimal>, computed: Decimal) {
+fn mismatch(
+    errors: &mut Vec<FieldError>,
+    field: String,
+    declared: Option<Decimal>,
+    computed: Decimal,
+) {
     if let Some(d) = declared {
         if differs(d, computed) {
             errors.push(FieldError::new(
@@ -95,8 +100,18 @@ fn declared_errors(kind: DocumentKind, extras: &Extras, totals: &Totals) -> Vec<
     let mut errors = Vec::new();
     let ours = AnswerTotals::of(kind, totals);
     let t = &extras.totals;
-    mismatch(&mut errors, "totales.subtotal".into(), t.subtotal, ours.subtotal);
-    mismatch(&mut errors, "totales.total_impuestos".into(), t.total_impuestos, ours.taxes);
+    mismatch(
+        &mut errors,
+        "totales.subtotal".into(),
+        t.subtotal,
+        ours.subtotal,
+    );
+    mismatch(
+        &mut errors,
+        "totales.total_impuestos".into(),
+        t.total_impuestos,
+        ours.taxes,
+    );
     mismatch(
         &mut errors,
         "totales.total_retenciones".into(),
@@ -117,9 +132,10 @@ fn declared_errors(kind: DocumentKind, extras: &Extras, totals: &Totals) -> Vec<
 fn computed_tax(d: &DeclaredTax, totals: &Totals) -> (Decimal, Decimal) {
     let withholding = matches!(d.code.as_str(), "05" | "06" | "07");
     if let Some((line, w, at)) = d.line {
-        let tax = totals.lines.get(line).and_then(|l| {
-            if w { &l.withholdings } else { &l.taxes }.get(at)
-        });
+        let tax = totals
+            .lines
+            .get(line)
+            .and_then(|l| if w { &l.withholdings } else { &l.taxes }.get(at));
         return tax.map(|t| (t.taxable, t.amount)).unwrap_or_default();
     }
     let groups = if withholding {
@@ -139,7 +155,9 @@ fn computed_tax(d: &DeclaredTax, totals: &Totals) -> (Decimal, Decimal) {
             .subtotals
             .iter()
             .filter(|s| matches!(s.rate, TaxRate::Percent(r) if r.normalize() == pc.normalize()))
-            .fold((Decimal::ZERO, Decimal::ZERO), |(b, a), s| (b + s.taxable, a + s.amount)),
+            .fold((Decimal::ZERO, Decimal::ZERO), |(b, a), s| {
+                (b + s.taxable, a + s.amount)
+            }),
     }
 }
 

@@ -46,11 +46,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
 const ALL_STATES: [u8; 6] = [1, 2, 3, 4, 5, 6];
 
 /// The id of the company's document whose code is `code`.
-async fn original_by_code(
-    state: &AppState,
-    company: u64,
-    code: &str,
-) -> ApiResult<Option<u64>> {
+async fn original_by_code(state: &AppState, company: u64, code: &str) -> ApiResult<Option<u64>> {
     let docs = state
         .issuing
         .store
@@ -144,14 +140,63 @@ macro_rules! spanish_route {
     };
 }
 
-spanish_route!(generic, "/facturacion-es/", "/v1/api/facturacion-es/", Route::Generic, "issueSpanish", "Cualquier documento; el tipo en `tipo`");
+spanish_route!(
+    generic,
+    "/facturacion-es/",
+    "/v1/api/facturacion-es/",
+    Route::Generic,
+    "issueSpanish",
+    "Cualquier documento; el tipo en `tipo`"
+);
 spanish_route!(factura, "/facturacion-es/factura", "/v1/api/facturacion-es/factura", Route::Factura, "issueSpanishInvoice", "Factura electrónica (sectores salud y transporte, combustibles; exportación con tipo_documento 02)");
-spanish_route!(nota_credito, "/facturacion-es/nota-credito", "/v1/api/facturacion-es/nota-credito", Route::NotaCredito, "issueSpanishCreditNote", "Nota crédito (documento_referencia o cufe_factura_referencia)");
-spanish_route!(nota_debito, "/facturacion-es/nota-debito", "/v1/api/facturacion-es/nota-debito", Route::NotaDebito, "issueSpanishDebitNote", "Nota débito (documento_referencia o cufe_factura_referencia)");
-spanish_route!(documento_soporte, "/facturacion-es/documento-soporte", "/v1/api/facturacion-es/documento-soporte", Route::DocumentoSoporte, "issueSpanishSupportDocument", "Documento soporte");
-spanish_route!(nota_ajuste_ds, "/facturacion-es/nota-ajuste-ds", "/v1/api/facturacion-es/nota-ajuste-ds", Route::NotaAjusteDs, "issueSpanishSupportAdjustment", "Nota de ajuste al documento soporte");
-spanish_route!(pos, "/facturacion-es/pos", "/v1/api/facturacion-es/pos", Route::Pos, "issueSpanishPos", "Documento equivalente POS (siempre síncrono)");
-spanish_route!(exportacion, "/facturacion-es/exportacion", "/v1/api/facturacion-es/exportacion", Route::Exportacion, "issueSpanishExport", "Factura de exportación");
+spanish_route!(
+    nota_credito,
+    "/facturacion-es/nota-credito",
+    "/v1/api/facturacion-es/nota-credito",
+    Route::NotaCredito,
+    "issueSpanishCreditNote",
+    "Nota crédito (documento_referencia o cufe_factura_referencia)"
+);
+spanish_route!(
+    nota_debito,
+    "/facturacion-es/nota-debito",
+    "/v1/api/facturacion-es/nota-debito",
+    Route::NotaDebito,
+    "issueSpanishDebitNote",
+    "Nota débito (documento_referencia o cufe_factura_referencia)"
+);
+spanish_route!(
+    documento_soporte,
+    "/facturacion-es/documento-soporte",
+    "/v1/api/facturacion-es/documento-soporte",
+    Route::DocumentoSoporte,
+    "issueSpanishSupportDocument",
+    "Documento soporte"
+);
+spanish_route!(
+    nota_ajuste_ds,
+    "/facturacion-es/nota-ajuste-ds",
+    "/v1/api/facturacion-es/nota-ajuste-ds",
+    Route::NotaAjusteDs,
+    "issueSpanishSupportAdjustment",
+    "Nota de ajuste al documento soporte"
+);
+spanish_route!(
+    pos,
+    "/facturacion-es/pos",
+    "/v1/api/facturacion-es/pos",
+    Route::Pos,
+    "issueSpanishPos",
+    "Documento equivalente POS (siempre síncrono)"
+);
+spanish_route!(
+    exportacion,
+    "/facturacion-es/exportacion",
+    "/v1/api/facturacion-es/exportacion",
+    Route::Exportacion,
+    "issueSpanishExport",
+    "Factura de exportación"
+);
 
 /// `POST /facturacion-es` without the trailing slash: the generic route.
 #[post("/facturacion-es")]

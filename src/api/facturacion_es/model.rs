@@ -174,9 +174,9 @@ pub struct Parsed {
 
 fn unified_array(kind: DocumentKind) -> (&'static str, &'static str) {
     match kind {
-        DocumentKind::CreditNote | DocumentKind::SupportAdjustment | DocumentKind::PosAdjustment => {
-            ("credit_note_lines", "credited_quantity")
-        }
+        DocumentKind::CreditNote
+        | DocumentKind::SupportAdjustment
+        | DocumentKind::PosAdjustment => ("credit_note_lines", "credited_quantity"),
         DocumentKind::DebitNote => ("debit_note_lines", "debited_quantity"),
         _ => ("invoice_lines", "invoiced_quantity"),
     }
@@ -184,7 +184,11 @@ fn unified_array(kind: DocumentKind) -> (&'static str, &'static str) {
 
 /// Reads `body` sent to `route`; `environment` is the key's (absent when a
 /// stored request is read again).
-pub fn read(body: &Value, route: Route, environment: Option<Environment>) -> Result<Parsed, ApiError> {
+pub fn read(
+    body: &Value,
+    route: Route,
+    environment: Option<Environment>,
+) -> Result<Parsed, ApiError> {
     let top = Obj::new(body, "")?;
     let mut p = Problems::default();
     let mut names = Names::default();
@@ -206,11 +210,16 @@ pub fn read(body: &Value, route: Route, environment: Option<Environment>) -> Res
         (None, Some(k)) => k,
         (None, None) => {
             if tipo.is_none() {
-                p.push("tipo", format!("es obligatorio en /facturacion-es/: {TIPOS}"));
+                p.push(
+                    "tipo",
+                    format!("es obligatorio en /facturacion-es/: {TIPOS}"),
+                );
             }
             DocumentKind::Invoice
         }
-        (Some(r), Some(k)) if r != k && !(r == DocumentKind::Invoice && k == DocumentKind::ExportInvoice) => {
+        (Some(r), Some(k))
+            if r != k && !(r == DocumentKind::Invoice && k == DocumentKind::ExportInvoice) =>
+        {
             p.push(
                 "tipo",
                 format!("no corresponde a la ruta /facturacion-es/{}", route.tag()),
@@ -261,7 +270,11 @@ pub fn read(body: &Value, route: Route, environment: Option<Environment>) -> Res
                     name,
                     format!(
                         "es {a} pero la clave de API es de {}: el ambiente lo decide la clave",
-                        if env == Environment::Live { "producción (1)" } else { "pruebas (2)" }
+                        if env == Environment::Live {
+                            "producción (1)"
+                        } else {
+                            "pruebas (2)"
+                        }
                     ),
                 );
             }
@@ -277,8 +290,15 @@ pub fn read(body: &Value, route: Route, environment: Option<Environment>) -> Res
     }
 
     // The customer (the vendor of a support document).
-    let support = matches!(kind, DocumentKind::SupportDocument | DocumentKind::SupportAdjustment);
-    let customer_names: &[&'static str] = if support { &["cliente", "proveedor"] } else { &["cliente"] };
+    let support = matches!(
+        kind,
+        DocumentKind::SupportDocument | DocumentKind::SupportAdjustment
+    );
+    let customer_names: &[&'static str] = if support {
+        &["cliente", "proveedor"]
+    } else {
+        &["cliente"]
+    };
     let customer = match top.object(customer_names, &mut p)? {
         Some((name, map)) => {
             names.set("customer", name);
@@ -305,7 +325,10 @@ pub fn read(body: &Value, route: Route, environment: Option<Environment>) -> Res
     };
     if let Some((name, c)) = top.decimal(&["copago_cuota_moderadora"], &mut p)? {
         if !health {
-            p.push(name, "solo para un documento del sector salud (tipo_operacion 11)");
+            p.push(
+                name,
+                "solo para un documento del sector salud (tipo_operacion 11)",
+            );
         } else if c.is_sign_negative() && !c.is_zero() {
             p.push(name, "no puede ser negativo");
         } else {
@@ -315,7 +338,10 @@ pub fn read(body: &Value, route: Route, environment: Option<Environment>) -> Res
     let transport = match top.object(&["transporte"], &mut p)? {
         Some((_, m)) if transport_op => Some(read_transport(m, &mut extras, &mut p)?),
         Some(_) => {
-            p.push("transporte", "solo para una factura de transporte de carga (tipo_operacion 12)");
+            p.push(
+                "transporte",
+                "solo para una factura de transporte de carga (tipo_operacion 12)",
+            );
             None
         }
         None => {
@@ -361,7 +387,10 @@ pub fn read(body: &Value, route: Route, environment: Option<Environment>) -> Res
             out
         }
         None => {
-            p.push("lineas", "es obligatorio: al menos una línea (alias productos, items)");
+            p.push(
+                "lineas",
+                "es obligatorio: al menos una línea (alias productos, items)",
+            );
             Vec::new()
         }
     };
@@ -370,7 +399,10 @@ pub fn read(body: &Value, route: Route, environment: Option<Environment>) -> Res
     if let Some((name, items)) = top.array(&["impuestos"], &mut p)? {
         for (j, m) in objects(name, items)?.into_iter().enumerate() {
             let path = format!("{name}[{j}]");
-            let item = Obj { map: m, path: &path };
+            let item = Obj {
+                map: m,
+                path: &path,
+            };
             if let Some(t) = read_tax_item(&item, &mut p)? {
                 if t.rate.is_none() && t.base.is_none() && t.amount.is_none() {
                     p.push(&path, "indique porcentaje, base o valor");
@@ -450,7 +482,12 @@ pub fn read(body: &Value, route: Route, environment: Option<Environment>) -> Res
     }
     let concept = is_note.then(|| {
         concept.map(|(_, c)| c).unwrap_or_else(|| {
-            if kind == DocumentKind::DebitNote { "4" } else { "1" }.to_string()
+            if kind == DocumentKind::DebitNote {
+                "4"
+            } else {
+                "1"
+            }
+            .to_string()
         })
     });
 
@@ -472,7 +509,10 @@ pub fn read(body: &Value, route: Route, environment: Option<Environment>) -> Res
     let id_caja = top.code(&["id_caja"], &mut p)?;
     let id_cajero = top.code(&["id_cajero"], &mut p)?;
     if kind != DocumentKind::Pos {
-        for (given, name) in [(id_caja.is_some(), "id_caja"), (id_cajero.is_some(), "id_cajero")] {
+        for (given, name) in [
+            (id_caja.is_some(), "id_caja"),
+            (id_cajero.is_some(), "id_cajero"),
+        ] {
             if given {
                 p.push(name, "solo para un documento POS");
             }
@@ -531,7 +571,10 @@ fn read_customer(
     p: &mut Problems,
 ) -> TypeResult<CustomerRequest> {
     let c = Obj { map, path };
-    let mut required = |found: Option<(&'static str, String)>, main: &'static str, unified: &str, p: &mut Problems| {
+    let mut required = |found: Option<(&'static str, String)>,
+                        main: &'static str,
+                        unified: &str,
+                        p: &mut Problems| {
         match found {
             Some((name, v)) => {
                 names.set(format!("customer.{unified}"), c.at(name));
@@ -547,9 +590,13 @@ fn read_customer(
             }
         }
     };
-    let name = c.text(&["nombre", "razon_social"], p)?.map(|(n, v)| (n, v.to_string()));
+    let name = c
+        .text(&["nombre", "razon_social"], p)?
+        .map(|(n, v)| (n, v.to_string()));
     let name = required(name, "nombre", "name", p);
-    let email = c.text(&["correo", "correo_electronico", "email"], p)?.map(|(n, v)| (n, v.to_string()));
+    let email = c
+        .text(&["correo", "correo_electronico", "email"], p)?
+        .map(|(n, v)| (n, v.to_string()));
     let email = required(email, "correo", "email", p);
     let number = c.code(&["numero_identificacion", "nit", "cedula"], p)?;
     let used_number_name = number.as_ref().map(|(n, _)| *n);
@@ -572,7 +619,10 @@ fn read_customer(
             _ => None,
         },
     };
-    names.set("customer.type_document_identification.code", c.at("tipo_documento"));
+    names.set(
+        "customer.type_document_identification.code",
+        c.at("tipo_documento"),
+    );
 
     // A NIT: dots and spaces out, a check digit after a dash checked.
     let mut number = number.trim().to_string();
@@ -607,7 +657,10 @@ fn read_customer(
                 _ => None,
             };
             if code.is_none() {
-                p.push(c.at(name), "debe ser 1 (persona jurídica) o 2 (persona natural)");
+                p.push(
+                    c.at(name),
+                    "debe ser 1 (persona jurídica) o 2 (persona natural)",
+                );
             }
             code.map(|c| Code { code: c.into() })
         }
@@ -618,13 +671,21 @@ fn read_customer(
     names.set("customer.address", c.at("direccion"));
     let phone = c.code(&["telefono"], p)?.map(|(_, v)| v);
     names.set("customer.phone", c.at("telefono"));
-    let country = c.text(&["pais"], p)?.map(|(_, v)| v.trim().to_ascii_uppercase());
+    let country = c
+        .text(&["pais"], p)?
+        .map(|(_, v)| v.trim().to_ascii_uppercase());
     names.set("customer.country_code", c.at("pais"));
     let municipality = c.code(&["municipio"], p)?.map(|(_, m)| {
         if !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()) {
-            Municipality { code: Some(m), name: None }
+            Municipality {
+                code: Some(m),
+                name: None,
+            }
         } else {
-            Municipality { code: None, name: Some(m) }
+            Municipality {
+                code: None,
+                name: Some(m),
+            }
         }
     });
     names.set("customer.municipality", c.at("municipio"));
@@ -696,7 +757,10 @@ fn empty_customer() -> CustomerRequest {
 }
 
 fn read_health(m: &Map<String, Value>, p: &mut Problems) -> TypeResult<HealthRequest> {
-    let h = Obj { map: m, path: "salud" };
+    let h = Obj {
+        map: m,
+        path: "salud",
+    };
     Ok(HealthRequest {
         codigo_prestador: h.code(&["codigo_prestador"], p)?.map(|(_, v)| v),
         modalidad_pago: h.code(&["modalidad_pago"], p)?.map(|(_, v)| v),
@@ -713,11 +777,20 @@ fn read_transport(
     extras: &mut Extras,
     p: &mut Problems,
 ) -> TypeResult<TransportRequest> {
-    let t = Obj { map: m, path: "transporte" };
+    let t = Obj {
+        map: m,
+        path: "transporte",
+    };
     let required = |name: &'static str, p: &mut Problems| -> TypeResult<Option<String>> {
-        let v = t.code(&[name], p)?.map(|(_, v)| v).filter(|v| !v.is_empty());
+        let v = t
+            .code(&[name], p)?
+            .map(|(_, v)| v)
+            .filter(|v| !v.is_empty());
         if v.is_none() {
-            p.push(t.at(name), "es obligatorio en una factura de transporte de carga");
+            p.push(
+                t.at(name),
+                "es obligatorio en una factura de transporte de carga",
+            );
         }
         Ok(v)
     };
@@ -793,7 +866,10 @@ fn read_line(
     p: &mut Problems,
 ) -> TypeResult<DocumentLine> {
     let path = format!("{}[{}]", ctx.spanish, ctx.index);
-    let l = Obj { map: m, path: &path };
+    let l = Obj {
+        map: m,
+        path: &path,
+    };
     let u = format!("{}[{}]", ctx.array, ctx.index);
 
     let description = match l.text(&["descripcion", "producto", "nombre_producto"], p)? {
@@ -805,11 +881,17 @@ fn read_line(
             d.to_string()
         }
         None => {
-            p.push(l.at("descripcion"), "es obligatorio (alias producto, nombre_producto)");
+            p.push(
+                l.at("descripcion"),
+                "es obligatorio (alias producto, nombre_producto)",
+            );
             String::new()
         }
     };
-    let quantity = l.decimal(&["cantidad"], p)?.map(|(_, q)| q).unwrap_or(Decimal::ONE);
+    let quantity = l
+        .decimal(&["cantidad"], p)?
+        .map(|(_, q)| q)
+        .unwrap_or(Decimal::ONE);
     names.set(format!("{u}.{}", ctx.quantity_name), l.at("cantidad"));
     let price = match l.decimal(&["precio", "precio_unitario", "valor_unitario"], p)? {
         Some((name, v)) => {
@@ -818,7 +900,10 @@ fn read_line(
         }
         None => {
             if !p.has(&l.at("precio")) {
-                p.push(l.at("precio"), "es obligatorio (alias precio_unitario, valor_unitario)");
+                p.push(
+                    l.at("precio"),
+                    "es obligatorio (alias precio_unitario, valor_unitario)",
+                );
             }
             Decimal::ZERO
         }
@@ -841,7 +926,11 @@ fn read_line(
     let mut taxes = Vec::new();
     let (mut n_taxes, mut n_withholdings) = (0usize, 0usize);
     let mut place = |withholding: bool| {
-        let counter = if withholding { &mut n_withholdings } else { &mut n_taxes };
+        let counter = if withholding {
+            &mut n_withholdings
+        } else {
+            &mut n_taxes
+        };
         let at = *counter;
         *counter += 1;
         (ctx.index, withholding, at)
@@ -867,12 +956,23 @@ fn read_line(
     if let Some((name, items)) = l.array(&["impuestos"], p)? {
         for (j, im) in objects(&l.at(name), items)?.into_iter().enumerate() {
             let ipath = format!("{}[{j}]", l.at(name));
-            let item = Obj { map: im, path: &ipath };
-            let Some(t) = read_tax_item(&item, p)? else { continue };
+            let item = Obj {
+                map: im,
+                path: &ipath,
+            };
+            let Some(t) = read_tax_item(&item, p)? else {
+                continue;
+            };
             let k = taxes.len();
             names.set(format!("{u}.tax_totals[{k}]"), ipath.clone());
-            names.set(format!("{u}.tax_totals[{k}].tax_code"), format!("{ipath}.tipo"));
-            names.set(format!("{u}.tax_totals[{k}].percent"), format!("{ipath}.porcentaje"));
+            names.set(
+                format!("{u}.tax_totals[{k}].tax_code"),
+                format!("{ipath}.tipo"),
+            );
+            names.set(
+                format!("{u}.tax_totals[{k}].percent"),
+                format!("{ipath}.porcentaje"),
+            );
             names.set(
                 format!("{u}.tax_totals[{k}].per_unit_amount"),
                 format!("{ipath}.valor_unitario"),
@@ -1021,10 +1121,14 @@ pub fn tax_code(tipo: &str) -> Option<String> {
             "06" | "6" => "05",
             "07" | "7" => "06",
             _ => {
-                let code = if t.len() == 1 { format!("0{t}") } else { t.to_ascii_uppercase() };
+                let code = if t.len() == 1 {
+                    format!("0{t}")
+                } else {
+                    t.to_ascii_uppercase()
+                };
                 const CODES: &[&str] = &[
-                    "01", "02", "03", "04", "20", "21", "22", "23", "24", "25", "26", "30",
-                    "32", "33", "34", "35", "36", "ZZ",
+                    "01", "02", "03", "04", "20", "21", "22", "23", "24", "25", "26", "30", "32",
+                    "33", "34", "35", "36", "ZZ",
                 ];
                 return CODES.contains(&code.as_str()).then_some(code);
             }
@@ -1054,7 +1158,10 @@ fn read_tax_item(item: &Obj<'_>, p: &mut Problems) -> TypeResult<Option<TaxItem>
     let per_unit = item.decimal(&["valor_unitario"], p)?;
     let rate = match (percent, per_unit) {
         (Some(_), Some(_)) => {
-            p.push(item.at("porcentaje"), "envíe porcentaje o valor_unitario, no ambos");
+            p.push(
+                item.at("porcentaje"),
+                "envíe porcentaje o valor_unitario, no ambos",
+            );
             None
         }
         (Some((_, pc)), None) => Some(Rate::Percent(pc)),
@@ -1132,7 +1239,10 @@ fn read_payment(
             }
         }
     } else {
-        for (given, name) in [(days.is_some(), "dias_credito"), (due.is_some(), "fecha_vencimiento")] {
+        for (given, name) in [
+            (days.is_some(), "dias_credito"),
+            (due.is_some(), "fecha_vencimiento"),
+        ] {
             if given {
                 p.push(name, "solo con forma_pago credito");
             }
@@ -1178,13 +1288,23 @@ fn read_exchange_rate(
     let Some((_, m)) = top.object(&["tasa_cambio"], p)? else {
         return Ok(None);
     };
-    let x = Obj { map: m, path: "tasa_cambio" };
+    let x = Obj {
+        map: m,
+        path: "tasa_cambio",
+    };
     names.set("exchange_rate.source_currency", "tasa_cambio.moneda_origen");
-    names.set("exchange_rate.target_currency", "tasa_cambio.moneda_destino");
+    names.set(
+        "exchange_rate.target_currency",
+        "tasa_cambio.moneda_destino",
+    );
     names.set("exchange_rate.calculation_rate", "tasa_cambio.tasa");
     names.set("exchange_rate.date", "tasa_cambio.fecha");
-    let source = x.text(&["moneda_origen"], p)?.map(|(_, v)| v.trim().to_ascii_uppercase());
-    let target = x.text(&["moneda_destino"], p)?.map(|(_, v)| v.trim().to_ascii_uppercase());
+    let source = x
+        .text(&["moneda_origen"], p)?
+        .map(|(_, v)| v.trim().to_ascii_uppercase());
+    let target = x
+        .text(&["moneda_destino"], p)?
+        .map(|(_, v)| v.trim().to_ascii_uppercase());
     let rate = x.decimal(&["tasa"], p)?.map(|(_, d)| d);
     let date: Option<NaiveDate> = x.date(&["fecha"], p)?.map(|(_, d)| d);
     match rate {
@@ -1195,7 +1315,10 @@ fn read_exchange_rate(
             date: date.unwrap_or_else(today),
         })),
         None => {
-            p.push("tasa_cambio.tasa", "es obligatorio: pesos por unidad de la moneda");
+            p.push(
+                "tasa_cambio.tasa",
+                "es obligatorio: pesos por unidad de la moneda",
+            );
             Ok(None)
         }
     }

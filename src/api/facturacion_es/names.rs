@@ -105,7 +105,10 @@ mod tests {
     fn the_longest_prefix_names_the_path() {
         let mut n = Names::default();
         n.set("invoice_lines", "productos");
-        n.set("invoice_lines[1].price_amount", "productos[1].valor_unitario");
+        n.set(
+            "invoice_lines[1].price_amount",
+            "productos[1].valor_unitario",
+        );
         n.set("customer", "cliente");
         assert_eq!(
             n.spanish("invoice_lines[1].price_amount"),

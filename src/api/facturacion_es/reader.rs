@@ -163,7 +163,9 @@ impl<'a> Obj<'a> {
                     None => {
                         p.push(
                             self.at(name),
-                            format!("el número {text} está fuera de rango o tiene más de 28 decimales"),
+                            format!(
+                                "el número {text} está fuera de rango o tiene más de 28 decimales"
+                            ),
                         );
                         Ok(None)
                     }
@@ -263,10 +265,7 @@ impl<'a> Obj<'a> {
 }
 
 /// Every item of an array is an object: their maps.
-pub fn objects<'a>(
-    path: &str,
-    items: &'a [Value],
-) -> TypeResult<Vec<&'a Map<String, Value>>> {
+pub fn objects<'a>(path: &str, items: &'a [Value]) -> TypeResult<Vec<&'a Map<String, Value>>> {
     items
         .iter()
         .enumerate()

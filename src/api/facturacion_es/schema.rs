@@ -206,8 +206,12 @@ impl Modify for SpanishExamples {
             let Some(item) = openapi.paths.paths.get_mut(path) else {
                 continue;
             };
-            let Some(op) = item.post.as_mut() else { continue };
-            let Some(rb) = op.request_body.as_mut() else { continue };
+            let Some(op) = item.post.as_mut() else {
+                continue;
+            };
+            let Some(rb) = op.request_body.as_mut() else {
+                continue;
+            };
             for content in rb.content.values_mut() {
                 content.examples.insert(
                     name.to_string(),

@@ -14,7 +14,11 @@ use crate::issuing::request::{DocumentRequest, ReferencedDocument, Translator};
 pub struct SpanishTranslator;
 
 /// The stored form of a request (canonical JSON: object keys sorted).
-pub fn stored_request(route: Route, original: Option<u64>, body: Value) -> Result<Vec<u8>, ApiError> {
+pub fn stored_request(
+    route: Route,
+    original: Option<u64>,
+    body: Value,
+) -> Result<Vec<u8>, ApiError> {
     serde_json::to_vec(&json!({
         "ruta": route.tag(),
         "documento_referencia": original,
