@@ -723,6 +723,21 @@ fn sectors_and_exports() {
     let mut b = examples::factura();
     b["copago_cuota_moderadora"] = json!(10);
     issue_expect_error(&app, "/factura", &b, 422, "VALIDATION_ERROR");
+    // A health credit note on it, by its CUFE: SS-CUDE.
+    let note = json!({
+        "tipo_operacion": "11",
+        "cufe_factura_referencia": data["cufe"],
+        "cliente": examples::cliente(),
+        "salud": {"codigo_prestador": "110010123401", "cobertura": "16"},
+        "lineas": [{"descripcion": "Hemograma (anulado)", "codigo": "902210", "precio": 18000,
+                    "paciente": {"tipo_documento": "TI", "numero_documento": "1012345678",
+                                 "primer_nombre": "Luis", "primer_apellido": "Gómez"}}]
+    });
+    let data = issue(&app, "/nota-credito", &note);
+    accepted(&data);
+    let xml = xml_of(&app, &data);
+    assert!(xml.contains("<cbc:CustomizationID>SS-CUDE</cbc:CustomizationID>"));
+    assert!(xml.contains("<Name>PRIMER_APELLIDO</Name><Value>Gómez</Value>"));
 
     // Cargo transport: VAT 0, ReteFuente 1, the consignment on the line.
     let data = issue(&app, "/factura", &examples::factura_transporte());
@@ -873,4 +888,75 @@ fn notes_by_id_and_by_cufe_and_shared_references() {
         before + 1,
         "only the accepted one numbered"
     );
+
+    // The same body twice without a reference: the duplicate window.
+    let body = json!({"cliente": examples::cliente(), "lineas": [{"descripcion": "Única", "precio": 77777}]});
+    let (status, first) = json(app.post(&format!("{BASE}/factura"), &app.sk_test(), &body));
+    assert_eq!(status, 200, "{first}");
+    let err = assert_error(
+        app.post(&format!("{BASE}/factura"), &app.sk_test(), &body),
+        409,
+        "DUPLICATE_PAYLOAD",
+    );
+    assert_eq!(err["data"]["id"], first["data"]["id"]);
+}
+
+#[test]
+fn openapi_documents_every_route_with_examples() {
+    let app = TestApp::spawn();
+    let (status, doc) = json(
+        app.client
+            .get(format!("{}/v1/api/openapi.json", app.url))
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(status, 200);
+    let routes = [
+        "/",
+        "/factura",
+        "/nota-credito",
+        "/nota-debito",
+        "/documento-soporte",
+        "/nota-ajuste-ds",
+        "/pos",
+        "/exportacion",
+    ];
+    for route in routes {
+        let path = format!("/v1/api/facturacion-es{route}");
+        let op = &doc["paths"][&path]["post"];
+        assert!(op.is_object(), "{path} documented");
+        let content = &op["requestBody"]["content"]["application/json"];
+        let examples = content["examples"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{path}: {op}"));
+        assert!(!examples.is_empty(), "{path} has examples");
+        for (name, e) in examples {
+            assert!(e["value"].is_object(), "{path} {name}");
+        }
+    }
+    let factura = &doc["paths"]["/v1/api/facturacion-es/factura"]["post"]["requestBody"]["content"]
+        ["application/json"]["examples"];
+    for sector in ["factura", "salud", "transporte", "combustibles"] {
+        assert!(
+            factura[sector]["value"].is_object(),
+            "sector example {sector}"
+        );
+    }
+    let schema = &doc["components"]["schemas"]["SpanishRequest"]["properties"];
+    for field in [
+        "lineas",
+        "cliente",
+        "transmitir",
+        "referencia",
+        "totales",
+        "salud",
+        "transporte",
+        "tasa_cambio",
+    ] {
+        assert!(schema[field].is_object(), "SpanishRequest.{field}");
+    }
+    let lineas = schema["lineas"].to_string();
+    let line_schema = doc["components"]["schemas"]["SpanishLine"].to_string();
+    assert!(lineas.contains("productos") || doc.to_string().contains("Aliases `productos`"));
+    assert!(line_schema.contains("valor_unitario") && line_schema.contains("precio_unitario"));
 }
