@@ -10,7 +10,13 @@
 //! `cac:InvoicePeriod`. We write the minimum the annex requires of every
 //! health invoice: `CODIGO_PRESTADOR`, `MODALIDAD_PAGO` and
 //! `COBERTURA_PLAN_BENEFICIOS` (coded, with their list in `schemeName`),
-//! `NUMERO_CONTRATO` and `NUMERO_POLIZA`, and the period. The layout follows
+//! `NUMERO_CONTRATO` and `NUMERO_POLIZA`, and the period. When the users
+//! (patients) are named, the collection is repeated once per user with
+//! `TIPO_DOCUMENTO_IDENTIFICACION` (`salud_identificacion.gc`),
+//! `NUMERO_DOCUMENTO_IDENTIFICACION`, `PRIMER_APELLIDO` and `PRIMER_NOMBRE`
+//! (the Resolución 506 layout, which public issuers still write), and a
+//! copay goes in `COPAGO` of the first collection (Resolución 2275's
+//! name); the payable amount is not reduced by it. The layout follows
 //! three independent public implementations (a PHP/Laravel API, a VB.NET
 //! issuer, a PHP generator) that agree on names and nesting; the elements
 //! are in the root's own namespace, as the POS extensions
