@@ -175,35 +175,30 @@ pub fn to_request(
         ..
     } = parsed;
     let mapped = to_document(&request, reference).map_err(|e| names.translate(e))?;
-    let mut document = mapped.document;
-    let mut customer = mapped.customer;
+    let unified = mapped.fields.clone();
+    // The unified API's own domain request, with this API's name, fields
+    // and additions: whatever the unified translation fills, this one does.
+    let mut out = mapped.into_request();
+    out.api = Api::Spanish;
     if kind == DocumentKind::Pos && request.customer.email == FINAL_CONSUMER_EMAIL {
-        document.counterparty = Party::final_consumer();
-        customer = CustomerInput {
+        out.document.counterparty = Party::final_consumer();
+        out.customer = CustomerInput {
             email: String::new(),
-            ..customer
+            ..out.customer
         };
     }
-    if let Some(h) = document.health.as_mut() {
+    if let Some(h) = out.document.health.as_mut() {
         h.users = extras.users.clone();
         h.copay = extras.copay;
     }
     if let Some(note) = &extras.transport_note {
-        document.notes.push(note.clone());
+        out.document.notes.push(note.clone());
     }
-    Ok(DocumentRequest {
-        api: Api::Spanish,
+    out.fields = Arc::new(SpanishFields {
+        unified,
+        names,
         kind,
-        document,
-        customer,
-        transmit: mapped.transmit,
-        asynchronous: mapped.asynchronous,
-        external_reference: mapped.external_reference,
-        fields: Arc::new(SpanishFields {
-            unified: mapped.fields,
-            names,
-            kind,
-            extras,
-        }),
-    })
+        extras,
+    });
+    Ok(out)
 }
