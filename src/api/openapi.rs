@@ -30,6 +30,7 @@ use crate::{admin, api, ops};
         api::facturacion::status::status,
         api::facturacion::files::xml,
         api::facturacion::files::zip,
+        api::facturacion::pdf::pdf,
         api::facturacion::resend::resend,
         api::facturacion::contingency::send_contingency,
         api::facturacion::numbering::next_number,

@@ -13,6 +13,7 @@
 //! * [`webhooks`]: signed, retried, logged webhook deliveries.
 //! * [`resume`]: what a restart picks up (half-built documents, queued jobs).
 //! * [`contingency`]: queueing the pending contingency documents.
+//! * [`files`]: a stored document's PDF, rendered off the async threads.
 //! * [`worker`]: the engine as the signer pool runs it, and the key cache.
 
 pub mod context;
@@ -20,6 +21,7 @@ pub mod contingency;
 pub mod duplicates;
 pub mod error;
 pub mod events;
+pub mod files;
 pub mod issue;
 pub mod request;
 pub mod resume;
