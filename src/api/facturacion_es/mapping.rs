@@ -194,6 +194,23 @@ pub fn to_request(
     if let Some(note) = &extras.transport_note {
         out.document.notes.push(note.clone());
     }
+    // The family keys of the document index (support documents by vendor,
+    // POS receipts by register and cashier).
+    match kind {
+        DocumentKind::SupportDocument | DocumentKind::SupportAdjustment => {
+            let vendor = out.document.counterparty.id_number.clone();
+            out.list_keys.insert("proveedor".into(), vendor);
+        }
+        DocumentKind::Pos => {
+            if let Some(p) = &out.document.point_of_sale {
+                out.list_keys
+                    .insert("id_caja".into(), p.register_id.clone());
+                out.list_keys
+                    .insert("id_cajero".into(), p.cashier_id.clone());
+            }
+        }
+        _ => {}
+    }
     out.fields = Arc::new(SpanishFields {
         unified,
         names,
@@ -201,4 +218,54 @@ pub fn to_request(
         extras,
     });
     Ok(out)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::api::facturacion_es::examples;
+    use crate::api::facturacion_es::model::{read, Route};
+
+    fn request(route: Route, body: serde_json::Value) -> DocumentRequest {
+        to_request(read(&body, route, None).unwrap(), None).unwrap()
+    }
+
+    #[test]
+    fn support_documents_and_pos_receipts_carry_their_family_keys() {
+        let ds = request(Route::DocumentoSoporte, examples::documento_soporte());
+        assert_eq!(ds.api, Api::Spanish);
+        assert_eq!(ds.list_keys["proveedor"], "1020304050");
+        let pos = request(Route::Pos, examples::pos());
+        assert_eq!(pos.list_keys["id_caja"], "3");
+        assert_eq!(pos.list_keys["id_cajero"], "17");
+        assert_eq!(pos.document.counterparty.id_number, "222222222222");
+        assert!(pos.customer.email.is_empty(), "no stand-in address is kept");
+        let fe = request(Route::Factura, examples::factura());
+        assert!(fe.list_keys.is_empty());
+    }
+
+    #[test]
+    fn engine_fields_are_named_as_the_caller_spelled_them() {
+        let mut body = examples::documento_soporte();
+        body["items"][0]["valor_unitario"] = serde_json::json!(10);
+        let r = request(Route::DocumentoSoporte, body);
+        assert_eq!(
+            r.fields.field("lines[0].price_amount"),
+            "items[0].valor_unitario"
+        );
+        assert_eq!(r.fields.field("lines[0].quantity"), "items[0].cantidad");
+        assert_eq!(
+            r.fields.field("lines[0].description"),
+            "items[0].nombre_producto"
+        );
+        assert_eq!(
+            r.fields.field("supplier.email"),
+            "proveedor.correo_electronico"
+        );
+        assert_eq!(
+            r.fields.field("lines[0].withholdings[1].percent"),
+            "items[0].reteica"
+        );
+    }
 }
