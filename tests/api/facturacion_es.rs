@@ -326,6 +326,10 @@ fn every_route_and_tipo_is_issued_accepted_and_checked() {
     let id = invoice["id"].as_u64().unwrap();
     assert_eq!(invoice["xml_url"], format!("/v1/api/facturacion/{id}/xml"));
     assert_eq!(invoice["pdf_url"], format!("/v1/api/facturacion/{id}/pdf"));
+    let pdf = app.get(invoice["pdf_url"].as_str().unwrap(), &app.sk_test());
+    assert_eq!(pdf.status().as_u16(), 200);
+    assert_eq!(pdf.headers()["content-type"], "application/pdf");
+    assert!(pdf.bytes().unwrap().starts_with(b"%PDF"));
     let support = issue(&app, "/documento-soporte", &examples::documento_soporte());
     accepted(&support);
     assert!(support["cuds"].is_string());
