@@ -3,11 +3,15 @@
 # (benches/load/facturacion.lua, transmit false), printed beside one RSA-2048
 # signature on one core (`openssl speed`), measured in the same run.
 #   benches/load/cpu_per_document.sh [BINARY] [SECONDS] [CONNECTIONS]
+# LUA and ROUTE choose another issuing route (the Spanish-named API:
+#   LUA=benches/load/facturacion_es.lua ROUTE=/v1/api/facturacion-es/factura).
 # Needs wrk (Debian package `wrk`), curl, python3, openssl.
 set -euo pipefail
 BIN=${1:-target/release/emisor}
 SECS=${2:-20}
 CONN=${3:-16}
+LUA=${LUA:-benches/load/facturacion.lua}
+ROUTE=${ROUTE:-/v1/api/facturacion}
 DIR=$(mktemp -d)
 trap 'kill "$PID" 2>/dev/null || true; rm -rf "$DIR"' EXIT
 
@@ -29,9 +33,9 @@ export KEY=$(keys sk_test) TRANSMIT=false
 
 ticks() { awk '{print $14 + $15}' "/proc/$PID/stat"; }
 # A short warm-up (key cache, signing key, allocator), not counted.
-wrk -t2 -c"$CONN" -d3s -s benches/load/facturacion.lua "$URL/v1/api/facturacion" >/dev/null
+wrk -t2 -c"$CONN" -d3s -s "$LUA" "$URL$ROUTE" >/dev/null
 before=$(ticks)
-out=$(wrk -t2 -c"$CONN" -d"${SECS}s" --latency -s benches/load/facturacion.lua "$URL/v1/api/facturacion")
+out=$(wrk -t2 -c"$CONN" -d"${SECS}s" --latency -s "$LUA" "$URL$ROUTE")
 after=$(ticks)
 echo "$out"
 requests=$(echo "$out" | awk '/requests in/ {print $1}')

@@ -9,6 +9,7 @@ pub mod envelope;
 pub mod error;
 pub mod eventos;
 pub mod facturacion;
+pub mod facturacion_es;
 pub mod json;
 pub mod key_check;
 pub mod openapi;
@@ -25,10 +26,15 @@ pub const BASE: &str = "/v1/api";
 /// Each API's translation of its stored requests, for issuing's rebuilds.
 pub fn translators() -> crate::issuing::request::Translators {
     use std::sync::Arc;
-    crate::issuing::request::Translators::default().with(
-        crate::issuing::request::Api::Unified,
-        Arc::new(facturacion::translator::UnifiedTranslator),
-    )
+    crate::issuing::request::Translators::default()
+        .with(
+            crate::issuing::request::Api::Unified,
+            Arc::new(facturacion::translator::UnifiedTranslator),
+        )
+        .with(
+            crate::issuing::request::Api::Spanish,
+            Arc::new(facturacion_es::translator::SpanishTranslator),
+        )
 }
 
 /// Routes that need an API key. Order of wraps: the last is outermost, so a
@@ -47,6 +53,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .configure(facturacion::configure)
             .configure(eventos::configure)
             .configure(registry::configure)
+            .configure(facturacion_es::configure)
             .service(ws::ws),
     );
 }

@@ -8,6 +8,8 @@ mod standard_errors;
 
 use standard_errors::StandardErrors;
 
+use crate::api::facturacion_es::schema::SpanishExamples;
+
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
@@ -34,6 +36,14 @@ use crate::{admin, api, ops};
         api::facturacion::numbering::next_number,
         api::facturacion::numbering::subscription,
         api::facturacion::list::list,
+        api::facturacion_es::generic,
+        api::facturacion_es::factura,
+        api::facturacion_es::nota_credito,
+        api::facturacion_es::nota_debito,
+        api::facturacion_es::documento_soporte,
+        api::facturacion_es::nota_ajuste_ds,
+        api::facturacion_es::pos,
+        api::facturacion_es::exportacion,
         api::ws::ws,
         api::eventos::upload::upload,
         api::eventos::register::acknowledgement,
@@ -69,11 +79,12 @@ use crate::{admin, api, ops};
         ops::health::metrics,
     ),
     components(schemas(api::error::ErrorEnvelope)),
-    modifiers(&Security, &StandardErrors),
+    modifiers(&Security, &StandardErrors, &SpanishExamples),
     tags(
         (name = "api-keys", description = "Key check"),
         (name = "clientes", description = "Customers"),
         (name = "facturacion", description = "Unified invoicing API: all ten document types"),
+        (name = "facturacion-es", description = "Spanish-named invoicing API: aliases, tax shortcuts, sectors"),
         (name = "eventos", description = "Real-time events (WebSocket)"),
         (name = "eventos-recibidos", description = "Received invoices and their events 030-034"),
         (name = "registry", description = "Circulation registry: titles, endorsements, history"),

@@ -516,6 +516,24 @@ pub struct HealthInfo {
     pub period_start: Option<NaiveDate>,
     /// End of the billed period; the issue date when absent.
     pub period_end: Option<NaiveDate>,
+    /// The users (patients) served, one `Collection` each with their
+    /// identification and names; none: one collection without user data.
+    pub users: Vec<HealthUser>,
+    /// `COPAGO`: what the user paid (copay or moderating fee), written in
+    /// the first collection; informative, the payable amount is unchanged.
+    pub copay: Option<Decimal>,
+}
+
+/// A health-sector user (patient), as the annex's `Usuario` collection
+/// names them (`TIPO_DOCUMENTO_IDENTIFICACION` of `salud_identificacion.gc`,
+/// `NUMERO_DOCUMENTO_IDENTIFICACION`, `PRIMER_APELLIDO`, `PRIMER_NOMBRE`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HealthUser {
+    /// Letter code of `salud_identificacion.gc` (`CC`, `TI`, `RC` ...).
+    pub id_type: String,
+    pub id_number: String,
+    pub first_name: String,
+    pub last_name: String,
 }
 
 /// Cargo-transport data of one line (the API's operation type `12`), where

@@ -26,6 +26,8 @@ pub const MAX_DETAILS: usize = 100;
 pub enum Api {
     /// `POST /facturacion`.
     Unified,
+    /// `POST /facturacion-es/*`, the Spanish-named API.
+    Spanish,
 }
 
 impl Api {
@@ -33,12 +35,14 @@ impl Api {
     pub fn tag(self) -> Option<&'static str> {
         match self {
             Api::Unified => None,
+            Api::Spanish => Some("facturacion-es"),
         }
     }
 
     pub fn from_tag(tag: Option<&str>) -> Option<Api> {
         match tag {
             None | Some("") | Some("facturacion") => Some(Api::Unified),
+            Some("facturacion-es") => Some(Api::Spanish),
             Some(_) => None,
         }
     }

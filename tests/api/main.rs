@@ -16,6 +16,7 @@ mod errors;
 mod eventos;
 mod external_sim;
 mod facturacion;
+mod facturacion_es;
 mod flow_helpers;
 mod hostile;
 mod idempotency;

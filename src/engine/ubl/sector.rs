@@ -10,7 +10,13 @@
 //! `cac:InvoicePeriod`. We write the minimum the annex requires of every
 //! health invoice: `CODIGO_PRESTADOR`, `MODALIDAD_PAGO` and
 //! `COBERTURA_PLAN_BENEFICIOS` (coded, with their list in `schemeName`),
-//! `NUMERO_CONTRATO` and `NUMERO_POLIZA`, and the period. The layout follows
+//! `NUMERO_CONTRATO` and `NUMERO_POLIZA`, and the period. When the users
+//! (patients) are named, the collection is repeated once per user with
+//! `TIPO_DOCUMENTO_IDENTIFICACION` (`salud_identificacion.gc`),
+//! `NUMERO_DOCUMENTO_IDENTIFICACION`, `PRIMER_APELLIDO` and `PRIMER_NOMBRE`
+//! (the Resolución 506 layout, which public issuers still write), and a
+//! copay goes in `COPAGO` of the first collection (Resolución 2275's
+//! name); the payable amount is not reduced by it. The layout follows
 //! three independent public implementations (a PHP/Laravel API, a VB.NET
 //! issuer, a PHP generator) that agree on names and nesting; the elements
 //! are in the root's own namespace, as the POS extensions
@@ -33,7 +39,7 @@
 use rust_decimal::Decimal;
 
 use super::common::{fmt_amount, fmt_decimal};
-use crate::engine::model::{CargoTransport, HealthInfo};
+use crate::engine::model::{CargoTransport, HealthInfo, HealthUser};
 use crate::engine::xml_writer::XmlWriter;
 
 /// `Responsable` and `Tipo, identificador:año del acto administrativo` of
@@ -104,7 +110,27 @@ fn information(w: &mut XmlWriter, name: &str, value: &str, scheme: Option<(&str,
     w.end("AdditionalInformation");
 }
 
-/// The `ext:UBLExtension` with the health sector's `CustomTagGeneral`.
+/// Identification types of health-sector users (`salud_identificacion.gc`).
+pub const HEALTH_ID_TYPES: &[(&str, &str)] = &[
+    ("CC", "Cédula de ciudadanía"),
+    ("CE", "Cédula de extranjería"),
+    ("CD", "Carné diplomático"),
+    ("PA", "Pasaporte"),
+    ("SC", "Salvoconducto"),
+    ("PE", "Permiso especial de permanencia"),
+    ("RC", "Registro civil"),
+    ("TI", "Tarjeta de identidad"),
+    ("CN", "Certificado de nacido vivo"),
+    ("AS", "Adulto sin identificar"),
+    ("MS", "Menor sin identificar"),
+    ("DE", "Documento extranjero"),
+    ("PT", "Permiso por protección temporal"),
+    ("SI", "Sin identificación"),
+];
+
+/// The `ext:UBLExtension` with the health sector's `CustomTagGeneral`: one
+/// `Usuario` collection per user served (the annex repeats the collection
+/// for each), or one without user data when none is named.
 pub fn write_health_extension(w: &mut XmlWriter, h: &HealthInfo) {
     w.open("ext:UBLExtension");
     w.open("ext:ExtensionContent");
@@ -115,8 +141,39 @@ pub fn write_health_extension(w: &mut XmlWriter, h: &HealthInfo) {
     w.el("Value", HEALTH_ACT);
     w.open("Interoperabilidad");
     w.start("Group", &[("schemeName", "Sector Salud")]);
+    if h.users.is_empty() {
+        write_health_collection(w, h, None, h.copay);
+    }
+    for (i, user) in h.users.iter().enumerate() {
+        write_health_collection(w, h, Some(user), h.copay.filter(|_| i == 0));
+    }
+    w.end("Group");
+    w.end("Interoperabilidad");
+    w.end("CustomTagGeneral");
+    w.end("ext:ExtensionContent");
+    w.end("ext:UBLExtension");
+}
+
+fn write_health_collection(
+    w: &mut XmlWriter,
+    h: &HealthInfo,
+    user: Option<&HealthUser>,
+    copay: Option<Decimal>,
+) {
     w.start("Collection", &[("schemeName", "Usuario")]);
     information(w, "CODIGO_PRESTADOR", &h.provider_code, None);
+    if let Some(u) = user {
+        let id_name = code_name(HEALTH_ID_TYPES, &u.id_type).unwrap_or_default();
+        information(
+            w,
+            "TIPO_DOCUMENTO_IDENTIFICACION",
+            id_name,
+            Some((&u.id_type, "salud_identificacion.gc")),
+        );
+        information(w, "NUMERO_DOCUMENTO_IDENTIFICACION", &u.id_number, None);
+        information(w, "PRIMER_APELLIDO", &u.last_name, None);
+        information(w, "PRIMER_NOMBRE", &u.first_name, None);
+    }
     let modality = code_name(PAYMENT_MODALITIES, &h.payment_modality).unwrap_or_default();
     information(
         w,
@@ -133,12 +190,10 @@ pub fn write_health_extension(w: &mut XmlWriter, h: &HealthInfo) {
     );
     information(w, "NUMERO_CONTRATO", &h.contract_number, None);
     information(w, "NUMERO_POLIZA", &h.policy_number, None);
+    if let Some(c) = copay {
+        information(w, "COPAGO", &fmt_amount(c), None);
+    }
     w.end("Collection");
-    w.end("Group");
-    w.end("Interoperabilidad");
-    w.end("CustomTagGeneral");
-    w.end("ext:ExtensionContent");
-    w.end("ext:UBLExtension");
 }
 
 /// `cac:InvoicePeriod` of a health document: the billed period, the issue

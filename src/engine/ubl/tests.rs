@@ -174,6 +174,7 @@ pub(crate) fn health() -> HealthInfo {
         policy_number: String::new(),
         period_start: Some(date("2025-03-01")),
         period_end: Some(date("2025-03-31")),
+        ..HealthInfo::default()
     }
 }
 

@@ -812,6 +812,7 @@ fn map_health(
         policy_number,
         period_start: h.fecha_inicio,
         period_end: h.fecha_fin,
+        ..HealthInfo::default()
     })
 }
 

@@ -1,0 +1,271 @@
+//! A read Spanish-named body → the domain request issuing takes: the shared
+//! mapping builds the very document the unified API would, then what only
+//! this API carries is added, and every refusal names the caller's fields.
+
+use std::sync::Arc;
+
+use emisor_store::CustomerInput;
+use rust_decimal::Decimal;
+
+use super::model::{DeclaredTax, Extras, Parsed, FINAL_CONSUMER_EMAIL};
+use super::names::Names;
+use crate::api::error::{ApiError, FieldError};
+use crate::api::facturacion::mapping::to_document;
+use crate::engine::model::{Document, DocumentKind, Party, TaxRate};
+use crate::engine::totals::Totals;
+use crate::issuing::request::{Api, CallerFields, DocumentRequest, ReferencedDocument};
+
+/// The answer's totals (spec 2.9, decisions.md §5 "Spanish-named totals").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AnswerTotals {
+    pub subtotal: Decimal,
+    pub taxes: Decimal,
+    pub withholdings: Decimal,
+    pub total: Decimal,
+}
+
+impl AnswerTotals {
+    /// An invoice's (and note's, POS receipt's) `total` is the payable
+    /// amount (withholdings reported, not subtracted); a support
+    /// document's is net of its withholdings (spec 2.10).
+    pub fn of(kind: DocumentKind, t: &Totals) -> AnswerTotals {
+        let total = match kind {
+            DocumentKind::SupportDocument | DocumentKind::SupportAdjustment => {
+                t.net_of_withholdings()
+            }
+            _ => t.payable,
+        };
+        AnswerTotals {
+            subtotal: t.line_extension,
+            taxes: t.tax_total,
+            withholdings: t.withholding_total,
+            total,
+        }
+    }
+}
+
+/// Declared values are within a peso of ours (decisions.md §5).
+const PESO: Decimal = Decimal::ONE;
+
+/// How this caller named the engine's fields, and what it declared.
+#[derive(Debug)]
+struct SpanishFields {
+    /// Engine → unified paths (the shared mapping's field map).
+    unified: crate::api::facturacion::mapping::FieldMap,
+    names: Names,
+    kind: DocumentKind,
+    extras: Extras,
+}
+
+impl CallerFields for SpanishFields {
+    fn field(&self, engine_field: &str) -> String {
+        self.names.spanish(&self.unified.api_field(engine_field))
+    }
+
+    fn check_declared(&self, _document: &Document, totals: &Totals) -> Result<(), Vec<FieldError>> {
+        let errors = declared_errors(self.kind, &self.extras, totals);
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors)
+        }
+    }
+}
+
+fn differs(declared: Decimal, computed: Decimal) -> bool {
+    declared
+        .checked_sub(computed)
+        .is_none_or(|d| d.abs() > PESO)
+}
+
+fn mismatch(
+    errors: &mut Vec<FieldError>,
+    field: String,
+    declared: Option<Decimal>,
+    computed: Decimal,
+) {
+    if let Some(d) = declared {
+        if differs(d, computed) {
+            errors.push(FieldError::new(
+                field,
+                format!("declarado {d} pero calculado {computed} (diferencia mayor a 1 peso)"),
+            ));
+        }
+    }
+}
+
+/// `totales`, global `impuestos` and the `base`/`valor` of line taxes
+/// against the computed amounts.
+fn declared_errors(kind: DocumentKind, extras: &Extras, totals: &Totals) -> Vec<FieldError> {
+    let mut errors = Vec::new();
+    let ours = AnswerTotals::of(kind, totals);
+    let t = &extras.totals;
+    mismatch(
+        &mut errors,
+        "totales.subtotal".into(),
+        t.subtotal,
+        ours.subtotal,
+    );
+    mismatch(
+        &mut errors,
+        "totales.total_impuestos".into(),
+        t.total_impuestos,
+        ours.taxes,
+    );
+    mismatch(
+        &mut errors,
+        "totales.total_retenciones".into(),
+        t.total_retenciones,
+        ours.withholdings,
+    );
+    mismatch(&mut errors, "totales.total".into(), t.total, ours.total);
+    for d in &extras.taxes {
+        let (base, amount) = computed_tax(d, totals);
+        mismatch(&mut errors, format!("{}.base", d.path), d.base, base);
+        mismatch(&mut errors, format!("{}.valor", d.path), d.amount, amount);
+    }
+    errors
+}
+
+/// The computed base and amount a declared tax is about: a line's tax, or
+/// the document's group of that code (and rate, when given).
+fn computed_tax(d: &DeclaredTax, totals: &Totals) -> (Decimal, Decimal) {
+    let withholding = matches!(d.code.as_str(), "05" | "06" | "07");
+    if let Some((line, w, at)) = d.line {
+        let tax = totals
+            .lines
+            .get(line)
+            .and_then(|l| if w { &l.withholdings } else { &l.taxes }.get(at));
+        return tax.map(|t| (t.taxable, t.amount)).unwrap_or_default();
+    }
+    let groups = if withholding {
+        &totals.withholdings
+    } else {
+        &totals.taxes
+    };
+    let Some(group) = groups.iter().find(|g| g.code == d.code) else {
+        return (Decimal::ZERO, Decimal::ZERO);
+    };
+    match d.percent {
+        None => (
+            group.subtotals.iter().map(|s| s.taxable).sum(),
+            group.amount,
+        ),
+        Some(pc) => group
+            .subtotals
+            .iter()
+            .filter(|s| matches!(s.rate, TaxRate::Percent(r) if r.normalize() == pc.normalize()))
+            .fold((Decimal::ZERO, Decimal::ZERO), |(b, a), s| {
+                (b + s.taxable, a + s.amount)
+            }),
+    }
+}
+
+/// The domain request of a read body; `reference` is the original of a
+/// note (`None` when not found).
+pub fn to_request(
+    parsed: Parsed,
+    reference: Option<&ReferencedDocument>,
+) -> Result<DocumentRequest, ApiError> {
+    let Parsed {
+        kind,
+        request,
+        extras,
+        names,
+        ..
+    } = parsed;
+    let mapped = to_document(&request, reference).map_err(|e| names.translate(e))?;
+    let unified = mapped.fields.clone();
+    // The unified API's own domain request, with this API's name, fields
+    // and additions: whatever the unified translation fills, this one does.
+    let mut out = mapped.into_request();
+    out.api = Api::Spanish;
+    if kind == DocumentKind::Pos && request.customer.email == FINAL_CONSUMER_EMAIL {
+        out.document.counterparty = Party::final_consumer();
+        out.customer = CustomerInput {
+            email: String::new(),
+            ..out.customer
+        };
+    }
+    if let Some(h) = out.document.health.as_mut() {
+        h.users = extras.users.clone();
+        h.copay = extras.copay;
+    }
+    if let Some(note) = &extras.transport_note {
+        out.document.notes.push(note.clone());
+    }
+    // The family keys of the document index (support documents by vendor,
+    // POS receipts by register and cashier).
+    match kind {
+        DocumentKind::SupportDocument | DocumentKind::SupportAdjustment => {
+            let vendor = out.document.counterparty.id_number.clone();
+            out.list_keys.insert("proveedor".into(), vendor);
+        }
+        DocumentKind::Pos => {
+            if let Some(p) = &out.document.point_of_sale {
+                out.list_keys
+                    .insert("id_caja".into(), p.register_id.clone());
+                out.list_keys
+                    .insert("id_cajero".into(), p.cashier_id.clone());
+            }
+        }
+        _ => {}
+    }
+    out.fields = Arc::new(SpanishFields {
+        unified,
+        names,
+        kind,
+        extras,
+    });
+    Ok(out)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::api::facturacion_es::examples;
+    use crate::api::facturacion_es::model::{read, Route};
+
+    fn request(route: Route, body: serde_json::Value) -> DocumentRequest {
+        to_request(read(&body, route, None).unwrap(), None).unwrap()
+    }
+
+    #[test]
+    fn support_documents_and_pos_receipts_carry_their_family_keys() {
+        let ds = request(Route::DocumentoSoporte, examples::documento_soporte());
+        assert_eq!(ds.api, Api::Spanish);
+        assert_eq!(ds.list_keys["proveedor"], "1020304050");
+        let pos = request(Route::Pos, examples::pos());
+        assert_eq!(pos.list_keys["id_caja"], "3");
+        assert_eq!(pos.list_keys["id_cajero"], "17");
+        assert_eq!(pos.document.counterparty.id_number, "222222222222");
+        assert!(pos.customer.email.is_empty(), "no stand-in address is kept");
+        let fe = request(Route::Factura, examples::factura());
+        assert!(fe.list_keys.is_empty());
+    }
+
+    #[test]
+    fn engine_fields_are_named_as_the_caller_spelled_them() {
+        let mut body = examples::documento_soporte();
+        body["items"][0]["valor_unitario"] = serde_json::json!(10);
+        let r = request(Route::DocumentoSoporte, body);
+        assert_eq!(
+            r.fields.field("lines[0].price_amount"),
+            "items[0].valor_unitario"
+        );
+        assert_eq!(r.fields.field("lines[0].quantity"), "items[0].cantidad");
+        assert_eq!(
+            r.fields.field("lines[0].description"),
+            "items[0].nombre_producto"
+        );
+        assert_eq!(
+            r.fields.field("supplier.email"),
+            "proveedor.correo_electronico"
+        );
+        assert_eq!(
+            r.fields.field("lines[0].withholdings[1].percent"),
+            "items[0].reteica"
+        );
+    }
+}

@@ -1,0 +1,209 @@
+//! Spanish-named invoicing API (spec 2.9, 4.2, 9.2): `/facturacion-es/*`, a
+//! translation onto the unified API's document and issuing path (rate
+//! limit, idempotency lock, numbering, signer, transmitter, queue, events).
+//!
+//! - `model`: the body read under every alias, with the caller's spelling;
+//! - `mapping`: the unified document plus this API's own data, declared
+//!   totals checked;
+//! - `translator`: stored requests rebuilt after a crash or for a resend;
+//! - `answer`: the Spanish answer.
+
+pub mod answer;
+pub mod examples;
+pub mod mapping;
+pub mod model;
+pub mod names;
+mod reader;
+pub mod schema;
+pub mod translator;
+
+use actix_web::{post, web, HttpResponse};
+use serde_json::Value;
+
+use self::answer::AnswerFacts;
+use self::mapping::AnswerTotals;
+use self::model::Route;
+use crate::api::auth::AuthContext;
+use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::api::json::Json;
+use crate::engine::totals;
+use crate::issuing::issue::{referenced_document, submit};
+use crate::state::AppState;
+
+pub fn configure(cfg: &mut web::ServiceConfig) {
+    cfg.service(generic)
+        .service(generic_no_slash)
+        .service(factura)
+        .service(nota_credito)
+        .service(nota_debito)
+        .service(documento_soporte)
+        .service(nota_ajuste_ds)
+        .service(pos)
+        .service(exportacion);
+}
+
+/// The stored documents' states in which an original can be found by code.
+const ALL_STATES: [u8; 6] = [1, 2, 3, 4, 5, 6];
+
+/// The id of the company's document whose code is `code`.
+async fn original_by_code(state: &AppState, company: u64, code: &str) -> ApiResult<Option<u64>> {
+    let docs = state
+        .issuing
+        .store
+        .documents_in_states(Some(company), ALL_STATES.to_vec())
+        .await?;
+    Ok(docs
+        .iter()
+        .find(|d| d.code.as_deref() == Some(code))
+        .map(|d| d.id))
+}
+
+/// A refusal worded in Spanish where the engine's words are known.
+fn spanish(e: ApiError) -> ApiError {
+    match e {
+        ApiError::Validation { details, .. } => ApiError::validation_list(
+            details
+                .into_iter()
+                .map(|d| {
+                    let m = names::spanish_message(&d.message);
+                    crate::api::error::FieldError::new(d.field, m)
+                })
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+async fn issue(
+    state: web::Data<AppState>,
+    ctx: AuthContext,
+    body: Value,
+    route: Route,
+) -> ApiResult<HttpResponse> {
+    let mut parsed = model::read(&body, route, Some(ctx.environment))?;
+    // A note's original, by id or by its CUFE (both: the same document).
+    if let Some(code) = parsed.original_code.clone() {
+        let found = original_by_code(&state, ctx.company_id, &code).await?;
+        match (found, parsed.request.id_documento_referencia) {
+            (None, _) => {
+                return Err(ApiError::validation(
+                    "cufe_factura_referencia",
+                    "no hay un documento de la empresa con ese CUFE",
+                ))
+            }
+            (Some(f), Some(id)) if f != id => {
+                return Err(ApiError::validation(
+                    "cufe_factura_referencia",
+                    format!("es el CUFE del documento {f}, pero documento_referencia es {id}"),
+                ))
+            }
+            (Some(f), _) => parsed.request.id_documento_referencia = Some(f),
+        }
+    }
+    let original = parsed.request.id_documento_referencia;
+    let issuing = state.issuing.clone();
+    let reference = referenced_document(&issuing, ctx.company_id, original).await?;
+    let kind = parsed.kind;
+    let request = mapping::to_request(parsed, reference.as_ref())?;
+    let facts = AnswerFacts::of(
+        &request.document,
+        totals::compute(&request.document)
+            .ok()
+            .map(|t| AnswerTotals::of(kind, &t)),
+    );
+    let stored = translator::stored_request(route, original, body)?;
+    let issued = submit(&issuing, ctx.caller(), request, stored)
+        .await
+        .map_err(|e| spanish(e.into()))?;
+    Ok(answer::response(issued, &facts))
+}
+
+macro_rules! spanish_route {
+    ($name:ident, $path:literal, $doc_path:literal, $route:expr, $op:literal, $summary:literal) => {
+        #[utoipa::path(post, path = $doc_path, operation_id = $op, tag = "facturacion-es",
+            summary = $summary,
+            security(("api_key" = [])),
+            request_body = schema::SpanishRequest,
+            responses(
+                (status = 200, description = "emitido (y transmitido si transmitir no es false)", body = inline(crate::api::envelope::Envelope<answer::SpanishAnswer>)),
+                (status = 202, description = "en cola (asincrono: true; nunca en /pos)", body = answer::QueuedSpanishEnvelope),
+                (status = 409, description = "DUPLICATE_REFERENCE / DUPLICATE_IN_PROGRESS / DUPLICATE_PAYLOAD", body = ErrorEnvelope),
+                (status = 503, description = "envío en producción con tax no disponible", body = ErrorEnvelope)))]
+        #[post($path)]
+        pub async fn $name(
+            state: web::Data<AppState>,
+            ctx: AuthContext,
+            body: Json<Value>,
+        ) -> ApiResult<HttpResponse> {
+            issue(state, ctx, body.0, $route).await
+        }
+    };
+}
+
+spanish_route!(
+    generic,
+    "/facturacion-es/",
+    "/v1/api/facturacion-es/",
+    Route::Generic,
+    "issueSpanish",
+    "Cualquier documento; el tipo en `tipo`"
+);
+spanish_route!(factura, "/facturacion-es/factura", "/v1/api/facturacion-es/factura", Route::Factura, "issueSpanishInvoice", "Factura electrónica (sectores salud y transporte, combustibles; exportación con tipo_documento 02)");
+spanish_route!(
+    nota_credito,
+    "/facturacion-es/nota-credito",
+    "/v1/api/facturacion-es/nota-credito",
+    Route::NotaCredito,
+    "issueSpanishCreditNote",
+    "Nota crédito (documento_referencia o cufe_factura_referencia)"
+);
+spanish_route!(
+    nota_debito,
+    "/facturacion-es/nota-debito",
+    "/v1/api/facturacion-es/nota-debito",
+    Route::NotaDebito,
+    "issueSpanishDebitNote",
+    "Nota débito (documento_referencia o cufe_factura_referencia)"
+);
+spanish_route!(
+    documento_soporte,
+    "/facturacion-es/documento-soporte",
+    "/v1/api/facturacion-es/documento-soporte",
+    Route::DocumentoSoporte,
+    "issueSpanishSupportDocument",
+    "Documento soporte"
+);
+spanish_route!(
+    nota_ajuste_ds,
+    "/facturacion-es/nota-ajuste-ds",
+    "/v1/api/facturacion-es/nota-ajuste-ds",
+    Route::NotaAjusteDs,
+    "issueSpanishSupportAdjustment",
+    "Nota de ajuste al documento soporte"
+);
+spanish_route!(
+    pos,
+    "/facturacion-es/pos",
+    "/v1/api/facturacion-es/pos",
+    Route::Pos,
+    "issueSpanishPos",
+    "Documento equivalente POS (siempre síncrono)"
+);
+spanish_route!(
+    exportacion,
+    "/facturacion-es/exportacion",
+    "/v1/api/facturacion-es/exportacion",
+    Route::Exportacion,
+    "issueSpanishExport",
+    "Factura de exportación"
+);
+
+/// `POST /facturacion-es` without the trailing slash: the generic route.
+#[post("/facturacion-es")]
+pub async fn generic_no_slash(
+    state: web::Data<AppState>,
+    ctx: AuthContext,
+    body: Json<Value>,
+) -> ApiResult<HttpResponse> {
+    issue(state, ctx, body.0, Route::Generic).await
+}
