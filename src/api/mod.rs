@@ -6,10 +6,13 @@ pub mod auth;
 pub mod clientes;
 pub mod envelope;
 pub mod error;
+pub mod documentos_soporte;
 pub mod facturacion;
+pub mod family;
 pub mod json;
 pub mod key_check;
 pub mod openapi;
+pub mod pos;
 pub mod query;
 pub mod rate_limit;
 pub mod ws;
@@ -22,10 +25,19 @@ pub const BASE: &str = "/v1/api";
 /// Each API's translation of its stored requests, for issuing's rebuilds.
 pub fn translators() -> crate::issuing::request::Translators {
     use std::sync::Arc;
-    crate::issuing::request::Translators::default().with(
-        crate::issuing::request::Api::Unified,
-        Arc::new(facturacion::translator::UnifiedTranslator),
-    )
+    crate::issuing::request::Translators::default()
+        .with(
+            crate::issuing::request::Api::Unified,
+            Arc::new(facturacion::translator::UnifiedTranslator),
+        )
+        .with(
+            crate::issuing::request::Api::Support,
+            Arc::new(documentos_soporte::translator::SupportTranslator),
+        )
+        .with(
+            crate::issuing::request::Api::Pos,
+            Arc::new(pos::translator::PosTranslator),
+        )
 }
 
 /// Routes that need an API key. Order of wraps: the last is outermost, so a
@@ -41,6 +53,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(key_check::test_key)
             .configure(clientes::configure)
             .configure(facturacion::configure)
+            .configure(documentos_soporte::configure)
+            .configure(pos::configure)
             .service(ws::ws),
     );
 }

@@ -26,6 +26,10 @@ pub const MAX_DETAILS: usize = 100;
 pub enum Api {
     /// `POST /facturacion`.
     Unified,
+    /// `/documentos-soporte`.
+    Support,
+    /// `/pos`.
+    Pos,
 }
 
 impl Api {
@@ -33,12 +37,16 @@ impl Api {
     pub fn tag(self) -> Option<&'static str> {
         match self {
             Api::Unified => None,
+            Api::Support => Some("documentos_soporte"),
+            Api::Pos => Some("pos"),
         }
     }
 
     pub fn from_tag(tag: Option<&str>) -> Option<Api> {
         match tag {
             None | Some("") | Some("facturacion") => Some(Api::Unified),
+            Some("documentos_soporte") => Some(Api::Support),
+            Some("pos") => Some(Api::Pos),
             Some(_) => None,
         }
     }
