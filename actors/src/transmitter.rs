@@ -352,7 +352,9 @@ impl<P: Port> Transmitter<P> {
 
     /// Starts as many waiting calls as the limits and the breaker allow.
     fn pump(&mut self, ctx: &mut Context<Self>) {
-        while !(self.turns.is_empty() && self.urgent.is_empty()) && self.in_flight < self.max_in_flight() {
+        while !(self.turns.is_empty() && self.urgent.is_empty())
+            && self.in_flight < self.max_in_flight()
+        {
             let now = Instant::now();
             let window = self.config.rate_window;
             while let Some(first) = self.starts.front() {

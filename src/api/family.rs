@@ -109,8 +109,7 @@ pub fn map_unified(
     unified: &serde_json::Value,
     reference: Option<&ReferencedDocument>,
 ) -> Result<MappedDocument, ApiError> {
-    let req: FacturacionRequest =
-        parse_value(unified).map_err(|e| renamed_error(renames, e))?;
+    let req: FacturacionRequest = parse_value(unified).map_err(|e| renamed_error(renames, e))?;
     to_document(&req, reference).map_err(|e| renamed_error(renames, e))
 }
 
@@ -269,7 +268,10 @@ pub async fn xml(state: &AppState, doc: &DocumentRecord) -> Result<HttpResponse,
 pub fn pdf(name: &str, bytes: Vec<u8>) -> HttpResponse {
     HttpResponse::Ok()
         .content_type("application/pdf")
-        .insert_header(("Content-Disposition", format!("inline; filename=\"{name}\"")))
+        .insert_header((
+            "Content-Disposition",
+            format!("inline; filename=\"{name}\""),
+        ))
         .body(bytes)
 }
 

@@ -4,9 +4,9 @@
 
 pub mod auth;
 pub mod clientes;
+pub mod documentos_soporte;
 pub mod envelope;
 pub mod error;
-pub mod documentos_soporte;
 pub mod facturacion;
 pub mod family;
 pub mod json;

@@ -332,9 +332,7 @@ impl Issuing {
         // A POS sale sent while its customer waits at the till goes ahead
         // of the background sends (retries, async documents).
         let urgent = actor == "api" && matches!(doc.document_type, 9 | 10);
-        let answer = self
-            .call_as(doc.company_id, target, request, urgent)
-            .await;
+        let answer = self.call_as(doc.company_id, target, request, urgent).await;
         doc.attempts = job.attempts;
         match answer {
             Ok(response) => {

@@ -33,11 +33,7 @@ fn body() -> Value {
 }
 
 fn emitir(app: &TestApp, body: &Value) -> Value {
-    let (status, res) = json(app.post(
-        "/v1/api/documentos-soporte/emitir",
-        &app.sk_test(),
-        body,
-    ));
+    let (status, res) = json(app.post("/v1/api/documentos-soporte/emitir", &app.sk_test(), body));
     assert_eq!(status, 200, "{res}");
     assert_eq!(res["success"], true, "{res}");
     res["data"].clone()
@@ -56,8 +52,14 @@ fn a_support_document_is_issued_accepted_and_answered_field_by_field() {
     assert_eq!(data["prefijo"], "SEDS");
     assert_eq!(data["centro_costos"], "ADM-01");
     let id = data["id"].as_u64().unwrap();
-    assert_eq!(data["pdf_url"], format!("/v1/api/documentos-soporte/{id}/pdf"));
-    assert_eq!(data["xml_url"], format!("/v1/api/documentos-soporte/{id}/xml"));
+    assert_eq!(
+        data["pdf_url"],
+        format!("/v1/api/documentos-soporte/{id}/pdf")
+    );
+    assert_eq!(
+        data["xml_url"],
+        format!("/v1/api/documentos-soporte/{id}/xml")
+    );
     let cuds = data["cuds"].as_str().unwrap();
     assert_eq!(cuds.len(), 96);
     assert!(data["qr_url"].as_str().unwrap().ends_with(cuds));
@@ -67,14 +69,20 @@ fn a_support_document_is_issued_accepted_and_answered_field_by_field() {
     xmlsec_verifies(&xml);
     assert_eq!(recomputed_code(&app, &xml), cuds, "CUDS recomputed");
     assert!(xml.contains("schemeName=\"CUDS-SHA384\""));
-    assert!(xml.contains("<cbc:CustomizationID>10</cbc:CustomizationID>"), "resident");
+    assert!(
+        xml.contains("<cbc:CustomizationID>10</cbc:CustomizationID>"),
+        "resident"
+    );
     // The caller's 07 ReteFuente is the authority's 06, 05 ReteICA its 07.
     assert!(xml.contains("<cbc:ID>06</cbc:ID><cbc:Name>ReteRenta</cbc:Name>"));
     assert!(xml.contains("<cbc:ID>07</cbc:ID><cbc:Name>ReteICA</cbc:Name>"));
     assert!(xml.contains("<cbc:PaymentMeansCode>47</cbc:PaymentMeansCode>"));
 
     // The PDF: the code in full and the QR of the document.
-    let res = app.get(&format!("/v1/api/documentos-soporte/{id}/pdf"), &app.sk_test());
+    let res = app.get(
+        &format!("/v1/api/documentos-soporte/{id}/pdf"),
+        &app.sk_test(),
+    );
     assert_eq!(res.status(), 200);
     assert_eq!(res.headers()["content-type"], "application/pdf");
     let pdf = res.bytes().unwrap();
@@ -87,7 +95,8 @@ fn a_support_document_is_issued_accepted_and_answered_field_by_field() {
     }
 
     // The detail: everything sent, computed totals, code, state, history.
-    let (status, detail) = json(app.get(&format!("/v1/api/documentos-soporte/{id}"), &app.sk_test()));
+    let (status, detail) =
+        json(app.get(&format!("/v1/api/documentos-soporte/{id}"), &app.sk_test()));
     assert_eq!(status, 200, "{detail}");
     let d = &detail["data"];
     assert_eq!(d["solicitud"]["proveedor"]["nombre"], "Pedro Pérez");
@@ -111,12 +120,16 @@ fn a_support_document_is_issued_accepted_and_answered_field_by_field() {
     let mut abroad = body();
     abroad["proveedor"] = json!({"numero_identificacion": "X1234567", "nombre": "John Smith",
                                  "tipo_documento": "41", "pais": "US"});
-    abroad["lineas"] = json!([{"descripcion": "Consultoría", "cantidad": 1, "precio_unitario": 300000}]);
+    abroad["lineas"] =
+        json!([{"descripcion": "Consultoría", "cantidad": 1, "precio_unitario": 300000}]);
     let nr = emitir(&app, &abroad);
     assert_eq!(nr["total_retenciones"], "0.00");
     assert_eq!(nr["total"], "300000.00");
     assert_eq!(nr["estado_tax"], "Aceptado", "{nr}");
-    let xml = xml_of(&app, &format!("/v1/api/documentos-soporte/{}/xml", nr["id"]));
+    let xml = xml_of(
+        &app,
+        &format!("/v1/api/documentos-soporte/{}/xml", nr["id"]),
+    );
     assert!(xml.contains("<cbc:CustomizationID>11</cbc:CustomizationID>"));
     xsd_valid(&xml);
     assert_eq!(recomputed_code(&app, &xml), nr["cuds"].as_str().unwrap());
@@ -151,7 +164,10 @@ fn adjustment_notes_lists_and_refusals() {
     assert_eq!(whole["subtotal"], "120000.00");
     assert_eq!(whole["total"], "115806.80");
     assert_eq!(whole["documento_referencia"], id);
-    let xml = xml_of(&app, &format!("/v1/api/documentos-soporte/{}/xml", whole["id"]));
+    let xml = xml_of(
+        &app,
+        &format!("/v1/api/documentos-soporte/{}/xml", whole["id"]),
+    );
     xsd_valid(&xml);
     xmlsec_verifies(&xml);
     assert_eq!(recomputed_code(&app, &xml), whole["cuds"].as_str().unwrap());
@@ -170,12 +186,32 @@ fn adjustment_notes_lists_and_refusals() {
     // Refusals of notes.
     let note = json!({"concepto_nota": "1", "motivo": "x"});
     let path = |i: u64| format!("/v1/api/documentos-soporte/{i}/nota-ajuste");
-    assert_error(app.post(&path(999999), &app.sk_test(), &note), 404, "NOT_FOUND");
+    assert_error(
+        app.post(&path(999999), &app.sk_test(), &note),
+        404,
+        "NOT_FOUND",
+    );
     let mut mismatch = note.clone();
     mismatch["documento_referencia"] = json!(id + 1000);
-    assert_error(app.post(&path(id), &app.sk_test(), &mismatch), 422, "VALIDATION_ERROR");
-    assert_error(app.post(&path(id), &app.sk_test(), &json!({"concepto_nota": "4", "motivo": "x"})), 422, "VALIDATION_ERROR");
-    assert_error(app.post(&path(id), &app.sk_test(), &json!({"motivo": "x"})), 422, "VALIDATION_ERROR");
+    assert_error(
+        app.post(&path(id), &app.sk_test(), &mismatch),
+        422,
+        "VALIDATION_ERROR",
+    );
+    assert_error(
+        app.post(
+            &path(id),
+            &app.sk_test(),
+            &json!({"concepto_nota": "4", "motivo": "x"}),
+        ),
+        422,
+        "VALIDATION_ERROR",
+    );
+    assert_error(
+        app.post(&path(id), &app.sk_test(), &json!({"motivo": "x"})),
+        422,
+        "VALIDATION_ERROR",
+    );
     let (status, other) = json(app.admin_post(
         "/admin/companies",
         &json!({"nit": "800197268", "razon_social": "Otra S.A.S.", "demo": true}),
@@ -184,12 +220,17 @@ fn adjustment_notes_lists_and_refusals() {
     let other_key = other["data"]["sk_test"].as_str().unwrap().to_string();
     assert_error(app.post(&path(id), &other_key, &note), 404, "NOT_FOUND");
     for p in ["", "/pdf", "/xml"] {
-        assert_error(app.get(&format!("/v1/api/documentos-soporte/{id}{p}"), &other_key), 404, "NOT_FOUND");
+        assert_error(
+            app.get(&format!("/v1/api/documentos-soporte/{id}{p}"), &other_key),
+            404,
+            "NOT_FOUND",
+        );
     }
 
     // Lists: vendor filter, states, dates, paging.
     let list = |q: &str| {
-        let (status, res) = json(app.get(&format!("/v1/api/documentos-soporte?{q}"), &app.sk_test()));
+        let (status, res) =
+            json(app.get(&format!("/v1/api/documentos-soporte?{q}"), &app.sk_test()));
         assert_eq!(status, 200, "{q}: {res}");
         res["data"].clone()
     };
@@ -199,10 +240,16 @@ fn adjustment_notes_lists_and_refusals() {
     let second_only = list("proveedor=79111222");
     assert_eq!(second_only["total"], 1);
     assert_eq!(second_only["items"][0]["id"], second["id"]);
-    assert_eq!(second_only["items"][0]["resumen"]["centro_costos"], "VEN-02");
+    assert_eq!(
+        second_only["items"][0]["resumen"]["centro_costos"],
+        "VEN-02"
+    );
     assert_eq!(list("estado=2")["total"], 4);
     assert_eq!(list("estado=1,4")["total"], 0);
-    let today = all["items"][0]["fecha_emision"].as_str().unwrap().to_string();
+    let today = all["items"][0]["fecha_emision"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert_eq!(list(&format!("fecha_desde={today}"))["total"], 4);
     assert_eq!(list("fecha_hasta=2001-01-01")["total"], 0);
     let p2 = list("limit=3&page=2");
@@ -212,7 +259,11 @@ fn adjustment_notes_lists_and_refusals() {
     // document in the POS list.
     let (_, pos) = json(app.get("/v1/api/pos", &app.sk_test()));
     assert_eq!(pos["data"]["total"], 0);
-    assert_error(app.get(&format!("/v1/api/pos/{id}"), &app.sk_test()), 404, "NOT_FOUND");
+    assert_error(
+        app.get(&format!("/v1/api/pos/{id}"), &app.sk_test()),
+        404,
+        "NOT_FOUND",
+    );
 
     // Refusals of a document; nothing numbered.
     let next = || {
@@ -221,9 +272,17 @@ fn adjustment_notes_lists_and_refusals() {
     };
     let before = next();
     let refuse = |b: Value, field: &str| {
-        let err = assert_error(app.post("/v1/api/documentos-soporte/emitir", &app.sk_test(), &b), 422, "VALIDATION_ERROR");
+        let err = assert_error(
+            app.post("/v1/api/documentos-soporte/emitir", &app.sk_test(), &b),
+            422,
+            "VALIDATION_ERROR",
+        );
         assert!(
-            err["error"]["details"].as_array().unwrap().iter().any(|d| d["field"] == field),
+            err["error"]["details"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|d| d["field"] == field),
             "expected {field}: {err}"
         );
     };

@@ -1582,7 +1582,10 @@ impl Accepted {
                     self.customers.insert(id);
                 }
             }
-            if body.get("cliente").is_none_or(Value::is_null) && body.get("lineas").is_some() && body.get("proveedor").is_none() {
+            if body.get("cliente").is_none_or(Value::is_null)
+                && body.get("lineas").is_some()
+                && body.get("proveedor").is_none()
+            {
                 self.customers.insert("222222222222".into());
             }
         }
@@ -1666,9 +1669,11 @@ fn families(p: &mut Probe, w: &World, kinds: &[Vec<String>], rng: &mut Rng, acc:
         }
     }
     // Path ids and query strings of every read.
-    let ids = bad_ids()
-        .into_iter()
-        .chain([w.foreign.to_string(), w.invoice.to_string(), "4000000".into()]);
+    let ids = bad_ids().into_iter().chain([
+        w.foreign.to_string(),
+        w.invoice.to_string(),
+        "4000000".into(),
+    ]);
     for id in ids {
         for path in [
             format!("{DS}/{id}"),
@@ -1685,16 +1690,34 @@ fn families(p: &mut Probe, w: &World, kinds: &[Vec<String>], rng: &mut Rng, acc:
             format!("{DS}/{id}/nota-ajuste"),
             format!("{POS}/{id}/nota-ajuste"),
         ] {
-            let a = p.keyed(Method::POST, &path, Some("application/json"), br#"{"concepto":"1","concepto_nota":"1","motivo":"x"}"#.to_vec());
+            let a = p.keyed(
+                Method::POST,
+                &path,
+                Some("application/json"),
+                br#"{"concepto":"1","concepto_nota":"1","motivo":"x"}"#.to_vec(),
+            );
             p.refused(&path, &a, true);
         }
     }
     let list_queries = [
-        "?page=0", "?limit=0", "?limit=101", "?limit=-1", "?page=4294967296", "?fecha_desde=2024-13-01",
-        "?fecha_desde=2025-02-01&fecha_hasta=2025-01-01", "?estado=7", "?estado=1,x", "?estado=%00",
-        "?proveedor=%00", "?id_caja=%FF", "?id_cajero=1&id_cajero=2",
+        "?page=0",
+        "?limit=0",
+        "?limit=101",
+        "?limit=-1",
+        "?page=4294967296",
+        "?fecha_desde=2024-13-01",
+        "?fecha_desde=2025-02-01&fecha_hasta=2025-01-01",
+        "?estado=7",
+        "?estado=1,x",
+        "?estado=%00",
+        "?proveedor=%00",
+        "?id_caja=%FF",
+        "?id_cajero=1&id_cajero=2",
     ];
-    for q in bad_queries().into_iter().chain(list_queries.map(String::from)) {
+    for q in bad_queries()
+        .into_iter()
+        .chain(list_queries.map(String::from))
+    {
         p.get(&format!("{DS}{q}"));
         p.get(&format!("{POS}{q}"));
         p.get(&format!("{POS}/arqueo{q}"));

@@ -62,7 +62,9 @@ pub fn xsd_valid(xml: &str) {
     }
     let schemas = std::env::var_os("EMISOR_SCHEMAS_DIR")
         .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/schemas"));
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/schemas")
+        });
     let root = if xml.contains("<CreditNote") {
         "UBL-CreditNote-2.1.xsd"
     } else {
@@ -246,7 +248,10 @@ fn a_sale_is_issued_synchronously_accepted_and_answered_field_by_field() {
     assert_eq!(detail["resumen"]["propina"], "1500.00");
     assert_eq!(detail["resumen"]["pagos"], "10=10000.00;48=12120.00");
     assert_eq!(detail["estado_tax"], "Aceptado");
-    assert!(detail["historial"].as_array().unwrap().len() >= 2, "{detail}");
+    assert!(
+        detail["historial"].as_array().unwrap().len() >= 2,
+        "{detail}"
+    );
 }
 
 #[test]
@@ -274,7 +279,11 @@ fn the_thermal_receipt_prints_on_both_widths_and_refuses_others() {
             );
         }
         if tool("zbarimg") && tool("pdftoppm") {
-            assert_eq!(zbarimg(&pdf), data["qr_url"].as_str().unwrap(), "width {width}");
+            assert_eq!(
+                zbarimg(&pdf),
+                data["qr_url"].as_str().unwrap(),
+                "width {width}"
+            );
         }
     }
     // 80 mm when no width is given.
@@ -326,7 +335,10 @@ fn adjustment_notes_lists_and_the_cash_count_agree() {
     xsd_valid(&xml);
     xmlsec_verifies(&xml);
     assert_eq!(recomputed_code(&app, &xml), note["cude"].as_str().unwrap());
-    assert!(xml.contains(a2["cude"].as_str().unwrap()), "references the receipt");
+    assert!(
+        xml.contains(a2["cude"].as_str().unwrap()),
+        "references the receipt"
+    );
 
     let id1 = a1["id"].as_u64().unwrap();
     let (status, partial) = json(app.post(
@@ -348,7 +360,10 @@ fn adjustment_notes_lists_and_the_cash_count_agree() {
     let all = list("");
     assert_eq!(all["total"], 5, "{all}");
     let caja7 = list("id_caja=7");
-    assert_eq!(caja7["total"], 4, "3 receipts… 2 receipts and 2 notes of till 7: {caja7}");
+    assert_eq!(
+        caja7["total"], 4,
+        "3 receipts… 2 receipts and 2 notes of till 7: {caja7}"
+    );
     let cajero2 = list("id_caja=7&id_cajero=2");
     assert_eq!(cajero2["total"], 2, "a2 and its note: {cajero2}");
     let page = list("limit=2&page=2");
@@ -357,48 +372,116 @@ fn adjustment_notes_lists_and_the_cash_count_agree() {
     let last = list("limit=2&page=3");
     assert_eq!(last["items"].as_array().unwrap().len(), 1);
     // Newest first.
-    let ids: Vec<u64> = all["items"].as_array().unwrap().iter().map(|i| i["id"].as_u64().unwrap()).collect();
+    let ids: Vec<u64> = all["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["id"].as_u64().unwrap())
+        .collect();
     let mut sorted = ids.clone();
     sorted.sort_by(|a, b| b.cmp(a));
     assert_eq!(ids, sorted);
     let accepted = list("estado=2");
     assert_eq!(accepted["total"], 5);
     assert_eq!(list("estado=4")["total"], 0);
-    let today = all["items"][0]["fecha_emision"].as_str().unwrap().to_string();
-    assert_eq!(list(&format!("fecha_desde={today}&fecha_hasta={today}"))["total"], 5);
+    let today = all["items"][0]["fecha_emision"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        list(&format!("fecha_desde={today}&fecha_hasta={today}"))["total"],
+        5
+    );
     assert_eq!(list("fecha_hasta=2000-01-01")["total"], 0);
-    for bad in ["limit=0", "limit=101", "page=0", "fecha_desde=ayer", "estado=9"] {
-        assert_error(app.get(&format!("/v1/api/pos?{bad}"), &app.sk_test()), 422, "VALIDATION_ERROR");
+    for bad in [
+        "limit=0",
+        "limit=101",
+        "page=0",
+        "fecha_desde=ayer",
+        "estado=9",
+    ] {
+        assert_error(
+            app.get(&format!("/v1/api/pos?{bad}"), &app.sk_test()),
+            422,
+            "VALIDATION_ERROR",
+        );
     }
 
     // The cash count of till 7 equals the sum of its listed receipts.
-    let (status, count) = json(app.get(&format!("/v1/api/pos/arqueo?fecha={today}&id_caja=7"), &app.sk_test()));
+    let (status, count) = json(app.get(
+        &format!("/v1/api/pos/arqueo?fecha={today}&id_caja=7"),
+        &app.sk_test(),
+    ));
     assert_eq!(status, 200, "{count}");
     let count = &count["data"];
     let items: Vec<Value> = caja7["items"].as_array().unwrap().clone();
-    let receipts: Vec<&Value> = items.iter().filter(|i| i["id_tipo_documento"] == 9).collect();
-    let notes: Vec<&Value> = items.iter().filter(|i| i["id_tipo_documento"] == 10).collect();
-    let sum = |v: &[&Value], f: &dyn Fn(&Value) -> rust_decimal::Decimal| v.iter().map(|i| f(i)).sum::<rust_decimal::Decimal>();
+    let receipts: Vec<&Value> = items
+        .iter()
+        .filter(|i| i["id_tipo_documento"] == 9)
+        .collect();
+    let notes: Vec<&Value> = items
+        .iter()
+        .filter(|i| i["id_tipo_documento"] == 10)
+        .collect();
+    let sum = |v: &[&Value], f: &dyn Fn(&Value) -> rust_decimal::Decimal| {
+        v.iter().map(|i| f(i)).sum::<rust_decimal::Decimal>()
+    };
     assert_eq!(count["cantidad"], 2);
-    assert_eq!(money(&count["total_ventas"]), sum(&receipts, &|i| money(&i["total"])));
-    assert_eq!(money(&count["subtotal"]), sum(&receipts, &|i| money(&i["resumen"]["subtotal"])));
-    assert_eq!(money(&count["propinas"]), sum(&receipts, &|i| money(&i["resumen"]["propina"])));
-    assert_eq!(money(&count["notas_ajuste"]["total"]), sum(&notes, &|i| money(&i["total"])));
+    assert_eq!(
+        money(&count["total_ventas"]),
+        sum(&receipts, &|i| money(&i["total"]))
+    );
+    assert_eq!(
+        money(&count["subtotal"]),
+        sum(&receipts, &|i| money(&i["resumen"]["subtotal"]))
+    );
+    assert_eq!(
+        money(&count["propinas"]),
+        sum(&receipts, &|i| money(&i["resumen"]["propina"]))
+    );
+    assert_eq!(
+        money(&count["notas_ajuste"]["total"]),
+        sum(&notes, &|i| money(&i["total"]))
+    );
     assert_eq!(count["total_ventas"], "46240.00");
     assert_eq!(count["notas_ajuste"]["cantidad"], 2);
     assert_eq!(count["total_neto"], "19760.00"); // 46240 − 21620 − 4860
-    let methods: Vec<(String, String)> = count["por_metodo_pago"].as_array().unwrap().iter()
-        .map(|m| (m["metodo"].as_str().unwrap().to_string(), m["total"].as_str().unwrap().to_string())).collect();
-    assert_eq!(methods, vec![("10".into(), "20000.00".into()), ("48".into(), "24240.00".into())]);
+    let methods: Vec<(String, String)> = count["por_metodo_pago"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                m["metodo"].as_str().unwrap().to_string(),
+                m["total"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        methods,
+        vec![
+            ("10".into(), "20000.00".into()),
+            ("48".into(), "24240.00".into())
+        ]
+    );
     let taxes = count["por_impuesto"].as_array().unwrap();
     assert_eq!(taxes.len(), 2, "{count}");
     assert_eq!(taxes[0]["tipo"], "01");
     assert_eq!(taxes[0]["valor"], "3800.00");
     assert_eq!(taxes[1]["tipo"], "04");
     assert_eq!(taxes[1]["valor"], "1440.00");
-    let numbers = [a1["numero"].as_u64().unwrap(), a2["numero"].as_u64().unwrap()];
-    assert_eq!(count["primer_numero"], format!("EPOS{}", numbers.iter().min().unwrap()));
-    assert_eq!(count["ultimo_numero"], format!("EPOS{}", numbers.iter().max().unwrap()));
+    let numbers = [
+        a1["numero"].as_u64().unwrap(),
+        a2["numero"].as_u64().unwrap(),
+    ];
+    assert_eq!(
+        count["primer_numero"],
+        format!("EPOS{}", numbers.iter().min().unwrap())
+    );
+    assert_eq!(
+        count["ultimo_numero"],
+        format!("EPOS{}", numbers.iter().max().unwrap())
+    );
     // The whole day (both tills).
     let (_, day) = json(app.get("/v1/api/pos/arqueo", &app.sk_test()));
     assert_eq!(day["data"]["cantidad"], 3, "{day}");
@@ -406,7 +489,11 @@ fn adjustment_notes_lists_and_the_cash_count_agree() {
         money(&day["data"]["total_ventas"]),
         money(&count["total_ventas"]) + money(&b1["total"])
     );
-    assert_error(app.get("/v1/api/pos/arqueo?fecha=hoy", &app.sk_test()), 422, "VALIDATION_ERROR");
+    assert_error(
+        app.get("/v1/api/pos/arqueo?fecha=hoy", &app.sk_test()),
+        422,
+        "VALIDATION_ERROR",
+    );
 }
 
 #[test]
@@ -418,7 +505,11 @@ fn each_bad_sale_or_adjustment_is_refused_and_consumes_nothing() {
     };
     let before = next();
     let refuse = |body: Value, field: &str| {
-        let err = assert_error(app.post("/v1/api/pos/emitir", &app.sk_test(), &body), 422, "VALIDATION_ERROR");
+        let err = assert_error(
+            app.post("/v1/api/pos/emitir", &app.sk_test(), &body),
+            422,
+            "VALIDATION_ERROR",
+        );
         let details = err["error"]["details"].as_array().unwrap();
         assert!(
             details.iter().any(|d| d["field"] == field),
@@ -440,7 +531,10 @@ fn each_bad_sale_or_adjustment_is_refused_and_consumes_nothing() {
     unpaid["pagos"][1]["monto"] = json!(100);
     let err = refuse(unpaid, "pagos");
     let message = err["error"]["details"][0]["message"].as_str().unwrap();
-    assert!(message.contains("10100") && message.contains("23120.00"), "{message}");
+    assert!(
+        message.contains("10100") && message.contains("23120.00"),
+        "{message}"
+    );
     let mut asynchronous = sale("1", "1");
     asynchronous["asincrono"] = json!(true);
     refuse(asynchronous, "asincrono");
@@ -453,30 +547,58 @@ fn each_bad_sale_or_adjustment_is_refused_and_consumes_nothing() {
     // A wrong JSON type is a 400.
     let mut wrong = sale("1", "1");
     wrong["lineas"] = json!("café");
-    assert_error(app.post("/v1/api/pos/emitir", &app.sk_test(), &wrong), 400, "MALFORMED_JSON");
+    assert_error(
+        app.post("/v1/api/pos/emitir", &app.sk_test(), &wrong),
+        400,
+        "MALFORMED_JSON",
+    );
     assert_eq!(next(), before, "no number consumed");
 
     // Adjustments: unknown receipt, another company's, a missing motive.
     let receipt = emitir(&app, &sale("1", "1"));
     let id = receipt["id"].as_u64().unwrap();
     let body = json!({"motivo": "x", "concepto": "1"});
-    assert_error(app.post("/v1/api/pos/999999/nota-ajuste", &app.sk_test(), &body), 404, "NOT_FOUND");
+    assert_error(
+        app.post("/v1/api/pos/999999/nota-ajuste", &app.sk_test(), &body),
+        404,
+        "NOT_FOUND",
+    );
     let (status, other) = json(app.admin_post(
         "/admin/companies",
         &json!({"nit": "800197268", "razon_social": "Otra Tienda SAS", "demo": true}),
     ));
     assert_eq!(status, 201, "{other}");
     let other_key = other["data"]["sk_test"].as_str().unwrap().to_string();
-    assert_error(app.post(&format!("/v1/api/pos/{id}/nota-ajuste"), &other_key, &body), 404, "NOT_FOUND");
-    assert_error(app.get(&format!("/v1/api/pos/{id}/tirilla"), &other_key), 404, "NOT_FOUND");
-    assert_error(app.get(&format!("/v1/api/pos/{id}"), &other_key), 404, "NOT_FOUND");
     assert_error(
-        app.post(&format!("/v1/api/pos/{id}/nota-ajuste"), &app.sk_test(), &json!({"concepto": "1"})),
+        app.post(&format!("/v1/api/pos/{id}/nota-ajuste"), &other_key, &body),
+        404,
+        "NOT_FOUND",
+    );
+    assert_error(
+        app.get(&format!("/v1/api/pos/{id}/tirilla"), &other_key),
+        404,
+        "NOT_FOUND",
+    );
+    assert_error(
+        app.get(&format!("/v1/api/pos/{id}"), &other_key),
+        404,
+        "NOT_FOUND",
+    );
+    assert_error(
+        app.post(
+            &format!("/v1/api/pos/{id}/nota-ajuste"),
+            &app.sk_test(),
+            &json!({"concepto": "1"}),
+        ),
         422,
         "VALIDATION_ERROR",
     );
     assert_error(
-        app.post(&format!("/v1/api/pos/{id}/nota-ajuste"), &app.sk_test(), &json!({"motivo": "x", "concepto": "9"})),
+        app.post(
+            &format!("/v1/api/pos/{id}/nota-ajuste"),
+            &app.sk_test(),
+            &json!({"motivo": "x", "concepto": "9"}),
+        ),
         422,
         "VALIDATION_ERROR",
     );
@@ -492,7 +614,10 @@ fn authority_down_a_test_sale_is_kept_and_queued_a_live_one_is_refused() {
         matches!(data["id_estado_documento"].as_u64(), Some(3 | 5)),
         "{data}"
     );
-    assert!(matches!(data["estado_tax"].as_str(), Some("En Cola" | "Esperando tax")));
+    assert!(matches!(
+        data["estado_tax"].as_str(),
+        Some("En Cola" | "Esperando tax")
+    ));
     assert!(started.elapsed() < Duration::from_secs(10));
     // Open the breaker (5 failures), then a live sale is refused, unnumbered.
     for _ in 0..5 {
@@ -504,7 +629,11 @@ fn authority_down_a_test_sale_is_kept_and_queued_a_live_one_is_refused() {
         c["data"]["siguiente"].clone()
     };
     let before = next();
-    assert_error(app.post("/v1/api/pos/emitir", &live, &sale("1", "1")), 503, "TAX_UNAVAILABLE");
+    assert_error(
+        app.post("/v1/api/pos/emitir", &live, &sale("1", "1")),
+        503,
+        "TAX_UNAVAILABLE",
+    );
     assert_eq!(next(), before, "nothing numbered");
     // Back up: the kept sale is accepted by the retries.
     sim_mode(&app, json!({"mode": "up"}));

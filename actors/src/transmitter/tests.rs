@@ -239,7 +239,10 @@ async fn an_urgent_submission_goes_ahead_of_the_backlog() {
     let order: Vec<usize> = log.starts.iter().map(|(id, _)| *id).collect();
     let at = order.iter().position(|id| *id == 500).expect("sale sent");
     // The one in flight when it arrived may finish first; no other.
-    assert!(at <= 1, "the sale waited for {at} background sends: {order:?}");
+    assert!(
+        at <= 1,
+        "the sale waited for {at} background sends: {order:?}"
+    );
 }
 
 #[actix::test]

@@ -19,7 +19,10 @@ pub fn answer(issued: Issued, amounts: &Amounts, reference: Option<u64>) -> Http
     let (doc, transmission) = match issued {
         Issued::Done {
             doc, transmission, ..
-        } => (doc, transmission.and_then(|t| serde_json::to_value(*t).ok())),
+        } => (
+            doc,
+            transmission.and_then(|t| serde_json::to_value(*t).ok()),
+        ),
         Issued::Queued { doc, .. } => (doc, None),
     };
     let base = format!("{}/documentos-soporte/{}", crate::api::BASE, doc.id);

@@ -12,8 +12,8 @@ use serde_json::{json, Map, Value};
 
 use super::model::{SupportLine, SupportRequest, Vendor};
 use crate::api::error::{ApiError, FieldError};
-use crate::api::family::{self, drop_placeholder_email, map_unified, num, Renames, NO_EMAIL};
 use crate::api::facturacion::mapping::ReferencedDocument;
+use crate::api::family::{self, drop_placeholder_email, map_unified, num, Renames, NO_EMAIL};
 use crate::engine::totals;
 use crate::issuing::request::{Api, DocumentRequest};
 
@@ -23,7 +23,10 @@ pub const RENAMES: Renames = &[
         "customer.type_document_identification.code",
         "proveedor.tipo_documento",
     ),
-    ("customer.identification_number", "proveedor.numero_identificacion"),
+    (
+        "customer.identification_number",
+        "proveedor.numero_identificacion",
+    ),
     ("customer.name", "proveedor.nombre"),
     ("customer.email", "proveedor.correo"),
     ("customer.address", "proveedor.direccion"),
@@ -90,7 +93,10 @@ fn vendor_json(v: &Vendor, e: &mut Vec<FieldError>) -> Value {
         .filter(|p| !p.is_empty())
         .unwrap_or("CO");
     let mut c = Map::new();
-    c.insert("identification_number".into(), json!(v.numero_identificacion));
+    c.insert(
+        "identification_number".into(),
+        json!(v.numero_identificacion),
+    );
     c.insert("name".into(), json!(v.nombre));
     c.insert(
         "email".into(),
@@ -270,10 +276,14 @@ pub fn support_document(req: &SupportRequest, today: NaiveDate) -> Result<Transl
             ));
         }
     }
-    let observaciones = family::opt_text("observaciones", req.observaciones.as_deref(), 4000, &mut e);
+    let observaciones =
+        family::opt_text("observaciones", req.observaciones.as_deref(), 4000, &mut e);
     let centro = family::opt_text("centro_costos", req.centro_costos.as_deref(), 100, &mut e);
     let customer = vendor_json(&req.proveedor, &mut e);
-    let lines = named_quantity(lines_json(req.lineas.as_deref(), &mut e), "invoiced_quantity");
+    let lines = named_quantity(
+        lines_json(req.lineas.as_deref(), &mut e),
+        "invoiced_quantity",
+    );
     let non_resident = req
         .proveedor
         .pais
@@ -331,7 +341,10 @@ pub fn adjustment(
     u.insert("transmit".into(), json!(req.transmitir.unwrap_or(true)));
     u.insert("customer".into(), customer);
     u.insert("credit_note_lines".into(), Value::Array(lines));
-    u.insert("id_documento_referencia".into(), json!(req.documento_referencia));
+    u.insert(
+        "id_documento_referencia".into(),
+        json!(req.documento_referencia),
+    );
     u.insert("id_concepto_nota".into(), json!(req.concepto_nota));
     if let Some(m) = motivo {
         u.insert("notes".into(), json!(m));

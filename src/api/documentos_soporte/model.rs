@@ -84,11 +84,17 @@ pub struct Vendor {
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 pub struct SupportLine {
     pub descripcion: String,
-    #[serde(deserialize_with = "amount::required", serialize_with = "exact::required")]
+    #[serde(
+        deserialize_with = "amount::required",
+        serialize_with = "exact::required"
+    )]
     #[schema(value_type = f64)]
     pub cantidad: Decimal,
     /// Before withholdings.
-    #[serde(deserialize_with = "amount::required", serialize_with = "exact::required")]
+    #[serde(
+        deserialize_with = "amount::required",
+        serialize_with = "exact::required"
+    )]
     #[schema(value_type = f64)]
     pub precio_unitario: Decimal,
     #[serde(default)]
@@ -109,15 +115,27 @@ pub struct Withholding {
     #[schema(value_type = String)]
     pub tipo: String,
     /// Rate in percent.
-    #[serde(default, deserialize_with = "amount::option", serialize_with = "exact::option")]
+    #[serde(
+        default,
+        deserialize_with = "amount::option",
+        serialize_with = "exact::option"
+    )]
     #[schema(value_type = Option<f64>)]
     pub porcentaje: Option<Decimal>,
     /// The line subtotal when absent.
-    #[serde(default, deserialize_with = "amount::option", serialize_with = "exact::option")]
+    #[serde(
+        default,
+        deserialize_with = "amount::option",
+        serialize_with = "exact::option"
+    )]
     #[schema(value_type = Option<f64>)]
     pub base: Option<Decimal>,
     /// Checked against ours when present.
-    #[serde(default, deserialize_with = "amount::option", serialize_with = "exact::option")]
+    #[serde(
+        default,
+        deserialize_with = "amount::option",
+        serialize_with = "exact::option"
+    )]
     #[schema(value_type = Option<f64>)]
     pub valor: Option<Decimal>,
 }

@@ -47,7 +47,9 @@ impl Translator for SupportTranslator {
             let mut r: SupportRequest = parse(request).map_err(stored)?;
             // Rebuilt later: the stored date was checked when it was sent.
             r.fecha_emision = None;
-            Ok(support_document(&r, NaiveDate::MIN).map_err(stored)?.request)
+            Ok(support_document(&r, NaiveDate::MIN)
+                .map_err(stored)?
+                .request)
         }
     }
 }

@@ -28,7 +28,10 @@ pub fn answer(
     let (doc, transmission) = match issued {
         Issued::Done {
             doc, transmission, ..
-        } => (doc, transmission.and_then(|t| serde_json::to_value(*t).ok())),
+        } => (
+            doc,
+            transmission.and_then(|t| serde_json::to_value(*t).ok()),
+        ),
         Issued::Queued { doc, .. } => (doc, None),
     };
     let base = format!("{}/pos/{}", crate::api::BASE, doc.id);

@@ -246,7 +246,10 @@ fn payment_code(
 ) -> String {
     let v = value.map(str::trim).unwrap_or(default).to_string();
     if v.is_empty() || v.len() > 3 || !v.bytes().all(|b| b.is_ascii_alphanumeric()) {
-        e.push(FieldError::new(field, "must be a payment code (10, 48, 49 …)"));
+        e.push(FieldError::new(
+            field,
+            "must be a payment code (10, 48, 49 …)",
+        ));
     }
     v
 }
@@ -256,7 +259,11 @@ pub fn receipt(req: &PosRequest) -> Result<Translated, ApiError> {
     let mut e = Vec::new();
     if req.asincrono == Some(true) || req.r#async == Some(true) {
         e.push(FieldError::new(
-            if req.asincrono == Some(true) { "asincrono" } else { "async" },
+            if req.asincrono == Some(true) {
+                "asincrono"
+            } else {
+                "async"
+            },
             "a POS sale is always synchronous",
         ));
     }
@@ -285,24 +292,38 @@ pub fn receipt(req: &PosRequest) -> Result<Translated, ApiError> {
         Some(p) => p
             .iter()
             .enumerate()
-            .map(|(i, PosPayment { forma, metodo, monto })| {
-                let f = payment_code(&format!("pagos[{i}].forma"), forma.as_deref(), "1", &mut e);
-                if !matches!(f.as_str(), "1" | "2") {
-                    e.push(FieldError::new(
-                        format!("pagos[{i}].forma"),
-                        "must be 1 (cash) or 2 (credit)",
-                    ));
-                }
-                let m =
-                    payment_code(&format!("pagos[{i}].metodo"), metodo.as_deref(), "10", &mut e);
-                if *monto <= Decimal::ZERO || monto.scale() > 2 {
-                    e.push(FieldError::new(
-                        format!("pagos[{i}].monto"),
-                        "must be more than 0, with at most 2 decimals",
-                    ));
-                }
-                (f, m, *monto)
-            })
+            .map(
+                |(
+                    i,
+                    PosPayment {
+                        forma,
+                        metodo,
+                        monto,
+                    },
+                )| {
+                    let f =
+                        payment_code(&format!("pagos[{i}].forma"), forma.as_deref(), "1", &mut e);
+                    if !matches!(f.as_str(), "1" | "2") {
+                        e.push(FieldError::new(
+                            format!("pagos[{i}].forma"),
+                            "must be 1 (cash) or 2 (credit)",
+                        ));
+                    }
+                    let m = payment_code(
+                        &format!("pagos[{i}].metodo"),
+                        metodo.as_deref(),
+                        "10",
+                        &mut e,
+                    );
+                    if *monto <= Decimal::ZERO || monto.scale() > 2 {
+                        e.push(FieldError::new(
+                            format!("pagos[{i}].monto"),
+                            "must be more than 0, with at most 2 decimals",
+                        ));
+                    }
+                    (f, m, *monto)
+                },
+            )
             .collect(),
     };
     let mut u = Map::new();
@@ -310,7 +331,10 @@ pub fn receipt(req: &PosRequest) -> Result<Translated, ApiError> {
     u.insert("transmit".into(), json!(req.transmitir.unwrap_or(true)));
     u.insert("customer".into(), customer_json(req.cliente.as_ref()));
     u.insert("invoice_lines".into(), Value::Array(lines));
-    u.insert("payment_form".into(), json!({ "id": forma, "method": metodo }));
+    u.insert(
+        "payment_form".into(),
+        json!({ "id": forma, "method": metodo }),
+    );
     u.insert("id_caja".into(), json!(caja));
     u.insert("id_cajero".into(), json!(cajero));
     if let Some(o) = observaciones {

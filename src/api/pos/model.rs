@@ -28,19 +28,40 @@ pub struct PosRequest {
     #[serde(default, deserialize_with = "object::option_vec")]
     pub lineas: Option<Vec<PosLine>>,
     /// The final consumer (`222222222222`) when absent.
-    #[serde(default, deserialize_with = "object::option", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "object::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub cliente: Option<PosCustomer>,
-    #[serde(default, deserialize_with = "object::option_vec", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "object::option_vec",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub pagos: Option<Vec<PosPayment>>,
     /// Register (`PlacaCaja`); `1` when absent.
-    #[serde(default, deserialize_with = "code::option", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "code::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schema(value_type = Option<String>)]
     pub id_caja: Option<String>,
     /// Cashier (`Cajero`); `1` when absent.
-    #[serde(default, deserialize_with = "code::option", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "code::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schema(value_type = Option<String>)]
     pub id_cajero: Option<String>,
-    #[serde(default, deserialize_with = "amount::option", serialize_with = "exact::option", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "amount::option",
+        serialize_with = "exact::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schema(value_type = Option<f64>)]
     pub propina_voluntaria: Option<Decimal>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -48,10 +69,18 @@ pub struct PosRequest {
     /// Default `true`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transmitir: Option<bool>,
-    #[serde(default, deserialize_with = "code::option", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "code::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schema(value_type = Option<String>)]
     pub forma_pago: Option<String>,
-    #[serde(default, deserialize_with = "code::option", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "code::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schema(value_type = Option<String>)]
     pub metodo_pago: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -68,24 +97,44 @@ pub struct PosRequest {
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 pub struct PosLine {
     pub descripcion: String,
-    #[serde(deserialize_with = "amount::required", serialize_with = "exact::required")]
+    #[serde(
+        deserialize_with = "amount::required",
+        serialize_with = "exact::required"
+    )]
     #[schema(value_type = f64)]
     pub cantidad: Decimal,
     /// With or without tax (`precios_incluyen_impuesto`).
-    #[serde(deserialize_with = "amount::required", serialize_with = "exact::required")]
+    #[serde(
+        deserialize_with = "amount::required",
+        serialize_with = "exact::required"
+    )]
     #[schema(value_type = f64)]
     pub precio_unitario: Decimal,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub codigo: Option<String>,
-    #[serde(default, deserialize_with = "amount::option", serialize_with = "exact::option", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "amount::option",
+        serialize_with = "exact::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schema(value_type = Option<f64>)]
     pub porcentaje_iva: Option<Decimal>,
     /// `01` VAT (default), `04` consumption tax.
-    #[serde(default, deserialize_with = "code::option", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "code::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schema(value_type = Option<String>)]
     pub tipo_impuesto: Option<String>,
     /// Discount of the line (an amount).
-    #[serde(default, deserialize_with = "amount::option", serialize_with = "exact::option", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "amount::option",
+        serialize_with = "exact::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schema(value_type = Option<f64>)]
     pub descuento_valor: Option<Decimal>,
 }
@@ -93,7 +142,11 @@ pub struct PosLine {
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 pub struct PosCustomer {
     /// `13` CC (default), `31` NIT, `22` CE, `41` passport.
-    #[serde(default, deserialize_with = "code::option", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "code::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schema(value_type = Option<String>)]
     pub tipo_documento: Option<String>,
     #[serde(deserialize_with = "code::required")]
@@ -107,14 +160,25 @@ pub struct PosCustomer {
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 pub struct PosPayment {
     /// `1` cash (default), `2` credit.
-    #[serde(default, deserialize_with = "code::option", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "code::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schema(value_type = Option<String>)]
     pub forma: Option<String>,
     /// `10` cash (default), `48` credit card, `49` debit card, `47` transfer …
-    #[serde(default, deserialize_with = "code::option", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "code::option",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schema(value_type = Option<String>)]
     pub metodo: Option<String>,
-    #[serde(deserialize_with = "amount::required", serialize_with = "exact::required")]
+    #[serde(
+        deserialize_with = "amount::required",
+        serialize_with = "exact::required"
+    )]
     #[schema(value_type = f64)]
     pub monto: Decimal,
 }

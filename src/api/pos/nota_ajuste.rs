@@ -60,7 +60,13 @@ pub async fn nota_ajuste(
             "the receipt was not issued through /pos: adjust it with POST /facturacion (type 10)",
         ));
     };
-    let key = |k: &str| original.list_keys.get(k).cloned().unwrap_or_else(|| "1".into());
+    let key = |k: &str| {
+        original
+            .list_keys
+            .get(k)
+            .cloned()
+            .unwrap_or_else(|| "1".into())
+    };
     let stored = StoredPosAdjustment {
         documento_referencia: id,
         concepto: req
