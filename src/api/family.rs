@@ -97,6 +97,14 @@ impl CallerFields for RenamedFields {
     }
 }
 
+/// An amount as the answers write it: rounded half-up to 2 decimals,
+/// always with both (`19000.00`).
+pub fn money(d: Decimal) -> String {
+    let mut r = crate::engine::totals::round2(d);
+    r.rescale(2);
+    r.to_string()
+}
+
 /// A JSON number with the decimal's exact text (arbitrary precision).
 pub fn num(d: Decimal) -> serde_json::Value {
     serde_json::from_str(&d.normalize().to_string()).unwrap_or(serde_json::Value::Null)

@@ -33,6 +33,7 @@ fn body() -> Value {
 }
 
 fn emitir(app: &TestApp, body: &Value) -> Value {
+    let body = &crate::facturacion::unique(body.clone());
     let (status, res) = json(app.post("/v1/api/documentos-soporte/emitir", &app.sk_test(), body));
     assert_eq!(status, 200, "{res}");
     assert_eq!(res["success"], true, "{res}");

@@ -1596,7 +1596,7 @@ fn families(p: &mut Probe, w: &World, kinds: &[Vec<String>], rng: &mut Rng, acc:
     const DS: &str = "/v1/api/documentos-soporte";
     const POS: &str = "/v1/api/pos";
     let mut seen = BTreeSet::new();
-    let mut fresh = |text: &str, what: &str| {
+    let fresh = |text: &str, what: &str| {
         if what.starts_with("referencia_externa") {
             text.to_string()
         } else {

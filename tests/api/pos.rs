@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use emisor::engine::codes;
 use serde_json::{json, Value};
 
-use crate::flow_helpers::{fast_launch, sim_mode};
+use crate::flow_helpers::sim_mode;
 use crate::helpers::*;
 
 /// Is `name` installed? Under `REQUIRE_CHECKERS` (CI) a missing one fails.
@@ -158,12 +158,13 @@ pub fn sale(caja: &str, cajero: &str) -> Value {
         "propina_voluntaria": 1500,
         "pagos": [
             {"forma": "1", "metodo": "10", "monto": 10000},
-            {"forma": "1", "metodo": "48", "monto": 12120}
+            {"forma": "1", "metodo": "48", "monto": 13120}
         ]
     })
 }
 
 fn emitir(app: &TestApp, body: &Value) -> Value {
+    let body = &crate::facturacion::unique(body.clone());
     let (status, res) = json(app.post("/v1/api/pos/emitir", &app.sk_test(), body));
     assert_eq!(status, 200, "{res}");
     assert_eq!(res["success"], true, "{res}");
@@ -246,7 +247,7 @@ fn a_sale_is_issued_synchronously_accepted_and_answered_field_by_field() {
     let detail = &detail["data"];
     assert_eq!(detail["solicitud"]["id_caja"], "3");
     assert_eq!(detail["resumen"]["propina"], "1500.00");
-    assert_eq!(detail["resumen"]["pagos"], "10=10000.00;48=12120.00");
+    assert_eq!(detail["resumen"]["pagos"], "10=10000.00;48=13120.00");
     assert_eq!(detail["estado_tax"], "Aceptado");
     assert!(
         detail["historial"].as_array().unwrap().len() >= 2,
@@ -461,7 +462,7 @@ fn adjustment_notes_lists_and_the_cash_count_agree() {
         methods,
         vec![
             ("10".into(), "20000.00".into()),
-            ("48".into(), "24240.00".into())
+            ("48".into(), "26240.00".into())
         ]
     );
     let taxes = count["por_impuesto"].as_array().unwrap();
@@ -606,7 +607,13 @@ fn each_bad_sale_or_adjustment_is_refused_and_consumes_nothing() {
 
 #[test]
 fn authority_down_a_test_sale_is_kept_and_queued_a_live_one_is_refused() {
-    let app = TestApp::spawn_with(fast_launch());
+    // time_scale 0.1: the breaker stays open 6 s once open.
+    let app = TestApp::spawn_with(
+        Launch::default()
+            .env("EMISOR_RESILIENCE__TIME_SCALE", "0.1")
+            .env("EMISOR_RESILIENCE__RECOVERY_INTERVAL_S", "20")
+            .env("EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE", "100000"),
+    );
     sim_mode(&app, json!({"mode": "down"}));
     let started = Instant::now();
     let data = emitir(&app, &sale("1", "1"));
@@ -630,7 +637,7 @@ fn authority_down_a_test_sale_is_kept_and_queued_a_live_one_is_refused() {
     };
     let before = next();
     assert_error(
-        app.post("/v1/api/pos/emitir", &live, &sale("1", "1")),
+        app.post("/v1/api/pos/emitir", &live, &crate::facturacion::unique(sale("1", "1"))),
         503,
         "TAX_UNAVAILABLE",
     );
@@ -638,7 +645,7 @@ fn authority_down_a_test_sale_is_kept_and_queued_a_live_one_is_refused() {
     // Back up: the kept sale is accepted by the retries.
     sim_mode(&app, json!({"mode": "up"}));
     let id = data["id"].as_u64().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let (_, d) = json(app.get(&format!("/v1/api/pos/{id}"), &app.sk_test()));
         if d["data"]["id_estado_documento"] == 2 {

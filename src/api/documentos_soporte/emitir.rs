@@ -8,7 +8,7 @@ use super::model::{SupportRequest, SupportResponse};
 use crate::api::auth::AuthContext;
 use crate::api::envelope;
 use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
-use crate::api::family::estado_tax;
+use crate::api::family::{estado_tax, money};
 use crate::api::json::{parse_value, Json};
 use crate::issuing::context::colombia_now;
 use crate::issuing::issue::{submit, Issued};
@@ -41,9 +41,9 @@ pub fn answer(issued: Issued, amounts: &Amounts, reference: Option<u64>) -> Http
             numero: doc.number,
             cuds: doc.code.clone().unwrap_or_default(),
             qr_url: doc.qr_url.clone().unwrap_or_default(),
-            subtotal: amounts.subtotal.round_dp(2).to_string(),
-            total_retenciones: amounts.withholdings.round_dp(2).to_string(),
-            total: amounts.total().round_dp(2).to_string(),
+            subtotal: money(amounts.subtotal),
+            total_retenciones: money(amounts.withholdings),
+            total: money(amounts.total()),
             id_estado_documento: doc.state,
             estado_tax: estado_tax(doc.state),
             pdf_url: format!("{base}/pdf"),

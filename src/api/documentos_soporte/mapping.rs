@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 use super::model::{SupportLine, SupportRequest, Vendor};
 use crate::api::error::{ApiError, FieldError};
 use crate::api::facturacion::mapping::ReferencedDocument;
-use crate::api::family::{self, drop_placeholder_email, map_unified, num, Renames, NO_EMAIL};
+use crate::api::family::{self, drop_placeholder_email, map_unified, money, num, Renames, NO_EMAIL};
 use crate::engine::totals;
 use crate::issuing::request::{Api, DocumentRequest};
 
@@ -239,12 +239,12 @@ fn finish(
             withholdings: t.withholding_total,
         })
         .unwrap_or_default();
-    list_keys.insert("subtotal".into(), amounts.subtotal.round_dp(2).to_string());
+    list_keys.insert("subtotal".into(), money(amounts.subtotal));
     list_keys.insert(
         "total_retenciones".into(),
-        amounts.withholdings.round_dp(2).to_string(),
+        money(amounts.withholdings),
     );
-    list_keys.insert("total_neto".into(), amounts.total().round_dp(2).to_string());
+    list_keys.insert("total_neto".into(), money(amounts.total()));
     let mut request = mapped.into_request();
     request.api = Api::Support;
     request.list_keys = list_keys;

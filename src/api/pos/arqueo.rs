@@ -159,9 +159,7 @@ impl Sums {
     }
 }
 
-fn money(d: Decimal) -> String {
-    d.round_dp(2).to_string()
-}
+use crate::api::family::money;
 
 #[utoipa::path(get, path = "/v1/api/pos/arqueo", operation_id = "posCashCount", tag = "pos",
     security(("api_key" = [])),

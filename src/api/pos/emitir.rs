@@ -14,7 +14,7 @@ use crate::api::envelope;
 use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::api::family::estado_tax;
 use crate::api::json::{parse_value, Json};
-use crate::engine::totals::round2;
+use crate::api::family::money;
 use crate::issuing::issue::{submit, Issued};
 use crate::state::AppState;
 
@@ -50,10 +50,10 @@ pub fn answer(
             numero: doc.number,
             cude: doc.code.clone().unwrap_or_default(),
             qr_url: doc.qr_url.clone().unwrap_or_default(),
-            subtotal: round2(amounts.subtotal).to_string(),
-            total_impuestos: round2(amounts.taxes).to_string(),
-            propina: round2(amounts.tip).to_string(),
-            total: round2(amounts.total).to_string(),
+            subtotal: money(amounts.subtotal),
+            total_impuestos: money(amounts.taxes),
+            propina: money(amounts.tip),
+            total: money(amounts.total),
             tiempo_emision_ms: started.elapsed().as_millis() as u64,
             id_estado_documento: doc.state,
             estado_tax: estado_tax(doc.state),

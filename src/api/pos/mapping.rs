@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 use super::model::{PosCustomer, PosLine, PosPayment, PosRequest};
 use crate::api::error::{ApiError, FieldError};
 use crate::api::facturacion::mapping::{MappedDocument, ReferencedDocument};
-use crate::api::family::{self, drop_placeholder_email, map_unified, num, Renames, NO_EMAIL};
+use crate::api::family::{self, drop_placeholder_email, map_unified, money, num, Renames, NO_EMAIL};
 use crate::engine::model::{AllowanceCharge, Party, Payment, TaxRate};
 use crate::engine::totals::{self, round2};
 use crate::issuing::request::{Api, DocumentRequest};
@@ -191,9 +191,9 @@ fn into_request(
     t: Option<&totals::Totals>,
     mut keys: BTreeMap<String, String>,
 ) -> DocumentRequest {
-    keys.insert("subtotal".into(), round2(amounts.subtotal).to_string());
-    keys.insert("impuestos".into(), round2(amounts.taxes).to_string());
-    keys.insert("propina".into(), round2(amounts.tip).to_string());
+    keys.insert("subtotal".into(), money(amounts.subtotal));
+    keys.insert("impuestos".into(), money(amounts.taxes));
+    keys.insert("propina".into(), money(amounts.tip));
     // Taxes by scheme and rate, for the cash count: `01/19=base:amount;…`.
     if let Some(t) = t {
         let detail: Vec<String> = t
@@ -370,7 +370,7 @@ pub fn receipt(req: &PosRequest) -> Result<Translated, ApiError> {
                 format!(
                     "the payments add up to {} but the total is {}",
                     paid.normalize(),
-                    round2(amounts.total)
+                    money(amounts.total)
                 ),
             ));
         }
@@ -392,7 +392,7 @@ pub fn receipt(req: &PosRequest) -> Result<Translated, ApiError> {
             .unwrap_or_else(|| "10".into());
         keys.insert(
             "pagos".into(),
-            format!("{method}={}", round2(amounts.total)),
+            format!("{method}={}", money(amounts.total)),
         );
     }
     let request = into_request(mapped, &amounts, t.as_ref(), keys);
@@ -407,7 +407,7 @@ fn encode_payments(payments: &[(String, String, Decimal)]) -> String {
         *e = e.saturating_add(*a);
     }
     by.iter()
-        .map(|(m, a)| format!("{m}={}", round2(*a)))
+        .map(|(m, a)| format!("{m}={}", money(*a)))
         .collect::<Vec<_>>()
         .join(";")
 }
