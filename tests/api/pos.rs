@@ -637,7 +637,11 @@ fn authority_down_a_test_sale_is_kept_and_queued_a_live_one_is_refused() {
     };
     let before = next();
     assert_error(
-        app.post("/v1/api/pos/emitir", &live, &crate::facturacion::unique(sale("1", "1"))),
+        app.post(
+            "/v1/api/pos/emitir",
+            &live,
+            &crate::facturacion::unique(sale("1", "1")),
+        ),
         503,
         "TAX_UNAVAILABLE",
     );

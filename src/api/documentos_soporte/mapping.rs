@@ -13,7 +13,9 @@ use serde_json::{json, Map, Value};
 use super::model::{SupportLine, SupportRequest, Vendor};
 use crate::api::error::{ApiError, FieldError};
 use crate::api::facturacion::mapping::ReferencedDocument;
-use crate::api::family::{self, drop_placeholder_email, map_unified, money, num, Renames, NO_EMAIL};
+use crate::api::family::{
+    self, drop_placeholder_email, map_unified, money, num, Renames, NO_EMAIL,
+};
 use crate::engine::totals;
 use crate::issuing::request::{Api, DocumentRequest};
 
@@ -240,10 +242,7 @@ fn finish(
         })
         .unwrap_or_default();
     list_keys.insert("subtotal".into(), money(amounts.subtotal));
-    list_keys.insert(
-        "total_retenciones".into(),
-        money(amounts.withholdings),
-    );
+    list_keys.insert("total_retenciones".into(), money(amounts.withholdings));
     list_keys.insert("total_neto".into(), money(amounts.total()));
     let mut request = mapped.into_request();
     request.api = Api::Support;

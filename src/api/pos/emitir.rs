@@ -13,8 +13,8 @@ use crate::api::auth::AuthContext;
 use crate::api::envelope;
 use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::api::family::estado_tax;
-use crate::api::json::{parse_value, Json};
 use crate::api::family::money;
+use crate::api::json::{parse_value, Json};
 use crate::issuing::issue::{submit, Issued};
 use crate::state::AppState;
 

@@ -14,7 +14,9 @@ use serde_json::{json, Map, Value};
 use super::model::{PosCustomer, PosLine, PosPayment, PosRequest};
 use crate::api::error::{ApiError, FieldError};
 use crate::api::facturacion::mapping::{MappedDocument, ReferencedDocument};
-use crate::api::family::{self, drop_placeholder_email, map_unified, money, num, Renames, NO_EMAIL};
+use crate::api::family::{
+    self, drop_placeholder_email, map_unified, money, num, Renames, NO_EMAIL,
+};
 use crate::engine::model::{AllowanceCharge, Party, Payment, TaxRate};
 use crate::engine::totals::{self, round2};
 use crate::issuing::request::{Api, DocumentRequest};
@@ -390,10 +392,7 @@ pub fn receipt(req: &PosRequest) -> Result<Translated, ApiError> {
             .first()
             .map(|p| p.method.clone())
             .unwrap_or_else(|| "10".into());
-        keys.insert(
-            "pagos".into(),
-            format!("{method}={}", money(amounts.total)),
-        );
+        keys.insert("pagos".into(), format!("{method}={}", money(amounts.total)));
     }
     let request = into_request(mapped, &amounts, t.as_ref(), keys);
     Ok(Translated { request, amounts })
