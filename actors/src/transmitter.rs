@@ -20,6 +20,10 @@
 //! queue and go one at a time (each one a probe) until the breaker closes
 //! or opens again. A submission whose caller went away (dropped future)
 //! before its turn is skipped, not sent.
+//!
+//! An urgent submission (a sale at a till whose customer waits) has a lane
+//! of its own, served before the companies' queues: it never waits behind a
+//! backlog of background sends, only for the pacing and in-flight limits.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
@@ -116,11 +120,26 @@ pub type Outcome<P> = Result<<P as Port>::Response, TransmitFailure<<P as Port>:
 pub struct Submit<P: Port> {
     pub company: u64,
     pub request: P::Request,
+    /// Served ahead of every waiting background submission.
+    pub urgent: bool,
 }
 
 impl<P: Port> Submit<P> {
     pub fn new(company: u64, request: P::Request) -> Self {
-        Submit { company, request }
+        Submit {
+            company,
+            request,
+            urgent: false,
+        }
+    }
+
+    /// A submission a waiting customer depends on (a POS sale).
+    pub fn urgent(company: u64, request: P::Request) -> Self {
+        Submit {
+            company,
+            request,
+            urgent: true,
+        }
     }
 }
 
@@ -132,6 +151,7 @@ where
         Submit {
             company: self.company,
             request: self.request.clone(),
+            urgent: self.urgent,
         }
     }
 }
@@ -206,6 +226,8 @@ pub struct Transmitter<P: Port> {
     breaker: CircuitBreaker,
     /// Waiting submissions per company, FIFO.
     queues: HashMap<u64, VecDeque<Pending<P>>>,
+    /// Urgent submissions, FIFO, served before `queues`.
+    urgent: VecDeque<Pending<P>>,
     /// Companies with waiting submissions, in serving order.
     turns: VecDeque<u64>,
     /// Start instants within the rate window, oldest first.
@@ -223,6 +245,7 @@ impl<P: Port> Transmitter<P> {
             breaker: CircuitBreaker::new(config.breaker.clone()),
             config,
             queues: HashMap::new(),
+            urgent: VecDeque::new(),
             turns: VecDeque::new(),
             starts: VecDeque::new(),
             in_flight: 0,
@@ -271,6 +294,13 @@ impl<P: Port> Transmitter<P> {
     /// The next submission, round-robin across companies; callers that went
     /// away are skipped.
     fn pop_next(&mut self) -> Option<Pending<P>> {
+        while let Some(pending) = self.urgent.pop_front() {
+            if pending.abandoned() {
+                self.stats.abandoned += 1;
+                continue;
+            }
+            return Some(pending);
+        }
         while let Some(company) = self.turns.pop_front() {
             let Some(queue) = self.queues.get_mut(&company) else {
                 continue;
@@ -299,6 +329,10 @@ impl<P: Port> Transmitter<P> {
     /// Answers every waiting submission with `BreakerOpen`.
     fn fail_queued(&mut self, retry_in: Duration) {
         self.turns.clear();
+        for pending in self.urgent.drain(..) {
+            self.stats.rejected_open += 1;
+            pending.answer(Err(TransmitFailure::BreakerOpen { retry_in }));
+        }
         for (_, queue) in self.queues.drain() {
             for pending in queue {
                 self.stats.rejected_open += 1;
@@ -318,7 +352,9 @@ impl<P: Port> Transmitter<P> {
 
     /// Starts as many waiting calls as the limits and the breaker allow.
     fn pump(&mut self, ctx: &mut Context<Self>) {
-        while !self.turns.is_empty() && self.in_flight < self.max_in_flight() {
+        while !(self.turns.is_empty() && self.urgent.is_empty())
+            && self.in_flight < self.max_in_flight()
+        {
             let now = Instant::now();
             let window = self.config.rate_window;
             while let Some(first) = self.starts.front() {
@@ -458,13 +494,15 @@ impl<P: Port> Handler<Submit<P>> for Transmitter<P> {
             return Admission::Answered(Err(TransmitFailure::BreakerOpen { retry_in }));
         }
         let (reply, answer) = oneshot::channel();
-        self.enqueue(
-            msg.company,
-            Pending {
-                request: msg.request,
-                reply,
-            },
-        );
+        let pending = Pending {
+            request: msg.request,
+            reply,
+        };
+        if msg.urgent {
+            self.urgent.push_back(pending);
+        } else {
+            self.enqueue(msg.company, pending);
+        }
         self.pump(ctx);
         Admission::Queued(answer)
     }
@@ -525,7 +563,7 @@ impl<P: Port> Handler<GetStats> for Transmitter<P> {
             .map(|(company, queue)| (*company, queue.len()))
             .filter(|(_, n)| *n > 0)
             .collect();
-        stats.queued_total = stats.queued.values().sum();
+        stats.queued_total = stats.queued.values().sum::<usize>() + self.urgent.len();
         stats.in_flight = self.in_flight;
         MessageResult(stats)
     }

@@ -5,14 +5,19 @@
 pub mod auth;
 pub mod clientes;
 pub mod email;
+
+pub mod documentos_soporte;
 pub mod envelope;
 pub mod error;
 pub mod eventos;
 pub mod facturacion;
 pub mod facturacion_es;
+
+pub mod family;
 pub mod json;
 pub mod key_check;
 pub mod openapi;
+pub mod pos;
 pub mod query;
 pub mod rate_limit;
 pub mod registry;
@@ -35,6 +40,14 @@ pub fn translators() -> crate::issuing::request::Translators {
             crate::issuing::request::Api::Spanish,
             Arc::new(facturacion_es::translator::SpanishTranslator),
         )
+        .with(
+            crate::issuing::request::Api::Support,
+            Arc::new(documentos_soporte::translator::SupportTranslator),
+        )
+        .with(
+            crate::issuing::request::Api::Pos,
+            Arc::new(pos::translator::PosTranslator),
+        )
 }
 
 /// Routes that need an API key. Order of wraps: the last is outermost, so a
@@ -54,6 +67,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .configure(eventos::configure)
             .configure(registry::configure)
             .configure(facturacion_es::configure)
+
+            .configure(documentos_soporte::configure)
+            .configure(pos::configure)
             .service(ws::ws),
     );
 }

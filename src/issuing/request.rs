@@ -28,6 +28,11 @@ pub enum Api {
     Unified,
     /// `POST /facturacion-es/*`, the Spanish-named API.
     Spanish,
+
+    /// `/documentos-soporte`.
+    Support,
+    /// `/pos`.
+    Pos,
 }
 
 impl Api {
@@ -36,6 +41,9 @@ impl Api {
         match self {
             Api::Unified => None,
             Api::Spanish => Some("facturacion-es"),
+
+            Api::Support => Some("documentos_soporte"),
+            Api::Pos => Some("pos"),
         }
     }
 
@@ -43,6 +51,9 @@ impl Api {
         match tag {
             None | Some("") | Some("facturacion") => Some(Api::Unified),
             Some("facturacion-es") => Some(Api::Spanish),
+
+            Some("documentos_soporte") => Some(Api::Support),
+            Some("pos") => Some(Api::Pos),
             Some(_) => None,
         }
     }

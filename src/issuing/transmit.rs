@@ -163,7 +163,23 @@ impl Issuing {
         target: AuthorityTarget,
         request: AuthorityRequest,
     ) -> Result<AuthorityResponse, TransmitFailure<crate::authority::TransmitError>> {
-        let submit = Submit::new(company, AuthorityCall { target, request });
+        self.call_as(company, target, request, false).await
+    }
+
+    /// [`Self::call`]; `urgent` goes ahead of the background backlog.
+    async fn call_as(
+        &self,
+        company: u64,
+        target: AuthorityTarget,
+        request: AuthorityRequest,
+        urgent: bool,
+    ) -> Result<AuthorityResponse, TransmitFailure<crate::authority::TransmitError>> {
+        let call = AuthorityCall { target, request };
+        let submit = if urgent {
+            Submit::urgent(company, call)
+        } else {
+            Submit::new(company, call)
+        };
         match self.transmitter.send(submit).await {
             Ok(outcome) => outcome,
             Err(_) => Err(TransmitFailure::Stopped),
@@ -313,7 +329,10 @@ impl Issuing {
             zip_name: files.zip_name,
             zip: files.zip,
         };
-        let answer = self.call(doc.company_id, target, request).await;
+        // A POS sale sent while its customer waits at the till goes ahead
+        // of the background sends (retries, async documents).
+        let urgent = actor == "api" && matches!(doc.document_type, 9 | 10);
+        let answer = self.call_as(doc.company_id, target, request, urgent).await;
         doc.attempts = job.attempts;
         match answer {
             Ok(response) => {

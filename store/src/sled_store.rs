@@ -704,7 +704,12 @@ impl SledStore {
             company_id: company,
             identification_number: input.identification_number.clone(),
             name: input.name.clone(),
-            email: input.email.clone(),
+            // A counterparty named without email (a POS buyer, a support
+            // document's vendor) keeps the one it had.
+            email: match (input.email.is_empty(), old) {
+                (true, Some(o)) => o.email.clone(),
+                _ => input.email.clone(),
+            },
             id_type_code: keep(&input.id_type_code, old.map(|o| &o.id_type_code)),
             organization_type_code: keep(
                 &input.organization_type_code,

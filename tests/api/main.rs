@@ -12,6 +12,8 @@ mod clientes;
 mod config;
 mod crash;
 mod email;
+
+mod documentos_soporte;
 mod errors;
 mod eventos;
 mod external_sim;
@@ -26,6 +28,7 @@ mod numbering;
 mod openapi;
 mod ops;
 mod pdf;
+mod pos;
 mod rate_limit;
 mod registry;
 mod resilience;

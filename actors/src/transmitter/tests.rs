@@ -219,6 +219,33 @@ async fn companies_are_served_round_robin() {
 }
 
 #[actix::test]
+async fn an_urgent_submission_goes_ahead_of_the_backlog() {
+    let (addr, fake) = start(TransmitterConfig {
+        max_in_flight: 1,
+        ..cfg()
+    });
+    // A backlog of 20 background sends, then one sale at a till.
+    let backlog = (0..20).map(|i| submit(&addr, 1, req(i, Behave::Accept, 5)));
+    let sale = async {
+        addr.send(Submit::urgent(2, req(500, Behave::Accept, 5)))
+            .await
+            .expect("mailbox")
+    };
+    let (results, sale) = futures_util::join!(join_all(backlog), sale);
+    assert!(results.iter().all(Result::is_ok));
+    assert_eq!(sale.expect("sold"), Resp::Accepted(500));
+
+    let log = fake.log.borrow();
+    let order: Vec<usize> = log.starts.iter().map(|(id, _)| *id).collect();
+    let at = order.iter().position(|id| *id == 500).expect("sale sent");
+    // The one in flight when it arrived may finish first; no other.
+    assert!(
+        at <= 1,
+        "the sale waited for {at} background sends: {order:?}"
+    );
+}
+
+#[actix::test]
 async fn five_retryable_failures_open_it_and_later_submissions_fail_fast() {
     let (addr, fake) = start(TransmitterConfig {
         breaker: BreakerConfig::default(),

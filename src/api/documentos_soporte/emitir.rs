@@ -1,0 +1,79 @@
+//! `POST /documentos-soporte/emitir` (spec 2.10): a support document through
+//! the issuing path of every API.
+
+use actix_web::{post, web, HttpResponse};
+
+use super::mapping::{support_document, Amounts};
+use super::model::{SupportRequest, SupportResponse};
+use crate::api::auth::AuthContext;
+use crate::api::envelope;
+use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::api::family::{estado_tax, money};
+use crate::api::json::{parse_value, Json};
+use crate::issuing::context::colombia_now;
+use crate::issuing::issue::{submit, Issued};
+use crate::state::AppState;
+
+/// The answer of spec 2.10 for an issued document or adjustment note.
+pub fn answer(issued: Issued, amounts: &Amounts, reference: Option<u64>) -> HttpResponse {
+    let (doc, transmission) = match issued {
+        Issued::Done {
+            doc, transmission, ..
+        } => (
+            doc,
+            transmission.and_then(|t| serde_json::to_value(*t).ok()),
+        ),
+        Issued::Queued { doc, .. } => (doc, None),
+    };
+    let base = format!("{}/documentos-soporte/{}", crate::api::BASE, doc.id);
+    let message = match doc.state {
+        2 => "Documento soporte emitido y aceptado",
+        1 => "Documento soporte generado (no transmitido)",
+        4 => "Documento soporte rechazado por tax",
+        _ => "Documento soporte emitido; la transmisión se reintentará",
+    };
+    envelope::ok(
+        message,
+        SupportResponse {
+            id: doc.id,
+            id_tipo_documento: doc.document_type,
+            prefijo: doc.prefix.clone(),
+            numero: doc.number,
+            cuds: doc.code.clone().unwrap_or_default(),
+            qr_url: doc.qr_url.clone().unwrap_or_default(),
+            subtotal: money(amounts.subtotal),
+            total_retenciones: money(amounts.withholdings),
+            total: money(amounts.total()),
+            id_estado_documento: doc.state,
+            estado_tax: estado_tax(doc.state),
+            pdf_url: format!("{base}/pdf"),
+            xml_url: format!("{base}/xml"),
+            centro_costos: doc.list_keys.get("centro_costos").cloned(),
+            documento_referencia: reference,
+            transmission,
+        },
+    )
+}
+
+#[utoipa::path(post, path = "/v1/api/documentos-soporte/emitir", operation_id = "issueSupportDocument", tag = "documentos-soporte",
+    security(("api_key" = [])),
+    request_body = SupportRequest,
+    responses(
+        (status = 200, description = "issued (and transmitted unless transmitir is false)", body = inline(envelope::Envelope<SupportResponse>)),
+        (status = 409, description = "DUPLICATE_REFERENCE / DUPLICATE_IN_PROGRESS / DUPLICATE_PAYLOAD", body = ErrorEnvelope),
+        (status = 422, description = "validation", body = ErrorEnvelope),
+        (status = 503, description = "production send while the authority is unavailable", body = ErrorEnvelope)))]
+#[post("/documentos-soporte/emitir")]
+pub async fn emitir(
+    state: web::Data<AppState>,
+    ctx: AuthContext,
+    body: Json<serde_json::Value>,
+) -> ApiResult<HttpResponse> {
+    let value = body.0;
+    let canonical =
+        serde_json::to_vec(&value).map_err(|e| ApiError::MalformedJson(e.to_string()))?;
+    let req: SupportRequest = parse_value(&value)?;
+    let translated = support_document(&req, colombia_now().date_naive())?;
+    let issued = submit(&state.issuing, ctx.caller(), translated.request, canonical).await?;
+    Ok(answer(issued, &translated.amounts, None))
+}

@@ -1,0 +1,91 @@
+//! `POST /documentos-soporte/:id/nota-ajuste`: the adjustment note (type 95,
+//! unified type 5) of a support document of the key's company. Without
+//! `lineas` it adjusts the whole document (its lines as sent).
+
+use actix_web::{post, web, HttpResponse};
+use emisor_store::Family;
+
+use super::emitir::answer;
+use super::mapping::{adjustment, StoredAdjustment};
+use super::model::{AdjustmentRequest, SupportRequest};
+use crate::api::auth::AuthContext;
+use crate::api::envelope;
+use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::api::family::family_document;
+use crate::api::json::{parse, parse_value, Json};
+use crate::issuing::issue::{referenced_document, submit};
+use crate::issuing::request::Api;
+use crate::state::AppState;
+
+#[utoipa::path(post, path = "/v1/api/documentos-soporte/{id}/nota-ajuste", operation_id = "adjustSupportDocument", tag = "documentos-soporte",
+    security(("api_key" = [])),
+    params(("id" = u64, Path, description = "the support document adjusted")),
+    request_body = AdjustmentRequest,
+    responses(
+        (status = 200, description = "the adjustment note, issued", body = inline(envelope::Envelope<super::model::SupportResponse>)),
+        (status = 404, description = "no such support document of this company", body = ErrorEnvelope),
+        (status = 422, description = "validation", body = ErrorEnvelope),
+        (status = 503, description = "production send while the authority is unavailable", body = ErrorEnvelope)))]
+#[post("/documentos-soporte/{id}/nota-ajuste")]
+pub async fn nota_ajuste(
+    state: web::Data<AppState>,
+    ctx: AuthContext,
+    id: web::Path<u64>,
+    body: Json<serde_json::Value>,
+) -> ApiResult<HttpResponse> {
+    let id = id.into_inner();
+    let req: AdjustmentRequest = parse_value(&body.0)?;
+    if let Some(r) = req.documento_referencia {
+        if r != id {
+            return Err(ApiError::validation(
+                "documento_referencia",
+                format!("must be the adjusted document of the path ({id})"),
+            ));
+        }
+    }
+    let original = family_document(&state, &ctx, Family::Support, id).await?;
+    if original.document_type != 4 {
+        return Err(ApiError::validation(
+            "id",
+            "an adjustment note adjusts a support document (type 4)",
+        ));
+    }
+    // The original as sent: its vendor, and its lines when none are given.
+    let sent: Option<SupportRequest> = match Api::from_tag(original.api.as_deref()) {
+        Some(Api::Support) => state
+            .store
+            .document_request(id)
+            .await?
+            .and_then(|raw| parse(&raw).ok()),
+        _ => None,
+    };
+    let Some(sent) = sent else {
+        return Err(ApiError::validation(
+            "id",
+            "the document was not issued through /documentos-soporte: adjust it with POST /facturacion (type 5)",
+        ));
+    };
+    let stored = StoredAdjustment {
+        documento_referencia: id,
+        concepto_nota: req
+            .concepto_nota
+            .clone()
+            .ok_or_else(|| ApiError::validation("concepto_nota", "is required (1, 2 or 3)"))?,
+        motivo: req
+            .motivo
+            .clone()
+            .ok_or_else(|| ApiError::validation("motivo", "is required"))?,
+        proveedor: sent.proveedor,
+        lineas: match req.lineas {
+            Some(l) => l,
+            None => sent.lineas.unwrap_or_default(),
+        },
+        transmitir: req.transmitir,
+        referencia_externa: req.referencia_externa,
+    };
+    let canonical = serde_json::to_vec(&stored).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let reference = referenced_document(&state.issuing, ctx.company_id, Some(id)).await?;
+    let translated = adjustment(&stored, reference.as_ref())?;
+    let issued = submit(&state.issuing, ctx.caller(), translated.request, canonical).await?;
+    Ok(answer(issued, &translated.amounts, Some(id)))
+}

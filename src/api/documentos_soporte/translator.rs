@@ -1,0 +1,55 @@
+//! This API's stored requests, translated again for issuing (a half-built
+//! document after a crash, a resend).
+
+use chrono::NaiveDate;
+
+use super::mapping::{adjustment, support_document, StoredAdjustment};
+use super::model::SupportRequest;
+use crate::api::error::ApiError;
+use crate::api::json::parse;
+use crate::issuing::error::{IssueError, IssueResult};
+use crate::issuing::request::{DocumentRequest, ReferencedDocument, Translator};
+
+pub struct SupportTranslator;
+
+fn stored(e: ApiError) -> IssueError {
+    match e {
+        ApiError::Validation { message, details } => IssueError::Invalid { message, details },
+        other => IssueError::Internal(format!("stored request: {other}")),
+    }
+}
+
+/// A stored adjustment names its original; a support document does not.
+fn is_adjustment(request: &[u8]) -> IssueResult<bool> {
+    let v: serde_json::Value = parse(request).map_err(stored)?;
+    Ok(v.get("documento_referencia").is_some())
+}
+
+impl Translator for SupportTranslator {
+    fn referenced_id(&self, request: &[u8]) -> IssueResult<Option<u64>> {
+        if is_adjustment(request)? {
+            let a: StoredAdjustment = parse(request).map_err(stored)?;
+            Ok(Some(a.documento_referencia))
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn translate(
+        &self,
+        request: &[u8],
+        reference: Option<&ReferencedDocument>,
+    ) -> IssueResult<DocumentRequest> {
+        if is_adjustment(request)? {
+            let a: StoredAdjustment = parse(request).map_err(stored)?;
+            Ok(adjustment(&a, reference).map_err(stored)?.request)
+        } else {
+            let mut r: SupportRequest = parse(request).map_err(stored)?;
+            // Rebuilt later: the stored date was checked when it was sent.
+            r.fecha_emision = None;
+            Ok(support_document(&r, NaiveDate::MIN)
+                .map_err(stored)?
+                .request)
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! `POST /pos/emitir` (spec 2.11): a sale at the till, always synchronous.
+//! With a test key and the authority down the receipt is stored and queued
+//! (state 3 or 5) and the answer says so at once; with a live key issuing
+//! refuses with 503 before a number is taken (spec 8).
+
+use std::time::Instant;
+
+use actix_web::{post, web, HttpResponse};
+
+use super::mapping::{receipt, Amounts};
+use super::model::{PosRequest, PosResponse};
+use crate::api::auth::AuthContext;
+use crate::api::envelope;
+use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::api::family::estado_tax;
+use crate::api::family::money;
+use crate::api::json::{parse_value, Json};
+use crate::issuing::issue::{submit, Issued};
+use crate::state::AppState;
+
+/// The answer of spec 2.11 for a receipt or adjustment note.
+pub fn answer(
+    issued: Issued,
+    amounts: &Amounts,
+    started: Instant,
+    reference: Option<u64>,
+) -> HttpResponse {
+    let (doc, transmission) = match issued {
+        Issued::Done {
+            doc, transmission, ..
+        } => (
+            doc,
+            transmission.and_then(|t| serde_json::to_value(*t).ok()),
+        ),
+        Issued::Queued { doc, .. } => (doc, None),
+    };
+    let base = format!("{}/pos/{}", crate::api::BASE, doc.id);
+    let message = match doc.state {
+        2 => "Documento POS emitido y aceptado",
+        1 => "Documento POS generado (no transmitido)",
+        4 => "Documento POS rechazado por tax",
+        _ => "Documento POS emitido; la transmisión se reintentará",
+    };
+    envelope::ok(
+        message,
+        PosResponse {
+            id: doc.id,
+            id_tipo_documento: doc.document_type,
+            prefijo: doc.prefix.clone(),
+            numero: doc.number,
+            cude: doc.code.clone().unwrap_or_default(),
+            qr_url: doc.qr_url.clone().unwrap_or_default(),
+            subtotal: money(amounts.subtotal),
+            total_impuestos: money(amounts.taxes),
+            propina: money(amounts.tip),
+            total: money(amounts.total),
+            tiempo_emision_ms: started.elapsed().as_millis() as u64,
+            id_estado_documento: doc.state,
+            estado_tax: estado_tax(doc.state),
+            tirilla_url: format!("{base}/tirilla?width=80"),
+            xml_url: format!("{}/facturacion/{}/xml", crate::api::BASE, doc.id),
+            documento_referencia: reference,
+            transmission,
+        },
+    )
+}
+
+#[utoipa::path(post, path = "/v1/api/pos/emitir", operation_id = "issuePosReceipt", tag = "pos",
+    security(("api_key" = [])),
+    request_body = PosRequest,
+    responses(
+        (status = 200, description = "issued synchronously (accepted, rejected, or stored and queued when the authority is down with a test key)", body = inline(envelope::Envelope<PosResponse>)),
+        (status = 409, description = "DUPLICATE_REFERENCE / DUPLICATE_IN_PROGRESS / DUPLICATE_PAYLOAD", body = ErrorEnvelope),
+        (status = 422, description = "validation (payments not matching the total, no lines…)", body = ErrorEnvelope),
+        (status = 503, description = "live key while the authority is unavailable; nothing numbered", body = ErrorEnvelope)))]
+#[post("/pos/emitir")]
+pub async fn emitir(
+    state: web::Data<AppState>,
+    ctx: AuthContext,
+    body: Json<serde_json::Value>,
+) -> ApiResult<HttpResponse> {
+    let started = Instant::now();
+    let value = body.0;
+    let canonical =
+        serde_json::to_vec(&value).map_err(|e| ApiError::MalformedJson(e.to_string()))?;
+    let req: PosRequest = parse_value(&value)?;
+    let translated = receipt(&req)?;
+    let issued = submit(&state.issuing, ctx.caller(), translated.request, canonical).await?;
+    Ok(answer(issued, &translated.amounts, started, None))
+}

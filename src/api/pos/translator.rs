@@ -1,0 +1,48 @@
+//! This API's stored requests, translated again for issuing (a half-built
+//! receipt after a crash, a resend).
+
+use super::mapping::{adjustment, receipt, StoredPosAdjustment};
+use super::model::PosRequest;
+use crate::api::error::ApiError;
+use crate::api::json::parse;
+use crate::issuing::error::{IssueError, IssueResult};
+use crate::issuing::request::{DocumentRequest, ReferencedDocument, Translator};
+
+pub struct PosTranslator;
+
+fn stored(e: ApiError) -> IssueError {
+    match e {
+        ApiError::Validation { message, details } => IssueError::Invalid { message, details },
+        other => IssueError::Internal(format!("stored request: {other}")),
+    }
+}
+
+fn is_adjustment(request: &[u8]) -> IssueResult<bool> {
+    let v: serde_json::Value = parse(request).map_err(stored)?;
+    Ok(v.get("documento_referencia").is_some())
+}
+
+impl Translator for PosTranslator {
+    fn referenced_id(&self, request: &[u8]) -> IssueResult<Option<u64>> {
+        if is_adjustment(request)? {
+            let a: StoredPosAdjustment = parse(request).map_err(stored)?;
+            Ok(Some(a.documento_referencia))
+        } else {
+            Ok(None)
+        }
+    }
+
+    fn translate(
+        &self,
+        request: &[u8],
+        reference: Option<&ReferencedDocument>,
+    ) -> IssueResult<DocumentRequest> {
+        if is_adjustment(request)? {
+            let a: StoredPosAdjustment = parse(request).map_err(stored)?;
+            Ok(adjustment(&a, reference).map_err(stored)?.request)
+        } else {
+            let r: PosRequest = parse(request).map_err(stored)?;
+            Ok(receipt(&r).map_err(stored)?.request)
+        }
+    }
+}
