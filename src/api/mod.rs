@@ -9,6 +9,7 @@ pub mod error;
 pub mod facturacion;
 pub mod json;
 pub mod key_check;
+pub mod nomina;
 pub mod openapi;
 pub mod query;
 pub mod rate_limit;
@@ -22,10 +23,15 @@ pub const BASE: &str = "/v1/api";
 /// Each API's translation of its stored requests, for issuing's rebuilds.
 pub fn translators() -> crate::issuing::request::Translators {
     use std::sync::Arc;
-    crate::issuing::request::Translators::default().with(
-        crate::issuing::request::Api::Unified,
-        Arc::new(facturacion::translator::UnifiedTranslator),
-    )
+    crate::issuing::request::Translators::default()
+        .with(
+            crate::issuing::request::Api::Unified,
+            Arc::new(facturacion::translator::UnifiedTranslator),
+        )
+        .with(
+            crate::issuing::request::Api::Payroll,
+            Arc::new(nomina::translator::PayrollTranslator),
+        )
 }
 
 /// Routes that need an API key. Order of wraps: the last is outermost, so a
@@ -41,6 +47,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(key_check::test_key)
             .configure(clientes::configure)
             .configure(facturacion::configure)
+            .configure(nomina::configure)
             .service(ws::ws),
     );
 }

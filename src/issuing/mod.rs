@@ -13,6 +13,7 @@
 //! * [`webhooks`]: signed, retried, logged webhook deliveries.
 //! * [`resume`]: what a restart picks up (half-built documents, queued jobs).
 //! * [`contingency`]: queueing the pending contingency documents.
+//! * [`payroll`]: payroll documents on the same path (own software, `NOM` numbering, SendNominaSync).
 //! * [`worker`]: the engine as the signer pool runs it, and the key cache.
 
 pub mod context;
@@ -21,6 +22,7 @@ pub mod duplicates;
 pub mod error;
 pub mod events;
 pub mod issue;
+pub mod payroll;
 pub mod request;
 pub mod resume;
 pub mod transmit;

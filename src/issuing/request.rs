@@ -25,6 +25,8 @@ pub const MAX_DETAILS: usize = 100;
 pub enum Api {
     /// `POST /facturacion`.
     Unified,
+    /// `POST /nomina/enviar`, `/nomina/ajuste`.
+    Payroll,
 }
 
 impl Api {
@@ -32,12 +34,14 @@ impl Api {
     pub fn tag(self) -> Option<&'static str> {
         match self {
             Api::Unified => None,
+            Api::Payroll => Some(super::payroll::PAYROLL_API),
         }
     }
 
     pub fn from_tag(tag: Option<&str>) -> Option<Api> {
         match tag {
             None | Some("") | Some("facturacion") => Some(Api::Unified),
+            Some(super::payroll::PAYROLL_API) => Some(Api::Payroll),
             Some(_) => None,
         }
     }
@@ -136,6 +140,13 @@ pub trait Translator: Send + Sync {
         request: &[u8],
         reference: Option<&ReferencedDocument>,
     ) -> IssueResult<DocumentRequest>;
+
+    /// A stored payroll request as the engine's payroll document (the
+    /// payroll API's translator; the others issue no payroll).
+    fn translate_payroll(&self, request: &[u8]) -> IssueResult<super::payroll::PayrollRequest> {
+        let _ = request;
+        Err(IssueError::Internal("this API issues no payroll".into()))
+    }
 }
 
 /// The translators of the APIs, registered at start-up.

@@ -309,9 +309,13 @@ impl Issuing {
         job.in_flight = true;
         job.attempts += 1;
         let job = store.put_job(job).await?;
-        let request = AuthorityRequest::SendBillSync {
-            zip_name: files.zip_name,
-            zip: files.zip,
+        let request = if super::payroll::is_payroll(&doc) {
+            AuthorityRequest::SendNominaSync { zip: files.zip }
+        } else {
+            AuthorityRequest::SendBillSync {
+                zip_name: files.zip_name,
+                zip: files.zip,
+            }
         };
         let answer = self.call(doc.company_id, target, request).await;
         doc.attempts = job.attempts;

@@ -17,6 +17,7 @@ mod flow_helpers;
 mod hostile;
 mod idempotency;
 mod issuers;
+mod nomina;
 mod numbering;
 mod openapi;
 mod ops;
