@@ -157,7 +157,10 @@ fn stages(c: &mut Criterion) {
         b.iter(|| xml::build(black_box(&input)).unwrap())
     });
     g.bench_function("e_rsa2048_sign", |b| {
-        b.iter(|| key.sign_rsa_sha256(black_box(signed_info.as_bytes())).unwrap())
+        b.iter(|| {
+            key.sign_rsa_sha256(black_box(signed_info.as_bytes()))
+                .unwrap()
+        })
     });
     g.bench_function("f_xades_sign_whole", |b| {
         b.iter(|| xades::sign(black_box(&unsigned), &key, ctx.issue_instant).unwrap())

@@ -69,9 +69,7 @@ pub async fn load_setup_for(
             date,
         },
     };
-    let records = store
-        .issuer_records(company_id, kind, choice)
-        .await?;
+    let records = store.issuer_records(company_id, kind, choice).await?;
     let company = records
         .company
         .ok_or_else(|| IssueError::NotFound("company".into()))?;

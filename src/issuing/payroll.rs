@@ -178,9 +178,8 @@ pub async fn issue(
             "the signing certificate has expired",
         ));
     }
-    validate_and_total(&request.document).map_err(|errors| {
-        IssueError::invalid_list(cap(named(&errors, |f| (request.fields)(f))))
-    })?;
+    validate_and_total(&request.document)
+        .map_err(|errors| IssueError::invalid_list(cap(named(&errors, |f| (request.fields)(f)))))?;
 
     let today = colombia_now().date_naive();
     let limit = setup
@@ -260,7 +259,7 @@ pub async fn by_code(
         .store
         .documents_in_states(Some(company), (1..=6).collect())
         .await?;
-    Ok(docs.into_iter().find(|d| {
-        is_payroll(d) && d.environment == env && d.code.as_deref() == Some(code)
-    }))
+    Ok(docs
+        .into_iter()
+        .find(|d| is_payroll(d) && d.environment == env && d.code.as_deref() == Some(code)))
 }

@@ -1558,14 +1558,19 @@ fn payroll_number(a: &Answer) -> u64 {
 fn payroll_reads(p: &mut Probe, foreign_id: u64, foreign_cune: &str, own_id: u64) {
     const N: &str = "/v1/api/nomina";
     for id in bad_ids().into_iter().chain([foreign_id.to_string()]) {
-        for path in [format!("{N}/{id}"), format!("{N}/{id}/xml"), format!("{N}/{id}/zip")] {
+        for path in [
+            format!("{N}/{id}"),
+            format!("{N}/{id}/xml"),
+            format!("{N}/{id}/zip"),
+        ] {
             let a = p.get(&path);
             p.refused(&path, &a, true);
         }
     }
-    let tracks = bad_ids()
-        .into_iter()
-        .chain([foreign_cune.to_string(), "f".repeat(96), "x".repeat(5_000)]);
+    let tracks =
+        bad_ids()
+            .into_iter()
+            .chain([foreign_cune.to_string(), "f".repeat(96), "x".repeat(5_000)]);
     for t in tracks {
         let path = format!("{N}/estado/{t}");
         let a = p.get(&path);
@@ -1682,7 +1687,12 @@ fn hostile_client_on_payroll_gets_4xx_envelopes_and_changes_nothing() {
 
     p.section("nomina reads");
     let own_id = original["id"].as_u64().unwrap();
-    payroll_reads(&mut p, foreign["id"].as_u64().unwrap(), &foreign_cune, own_id);
+    payroll_reads(
+        &mut p,
+        foreign["id"].as_u64().unwrap(),
+        &foreign_cune,
+        own_id,
+    );
 
     // The numbering advanced by exactly the accepted payrolls, no gap.
     let last: u64 = issue(&key, &payroll_draft(&fresh_employee()))["numero"]

@@ -184,7 +184,10 @@ fn check_xml(app: &TestApp, data: &Value) {
     assert!(signature_verifies(xml), "xmlsec1 rejects the signature");
     let tampered = xml.replacen("<Notas>", "<Notas>x", 1);
     if tampered != xml {
-        assert!(!signature_verifies(&tampered), "a changed note must break it");
+        assert!(
+            !signature_verifies(&tampered),
+            "a changed note must break it"
+        );
     }
     let pin = app.keys["payroll_software_pin"].as_str().unwrap();
     assert_eq!(cune_of(xml, pin), data["cune"].as_str().unwrap());
@@ -251,7 +254,8 @@ fn a_monthly_payroll_is_issued_accepted_and_served() {
     assert!(xml.contains("<ComprobanteTotal>1583760.63</ComprobanteTotal>"));
     assert!(xml.contains("<Basico DiasTrabajados=\"30\" SueldoTrabajado=\"1423500.00\"></Basico>"));
     assert!(xml.contains("<Transporte AuxilioTransporte=\"200000.00\"></Transporte>"));
-    assert!(xml.contains("<HEDs><HED Cantidad=\"10\" Pago=\"74140.63\" Porcentaje=\"25\"></HED></HEDs>"));
+    assert!(xml
+        .contains("<HEDs><HED Cantidad=\"10\" Pago=\"74140.63\" Porcentaje=\"25\"></HED></HEDs>"));
     assert!(xml.contains("<Salud Deduccion=\"56940.00\" Porcentaje=\"4\"></Salud>"));
     // The employer is the company of the key, whatever id_empresa said.
     assert!(xml.contains(&format!("NIT=\"{}\"", app.keys["nit"].as_str().unwrap())));
@@ -292,10 +296,7 @@ fn a_monthly_payroll_is_issued_accepted_and_served() {
     assert!(zip.by_index(0).unwrap().name().starts_with("nie"));
 
     // Live status: the authority has it.
-    let (status, st) = json(app.get(
-        &format!("/v1/api/nomina/estado/{cune}"),
-        &app.sk_test(),
-    ));
+    let (status, st) = json(app.get(&format!("/v1/api/nomina/estado/{cune}"), &app.sk_test()));
     assert_eq!(status, 200, "{st}");
     assert_eq!(st["data"]["estado"], "aceptada");
     assert_eq!(st["data"]["id"], id);
@@ -333,8 +334,15 @@ fn a_draft_gives_xml_and_cune_only_and_a_novelty_names_the_earlier_one() {
     );
     check_xml(&app, &novelty);
     let n = |d: &Value| d["numero"].as_str().unwrap().parse::<u64>().unwrap();
-    assert_eq!(n(&novelty), n(&draft) + 1, "the refused request took no number");
+    assert_eq!(
+        n(&novelty),
+        n(&draft) + 1,
+        "the refused request took no number"
+    );
 }
+
+/// One change that makes a valid body invalid.
+type Change = Box<dyn Fn(&mut Value)>;
 
 fn field_of(res: &Value) -> String {
     res["error"]["details"][0]["field"]
@@ -350,7 +358,7 @@ fn bad_payrolls_are_422s_naming_the_field_and_change_nothing() {
     draft["transmit"] = json!(false);
     let first = issue(&app, &draft);
 
-    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>)> = vec![
+    let cases: Vec<(&str, Change)> = vec![
         (
             "devengados",
             Box::new(|b| {
@@ -365,15 +373,9 @@ fn bad_payrolls_are_422s_naming_the_field_and_change_nothing() {
             "periodo.fecha_liquidacion_fin",
             Box::new(|b| b["periodo"]["fecha_liquidacion_fin"] = json!("2025-02-27")),
         ),
-        (
-            "cune_nov",
-            Box::new(|b| b["novedad"] = json!(true)),
-        ),
+        ("cune_nov", Box::new(|b| b["novedad"] = json!(true))),
         ("trm", Box::new(|b| b["trm"] = json!(4100.5))),
-        (
-            "trm",
-            Box::new(|b| b["tipo_moneda"] = json!("USD")),
-        ),
+        ("trm", Box::new(|b| b["tipo_moneda"] = json!("USD"))),
         (
             "totales.comprobante",
             Box::new(|b| b["totales"] = json!({"comprobante": 1})),
@@ -381,7 +383,10 @@ fn bad_payrolls_are_422s_naming_the_field_and_change_nothing() {
         (
             "devengados[2].valor_total",
             Box::new(|b| {
-                b["devengados"][2].as_object_mut().unwrap().remove("valor_total");
+                b["devengados"][2]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("valor_total");
             }),
         ),
         (
@@ -391,7 +396,10 @@ fn bad_payrolls_are_422s_naming_the_field_and_change_nothing() {
         (
             "deducciones[0].valor_total",
             Box::new(|b| {
-                b["deducciones"][0].as_object_mut().unwrap().remove("valor_total");
+                b["deducciones"][0]
+                    .as_object_mut()
+                    .unwrap()
+                    .remove("valor_total");
             }),
         ),
         (
@@ -412,10 +420,7 @@ fn bad_payrolls_are_422s_naming_the_field_and_change_nothing() {
             "deducciones",
             Box::new(|b| b["deducciones"][0]["valor_total"] = json!(99999999)),
         ),
-        (
-            "prefijo",
-            Box::new(|b| b["prefijo"] = json!("XYZ")),
-        ),
+        ("prefijo", Box::new(|b| b["prefijo"] = json!("XYZ"))),
     ];
     for (field, change) in cases {
         let mut body = monthly(&employee_number());
@@ -433,7 +438,10 @@ fn bad_payrolls_are_422s_naming_the_field_and_change_nothing() {
     assert_eq!(status, 400, "{res}");
     assert_eq!(res["error"]["code"], "MALFORMED_JSON");
     assert!(
-        res["message"].as_str().unwrap().contains("\"seccion\": \"BASICO\""),
+        res["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"seccion\": \"BASICO\""),
         "the message shows the expected shape: {res}"
     );
 
@@ -549,19 +557,13 @@ fn a_lost_answer_is_found_by_the_status_query_not_sent_again() {
         std::thread::sleep(Duration::from_millis(20));
     }
     sim_mode(&app, json!({"mode": "up"}));
-    let (status, st) = json(app.get(
-        &format!("/v1/api/nomina/estado/{cune}"),
-        &app.sk_test(),
-    ));
+    let (status, st) = json(app.get(&format!("/v1/api/nomina/estado/{cune}"), &app.sk_test()));
     assert_eq!(status, 200, "{st}");
     assert_eq!(st["data"]["estado"], "aceptada", "{st}");
     let stats = sim_stats(&app);
     assert_eq!(stats["calls"]["SendNominaSync"], 1, "{stats}");
     assert_eq!(stats["accepted"][&cune]["received"], 1, "{stats}");
-    let (_, detail) = json(app.get(
-        &format!("/v1/api/nomina/{}", data["id"]),
-        &app.sk_test(),
-    ));
+    let (_, detail) = json(app.get(&format!("/v1/api/nomina/{}", data["id"]), &app.sk_test()));
     assert_eq!(detail["data"]["estado"], "aceptada");
 }
 

@@ -38,7 +38,10 @@ async fn with_defaults(
     if sent.get("tipo_nota").and_then(Value::as_i64) == Some(2) {
         return Err(ApiError::conflict(
             ErrorCode::InvalidState,
-            format!("payroll {} deletes another one; it cannot be adjusted", original.full_number()),
+            format!(
+                "payroll {} deletes another one; it cannot be adjusted",
+                original.full_number()
+            ),
         ));
     }
     let generated = sent

@@ -52,7 +52,8 @@ pub async fn detail(
         .map(|r| Totales::from(totals(&r.document)))
         .map_err(|e| ApiError::Internal(format!("stored payroll request: {e}")))?;
     let history = state.store.history(doc.id).await?;
-    let summary = serde_json::to_value(record(&doc)).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let summary =
+        serde_json::to_value(record(&doc)).map_err(|e| ApiError::Internal(e.to_string()))?;
     if let (Some(o), Value::Object(s)) = (out.as_object_mut(), summary) {
         // The key decides company and environment (spec 4.5 rule 1).
         o.remove("id_empresa");
@@ -69,7 +70,12 @@ pub async fn detail(
     Ok(envelope::ok("Nómina", out))
 }
 
-fn download(content_type: &str, disposition: &str, name: &str, body: impl actix_web::body::MessageBody + 'static) -> HttpResponse {
+fn download(
+    content_type: &str,
+    disposition: &str,
+    name: &str,
+    body: impl actix_web::body::MessageBody + 'static,
+) -> HttpResponse {
     HttpResponse::Ok()
         .content_type(content_type)
         .insert_header((
@@ -79,7 +85,11 @@ fn download(content_type: &str, disposition: &str, name: &str, body: impl actix_
         .body(body)
 }
 
-async fn files(state: &AppState, ctx: &AuthContext, id: u64) -> ApiResult<emisor_store::DocumentFiles> {
+async fn files(
+    state: &AppState,
+    ctx: &AuthContext,
+    id: u64,
+) -> ApiResult<emisor_store::DocumentFiles> {
     owned_payroll(state, ctx, id).await?;
     state
         .store
@@ -99,7 +109,12 @@ pub async fn xml(
     id: web::Path<u64>,
 ) -> ApiResult<HttpResponse> {
     let f = files(&state, &ctx, id.into_inner()).await?;
-    Ok(download("text/xml; charset=utf-8", "inline", &f.xml_name, f.xml))
+    Ok(download(
+        "text/xml; charset=utf-8",
+        "inline",
+        &f.xml_name,
+        f.xml,
+    ))
 }
 
 #[utoipa::path(get, path = "/v1/api/nomina/{id}/zip", operation_id = "getPayrollZip", tag = "nomina",
@@ -113,5 +128,10 @@ pub async fn zip(
     id: web::Path<u64>,
 ) -> ApiResult<HttpResponse> {
     let f = files(&state, &ctx, id.into_inner()).await?;
-    Ok(download("application/zip", "attachment", &f.zip_name, f.zip))
+    Ok(download(
+        "application/zip",
+        "attachment",
+        &f.zip_name,
+        f.zip,
+    ))
 }

@@ -24,9 +24,14 @@ pub async fn estado(
     track_id: web::Path<String>,
 ) -> ApiResult<HttpResponse> {
     let track_id = track_id.into_inner();
-    let mut doc = by_code(&state.issuing, ctx.company_id, ctx.environment, track_id.trim())
-        .await?
-        .ok_or_else(|| ApiError::NotFound(format!("payroll with trackId {track_id}")))?;
+    let mut doc = by_code(
+        &state.issuing,
+        ctx.company_id,
+        ctx.environment,
+        track_id.trim(),
+    )
+    .await?
+    .ok_or_else(|| ApiError::NotFound(format!("payroll with trackId {track_id}")))?;
     // A draft was never sent; an accepted or rejected one is final.
     if matches!(
         doc.state,

@@ -6,13 +6,13 @@ use chrono::NaiveDate;
 use rust_decimal::Decimal;
 
 use super::model::{
-    AjusteRequest, Deduccion, Devengado, Empleado, Empleador, LugarGeneracion, NominaRequest,
-    Pago, Periodo, Totales,
+    AjusteRequest, Deduccion, Devengado, Empleado, Empleador, LugarGeneracion, NominaRequest, Pago,
+    Periodo, Totales,
 };
 use crate::api::error::{ApiError, ApiResult};
 use crate::engine::payroll::model::{
     DeclaredTotals, Deduction, DeductionKind, Earning, EarningKind, Employee, EmployerOverride,
-    PayrollDocument, PayrollKind, Payment, Period, Place, Predecessor,
+    Payment, PayrollDocument, PayrollKind, Period, Place, Predecessor,
 };
 use crate::issuing::error::FieldError;
 use crate::issuing::payroll::PayrollRequest;

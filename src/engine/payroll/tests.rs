@@ -179,13 +179,19 @@ fn every_kind_is_valid_signed_and_its_cune_recomputes() {
             assert!(!issued.xml.contains("<Trabajador"));
             assert_eq!(issued.totals.payable, rust_decimal::Decimal::ZERO);
         } else {
-            assert!(issued.xml.contains("<DevengadosTotal>1516166.67</DevengadosTotal>"));
-            assert!(issued.xml.contains("<ComprobanteTotal>1412166.67</ComprobanteTotal>"));
+            assert!(issued
+                .xml
+                .contains("<DevengadosTotal>1516166.67</DevengadosTotal>"));
+            assert!(issued
+                .xml
+                .contains("<ComprobanteTotal>1412166.67</ComprobanteTotal>"));
         }
         if have_xmllint() {
             xmllint_payroll(kind, &issued.xml).unwrap_or_else(|e| panic!("{kind:?}: {e}"));
             // The check is live: an element the schema does not know fails.
-            let broken = issued.xml.replacen("<CodigoQR>", "<CodigoQRx></CodigoQRx><CodigoQR>", 1);
+            let broken = issued
+                .xml
+                .replacen("<CodigoQR>", "<CodigoQRx></CodigoQRx><CodigoQR>", 1);
             assert!(xmllint_payroll(kind, &broken).is_err(), "{kind:?}");
         }
         if crate::testing::tool("xmlsec1") {

@@ -78,7 +78,10 @@ pub fn validate_and_total(doc: &PayrollDocument) -> Result<PayrollTotals, Vec<Va
         check_content(doc, &mut errors);
     }
     if doc.kind.is_adjustment() && doc.predecessor.is_none() {
-        errors.push(err("predecessor", "an adjustment names the payroll it adjusts"));
+        errors.push(err(
+            "predecessor",
+            "an adjustment names the payroll it adjusts",
+        ));
     }
     if doc.notes.len() > MAX_NOTES {
         errors.push(err("notes", format!("at most {MAX_NOTES} notes")));
@@ -162,10 +165,7 @@ fn check_content(doc: &PayrollDocument, errors: &mut Vec<ValidationError>) {
     }
     if let Some(hired) = p.hired {
         if hired > p.settlement_end {
-            errors.push(err(
-                "period.hired",
-                "must not be after the settlement end",
-            ));
+            errors.push(err("period.hired", "must not be after the settlement end"));
         }
     }
     let e = &doc.employee;
@@ -314,7 +314,10 @@ fn check_content(doc: &PayrollDocument, errors: &mut Vec<ValidationError>) {
         }
         if let Some(q) = l.quantity {
             if q < Decimal::ZERO {
-                errors.push(err(format!("earnings[{i}].quantity"), "must not be negative"));
+                errors.push(err(
+                    format!("earnings[{i}].quantity"),
+                    "must not be negative",
+                ));
             }
         }
         if l.kind == EarningKind::Basic {

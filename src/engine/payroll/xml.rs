@@ -23,9 +23,7 @@
 
 use rust_decimal::Decimal;
 
-use super::model::{
-    Deduction, DeductionKind, Earning, EarningKind, PayrollDocument, PayrollKind,
-};
+use super::model::{Deduction, DeductionKind, Earning, EarningKind, PayrollDocument, PayrollKind};
 use super::totals::{cents, PayrollTotals};
 use crate::engine::model::IssuerContext;
 use crate::engine::xml_writer::{XmlWriteError, XmlWriter};
@@ -64,7 +62,7 @@ pub fn amount(d: Decimal) -> String {
     format!("{:.2}", cents(d))
 }
 
-fn opt<'a>(v: &'a Option<String>) -> Option<&'a str> {
+fn opt(v: &Option<String>) -> Option<&str> {
     v.as_deref().filter(|s| !s.is_empty())
 }
 
@@ -204,9 +202,15 @@ fn place(w: &mut XmlWriter, input: &PayrollBuildInput<'_>) {
     w.leaf(
         "LugarGeneracionXML",
         &[
-            ("DepartamentoEstado", opt(&p.department).unwrap_or(&department)),
+            (
+                "DepartamentoEstado",
+                opt(&p.department).unwrap_or(&department),
+            ),
             ("Idioma", opt(&p.language).unwrap_or("es")),
-            ("MunicipioCiudad", opt(&p.municipality).unwrap_or(&municipality)),
+            (
+                "MunicipioCiudad",
+                opt(&p.municipality).unwrap_or(&municipality),
+            ),
             ("Pais", opt(&p.country).unwrap_or(&country)),
         ],
         "",
@@ -264,9 +268,15 @@ fn employer(w: &mut XmlWriter, input: &PayrollBuildInput<'_>) {
         "Empleador",
         &[
             ("DV", &dv),
-            ("DepartamentoEstado", opt(&o.department).unwrap_or(&department)),
+            (
+                "DepartamentoEstado",
+                opt(&o.department).unwrap_or(&department),
+            ),
             ("Direccion", opt(&o.address).unwrap_or(&address)),
-            ("MunicipioCiudad", opt(&o.municipality).unwrap_or(&municipality)),
+            (
+                "MunicipioCiudad",
+                opt(&o.municipality).unwrap_or(&municipality),
+            ),
             ("NIT", &c.id_number),
             ("Pais", opt(&o.country).unwrap_or(&country)),
             ("RazonSocial", opt(&o.name).unwrap_or(&c.name)),
@@ -407,7 +417,11 @@ fn quantity(l: &Earning, default: Decimal) -> String {
 
 /// Whole days (the schema types these `Cantidad` as integers).
 fn days(l: &Earning) -> String {
-    l.quantity.unwrap_or(Decimal::ONE).trunc().normalize().to_string()
+    l.quantity
+        .unwrap_or(Decimal::ONE)
+        .trunc()
+        .normalize()
+        .to_string()
 }
 
 fn earnings(w: &mut XmlWriter, doc: &PayrollDocument) {
@@ -428,7 +442,11 @@ fn earnings(w: &mut XmlWriter, doc: &PayrollDocument) {
         "",
     );
     for l in of_kind(lines, EarningKind::Transport) {
-        w.leaf("Transporte", &[("AuxilioTransporte", &amount(l.amount))], "");
+        w.leaf(
+            "Transporte",
+            &[("AuxilioTransporte", &amount(l.amount))],
+            "",
+        );
     }
     for (group, item, kind) in [
         ("HEDs", "HED", EarningKind::OvertimeDay),
@@ -601,7 +619,10 @@ fn deductions(w: &mut XmlWriter, doc: &PayrollDocument) {
         w.leaf(
             name,
             &[
-                ("Deduccion", &amount(l.map(|l| l.amount).unwrap_or_default())),
+                (
+                    "Deduccion",
+                    &amount(l.map(|l| l.amount).unwrap_or_default()),
+                ),
                 ("Porcentaje", &percent_of(l, kind)),
             ],
             "",
@@ -612,7 +633,10 @@ fn deductions(w: &mut XmlWriter, doc: &PayrollDocument) {
             "FondoSP",
             &[
                 ("DeduccionSP", &amount(l.amount)),
-                ("Porcentaje", &percent_of(Some(l), DeductionKind::SolidarityFund)),
+                (
+                    "Porcentaje",
+                    &percent_of(Some(l), DeductionKind::SolidarityFund),
+                ),
             ],
             "",
         );
@@ -638,7 +662,10 @@ fn deductions(w: &mut XmlWriter, doc: &PayrollDocument) {
         for l in sanctions {
             w.leaf(
                 "Sancion",
-                &[("SancionPriv", &amount(l.amount)), ("SancionPublic", "0.00")],
+                &[
+                    ("SancionPriv", &amount(l.amount)),
+                    ("SancionPublic", "0.00"),
+                ],
                 "",
             );
         }
@@ -651,7 +678,10 @@ fn deductions(w: &mut XmlWriter, doc: &PayrollDocument) {
             let description = opt(&l.description).unwrap_or("Libranza");
             w.leaf(
                 "Libranza",
-                &[("Deduccion", &amount(l.amount)), ("Descripcion", description)],
+                &[
+                    ("Deduccion", &amount(l.amount)),
+                    ("Descripcion", description),
+                ],
                 "",
             );
         }
