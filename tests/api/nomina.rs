@@ -594,3 +594,123 @@ fn a_payroll_answered_while_the_authority_is_down_survives_a_kill() {
     assert_eq!(stats["accepted"][&cune]["received"], 1, "{stats}");
     assert_eq!(stats["calls"]["SendNominaSync"], 1, "{stats}");
 }
+
+/// SIGKILL while payrolls are being issued: every answered payroll keeps
+/// its number, XML and ZIP; a half-built one is rebuilt with its number
+/// (by the payroll translator, from its stored request); numbers taken
+/// after the restart are new.
+#[test]
+fn sigkill_while_issuing_payroll_keeps_every_answered_one() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    let launch = Launch::default()
+        .capture_log()
+        .env("EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE", "100000");
+    let mut app = TestApp::spawn_with(launch.clone());
+    let answered: Arc<Mutex<Vec<(u64, u64)>>> = Arc::default();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (url, key) = (app.url.clone(), app.sk_test());
+    let clients: Vec<_> = (0..6)
+        .map(|_| {
+            let (answered, stop, url, key) =
+                (answered.clone(), stop.clone(), url.clone(), key.clone());
+            std::thread::spawn(move || {
+                let http = client();
+                while !stop.load(Ordering::SeqCst) {
+                    let mut body = monthly(&employee_number());
+                    body["transmit"] = json!(false);
+                    let Ok(res) = http
+                        .post(format!("{url}/v1/api/nomina/enviar"))
+                        .header("X-Api-Key", &key)
+                        .json(&body)
+                        .send()
+                    else {
+                        return;
+                    };
+                    if res.status().as_u16() == 200 {
+                        if let Ok(v) = res.json::<Value>() {
+                            let id = v["data"]["id"].as_u64().expect("id");
+                            let n = v["data"]["numero"].as_str().expect("numero");
+                            answered
+                                .lock()
+                                .expect("lock")
+                                .push((id, n.parse().expect("number")));
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while answered.lock().expect("lock").len() < 30 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "30 payrolls not issued in 60 s"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    app.kill();
+    stop.store(true, Ordering::SeqCst);
+    for c in clients {
+        let _ = c.join();
+    }
+    let before = answered.lock().expect("lock").clone();
+
+    let restarted = TestApp::start_in(&app.dir.clone(), launch);
+    let key = restarted.sk_test();
+    let mut numbers = Vec::new();
+    for (id, number) in &before {
+        let (status, d) = json(restarted.get(&format!("/v1/api/nomina/{id}"), &key));
+        assert_eq!(status, 200, "{d}");
+        assert_eq!(d["data"]["numero"], number.to_string(), "{d}");
+        let xml = restarted.get(&format!("/v1/api/nomina/{id}/xml"), &key);
+        assert_eq!(xml.status().as_u16(), 200);
+        assert!(xml
+            .text()
+            .unwrap()
+            .contains(&format!("Numero=\"NOM{number}\"")));
+    }
+    // Every payroll the store holds has its files and code, the ones whose
+    // answer never left included.
+    let max = before.iter().map(|(id, _)| *id).max().unwrap() + 10;
+    for id in 1..=max {
+        let (status, d) = json(restarted.get(&format!("/v1/api/nomina/{id}"), &key));
+        if status == 404 {
+            continue;
+        }
+        assert_eq!(status, 200, "{d}");
+        assert!(
+            d["data"]["cune"].as_str().is_some_and(|c| c.len() == 96),
+            "{d}"
+        );
+        numbers.push(
+            d["data"]["numero"]
+                .as_str()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap(),
+        );
+        let zip = restarted.get(&format!("/v1/api/nomina/{id}/zip"), &key);
+        assert_eq!(zip.status().as_u16(), 200, "payroll {id}");
+    }
+    for _ in 0..3 {
+        let mut body = monthly(&employee_number());
+        body["transmit"] = json!(false);
+        let d = issue(&restarted, &body);
+        numbers.push(d["numero"].as_str().unwrap().parse().unwrap());
+    }
+    let mut unique = numbers.clone();
+    unique.sort_unstable();
+    unique.dedup();
+    assert_eq!(
+        unique.len(),
+        numbers.len(),
+        "a number given twice: {numbers:?}"
+    );
+    assert!(
+        !restarted.log().contains("could not rebuild"),
+        "{}",
+        restarted.log()
+    );
+}
