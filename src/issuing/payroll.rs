@@ -263,3 +263,41 @@ pub async fn by_code(
         .into_iter()
         .find(|d| is_payroll(d) && d.environment == env && d.code.as_deref() == Some(code)))
 }
+
+/// `GET /nomina/estado`: asks the authority for a payroll's status and
+/// records its verdict — an acceptance or a rejection the service had not
+/// heard of (a lost answer, a send still being retried) — with its history,
+/// the pending job dropped. Anything else (not found, no answer) leaves the
+/// payroll as it is.
+pub async fn refresh_status(
+    issuing: &Issuing,
+    mut doc: DocumentRecord,
+) -> Result<DocumentRecord, super::transmit::TransmitError> {
+    use crate::authority::port::{AuthorityRequest, AuthorityResponse};
+    let Some(code) = doc.code.clone() else {
+        return Ok(doc);
+    };
+    let target = issuing.target(doc.company_id, doc.environment).await?;
+    let answer = issuing
+        .call_authority(
+            doc.company_id,
+            target,
+            AuthorityRequest::GetStatus { track_id: code },
+        )
+        .await;
+    match answer {
+        Ok(AuthorityResponse::Verdict(t)) if t.accepted() || t.known_rejection() => {
+            let to = if t.accepted() {
+                emisor_store::state::ACCEPTED
+            } else {
+                emisor_store::state::REJECTED
+            };
+            let job = issuing.store.job_for_document(doc.id).await?;
+            let sent = issuing
+                .finish(&mut doc, job.as_ref(), t, to, "api", "status_checked")
+                .await?;
+            Ok(sent.doc)
+        }
+        _ => Ok(doc),
+    }
+}

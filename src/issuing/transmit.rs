@@ -414,7 +414,7 @@ impl Issuing {
     }
 
     /// Stores a final outcome, removes the job, tells the rooms.
-    async fn finish(
+    pub(crate) async fn finish(
         &self,
         doc: &mut DocumentRecord,
         job: Option<&Job>,

@@ -1,6 +1,6 @@
 //! `GET /nomina/estado/{trackId}`: the payroll of the key's company with
 //! that tracking key (its CUNE), after asking the authority for its status
-//! (spec 3.3, 4.5): an acceptance the service had not heard of yet (a lost
+//! (spec 3.3, 4.5): a verdict the service had not heard of yet (a lost
 //! answer, a send still being retried) is recorded now.
 
 use actix_web::{get, web, HttpResponse};
@@ -10,7 +10,7 @@ use super::responses::{record, PayrollRecord};
 use crate::api::auth::AuthContext;
 use crate::api::envelope;
 use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
-use crate::issuing::payroll::by_code;
+use crate::issuing::payroll::{by_code, refresh_status};
 use crate::state::AppState;
 
 #[utoipa::path(get, path = "/v1/api/nomina/estado/{trackId}", operation_id = "getPayrollStatus", tag = "nomina",
@@ -37,9 +37,7 @@ pub async fn estado(
         doc.state,
         doc_state::QUEUED | doc_state::WAITING_AUTHORITY | doc_state::DEAD_LETTER
     ) {
-        doc = state
-            .issuing
-            .check_status(doc)
+        doc = refresh_status(&state.issuing, doc)
             .await
             .map_err(|e| ApiError::Internal(e.to_string()))?;
     }
