@@ -3,7 +3,7 @@
 //!
 //! Layout: `api` (customer REST API under /v1/api), `admin` (the /admin API and
 //! CLI), `provisioning` (companies and credentials), `engine` (pure document
-//! code: UBL, codes, XAdES, ZIP), `authority` (SOAP client and simulator),
+//! code: UBL, codes, XAdES, ZIP), `render` (a document's PDF, pure), `authority` (SOAP client and simulator),
 //! `ops` (health, metrics, request observation), `security` (file modes and
 //! the master key that seals the store's secrets), `startup` (wiring),
 //! `fixtures` (sample data for the tests and benchmarks only).
@@ -19,6 +19,7 @@ pub mod fixtures;
 pub mod issuing;
 pub mod ops;
 pub mod provisioning;
+pub mod render;
 pub mod security;
 pub mod startup;
 pub mod state;

@@ -254,6 +254,7 @@ pub async fn issue(
         external_reference: mapped.external_reference.clone(),
         customer: Some(mapped.customer.clone()),
         api: mapped.api.tag().map(str::to_string),
+        list_keys: mapped.list_keys.clone(),
         request,
         monthly_limit: Some(limit),
         period,

@@ -14,6 +14,7 @@
 //! * [`resume`]: what a restart picks up (half-built documents, queued jobs).
 //! * [`contingency`]: queueing the pending contingency documents.
 //! * [`payroll`]: payroll documents on the same path (own software, `NOM` numbering, SendNominaSync).
+//! * [`files`]: a stored document's PDF, rendered off the async threads.
 //! * [`worker`]: the engine as the signer pool runs it, and the key cache.
 
 pub mod context;
@@ -21,6 +22,7 @@ pub mod contingency;
 pub mod duplicates;
 pub mod error;
 pub mod events;
+pub mod files;
 pub mod issue;
 pub mod payroll;
 pub mod request;

@@ -61,6 +61,9 @@ pub struct PayrollRequest {
     /// The caller's path of an engine field (`period.days_worked` →
     /// `periodo.tiempo_laborado_dias`).
     pub fields: fn(&str) -> String,
+    /// The list keys (`tipo` = `INDIVIDUAL` | `AJUSTE`, indexed), stored
+    /// with the document.
+    pub list_keys: std::collections::BTreeMap<String, String>,
 }
 
 /// The company's payroll setup: its payroll software and the resolution
@@ -197,6 +200,7 @@ pub async fn issue(
         external_reference: None,
         customer: None,
         api: Api::Payroll.tag().map(str::to_string),
+        list_keys: request.list_keys.clone(),
         request: canonical,
         monthly_limit: Some(limit),
         period: today.year() as u32 * 100 + today.month(),

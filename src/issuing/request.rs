@@ -4,6 +4,7 @@
 //! the caller sent. Each API translates its JSON into this; issuing never
 //! sees the API's types.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::Arc;
 
@@ -70,6 +71,9 @@ pub struct DocumentRequest {
     pub asynchronous: bool,
     pub external_reference: Option<String>,
     pub fields: Arc<dyn CallerFields>,
+    /// The family's list keys (`proveedor`, `id_caja`, `id_cajero`,
+    /// `tipo`, …), stored with the document and indexed for its lists.
+    pub list_keys: BTreeMap<String, String>,
 }
 
 impl DocumentRequest {

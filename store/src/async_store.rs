@@ -374,6 +374,12 @@ impl AsyncStore {
             .await
     }
 
+    /// A page of a company's documents of one family, newest first, from
+    /// the document index ([`DocumentStore::list_documents`]).
+    pub async fn list_documents(&self, q: ListQuery) -> StoreResult<Page<DocumentRecord>> {
+        self.off_thread(move |s| s.list_documents(&q)).await
+    }
+
     pub async fn document_counts(&self) -> StoreResult<Vec<((u8, u8), u64)>> {
         self.off_thread(|s| s.document_counts()).await
     }

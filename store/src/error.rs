@@ -35,6 +35,9 @@ pub enum StoreError {
     /// The master key given does not open the store (or none was given).
     #[error("{0}")]
     MasterKey(String),
+    /// A list filtered by a key its family does not index.
+    #[error("{family} documents are not listed by `{key}`")]
+    UnindexedKey { family: &'static str, key: String },
 }
 
 impl From<sled::transaction::TransactionError<StoreError>> for StoreError {

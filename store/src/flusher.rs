@@ -132,10 +132,10 @@ impl Flusher {
     }
 }
 
-impl Drop for Flusher {
-    /// Stops the thread and waits for it, so the data dir's lock (held by
-    /// the thread's handle on the database) is released when the store is.
-    fn drop(&mut self) {
+impl Flusher {
+    /// Refuses new requests, serves those already sent and waits for the
+    /// thread: after it, nothing more is written through the flusher.
+    pub(crate) fn stop(&self) {
         self.requests
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -152,6 +152,14 @@ impl Drop for Flusher {
                 let _ = t.join();
             }
         }
+    }
+}
+
+impl Drop for Flusher {
+    /// Stops the thread and waits for it, so the data dir's lock (held by
+    /// the thread's handle on the database) is released when the store is.
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 

@@ -17,6 +17,7 @@
 
 mod async_store;
 pub mod codec;
+mod doc_index;
 pub mod error;
 mod file_log;
 mod flusher;
@@ -160,6 +161,9 @@ pub trait DocumentStore {
     fn monthly_usage(&self, company: CompanyId, period: u32) -> StoreResult<u64>;
     /// Number of documents per (type, state), for metrics.
     fn document_counts(&self) -> StoreResult<Vec<((u8, u8), u64)>>;
+    /// A page of a company's built documents of one family, newest first,
+    /// from the document index (`total` from its counters, exact).
+    fn list_documents(&self, query: &ListQuery) -> StoreResult<Page<DocumentRecord>>;
 }
 
 /// Company events kept as a log (webhook deliveries, say), newest last.
@@ -226,5 +230,7 @@ impl<T> Store for T where
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_index;
 #[cfg(test)]
 mod tests_sealing;

@@ -2,6 +2,8 @@
 //! the Spanish JSON of the spec. New fields must carry `#[serde(default)]` so
 //! records written by older builds stay readable.
 
+use std::collections::BTreeMap;
+
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -283,6 +285,99 @@ pub struct CustomerInput {
     pub phone: Option<String>,
 }
 
+/// The families a company lists its documents by (decisions.md §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    /// Invoices, exports, contingency invoices and their notes.
+    Invoices,
+    /// Support documents and their adjustment notes.
+    Support,
+    /// POS receipts and their adjustment notes.
+    Pos,
+    Payroll,
+    /// Invoices received from suppliers.
+    Received,
+}
+
+/// Payroll adjustment notes' document type (payroll itself is
+/// [`PAYROLL_DOCUMENT_TYPE`]); the authority's TipoXML 102 and 103 are
+/// taken as payroll too.
+const PAYROLL_TYPES: [u8; 4] = [PAYROLL_DOCUMENT_TYPE, PAYROLL_DOCUMENT_TYPE + 1, 102, 103];
+
+impl Family {
+    pub const ALL: [Family; 5] = [
+        Family::Invoices,
+        Family::Support,
+        Family::Pos,
+        Family::Payroll,
+        Family::Received,
+    ];
+
+    /// The family of a document type: the unified codes 1-10, payroll's
+    /// own types; anything else is a received document.
+    pub fn of_document_type(t: u8) -> Family {
+        match t {
+            1 | 2 | 3 | 6 | 7 | 8 => Family::Invoices,
+            4 | 5 => Family::Support,
+            9 | 10 => Family::Pos,
+            t if PAYROLL_TYPES.contains(&t) => Family::Payroll,
+            _ => Family::Received,
+        }
+    }
+
+    /// The list keys a list of this family filters by: each is indexed and
+    /// has its own counters.
+    pub fn indexed_keys(self) -> &'static [&'static str] {
+        match self {
+            Family::Support => &["proveedor"],
+            Family::Pos => &["id_caja", "id_cajero"],
+            Family::Payroll => &["tipo"],
+            Family::Invoices | Family::Received => &[],
+        }
+    }
+
+    /// One byte in index keys (never renumber).
+    pub fn tag(self) -> u8 {
+        match self {
+            Family::Invoices => 1,
+            Family::Support => 2,
+            Family::Pos => 3,
+            Family::Payroll => 4,
+            Family::Received => 5,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Invoices => "invoices",
+            Family::Support => "support",
+            Family::Pos => "pos",
+            Family::Payroll => "payroll",
+            Family::Received => "received",
+        }
+    }
+}
+
+/// A page of a company's documents of one family, newest first (by issue
+/// date, then id), from the document index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListQuery {
+    pub company_id: CompanyId,
+    pub environment: Environment,
+    pub family: Family,
+    /// Issue dates (Colombia time), inclusive.
+    pub from: Option<NaiveDate>,
+    pub to: Option<NaiveDate>,
+    /// Any of these states; empty = all.
+    pub states: Vec<u8>,
+    /// Family keys ([`Family::indexed_keys`]); all must match.
+    pub keys: Vec<(String, String)>,
+    /// From 1.
+    pub page: u32,
+    pub limit: u32,
+}
+
 /// One page of a list.
 #[derive(Debug, Clone, Serialize)]
 pub struct Page<T> {
@@ -369,6 +464,11 @@ pub struct DocumentRecord {
     /// request; absent for the unified API (and in older records).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api: Option<String>,
+    /// The family's own list filters and columns (`proveedor`, `id_caja`,
+    /// `id_cajero`, `tipo`, `centro_costos`…): the ones of
+    /// [`Family::indexed_keys`] are indexed and counted, the rest only kept.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub list_keys: BTreeMap<String, String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -407,6 +507,8 @@ pub struct NewDocument {
     pub request: Vec<u8>,
     /// The API it came through (`DocumentRecord::api`).
     pub api: Option<String>,
+    /// The family's list keys (`DocumentRecord::list_keys`).
+    pub list_keys: BTreeMap<String, String>,
     /// Documents allowed this month; `None` = unlimited.
     pub monthly_limit: Option<u64>,
     /// `YYYYMM` of the issue date, the subscription period.

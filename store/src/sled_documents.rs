@@ -65,7 +65,7 @@ impl SledStore {
 
     /// Moves a replaced record's count and state-index entry to its new
     /// state (after the record itself: both are repaired after a crash).
-    fn recount(&self, old: Option<&[u8]>, doc: &DocumentRecord) -> StoreResult<()> {
+    pub(crate) fn recount(&self, old: Option<&[u8]>, doc: &DocumentRecord) -> StoreResult<()> {
         let new_key = count_key(doc.document_type, doc.state);
         let new_entry = state_key(doc.id, doc.state, doc.pending_build);
         let old: Option<Counted> = old.map(|o| decode(trees::DOCUMENTS, o)).transpose()?;
@@ -151,9 +151,7 @@ impl SledStore {
             }
             None => None,
         };
-        let old = self
-            .documents
-            .insert(id_key(doc.id), encode(trees::DOCUMENTS, doc)?)?;
+        let old = self.put_document(doc)?;
         self.recount(old.as_deref(), doc)?;
         Ok(job)
     }
@@ -166,9 +164,7 @@ impl SledStore {
         doc: &DocumentRecord,
         history: HistoryEntry,
     ) -> StoreResult<()> {
-        let old = self
-            .documents
-            .insert(id_key(doc.id), encode(trees::DOCUMENTS, doc)?)?;
+        let old = self.put_document(doc)?;
         let seq = self.next_seq_now(trees::DOCUMENT_HISTORY)?;
         self.document_history.insert(
             scoped_key(doc.id, seq),
@@ -299,6 +295,7 @@ impl DocumentStore for SledStore {
             attempts: 0,
             track_id: None,
             api: new.api.clone(),
+            list_keys: new.list_keys.clone(),
             created_at: now,
             updated_at: now,
         };
@@ -464,6 +461,10 @@ impl DocumentStore for SledStore {
             .get(usage_key(company, period))?
             .and_then(|v| read_u64(&v))
             .unwrap_or(0))
+    }
+
+    fn list_documents(&self, query: &ListQuery) -> StoreResult<Page<DocumentRecord>> {
+        self.list_indexed(query)
     }
 
     fn document_counts(&self) -> StoreResult<Vec<((u8, u8), u64)>> {

@@ -13,6 +13,7 @@ use sled::transaction::{
 use sled::{Db, Transactional, Tree};
 
 use crate::codec::{decode, encode, id_key, read_u64, scoped_key, scoped_text_key};
+use crate::doc_index::IndexMarkers;
 use crate::error::{StoreError, StoreResult};
 use crate::file_log::FileLog;
 use crate::flusher::{Flusher, Scope};
@@ -77,6 +78,10 @@ pub struct SledStore {
     pub(crate) jobs: Tree,
     pub(crate) jobs_by_document: Tree,
     pub(crate) events: Tree,
+    pub(crate) document_index: Tree,
+    pub(crate) document_index_counts: Tree,
+    pub(crate) document_index_pending: Tree,
+    pub(crate) index_markers: Arc<IndexMarkers>,
     // Opened now so the layout is complete; its API arrives with the mail work.
     #[allow(dead_code)]
     email_logs: Tree,
@@ -107,11 +112,17 @@ pub(crate) fn next_seq(
 
 /// One group commit: the file log first, then sled, so a reference sled
 /// makes durable never points at files that are not.
-fn flush_all(db: &Db, commits: &GroupCommit, files: &FileLog) -> StoreResult<()> {
+fn flush_all(
+    db: &Db,
+    commits: &GroupCommit,
+    files: &FileLog,
+    markers: &IndexMarkers,
+) -> StoreResult<()> {
     commits.commit(|| {
-        files.sync()?;
-        db.flush()?;
-        Ok(())
+        let done = markers.before_flush();
+        let flushed = files.sync().and_then(|()| Ok(db.flush().map(|_| ())?));
+        markers.after_flush(done, flushed.is_ok());
+        flushed
     })
 }
 
@@ -195,8 +206,14 @@ impl SledStore {
             armed: AtomicBool::new(true),
         });
         let commits = Arc::new(GroupCommit::default());
-        let (flush_db, commits_for_flusher, files_for_flusher) =
-            (db.clone(), commits.clone(), files.clone());
+        let document_index_pending = t(trees::DOCUMENT_INDEX_PENDING)?;
+        let index_markers = Arc::new(IndexMarkers::new(document_index_pending.clone()));
+        let (flush_db, commits_for_flusher, files_for_flusher, markers_for_flusher) = (
+            db.clone(),
+            commits.clone(),
+            files.clone(),
+            index_markers.clone(),
+        );
         let store = SledStore {
             meta: meta.clone(),
             companies: t(trees::COMPANIES)?,
@@ -221,9 +238,18 @@ impl SledStore {
             jobs_by_document: t(trees::JOBS_BY_DOCUMENT)?,
             events: t(trees::EVENTS)?,
             email_logs: t(trees::EMAIL_LOGS)?,
+            document_index: t(trees::DOCUMENT_INDEX)?,
+            document_index_counts: t(trees::DOCUMENT_INDEX_COUNTS)?,
+            document_index_pending,
+            index_markers,
             flusher: Arc::new(Flusher::start(move |scope| match scope {
                 Scope::Files => files_for_flusher.sync(),
-                Scope::All => flush_all(&flush_db, &commits_for_flusher, &files_for_flusher),
+                Scope::All => flush_all(
+                    &flush_db,
+                    &commits_for_flusher,
+                    &files_for_flusher,
+                    &markers_for_flusher,
+                ),
             })?),
             files,
             commits,
@@ -256,9 +282,28 @@ impl SledStore {
                 "the store was not closed cleanly: derived data recomputed"
             );
         }
+        store.open_index(clean)?;
         store.seal_remaining(&inventory)?;
         store.flush_now()?;
         Ok(store)
+    }
+
+    /// The document index at open: built once for a data dir written
+    /// before it; after an unclean stop, the documents its markers name
+    /// are checked (only those).
+    fn open_index(&self, clean: bool) -> StoreResult<()> {
+        if let Some(n) = self.build_index_once()? {
+            tracing::info!(documents = n, "document index built");
+        } else if clean {
+            self.clear_index_markers()?;
+        } else {
+            let checked = self.repair_index()?;
+            tracing::warn!(
+                documents = checked,
+                "unclean stop: the index entries of the last commits checked"
+            );
+        }
+        Ok(())
     }
 
     fn check_schema(&self) -> StoreResult<()> {
@@ -281,7 +326,7 @@ impl SledStore {
     /// Returns once every write this thread made before the call is on
     /// disk; concurrent callers share one fsync (group commit).
     pub(crate) fn flush_now(&self) -> StoreResult<()> {
-        flush_all(&self.db, &self.commits, &self.files)
+        flush_all(&self.db, &self.commits, &self.files, &self.index_markers)
     }
 
     /// Next value of a named sequence outside a transaction: an atomic
@@ -293,6 +338,17 @@ impl SledStore {
             Some((current + 1).to_be_bytes().to_vec())
         })?;
         Ok(next.and_then(|v| read_u64(&v)).unwrap_or(1))
+    }
+
+    /// A graceful stop, while other handles may still be alive (actors,
+    /// store threads): the flusher takes no more writes, everything is
+    /// flushed, and the clean-close mark is written, so the next open
+    /// skips the repair. Call it once nothing writes any more.
+    pub fn close(&self) -> StoreResult<()> {
+        self.flusher.stop();
+        self.flush_now()?;
+        self.meta.insert(CLEAN_CLOSE_KEY, &[1u8])?;
+        self.flush_now()
     }
 
     /// Test hook: this handle closes like a killed process (no mark).

@@ -66,7 +66,7 @@ pub(crate) fn resolution(from: u64, to: u64) -> NewResolution {
     }
 }
 
-fn new_doc(r: &NumberingResolution, reference: Option<&str>) -> NewDocument {
+pub(crate) fn new_doc(r: &NumberingResolution, reference: Option<&str>) -> NewDocument {
     NewDocument {
         company_id: r.company_id,
         environment: Environment::Test,
@@ -78,6 +78,7 @@ fn new_doc(r: &NumberingResolution, reference: Option<&str>) -> NewDocument {
         customer: None,
         request: b"{}".to_vec(),
         api: None,
+        list_keys: Default::default(),
         monthly_limit: None,
         period: 202611,
     }

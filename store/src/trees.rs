@@ -32,6 +32,13 @@ pub const JOBS: &str = "jobs";
 pub const JOBS_BY_DOCUMENT: &str = "jobs_by_document";
 pub const EVENTS: &str = "events";
 pub const EMAIL_LOGS: &str = "email_logs";
+/// The document index (`doc_index`): dimension ‖ inverted day ‖ inverted
+/// id → (). Derived, written with the record.
+pub const DOCUMENT_INDEX: &str = "document_index";
+/// dimension ‖ day → documents in that cell.
+pub const DOCUMENT_INDEX_COUNTS: &str = "document_index_counts";
+/// document id ‖ token → its view before a change not yet known durable.
+pub const DOCUMENT_INDEX_PENDING: &str = "document_index_pending";
 
 /// Version of the data dir layout, stored in `META`.
 pub const SCHEMA_VERSION: u64 = 1;

@@ -1562,6 +1562,7 @@ fn payroll_reads(p: &mut Probe, foreign_id: u64, foreign_cune: &str, own_id: u64
             format!("{N}/{id}"),
             format!("{N}/{id}/xml"),
             format!("{N}/{id}/zip"),
+            format!("{N}/{id}/pdf"),
         ] {
             let a = p.get(&path);
             p.refused(&path, &a, true);
@@ -1576,8 +1577,27 @@ fn payroll_reads(p: &mut Probe, foreign_id: u64, foreign_cune: &str, own_id: u64
         let a = p.get(&path);
         p.refused(&path, &a, true);
     }
-    for q in bad_queries() {
+    for q in bad_queries().into_iter().chain(
+        [
+            "?tipo=",
+            "?tipo=ajuste",
+            "?tipo=OTRO",
+            "?tipo=%00",
+            "?estado=aceptada,",
+            "?estado=ACEPTADA",
+            "?estado=2",
+            "?estado=%FF",
+            "?fecha_desde=2025-02-30",
+            "?fecha_desde=2025-03-02&fecha_hasta=2025-03-01",
+            "?limit=0",
+            "?limit=101",
+            "?page=0",
+            "?page=4294967296",
+        ]
+        .map(String::from),
+    ) {
         p.get(&format!("{N}/{own_id}{q}"));
+        p.get(&format!("{N}/listar{q}"));
     }
     let routes = [
         format!("{N}/enviar"),

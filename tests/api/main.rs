@@ -21,6 +21,7 @@ mod nomina;
 mod numbering;
 mod openapi;
 mod ops;
+mod pdf;
 mod rate_limit;
 mod resilience;
 mod restart;

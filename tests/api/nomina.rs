@@ -714,3 +714,186 @@ fn sigkill_while_issuing_payroll_keeps_every_answered_one() {
         restarted.log()
     );
 }
+
+/// Colombia's date today (`fecha_emision` of what is issued now).
+fn colombia_today() -> chrono::NaiveDate {
+    (chrono::Utc::now() - chrono::Duration::hours(5)).date_naive()
+}
+
+fn list(app: &TestApp, key: &str, query: &str) -> (u16, Value) {
+    json(app.get(&format!("/v1/api/nomina/listar{query}"), key))
+}
+
+#[test]
+fn the_list_filters_by_tipo_estado_and_dates_and_pages() {
+    let app = TestApp::spawn_with(
+        Launch::default().env("EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE", "100000"),
+    );
+    let key = app.sk_test();
+    let document = employee_number();
+    let accepted = issue(&app, &monthly(&document));
+    issue(&app, &monthly(&employee_number()));
+    let mut draft = monthly(&employee_number());
+    draft["transmit"] = json!(false);
+    let draft = issue(&app, &draft);
+    let (status, adj) = post(
+        &app,
+        "/v1/api/nomina/ajuste",
+        &json!({"cune_referencia": accepted["cune"], "tipo_nota": 2,
+                "empleado": monthly(&document)["empleado"]}),
+    );
+    assert_eq!(status, 200, "{adj}");
+    // An invoice is not a payroll.
+    let mut invoice = emisor::api::facturacion::request::examples::invoice();
+    invoice["transmit"] = json!(false);
+    assert_eq!(app.post("/v1/api/facturacion", &key, &invoice).status().as_u16(), 200);
+
+    let total = |q: &str| {
+        let (status, res) = list(&app, &key, q);
+        assert_eq!(status, 200, "{q}: {res}");
+        res["data"]["total"].as_u64().unwrap()
+    };
+    let (_, all) = list(&app, &key, "");
+    let d = &all["data"];
+    assert_eq!((d["total"].as_u64(), d["page"].as_u64(), d["limit"].as_u64()), (Some(4), Some(1), Some(20)));
+    let items = d["items"].as_array().unwrap();
+    assert_eq!(items[0]["id"], adj["data"]["id"], "newest first");
+    assert_eq!(items[0]["tipo"], "AJUSTE");
+    assert_eq!(items[1]["id"], draft["id"]);
+    assert_eq!(items[1]["estado"], "borrador");
+    assert_eq!(total("?tipo=AJUSTE"), 1);
+    assert_eq!(total("?tipo=INDIVIDUAL"), 3);
+    assert_eq!(total("?estado=borrador"), 1);
+    assert_eq!(total("?estado=aceptada"), 3);
+    assert_eq!(total("?estado=enviada"), 0);
+    assert_eq!(total("?estado=borrador,aceptada&tipo=INDIVIDUAL"), 3);
+    let today = colombia_today();
+    let tomorrow = today.succ_opt().unwrap();
+    assert_eq!(total(&format!("?fecha_desde={today}&fecha_hasta={today}")), 4);
+    assert_eq!(total(&format!("?fecha_desde={tomorrow}")), 0);
+    let (_, p2) = list(&app, &key, "?limit=3&page=2");
+    assert_eq!(p2["data"]["items"].as_array().unwrap().len(), 1);
+    assert_eq!(p2["data"]["total"], 4);
+    let (_, p3) = list(&app, &key, "?limit=3&page=3");
+    assert!(p3["data"]["items"].as_array().unwrap().is_empty());
+
+    for (q, field) in [
+        ("?tipo=MENSUAL", "tipo"),
+        ("?estado=perdida", "estado"),
+        ("?limit=0", "limit"),
+        ("?limit=101", "limit"),
+        ("?page=0", "page"),
+        ("?fecha_desde=2025-13-01", "fecha_desde"),
+    ] {
+        let (status, res) = list(&app, &key, q);
+        assert_eq!(status, 422, "{q}: {res}");
+        assert_eq!(field_of(&res), field, "{q}: {res}");
+    }
+
+    // Another company sees none of them.
+    let (status, second) = json(app.admin_post(
+        "/admin/companies",
+        &json!({"nit": "800197268", "razon_social": "Otra S.A.S.", "demo": true}),
+    ));
+    assert_eq!(status, 201, "{second}");
+    let other = second["data"]["sk_test"].as_str().unwrap();
+    let (_, theirs) = list(&app, other, "");
+    assert_eq!(theirs["data"]["total"], 0);
+    let (status, _) = json(app.get(&format!("/v1/api/nomina/{}", draft["id"]), other));
+    assert_eq!(status, 404);
+}
+
+fn pdftotext(pdf: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new("pdftotext")
+        .args(["-layout", "-", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(pdf).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The QR codes `zbarimg` finds on the pages rendered at 200 dpi.
+fn zbarimg(pdf: &[u8]) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("doc.pdf");
+    std::fs::write(&path, pdf).unwrap();
+    let status = std::process::Command::new("pdftoppm")
+        .args(["-r", "200", "-png"])
+        .arg(&path)
+        .arg(dir.path().join("page"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut pages: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "png"))
+        .collect();
+    pages.sort();
+    let out = std::process::Command::new("zbarimg")
+        .args(["--raw", "-q"])
+        .args(&pages)
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn the_payroll_pdf_shows_the_parties_lines_totals_cune_and_qr() {
+    let app = TestApp::spawn();
+    let data = issue(&app, &monthly(&employee_number()));
+    let id = data["id"].as_u64().unwrap();
+    let res = app.get(&format!("/v1/api/nomina/{id}/pdf"), &app.sk_test());
+    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(res.headers()["content-type"], "application/pdf");
+    let pdf = res.bytes().unwrap().to_vec();
+    assert!(pdf.starts_with(b"%PDF"));
+    if !tool("pdftotext") {
+        return;
+    }
+    let text = pdftotext(&pdf);
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    for expected in [
+        "NÓMINA INDIVIDUAL ELECTRÓNICA",
+        "Empresa Demo S.A.S.",
+        &format!("NIT {}", app.keys["nit"].as_str().unwrap()),
+        "Ana María Gómez Ñandú",
+        "2025-03-01 a 2025-03-31",
+        "Salario básico",
+        "Auxilio de transporte",
+        "Horas extra diurnas",
+        "Salud",
+        "Fondo de pensión",
+        "1.697.640,63",
+        "113.880,00",
+        "1.583.760,63",
+        data["consecutivo"].as_str().unwrap(),
+    ] {
+        assert!(flat.contains(expected), "{expected} not in:\n{text}");
+    }
+    // The CUNE in full (chopped across lines).
+    let joined: String = text.split_whitespace().collect();
+    assert!(joined.contains(data["cune"].as_str().unwrap()), "{text}");
+    if tool("zbarimg") {
+        assert_eq!(zbarimg(&pdf), data["qr_url"].as_str().unwrap());
+    }
+    // Another company's key cannot read it.
+    let (status, second) = json(app.admin_post(
+        "/admin/companies",
+        &json!({"nit": "800197268", "razon_social": "Otra S.A.S.", "demo": true}),
+    ));
+    assert_eq!(status, 201, "{second}");
+    let other = second["data"]["sk_test"].as_str().unwrap();
+    assert_eq!(
+        app.get(&format!("/v1/api/nomina/{id}/pdf"), other)
+            .status()
+            .as_u16(),
+        404
+    );
+}

@@ -69,6 +69,8 @@ fn openapi_document_lists_every_route_and_docs_page_serves() {
         ("/v1/api/nomina/{id}", "get"),
         ("/v1/api/nomina/{id}/xml", "get"),
         ("/v1/api/nomina/{id}/zip", "get"),
+        ("/v1/api/nomina/{id}/pdf", "get"),
+        ("/v1/api/nomina/listar", "get"),
         ("/admin/companies", "post"),
         ("/admin/companies", "get"),
         ("/admin/companies/{id}", "get"),

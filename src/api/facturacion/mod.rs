@@ -6,6 +6,7 @@ pub mod create;
 pub mod files;
 pub mod mapping;
 pub mod numbering;
+pub mod pdf;
 pub mod request;
 pub mod resend;
 pub mod responses;
@@ -22,5 +23,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(numbering::subscription)
         .service(status::status)
         .service(files::xml)
-        .service(files::zip);
+        .service(files::zip)
+        .service(pdf::pdf);
 }

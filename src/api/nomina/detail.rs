@@ -135,3 +135,25 @@ pub async fn zip(
         f.zip,
     ))
 }
+
+#[utoipa::path(get, path = "/v1/api/nomina/{id}/pdf", operation_id = "getPayrollPdf", tag = "nomina",
+    security(("api_key" = [])), params(("id" = u64, Path, description = "payroll id")),
+    responses((status = 200, description = "the payroll's graphical representation (A4): employer, employee, period, earnings, deductions, totals, CUNE and QR code", content_type = "application/pdf"),
+              (status = 404, description = "no such payroll", body = ErrorEnvelope)))]
+#[get("/nomina/{id}/pdf")]
+pub async fn pdf(
+    state: web::Data<AppState>,
+    ctx: AuthContext,
+    id: web::Path<u64>,
+) -> ApiResult<HttpResponse> {
+    let id = id.into_inner();
+    owned_payroll(&state, &ctx, id).await?;
+    let pdf = crate::issuing::files::rendered_pdf(
+        &state.issuing,
+        ctx.company_id,
+        id,
+        Some(crate::render::Layout::A4),
+    )
+    .await?;
+    Ok(download("application/pdf", "inline", &pdf.name, pdf.bytes))
+}

@@ -2,6 +2,8 @@
 //! required field is a 422 naming it; the engine's own checks name engine
 //! fields, renamed here to the caller's ([`caller_field`]).
 
+use std::collections::BTreeMap;
+
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
 
@@ -410,12 +412,25 @@ pub fn to_individual(req: &NominaRequest) -> ApiResult<PayrollRequest> {
         rounding: req.redondeo,
         predecessor: None,
     };
+    let list_keys = list_keys(&document);
     p.finish(PayrollRequest {
         document,
         transmit: req.transmit.unwrap_or(true),
         prefix: req.prefijo.clone(),
         fields: caller_field,
+        list_keys,
     })
+}
+
+/// The list keys of a payroll: `tipo` (indexed, the list's filter) and
+/// the employee's document number (shown in lists).
+fn list_keys(doc: &PayrollDocument) -> BTreeMap<String, String> {
+    let mut keys = BTreeMap::new();
+    keys.insert("tipo".to_string(), tipo_name(doc.kind).to_string());
+    if !doc.employee.id_number.is_empty() {
+        keys.insert("empleado".to_string(), doc.employee.id_number.clone());
+    }
+    keys
 }
 
 /// The adjustment's kind from `tipo_nota` (1 replace, default; 2 delete).
@@ -485,11 +500,13 @@ pub fn to_adjustment(req: &AjusteRequest) -> ApiResult<PayrollRequest> {
             generated,
         }),
     };
+    let list_keys = list_keys(&document);
     p.finish(PayrollRequest {
         document,
         transmit: req.transmit.unwrap_or(true),
         prefix: req.prefijo.clone(),
         fields: caller_field,
+        list_keys,
     })
 }
 

@@ -121,6 +121,7 @@ impl MappedDocument {
             transmit: self.transmit,
             asynchronous: self.asynchronous,
             external_reference: self.external_reference,
+            list_keys: Default::default(),
             fields: Arc::new(UnifiedFields {
                 fields: self.fields,
                 declared_taxes: self.declared_taxes,

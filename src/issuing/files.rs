@@ -1,0 +1,81 @@
+//! A stored document's printed form, for every route that serves one
+//! (`/facturacion/:id/pdf`, the POS strip, mail attachments): the record,
+//! company, resolution and signed XML are read from the store, and the PDF
+//! is drawn on a blocking thread, never on the async workers nor on the
+//! issuing path.
+
+use emisor_store::{CompanyId, ResolutionChoice, SoftwareKind};
+
+use super::error::{IssueError, IssueResult};
+use super::Issuing;
+use crate::render::{self, Layout, RenderError, RenderInput};
+
+/// A rendered PDF and the name it is served under (`SETP990000001.pdf`).
+#[derive(Debug, Clone)]
+pub struct RenderedPdf {
+    pub name: String,
+    pub bytes: Vec<u8>,
+}
+
+/// The PDF of document `id` of `company_id` in `layout`; another company's
+/// document is as unknown as a missing one.
+pub async fn document_pdf(
+    issuing: &Issuing,
+    company_id: CompanyId,
+    id: u64,
+    layout: Layout,
+) -> IssueResult<Vec<u8>> {
+    Ok(rendered_pdf(issuing, company_id, id, Some(layout))
+        .await?
+        .bytes)
+}
+
+/// [`document_pdf`] with the file's name; no `layout` is the document
+/// type's usual one ([`Layout::default_for`]).
+pub async fn rendered_pdf(
+    issuing: &Issuing,
+    company_id: CompanyId,
+    id: u64,
+    layout: Option<Layout>,
+) -> IssueResult<RenderedPdf> {
+    let store = &issuing.store;
+    let record = store
+        .document(id)
+        .await?
+        .filter(|d| d.company_id == company_id)
+        .ok_or_else(|| IssueError::NotFound(format!("document {id}")))?;
+    // Company and resolution in one trip (a test-set resolution is built in).
+    let records = store
+        .issuer_records(
+            company_id,
+            SoftwareKind::Invoicing,
+            ResolutionChoice::Id(record.resolution_id),
+        )
+        .await?;
+    let company = records
+        .company
+        .ok_or_else(|| IssueError::NotFound("company".into()))?;
+    let files = store
+        .document_files(id)
+        .await?
+        .ok_or_else(|| IssueError::NotFound(format!("files of document {id}")))?;
+    let name = format!("{}.pdf", record.full_number());
+    let resolution = records.resolution;
+    let layout = layout.unwrap_or(Layout::default_for(record.document_type));
+    let bytes = tokio::task::spawn_blocking(move || {
+        let input = RenderInput {
+            record: &record,
+            company: &company,
+            resolution: resolution.as_ref(),
+            signed_xml: &files.xml,
+        };
+        render::document_pdf(&input, layout)
+    })
+    .await
+    .map_err(|e| IssueError::Internal(format!("rendering the PDF: {e}")))?
+    .map_err(|e| match e {
+        RenderError::Width(_) => IssueError::invalid("width", e.to_string()),
+        other => IssueError::Internal(format!("rendering the PDF of document {id}: {other}")),
+    })?;
+    Ok(RenderedPdf { name, bytes })
+}
