@@ -746,7 +746,12 @@ fn the_list_filters_by_tipo_estado_and_dates_and_pages() {
     // An invoice is not a payroll.
     let mut invoice = emisor::api::facturacion::request::examples::invoice();
     invoice["transmit"] = json!(false);
-    assert_eq!(app.post("/v1/api/facturacion", &key, &invoice).status().as_u16(), 200);
+    assert_eq!(
+        app.post("/v1/api/facturacion", &key, &invoice)
+            .status()
+            .as_u16(),
+        200
+    );
 
     let total = |q: &str| {
         let (status, res) = list(&app, &key, q);
@@ -755,7 +760,10 @@ fn the_list_filters_by_tipo_estado_and_dates_and_pages() {
     };
     let (_, all) = list(&app, &key, "");
     let d = &all["data"];
-    assert_eq!((d["total"].as_u64(), d["page"].as_u64(), d["limit"].as_u64()), (Some(4), Some(1), Some(20)));
+    assert_eq!(
+        (d["total"].as_u64(), d["page"].as_u64(), d["limit"].as_u64()),
+        (Some(4), Some(1), Some(20))
+    );
     let items = d["items"].as_array().unwrap();
     assert_eq!(items[0]["id"], adj["data"]["id"], "newest first");
     assert_eq!(items[0]["tipo"], "AJUSTE");
@@ -769,7 +777,10 @@ fn the_list_filters_by_tipo_estado_and_dates_and_pages() {
     assert_eq!(total("?estado=borrador,aceptada&tipo=INDIVIDUAL"), 3);
     let today = colombia_today();
     let tomorrow = today.succ_opt().unwrap();
-    assert_eq!(total(&format!("?fecha_desde={today}&fecha_hasta={today}")), 4);
+    assert_eq!(
+        total(&format!("?fecha_desde={today}&fecha_hasta={today}")),
+        4
+    );
     assert_eq!(total(&format!("?fecha_desde={tomorrow}")), 0);
     let (_, p2) = list(&app, &key, "?limit=3&page=2");
     assert_eq!(p2["data"]["items"].as_array().unwrap().len(), 1);
