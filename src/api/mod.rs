@@ -5,17 +5,16 @@
 pub mod auth;
 pub mod clientes;
 pub mod email;
-
 pub mod documentos_soporte;
 pub mod envelope;
 pub mod error;
 pub mod eventos;
 pub mod facturacion;
 pub mod facturacion_es;
-
 pub mod family;
 pub mod json;
 pub mod key_check;
+pub mod nomina;
 pub mod openapi;
 pub mod pos;
 pub mod query;
@@ -48,6 +47,10 @@ pub fn translators() -> crate::issuing::request::Translators {
             crate::issuing::request::Api::Pos,
             Arc::new(pos::translator::PosTranslator),
         )
+        .with(
+            crate::issuing::request::Api::Payroll,
+            Arc::new(nomina::translator::PayrollTranslator),
+        )
 }
 
 /// Routes that need an API key. Order of wraps: the last is outermost, so a
@@ -67,9 +70,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .configure(eventos::configure)
             .configure(registry::configure)
             .configure(facturacion_es::configure)
-
             .configure(documentos_soporte::configure)
             .configure(pos::configure)
+            .configure(nomina::configure)
             .service(ws::ws),
     );
 }

@@ -13,6 +13,7 @@ pub mod xades;
 // Document model, totals and XML.
 pub mod model;
 pub mod package;
+pub mod payroll;
 pub mod pipeline;
 pub mod totals;
 pub mod ubl;

@@ -38,6 +38,29 @@ pub async fn load_setup(
     date: NaiveDate,
     resolution: Option<u64>,
 ) -> IssueResult<IssuerSetup> {
+    load_setup_for(
+        store,
+        SoftwareKind::Invoicing,
+        company_id,
+        environment,
+        document_type,
+        date,
+        resolution,
+    )
+    .await
+}
+
+/// [`load_setup`] with the software of `kind` (payroll has its own
+/// registration, id and PIN).
+pub async fn load_setup_for(
+    store: &AsyncStore,
+    kind: SoftwareKind,
+    company_id: u64,
+    environment: Environment,
+    document_type: u8,
+    date: NaiveDate,
+    resolution: Option<u64>,
+) -> IssueResult<IssuerSetup> {
     let choice = match resolution {
         Some(id) => ResolutionChoice::Id(id),
         None => ResolutionChoice::Active {
@@ -46,16 +69,18 @@ pub async fn load_setup(
             date,
         },
     };
-    let records = store
-        .issuer_records(company_id, SoftwareKind::Invoicing, choice)
-        .await?;
+    let records = store.issuer_records(company_id, kind, choice).await?;
     let company = records
         .company
         .ok_or_else(|| IssueError::NotFound("company".into()))?;
     let software = records.software.ok_or_else(|| {
+        let what = match kind {
+            SoftwareKind::Invoicing => "invoicing",
+            SoftwareKind::Payroll => "payroll",
+        };
         IssueError::invalid(
             "software",
-            "the company has no registered invoicing software",
+            format!("the company has no registered {what} software"),
         )
     })?;
     let (Some(resolution), Some(next_number)) = (records.resolution, records.next_number) else {

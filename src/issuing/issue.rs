@@ -45,7 +45,7 @@ pub enum Issued {
     Queued { doc: DocumentRecord, job_id: u64 },
 }
 
-fn history(actor: &str, event: &str, to: u8, data: serde_json::Value) -> HistoryEntry {
+pub(crate) fn history(actor: &str, event: &str, to: u8, data: serde_json::Value) -> HistoryEntry {
     HistoryEntry {
         at: Utc::now(),
         actor: actor.into(),
@@ -88,7 +88,7 @@ pub async fn referenced_document(
     }))
 }
 
-fn signing_key(issuing: &Issuing, setup: &IssuerSetup) -> IssueResult<Arc<SigningKey>> {
+pub(crate) fn signing_key(issuing: &Issuing, setup: &IssuerSetup) -> IssueResult<Arc<SigningKey>> {
     let cert = &setup.certificate;
     issuing
         .keys
@@ -116,7 +116,7 @@ async fn build(
     // The actor queues the build; the result comes straight from the pool.
     let queued = issuing
         .builder
-        .send(Build::new(input))
+        .send(Build::new(input.into()))
         .await
         .map_err(|e| IssueError::Internal(format!("document builder unavailable: {e}")))?;
     queued
@@ -126,7 +126,7 @@ async fn build(
 
 /// Records the build on `doc` and hands its files over (moved, not copied:
 /// the XML is ~10 kB and the ZIP a few more).
-fn apply_build(doc: &mut DocumentRecord, issued: IssuedDocument) -> DocumentFiles {
+pub(crate) fn apply_build(doc: &mut DocumentRecord, issued: IssuedDocument) -> DocumentFiles {
     doc.pending_build = false;
     doc.code = Some(issued.code);
     doc.code_scheme = Some(issued.scheme.scheme_name().to_string());
@@ -153,7 +153,7 @@ pub struct Caller {
 /// A refused claim. A request naming a reference is keyed by it: when its
 /// payload (which includes the reference) already made a document, that
 /// document exists with this reference, and the client retrying is told so.
-fn duplicate(d: Duplicate, has_reference: bool) -> IssueError {
+pub(crate) fn duplicate(d: Duplicate, has_reference: bool) -> IssueError {
     match d {
         Duplicate::Payload {
             document_id: Some(id),
@@ -264,16 +264,30 @@ pub async fn issue(
     // before it writes anything. Not flushed: until phase two is durable
     // nothing was promised (a crash leaves a half-built document that resume
     // rebuilds with its number).
-    let mut doc = store.create_document(new).await?;
+    let doc = store.create_document(new).await?;
 
     let issued = build(issuing, &mapped, &setup, key, env, doc.number).await?;
+    store_and_send(issuing, doc, issued, mapped.transmit, asynchronous).await
+}
+
+/// Phase two and after, for a document just built (any family): files,
+/// record, history and job durable in one group commit, then transmitted
+/// now (synchronous) or queued.
+pub(crate) async fn store_and_send(
+    issuing: &Arc<Issuing>,
+    mut doc: DocumentRecord,
+    issued: IssuedDocument,
+    transmit: bool,
+    asynchronous: bool,
+) -> IssueResult<Issued> {
+    let store = issuing.store.clone();
     let files = apply_build(&mut doc, issued);
-    doc.state = if mapped.transmit {
+    doc.state = if transmit {
         state::QUEUED
     } else {
         state::DRAFT
     };
-    let job = mapped.transmit.then(|| new_job(&doc));
+    let job = transmit.then(|| new_job(&doc));
     let entry = history(
         "api",
         "issued",
@@ -326,6 +340,9 @@ async fn build_again(
     issuing: &Arc<Issuing>,
     mut doc: DocumentRecord,
 ) -> IssueResult<(DocumentRecord, DocumentFiles)> {
+    if super::payroll::is_payroll(&doc) {
+        return super::payroll::build_again(issuing, doc).await;
+    }
     let raw = issuing
         .store
         .document_request(doc.id)

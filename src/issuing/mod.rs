@@ -14,6 +14,7 @@
 //! * [`webhooks`]: signed, retried, logged webhook deliveries.
 //! * [`resume`]: what a restart picks up (half-built documents, queued jobs).
 //! * [`contingency`]: queueing the pending contingency documents.
+//! * [`payroll`]: payroll documents on the same path (own software, `NOM` numbering, SendNominaSync).
 //! * [`files`]: a stored document's PDF, rendered off the async threads.
 //! * [`worker`]: the engine as the signer pool runs it, and the key cache.
 //! * [`mail`]: email of accepted documents, durable jobs through the mailer.
@@ -27,6 +28,7 @@ pub mod files;
 pub mod invoice_events;
 pub mod issue;
 pub mod mail;
+pub mod payroll;
 pub mod request;
 pub mod resume;
 pub mod transmit;

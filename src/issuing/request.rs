@@ -28,11 +28,12 @@ pub enum Api {
     Unified,
     /// `POST /facturacion-es/*`, the Spanish-named API.
     Spanish,
-
     /// `/documentos-soporte`.
     Support,
     /// `/pos`.
     Pos,
+    /// `POST /nomina/enviar`, `/nomina/ajuste`.
+    Payroll,
 }
 
 impl Api {
@@ -41,9 +42,9 @@ impl Api {
         match self {
             Api::Unified => None,
             Api::Spanish => Some("facturacion-es"),
-
             Api::Support => Some("documentos_soporte"),
             Api::Pos => Some("pos"),
+            Api::Payroll => Some(super::payroll::PAYROLL_API),
         }
     }
 
@@ -51,9 +52,9 @@ impl Api {
         match tag {
             None | Some("") | Some("facturacion") => Some(Api::Unified),
             Some("facturacion-es") => Some(Api::Spanish),
-
             Some("documentos_soporte") => Some(Api::Support),
             Some("pos") => Some(Api::Pos),
+            Some(super::payroll::PAYROLL_API) => Some(Api::Payroll),
             Some(_) => None,
         }
     }
@@ -155,6 +156,13 @@ pub trait Translator: Send + Sync {
         request: &[u8],
         reference: Option<&ReferencedDocument>,
     ) -> IssueResult<DocumentRequest>;
+
+    /// A stored payroll request as the engine's payroll document (the
+    /// payroll API's translator; the others issue no payroll).
+    fn translate_payroll(&self, request: &[u8]) -> IssueResult<super::payroll::PayrollRequest> {
+        let _ = request;
+        Err(IssueError::Internal("this API issues no payroll".into()))
+    }
 }
 
 /// The translators of the APIs, registered at start-up.

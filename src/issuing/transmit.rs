@@ -325,9 +325,13 @@ impl Issuing {
         job.in_flight = true;
         job.attempts += 1;
         let job = store.put_job(job).await?;
-        let request = AuthorityRequest::SendBillSync {
-            zip_name: files.zip_name,
-            zip: files.zip,
+        let request = if super::payroll::is_payroll(&doc) {
+            AuthorityRequest::SendNominaSync { zip: files.zip }
+        } else {
+            AuthorityRequest::SendBillSync {
+                zip_name: files.zip_name,
+                zip: files.zip,
+            }
         };
         // A POS sale sent while its customer waits at the till goes ahead
         // of the background sends (retries, async documents).
@@ -429,7 +433,7 @@ impl Issuing {
     }
 
     /// Stores a final outcome, removes the job, tells the rooms.
-    async fn finish(
+    pub(crate) async fn finish(
         &self,
         doc: &mut DocumentRecord,
         job: Option<&Job>,

@@ -11,6 +11,7 @@ use emisor_actors::signer_pool::PoolError;
 use emisor_store::{CertificateRecord, CompanyId};
 
 use crate::engine::model::{Document, IssuerContext};
+use crate::engine::payroll::{self, model::PayrollDocument};
 use crate::engine::pipeline::{self, EngineError, IssuedDocument};
 use crate::engine::signing_key::{SigningKey, SigningKeyError};
 
@@ -20,6 +21,33 @@ pub struct IssueRequest {
     pub document: Document,
     pub context: IssuerContext,
     pub key: Arc<SigningKey>,
+}
+
+/// One payroll document to issue (`engine::payroll`), with its key.
+#[derive(Debug, Clone)]
+pub struct PayrollIssueRequest {
+    pub document: PayrollDocument,
+    pub context: IssuerContext,
+    pub key: Arc<SigningKey>,
+}
+
+/// What the signer pool builds: a UBL document or a payroll one.
+#[derive(Debug, Clone)]
+pub enum BuildRequest {
+    Ubl(IssueRequest),
+    Payroll(PayrollIssueRequest),
+}
+
+impl From<IssueRequest> for BuildRequest {
+    fn from(r: IssueRequest) -> Self {
+        BuildRequest::Ubl(r)
+    }
+}
+
+impl From<PayrollIssueRequest> for BuildRequest {
+    fn from(r: PayrollIssueRequest) -> Self {
+        BuildRequest::Payroll(r)
+    }
 }
 
 /// Why issuing through the pool failed.
@@ -36,12 +64,15 @@ pub enum BuildError {
 pub struct EnginePipeline;
 
 impl Pipeline for EnginePipeline {
-    type Input = IssueRequest;
+    type Input = BuildRequest;
     type Output = IssuedDocument;
     type Error = BuildError;
 
-    fn build(&self, r: IssueRequest) -> Result<IssuedDocument, BuildError> {
-        Ok(pipeline::issue(&r.document, &r.context, &r.key)?)
+    fn build(&self, r: BuildRequest) -> Result<IssuedDocument, BuildError> {
+        Ok(match r {
+            BuildRequest::Ubl(r) => pipeline::issue(&r.document, &r.context, &r.key)?,
+            BuildRequest::Payroll(r) => payroll::issue(&r.document, &r.context, &r.key)?,
+        })
     }
 }
 
@@ -189,11 +220,14 @@ mod tests {
         let pool = SignerPool::new(2, 8).unwrap();
         let builder = DocumentBuilder::new(Arc::new(EnginePipeline), pool).start();
         let issued = builder
-            .send(Build::<EnginePipeline>::new(IssueRequest {
-                document,
-                context: ctx.clone(),
-                key,
-            }))
+            .send(Build::<EnginePipeline>::new(
+                IssueRequest {
+                    document,
+                    context: ctx.clone(),
+                    key,
+                }
+                .into(),
+            ))
             .await
             .unwrap()
             .await
@@ -215,11 +249,14 @@ mod tests {
         let pool = SignerPool::new(1, 8).unwrap();
         let builder = DocumentBuilder::new(Arc::new(EnginePipeline), pool).start();
         let got = builder
-            .send(Build::<EnginePipeline>::new(IssueRequest {
-                document,
-                context: context(DocumentKind::Invoice),
-                key,
-            }))
+            .send(Build::<EnginePipeline>::new(
+                IssueRequest {
+                    document,
+                    context: context(DocumentKind::Invoice),
+                    key,
+                }
+                .into(),
+            ))
             .await
             .unwrap()
             .await;

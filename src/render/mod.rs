@@ -6,6 +6,7 @@
 //!
 //! * [`view`]: the XML read into what is printed.
 //! * [`a4`]: invoices, notes, exports, contingency, support documents.
+//! * [`payroll`]: payroll documents (102, 103), A4.
 //! * [`thermal`]: POS receipts and their adjustments on an 80 or 58 mm strip.
 //! * [`canvas`]: text, rules and QR codes over printpdf.
 //! * [`font`]: the embedded font, subset per document.
@@ -15,6 +16,7 @@ pub mod a4;
 pub mod canvas;
 pub mod font;
 pub mod format;
+pub mod payroll;
 pub mod thermal;
 pub mod view;
 
@@ -71,6 +73,10 @@ pub enum RenderError {
 
 /// The document's PDF in `layout`.
 pub fn document_pdf(input: &RenderInput<'_>, layout: Layout) -> Result<Vec<u8>, RenderError> {
+    // Payroll is not UBL: its own reading and layout (always A4).
+    if payroll::is_payroll(input.signed_xml) {
+        return payroll::render(input);
+    }
     let view = DocumentView::read(input.signed_xml)?;
     let doc = Printed::new(input, &view);
     match layout {

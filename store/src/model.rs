@@ -143,6 +143,10 @@ pub struct SoftwareRegistration {
 /// payroll (which the spec numbers outside that list).
 pub const PAYROLL_DOCUMENT_TYPE: u8 = 11;
 
+/// Document type of a payroll adjustment (`NominaIndividualDeAjuste`, 103):
+/// numbered from the same payroll resolution as type 11.
+pub const PAYROLL_ADJUSTMENT_DOCUMENT_TYPE: u8 = 12;
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct NumberingResolution {
     pub id: u64,

@@ -12,7 +12,6 @@ mod clientes;
 mod config;
 mod crash;
 mod email;
-
 mod documentos_soporte;
 mod errors;
 mod eventos;
@@ -24,6 +23,7 @@ mod hostile;
 mod idempotency;
 mod issuers;
 mod lists;
+mod nomina;
 mod numbering;
 mod openapi;
 mod ops;

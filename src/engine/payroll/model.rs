@@ -1,0 +1,271 @@
+//! The payroll document as the engine sees it: one employee, one period,
+//! earnings and deductions by concept, in English names. The API maps its
+//! JSON (`devengados`, `deducciones`…) into this; the XML builder writes the
+//! authority's elements from it (spec 2.12, payroll annex 1.0.6 schemas).
+
+use chrono::NaiveDate;
+use rust_decimal::Decimal;
+
+/// `TipoXML` 102 (individual) or 103 (adjustment, replace or delete).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PayrollKind {
+    /// `NominaIndividual`, TipoXML 102.
+    Individual,
+    /// `NominaIndividualDeAjuste` / `Reemplazar` (TipoNota 1).
+    Replace,
+    /// `NominaIndividualDeAjuste` / `Eliminar` (TipoNota 2).
+    Delete,
+}
+
+impl PayrollKind {
+    /// `InformacionGeneral/@TipoXML`.
+    pub fn xml_type(self) -> &'static str {
+        match self {
+            PayrollKind::Individual => "102",
+            PayrollKind::Replace | PayrollKind::Delete => "103",
+        }
+    }
+
+    /// `TipoNota` of an adjustment.
+    pub fn note_type(self) -> Option<u8> {
+        match self {
+            PayrollKind::Individual => None,
+            PayrollKind::Replace => Some(1),
+            PayrollKind::Delete => Some(2),
+        }
+    }
+
+    pub fn is_adjustment(self) -> bool {
+        self != PayrollKind::Individual
+    }
+}
+
+/// Earnings concepts of spec 2.12 (`devengados[].seccion`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EarningKind {
+    /// Salary for the days worked (`Basico`).
+    Basic,
+    /// Transport aid (`Transporte/@AuxilioTransporte`).
+    Transport,
+    /// Daytime overtime (`HED`, 25 %).
+    OvertimeDay,
+    /// Night overtime (`HEN`, 75 %).
+    OvertimeNight,
+    /// Sunday/holiday daytime surcharge (`HRDDF`, 75 %).
+    SurchargeHolidayDay,
+    /// Night surcharge (`HRN`, 35 %).
+    SurchargeNight,
+    /// Sunday/holiday night surcharge (`HRNDF`, 110 %).
+    SurchargeHolidayNight,
+    Vacation,
+    /// Service bonus (`Primas`).
+    Bonus,
+    /// Severance (`Cesantias`).
+    Severance,
+    /// Sick leave (`Incapacidad`).
+    SickLeave,
+    /// Paid leave (`LicenciaR`).
+    Leave,
+    /// Salary bonus (`Bonificacion/@BonificacionS`).
+    Premium,
+    /// Non-salary aid (`Auxilio/@AuxilioNS`).
+    Aid,
+    /// Any other concept (`OtroConcepto`).
+    Other,
+}
+
+impl EarningKind {
+    /// The legal surcharge of overtime and surcharges (percent), written
+    /// when the caller gives none.
+    pub fn default_percent(self) -> Option<Decimal> {
+        let p = match self {
+            EarningKind::OvertimeDay => 25,
+            EarningKind::OvertimeNight => 75,
+            EarningKind::SurchargeHolidayDay => 75,
+            EarningKind::SurchargeNight => 35,
+            EarningKind::SurchargeHolidayNight => 110,
+            _ => return None,
+        };
+        Some(Decimal::from(p))
+    }
+}
+
+/// Deduction concepts of spec 2.12 (`deducciones[].seccion`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DeductionKind {
+    Health,
+    Pension,
+    /// Pension solidarity fund (`FondoSP`).
+    SolidarityFund,
+    Union,
+    Sanction,
+    /// Payroll loan (`Libranza`).
+    Loan,
+    Advance,
+    /// Withholding at source (`RetencionFuente`).
+    Withholding,
+    /// Savings for housing (`AFC`).
+    Afc,
+    Cooperative,
+    /// Tax garnishment (`EmbargoFiscal`).
+    Garnishment,
+}
+
+impl DeductionKind {
+    /// The usual employee share (percent) written when none is given.
+    pub fn default_percent(self) -> Decimal {
+        match self {
+            DeductionKind::Health | DeductionKind::Pension => Decimal::from(4),
+            DeductionKind::SolidarityFund => Decimal::ONE,
+            _ => Decimal::ZERO,
+        }
+    }
+}
+
+/// One earnings line. `amount` is already resolved (spec 4.5 rule 4).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Earning {
+    pub kind: EarningKind,
+    pub description: Option<String>,
+    pub amount: Decimal,
+    /// Days (`BASICO`, vacation, bonus, leave) or hours (overtime).
+    pub quantity: Option<Decimal>,
+    /// Surcharge percent of overtime; interest percent of severance.
+    pub percent: Option<Decimal>,
+}
+
+/// One deduction line.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Deduction {
+    pub kind: DeductionKind,
+    pub description: Option<String>,
+    pub percent: Option<Decimal>,
+    pub base: Option<Decimal>,
+    pub amount: Decimal,
+}
+
+/// The employee (`Trabajador`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Employee {
+    /// `13` CC, `22` CE, `41` passport…
+    pub id_type: String,
+    pub id_number: String,
+    pub first_name: String,
+    pub other_names: Option<String>,
+    pub first_surname: String,
+    pub second_surname: Option<String>,
+    /// `01` dependent…
+    pub worker_type: String,
+    pub worker_subtype: String,
+    pub high_risk_pension: bool,
+    pub integral_salary: bool,
+    pub code: Option<String>,
+    /// `1`..`5`.
+    pub contract_type: String,
+    /// Monthly salary; the basic line's amount when not given.
+    pub salary: Option<Decimal>,
+    pub work_country: Option<String>,
+    pub work_department: Option<String>,
+    pub work_municipality: Option<String>,
+    pub work_address: Option<String>,
+    pub email: Option<String>,
+}
+
+/// The period paid (`Periodo`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Period {
+    /// Hire date; the settlement start when not given.
+    pub hired: Option<NaiveDate>,
+    pub retired: Option<NaiveDate>,
+    pub settlement_start: NaiveDate,
+    pub settlement_end: NaiveDate,
+    pub days_worked: i64,
+}
+
+/// Where the document was generated (`LugarGeneracionXML`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Place {
+    pub country: Option<String>,
+    pub department: Option<String>,
+    pub municipality: Option<String>,
+    pub language: Option<String>,
+}
+
+/// The employer as the caller overrides it (`Empleador`); the company
+/// fills what is not given.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EmployerOverride {
+    pub name: Option<String>,
+    pub country: Option<String>,
+    pub department: Option<String>,
+    pub municipality: Option<String>,
+    pub address: Option<String>,
+}
+
+/// How the employee is paid (`Pago`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Payment {
+    pub form: String,
+    pub method: String,
+    pub bank: Option<String>,
+    pub account_type: Option<String>,
+    pub account_number: Option<String>,
+}
+
+impl Default for Payment {
+    fn default() -> Self {
+        Payment {
+            form: "1".into(),
+            method: "10".into(),
+            bank: None,
+            account_type: None,
+            account_number: None,
+        }
+    }
+}
+
+/// Totals as the caller declared them (`totales`), each checked.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct DeclaredTotals {
+    pub earnings: Option<Decimal>,
+    pub deductions: Option<Decimal>,
+    pub net: Option<Decimal>,
+}
+
+/// The payroll an adjustment replaces or deletes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Predecessor {
+    /// Prefix + number (`NOM12`).
+    pub number: String,
+    pub cune: String,
+    pub generated: NaiveDate,
+}
+
+/// One payroll document, as issued.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PayrollDocument {
+    pub kind: PayrollKind,
+    pub employee: Employee,
+    pub period: Period,
+    pub earnings: Vec<Earning>,
+    pub deductions: Vec<Deduction>,
+    pub declared: DeclaredTotals,
+    pub notes: Vec<String>,
+    /// `Novedad` with the CUNE of the earlier document.
+    pub novelty: Option<String>,
+    /// `FechaGen` / `HoraGen` given by the caller (otherwise the issue instant).
+    pub generation_date: Option<NaiveDate>,
+    /// `HH:MM:SS-05:00`.
+    pub generation_time: Option<String>,
+    /// `1` regular…
+    pub payroll_period: String,
+    pub currency: String,
+    pub exchange_rate: Option<Decimal>,
+    pub place: Place,
+    pub employer: EmployerOverride,
+    pub payment: Payment,
+    pub payment_dates: Vec<NaiveDate>,
+    pub rounding: Option<Decimal>,
+    /// The adjusted document (adjustments only).
+    pub predecessor: Option<Predecessor>,
+}

@@ -1,0 +1,307 @@
+//! Payroll on the issuing path every document takes: the idempotency
+//! claim, the company's setup (its payroll software and `NOM` resolution),
+//! the number taken in phase one, the build on the signer pool
+//! (`engine::payroll`), phase two in one group commit, then the same
+//! transmitter, breaker, retries and recovery as invoices — the
+//! transmission job sends payroll with `SendNominaSync`. A payroll is a
+//! `DocumentRecord` of type 11 (NominaIndividual) or 12 (its adjustment),
+//! `api` = `nomina`, so crash recovery and "never sent twice" apply as to
+//! any document.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use chrono::Datelike;
+use emisor_actors::document_builder::Build;
+use emisor_actors::idempotency::Claim;
+use emisor_store::{
+    DocumentFiles, DocumentRecord, Environment, NewDocument, SoftwareKind,
+    PAYROLL_ADJUSTMENT_DOCUMENT_TYPE, PAYROLL_DOCUMENT_TYPE,
+};
+
+use super::context::{colombia_now, issuer_context, load_setup_for, IssuerSetup};
+use super::error::{IssueError, IssueResult};
+use super::issue::{
+    apply_build, duplicate, signing_key, store_and_send, Caller, Issued, DEFAULT_MONTHLY_LIMIT,
+};
+use super::request::{cap, named, Api};
+use super::worker::PayrollIssueRequest;
+use super::Issuing;
+use crate::engine::payroll::model::{PayrollDocument, PayrollKind};
+use crate::engine::payroll::totals::validate_and_total;
+use crate::engine::pipeline::IssuedDocument;
+use crate::engine::signing_key::SigningKey;
+
+/// `DocumentRecord::api` of payroll documents.
+pub const PAYROLL_API: &str = "nomina";
+
+/// The store's document type of a payroll kind.
+pub fn document_type(kind: PayrollKind) -> u8 {
+    match kind {
+        PayrollKind::Individual => PAYROLL_DOCUMENT_TYPE,
+        PayrollKind::Replace | PayrollKind::Delete => PAYROLL_ADJUSTMENT_DOCUMENT_TYPE,
+    }
+}
+
+/// Whether a stored document is a payroll (102 or 103).
+pub fn is_payroll(doc: &DocumentRecord) -> bool {
+    matches!(
+        doc.document_type,
+        PAYROLL_DOCUMENT_TYPE | PAYROLL_ADJUSTMENT_DOCUMENT_TYPE
+    )
+}
+
+/// One payroll to issue, as the payroll API hands it over.
+#[derive(Debug, Clone)]
+pub struct PayrollRequest {
+    pub document: PayrollDocument,
+    pub transmit: bool,
+    /// The prefix the caller asked for (`prefijo`); the resolution's must match.
+    pub prefix: Option<String>,
+    /// The caller's path of an engine field (`period.days_worked` →
+    /// `periodo.tiempo_laborado_dias`).
+    pub fields: fn(&str) -> String,
+    /// The list keys (`tipo` = `INDIVIDUAL` | `AJUSTE`, indexed), stored
+    /// with the document.
+    pub list_keys: std::collections::BTreeMap<String, String>,
+}
+
+/// The company's payroll setup: its payroll software and the resolution
+/// numbering type 11 (adjustments take their numbers from it too).
+async fn setup(
+    issuing: &Issuing,
+    company: u64,
+    env: Environment,
+    resolution: Option<u64>,
+) -> IssueResult<IssuerSetup> {
+    load_setup_for(
+        &issuing.store,
+        SoftwareKind::Payroll,
+        company,
+        env,
+        PAYROLL_DOCUMENT_TYPE,
+        colombia_now().date_naive(),
+        resolution,
+    )
+    .await
+}
+
+/// Builds on the signer pool.
+async fn build(
+    issuing: &Issuing,
+    document: &PayrollDocument,
+    setup: &IssuerSetup,
+    key: Arc<SigningKey>,
+    env: Environment,
+    number: u64,
+) -> IssueResult<IssuedDocument> {
+    let context = issuer_context(setup, env, number, colombia_now());
+    let input = PayrollIssueRequest {
+        document: document.clone(),
+        context,
+        key,
+    };
+    let queued = issuing
+        .builder
+        .send(Build::new(input.into()))
+        .await
+        .map_err(|e| IssueError::Internal(format!("document builder unavailable: {e}")))?;
+    queued
+        .await
+        .map_err(|e| IssueError::Internal(format!("building the payroll: {e}")))
+}
+
+/// The idempotency claim (identical payload within the window, spec 7),
+/// then [`issue`] in a task of its own, as `issue::submit` does.
+pub async fn submit(
+    issuing: &Arc<Issuing>,
+    caller: Caller,
+    request: PayrollRequest,
+    canonical: Vec<u8>,
+) -> IssueResult<Issued> {
+    let guard = issuing
+        .idempotency
+        .send(Claim {
+            company: caller.company,
+            reference: None,
+            payload_hash: super::duplicates::payload_hash(&canonical),
+            now: Instant::now(),
+        })
+        .await
+        .map_err(|e| IssueError::Internal(format!("idempotency lock unavailable: {e}")))?
+        .map_err(|d| duplicate(d, false))?;
+    let task = {
+        let issuing = issuing.clone();
+        actix_web::rt::spawn(async move { issue(&issuing, caller, request, canonical).await })
+    };
+    let issued = task
+        .await
+        .map_err(|e| IssueError::Internal(format!("issuing task failed: {e}")))??;
+    let id = match &issued {
+        Issued::Done { doc, .. } | Issued::Queued { doc, .. } => doc.id,
+    };
+    guard.complete(id, Instant::now());
+    Ok(issued)
+}
+
+/// Everything checked before a number is taken; then number, build,
+/// store, and transmit (synchronously: payroll has no async mode).
+pub async fn issue(
+    issuing: &Arc<Issuing>,
+    caller: Caller,
+    request: PayrollRequest,
+    canonical: Vec<u8>,
+) -> IssueResult<Issued> {
+    let Caller {
+        company,
+        environment: env,
+        user,
+    } = caller;
+    if request.transmit && env == Environment::Live && !issuing.authority_available().await {
+        return Err(IssueError::TaxUnavailable(
+            "the tax authority is unavailable (circuit breaker open); nothing was issued, try again later".into(),
+        ));
+    }
+    let setup = setup(issuing, company, env, None).await?;
+    if let Some(prefix) = &request.prefix {
+        if *prefix != setup.resolution.prefix {
+            return Err(IssueError::invalid(
+                (request.fields)("prefix"),
+                format!(
+                    "the company's payroll resolution numbers with prefix {}",
+                    setup.resolution.prefix
+                ),
+            ));
+        }
+    }
+    let key = signing_key(issuing, &setup)?;
+    if key.not_after() < chrono::Utc::now() {
+        return Err(IssueError::invalid(
+            "certificado",
+            "the signing certificate has expired",
+        ));
+    }
+    validate_and_total(&request.document)
+        .map_err(|errors| IssueError::invalid_list(cap(named(&errors, |f| (request.fields)(f)))))?;
+
+    let today = colombia_now().date_naive();
+    let limit = setup
+        .company
+        .monthly_document_limit
+        .map(u64::from)
+        .unwrap_or(DEFAULT_MONTHLY_LIMIT);
+    let new = NewDocument {
+        company_id: company,
+        environment: env,
+        user_id: user,
+        document_type: document_type(request.document.kind),
+        resolution_id: setup.resolution.id,
+        issue_date: today,
+        external_reference: None,
+        customer: None,
+        api: Api::Payroll.tag().map(str::to_string),
+        list_keys: request.list_keys.clone(),
+        request: canonical,
+        monthly_limit: Some(limit),
+        period: today.year() as u32 * 100 + today.month(),
+    };
+    // Phase one: the number, in memory under the numbering lock (see
+    // `issue::issue`); a crash before phase two leaves a half-built
+    // payroll that resume rebuilds with its number.
+    let doc = issuing.store.create_document(new).await?;
+    let issued = build(issuing, &request.document, &setup, key, env, doc.number).await?;
+    store_and_send(issuing, doc, issued, request.transmit, false).await
+}
+
+/// A stored payroll built again from its stored request, with its number
+/// and a new instant (a half-built one after a crash, a resend).
+pub(crate) async fn build_again(
+    issuing: &Arc<Issuing>,
+    mut doc: DocumentRecord,
+) -> IssueResult<(DocumentRecord, DocumentFiles)> {
+    let raw = issuing
+        .store
+        .document_request(doc.id)
+        .await?
+        .ok_or_else(|| {
+            IssueError::Internal(format!("the request of payroll {} is missing", doc.id))
+        })?;
+    let translator = issuing.translators.get(Api::Payroll)?;
+    let request = translator.translate_payroll(&raw)?;
+    let setup = setup(
+        issuing,
+        doc.company_id,
+        doc.environment,
+        Some(doc.resolution_id),
+    )
+    .await?;
+    let key = signing_key(issuing, &setup)?;
+    let issued = build(
+        issuing,
+        &request.document,
+        &setup,
+        key,
+        doc.environment,
+        doc.number,
+    )
+    .await?;
+    let files = apply_build(&mut doc, issued);
+    doc.issue_date = colombia_now().date_naive();
+    Ok((doc, files))
+}
+
+/// The company's payroll whose CUNE is `code`, if any (the original of an
+/// adjustment). Reads the company's documents by state: the store has no
+/// index by code yet.
+pub async fn by_code(
+    issuing: &Issuing,
+    company: u64,
+    env: Environment,
+    code: &str,
+) -> IssueResult<Option<DocumentRecord>> {
+    let docs = issuing
+        .store
+        .documents_in_states(Some(company), (1..=6).collect())
+        .await?;
+    Ok(docs
+        .into_iter()
+        .find(|d| is_payroll(d) && d.environment == env && d.code.as_deref() == Some(code)))
+}
+
+/// `GET /nomina/estado`: asks the authority for a payroll's status and
+/// records its verdict — an acceptance or a rejection the service had not
+/// heard of (a lost answer, a send still being retried) — with its history,
+/// the pending job dropped. Anything else (not found, no answer) leaves the
+/// payroll as it is.
+pub async fn refresh_status(
+    issuing: &Issuing,
+    mut doc: DocumentRecord,
+) -> Result<DocumentRecord, super::transmit::TransmitError> {
+    use crate::authority::port::{AuthorityRequest, AuthorityResponse};
+    let Some(code) = doc.code.clone() else {
+        return Ok(doc);
+    };
+    let target = issuing.target(doc.company_id, doc.environment).await?;
+    let answer = issuing
+        .call_authority(
+            doc.company_id,
+            target,
+            AuthorityRequest::GetStatus { track_id: code },
+        )
+        .await;
+    match answer {
+        Ok(AuthorityResponse::Verdict(t)) if t.accepted() || t.known_rejection() => {
+            let to = if t.accepted() {
+                emisor_store::state::ACCEPTED
+            } else {
+                emisor_store::state::REJECTED
+            };
+            let job = issuing.store.job_for_document(doc.id).await?;
+            let sent = issuing
+                .finish(&mut doc, job.as_ref(), t, to, "api", "status_checked")
+                .await?;
+            Ok(sent.doc)
+        }
+        _ => Ok(doc),
+    }
+}
