@@ -4,8 +4,8 @@
 
 pub mod auth;
 pub mod clientes;
-pub mod email;
 pub mod documentos_soporte;
+pub mod email;
 pub mod envelope;
 pub mod error;
 pub mod eventos;

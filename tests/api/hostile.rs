@@ -1673,6 +1673,8 @@ fn hostile_event_and_registry_requests_get_4xx_and_change_nothing() {
     assert!(
         stats["calls"].get("SendEventUpdateStatus").is_none(),
         "{stats}"
+    );
+}
 
 // ---------------------------------------------------------------------------
 // The Spanish-named API (`/facturacion-es/*`): every route's example, with
@@ -1729,6 +1731,46 @@ fn facturacion_es(
         base["referencia"] = json!("hostile-base");
         let plan = |path: &[Step]| {
             if path.len() == 1 || seen.insert(format!("{name}:{}", shape(path))) {
+                Plan::OneOfEach
+            } else {
+                Plan::Skip
+            }
+        };
+        for m in mutations(&base, kinds, rng, plan) {
+            let text = if m.what.starts_with("referencia") {
+                m.text.clone()
+            } else {
+                let fresh = json!(fresh_reference()).to_string();
+                m.text.replacen("\"hostile-base\"", &fresh, 1)
+            };
+            let what = format!("es {name}: {}", m.what);
+            let a = p.post_json(path, &what, text.clone());
+            p.judged(&what, &a, &m);
+            if a.accepted() {
+                acc.document(&text, &a);
+                let sent: Value = serde_json::from_str(&text).unwrap_or_default();
+                if path.ends_with("/pos") && !sent["cliente"].is_object() {
+                    // The final consumer.
+                    acc.customers.insert("222222222222".into());
+                }
+            }
+        }
+    }
+    // Whole-body attacks on the generic route.
+    let mut valid = || {
+        let mut b = es::generica();
+        b["transmitir"] = json!(false);
+        b["referencia"] = json!(fresh_reference());
+        b.to_string()
+    };
+    p.body_attacks(
+        Method::POST,
+        "/v1/api/facturacion-es/",
+        false,
+        &mut valid,
+        &mut |sent, a| acc.document(sent, a),
+    );
+}
 
 // ---------------------------------------------------------------------------
 // Support documents and POS (`/documentos-soporte`, `/pos`).
@@ -1813,40 +1855,6 @@ fn families(p: &mut Probe, w: &World, kinds: &[Vec<String>], rng: &mut Rng, acc:
             }
         };
         for m in mutations(&base, kinds, rng, plan) {
-            let text = if m.what.starts_with("referencia") {
-                m.text.clone()
-            } else {
-                let fresh = json!(fresh_reference()).to_string();
-                m.text.replacen("\"hostile-base\"", &fresh, 1)
-            };
-            let what = format!("es {name}: {}", m.what);
-            let a = p.post_json(path, &what, text.clone());
-            p.judged(&what, &a, &m);
-            if a.accepted() {
-                acc.document(&text, &a);
-                let sent: Value = serde_json::from_str(&text).unwrap_or_default();
-                if path.ends_with("/pos") && !sent["cliente"].is_object() {
-                    // The final consumer.
-                    acc.customers.insert("222222222222".into());
-                }
-            }
-        }
-    }
-    // Whole-body attacks on the generic route.
-    let mut valid = || {
-        let mut b = es::generica();
-        b["transmitir"] = json!(false);
-        b["referencia"] = json!(fresh_reference());
-        b.to_string()
-    };
-    p.body_attacks(
-        Method::POST,
-        "/v1/api/facturacion-es/",
-        false,
-        &mut valid,
-        &mut |sent, a| acc.document(sent, a),
-    );
-
             let text = fresh(&m.text, &m.what);
             let a = p.post_json(&path, &m.what, text.clone());
             p.judged(&m.what, &a, &m);
@@ -1912,39 +1920,6 @@ fn families(p: &mut Probe, w: &World, kinds: &[Vec<String>], rng: &mut Rng, acc:
             format!("{DS}/{id}/xml"),
             format!("{POS}/{id}"),
             format!("{POS}/{id}/tirilla"),
-
-// ---------------------------------------------------------------------------
-// Payroll (issue 15): `/nomina/enviar`, `/nomina/ajuste` and the reads.
-
-/// A valid draft payroll; `document` keeps equal bodies distinct.
-fn payroll_draft(document: &str) -> Value {
-    let mut body = crate::nomina::monthly(document);
-    body["transmit"] = json!(false);
-    body
-}
-
-fn fresh_employee() -> String {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    format!("77{:06}", N.fetch_add(1, Ordering::Relaxed))
-}
-
-/// The number an accepted payroll answer took.
-fn payroll_number(a: &Answer) -> u64 {
-    a.body.as_ref().expect("accepted payroll answers JSON")["data"]["numero"]
-        .as_str()
-        .and_then(|n| n.parse().ok())
-        .expect("numero")
-}
-
-fn payroll_reads(p: &mut Probe, foreign_id: u64, foreign_cune: &str, own_id: u64) {
-    const N: &str = "/v1/api/nomina";
-    for id in bad_ids().into_iter().chain([foreign_id.to_string()]) {
-        for path in [
-            format!("{N}/{id}"),
-            format!("{N}/{id}/xml"),
-            format!("{N}/{id}/zip"),
-            format!("{N}/{id}/pdf"),
         ] {
             let a = p.get(&path);
             p.refused(&path, &a, true);
@@ -1997,7 +1972,44 @@ fn payroll_reads(p: &mut Probe, foreign_id: u64, foreign_cune: &str, own_id: u64
         let a = p.get(&path);
         p.refused(&path, &a, true);
     }
+}
 
+// ---------------------------------------------------------------------------
+// Payroll (issue 15): `/nomina/enviar`, `/nomina/ajuste` and the reads.
+
+/// A valid draft payroll; `document` keeps equal bodies distinct.
+fn payroll_draft(document: &str) -> Value {
+    let mut body = crate::nomina::monthly(document);
+    body["transmit"] = json!(false);
+    body
+}
+
+fn fresh_employee() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    format!("77{:06}", N.fetch_add(1, Ordering::Relaxed))
+}
+
+/// The number an accepted payroll answer took.
+fn payroll_number(a: &Answer) -> u64 {
+    a.body.as_ref().expect("accepted payroll answers JSON")["data"]["numero"]
+        .as_str()
+        .and_then(|n| n.parse().ok())
+        .expect("numero")
+}
+
+fn payroll_reads(p: &mut Probe, foreign_id: u64, foreign_cune: &str, own_id: u64) {
+    const N: &str = "/v1/api/nomina";
+    for id in bad_ids().into_iter().chain([foreign_id.to_string()]) {
+        for path in [
+            format!("{N}/{id}"),
+            format!("{N}/{id}/xml"),
+            format!("{N}/{id}/zip"),
+            format!("{N}/{id}/pdf"),
+        ] {
+            let a = p.get(&path);
+            p.refused(&path, &a, true);
+        }
     }
     let tracks =
         bad_ids()
