@@ -176,7 +176,10 @@ fn operation_ids_are_unique_and_every_keyed_and_admin_operation_documents_its_er
 /// that give them run before any handler.
 #[test]
 fn every_operation_really_gives_its_surfaces_auth_answers() {
-    let app = TestApp::spawn();
+    // Two keyed requests per operation: more than a minute's default limit.
+    let app = TestApp::spawn_with(
+        Launch::default().env("EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE", "100000"),
+    );
     let doc = served_document(&app);
     let key = app.sk_test();
     for (path, method, _) in operations(&doc) {
