@@ -251,21 +251,24 @@ pub(crate) async fn build_again(
 }
 
 /// The company's payroll whose CUNE is `code`, if any (the original of an
-/// adjustment). Reads the company's documents by state: the store has no
-/// index by code yet.
+/// adjustment or of a status query), through the store's code index.
 pub async fn by_code(
     issuing: &Issuing,
     company: u64,
     env: Environment,
     code: &str,
 ) -> IssueResult<Option<DocumentRecord>> {
-    let docs = issuing
-        .store
-        .documents_in_states(Some(company), (1..=6).collect())
-        .await?;
-    Ok(docs
-        .into_iter()
-        .find(|d| is_payroll(d) && d.environment == env && d.code.as_deref() == Some(code)))
+    // The code index is written with every built document, so this is one
+    // look-up, not a scan; a code of another company or family is not found.
+    let Some(id) = issuing.store.document_by_code(code.to_string()).await? else {
+        return Ok(None);
+    };
+    Ok(issuing.store.document(id).await?.filter(|d| {
+        d.company_id == company
+            && is_payroll(d)
+            && d.environment == env
+            && d.code.as_deref() == Some(code)
+    }))
 }
 
 /// `GET /nomina/estado`: asks the authority for a payroll's status and

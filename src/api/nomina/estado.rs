@@ -17,7 +17,7 @@ use crate::state::AppState;
     security(("api_key" = [])), params(("trackId" = String, Path, description = "the payroll's trackId (its CUNE)")),
     responses((status = 200, description = "the payroll record with its refreshed estado", body = inline(envelope::Envelope<PayrollRecord>)),
               (status = 404, description = "no payroll of this company has that trackId", body = ErrorEnvelope)))]
-#[get("/nomina/estado/{track_id}")]
+#[get("/nomina/estado/{trackId}")]
 pub async fn estado(
     state: web::Data<AppState>,
     ctx: AuthContext,
