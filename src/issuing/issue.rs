@@ -174,24 +174,43 @@ pub async fn submit(
     request: DocumentRequest,
     canonical: Vec<u8>,
 ) -> IssueResult<Issued> {
-    let has_reference = request.external_reference.is_some();
+    let company = caller.company;
+    let reference = request.external_reference.clone();
+    let hash = super::duplicates::payload_hash(&canonical);
+    under_claim(issuing, company, reference, hash, {
+        let issuing = issuing.clone();
+        async move { issue(&issuing, caller, request, canonical).await }
+    })
+    .await
+}
+
+/// Runs `work` (one document's issue) under the idempotency claim of its
+/// reference and payload, in a task of its own, and completes the claim
+/// with the document's id. Every family's `submit` goes through here.
+pub(crate) async fn under_claim<F>(
+    issuing: &Arc<Issuing>,
+    company: emisor_store::CompanyId,
+    reference: Option<String>,
+    payload_hash: [u8; 32],
+    work: F,
+) -> IssueResult<Issued>
+where
+    F: std::future::Future<Output = IssueResult<Issued>> + 'static,
+{
+    let has_reference = reference.is_some();
     let guard = issuing
         .idempotency
         .send(Claim {
-            company: caller.company,
-            reference: request.external_reference.clone(),
-            payload_hash: super::duplicates::payload_hash(&canonical),
+            company,
+            reference,
+            payload_hash,
             now: Instant::now(),
         })
         .await
         .map_err(|e| IssueError::Internal(format!("idempotency lock unavailable: {e}")))?
         .map_err(|d| duplicate(d, has_reference))?;
     // The guard releases the reference on every early return (drop).
-    let task = {
-        let issuing = issuing.clone();
-        actix_web::rt::spawn(async move { issue(&issuing, caller, request, canonical).await })
-    };
-    let issued = task
+    let issued = actix_web::rt::spawn(work)
         .await
         .map_err(|e| IssueError::Internal(format!("issuing task failed: {e}")))??;
     let id = match &issued {

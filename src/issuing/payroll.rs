@@ -9,11 +9,9 @@
 //! any document.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use chrono::Datelike;
 use emisor_actors::document_builder::Build;
-use emisor_actors::idempotency::Claim;
 use emisor_store::{
     DocumentFiles, DocumentRecord, Environment, NewDocument, SoftwareKind,
     PAYROLL_ADJUSTMENT_DOCUMENT_TYPE, PAYROLL_DOCUMENT_TYPE,
@@ -22,7 +20,7 @@ use emisor_store::{
 use super::context::{colombia_now, issuer_context, load_setup_for, IssuerSetup};
 use super::error::{IssueError, IssueResult};
 use super::issue::{
-    apply_build, duplicate, signing_key, store_and_send, Caller, Issued, DEFAULT_MONTHLY_LIMIT,
+    apply_build, signing_key, store_and_send, Caller, Issued, DEFAULT_MONTHLY_LIMIT,
 };
 use super::request::{cap, named, Api};
 use super::worker::PayrollIssueRequest;
@@ -119,29 +117,13 @@ pub async fn submit(
     request: PayrollRequest,
     canonical: Vec<u8>,
 ) -> IssueResult<Issued> {
-    let guard = issuing
-        .idempotency
-        .send(Claim {
-            company: caller.company,
-            reference: None,
-            payload_hash: super::duplicates::payload_hash(&canonical),
-            now: Instant::now(),
-        })
-        .await
-        .map_err(|e| IssueError::Internal(format!("idempotency lock unavailable: {e}")))?
-        .map_err(|d| duplicate(d, false))?;
-    let task = {
+    let company = caller.company;
+    let hash = super::duplicates::payload_hash(&canonical);
+    super::issue::under_claim(issuing, company, None, hash, {
         let issuing = issuing.clone();
-        actix_web::rt::spawn(async move { issue(&issuing, caller, request, canonical).await })
-    };
-    let issued = task
-        .await
-        .map_err(|e| IssueError::Internal(format!("issuing task failed: {e}")))??;
-    let id = match &issued {
-        Issued::Done { doc, .. } | Issued::Queued { doc, .. } => doc.id,
-    };
-    guard.complete(id, Instant::now());
-    Ok(issued)
+        async move { issue(&issuing, caller, request, canonical).await }
+    })
+    .await
 }
 
 /// Everything checked before a number is taken; then number, build,
