@@ -136,7 +136,7 @@ fn stages(c: &mut Criterion) {
         "sizes: unsigned {} B, signed {} B, zip {} B",
         unsigned.len(),
         issued.xml.len(),
-        issued.zip.len()
+        issued.zip().unwrap().len()
     );
 
     let mut g = c.benchmark_group("payroll");

@@ -285,9 +285,12 @@ async fn send_one(
             .target(company, Environment::Test)
             .await
             .map_err(|e| ApiError::Internal(e.to_string()))?;
+        let zip_name = files.zip_name.clone();
+        let zip = crate::issuing::files::into_zip(files)
+            .map_err(|e| ApiError::Internal(e.to_string()))?;
         let request = AuthorityRequest::SendTestSetAsync {
-            zip_name: files.zip_name,
-            zip: files.zip,
+            zip_name,
+            zip,
             test_set_id: run.test_set_id.clone(),
         };
         issuing

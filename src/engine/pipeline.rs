@@ -9,6 +9,8 @@ use thiserror::Error;
 
 use super::codes::{self, CodeScheme, InvoiceCodeInput, SupportCodeInput};
 use super::model::{CodeKey, Document, IssuerContext};
+use chrono::{DateTime, FixedOffset};
+
 use super::package::{self, PackageError};
 use super::signing_key::SigningKey;
 use super::totals::{Totals, TAX_ICA, TAX_INC, TAX_IVA};
@@ -28,13 +30,22 @@ pub struct IssuedDocument {
     pub qr_url: String,
     /// `cbc:ID` (prefix + number).
     pub number: String,
-    /// ZIP holding the signed XML.
-    pub zip: Vec<u8>,
+    /// When it was signed: the stamp of its ZIP ([`IssuedDocument::zip`]).
+    pub signed_at: DateTime<FixedOffset>,
     pub zip_name: String,
     pub xml_name: String,
     /// Name for the AttachedDocument built once the authority answers.
     pub attached_name: String,
     pub totals: Totals,
+}
+
+impl IssuedDocument {
+    /// The ZIP that carries the signed XML to the authority. Built when
+    /// needed, not with the document: the same XML, name and stamp give
+    /// the same bytes, so only the XML is ever stored.
+    pub fn zip(&self) -> Result<Vec<u8>, package::PackageError> {
+        package::zip_single(&self.xml_name, self.xml.as_bytes(), self.signed_at)
+    }
 }
 
 #[derive(Debug, Error)]
@@ -136,14 +147,13 @@ pub fn issue(
         chrono::Datelike::year(&instant),
         consecutive,
     );
-    let zip = package::zip_single(&names.xml, xml.as_bytes(), instant)?;
     Ok(IssuedDocument {
         xml,
         code,
         scheme: doc.kind.code_scheme(),
         qr_url,
         number,
-        zip,
+        signed_at: instant,
         zip_name: names.zip,
         xml_name: names.xml,
         attached_name: names.attached,

@@ -4,11 +4,22 @@
 //! is drawn on a blocking thread, never on the async workers nor on the
 //! issuing path.
 
-use emisor_store::{CompanyId, ResolutionChoice, SoftwareKind};
+use emisor_store::{CompanyId, DocumentFiles, ResolutionChoice, SoftwareKind, ZipFile};
 
 use super::error::{IssueError, IssueResult};
 use super::Issuing;
+use crate::engine::package;
 use crate::render::{self, Layout, RenderError, RenderInput};
+
+/// A stored document's ZIP: as it was kept, or built again from its XML,
+/// name and signing time, which gives the bytes the authority was sent.
+pub fn into_zip(files: DocumentFiles) -> IssueResult<Vec<u8>> {
+    match files.zip {
+        ZipFile::Stored(bytes) => Ok(bytes),
+        ZipFile::Derived { at } => package::zip_single(&files.xml_name, files.xml.as_bytes(), at)
+            .map_err(|e| IssueError::Internal(format!("building {}: {e}", files.zip_name))),
+    }
+}
 
 /// A rendered PDF and the name it is served under (`SETP990000001.pdf`).
 #[derive(Debug, Clone)]

@@ -12,7 +12,7 @@ use emisor_actors::document_builder::Build;
 use emisor_actors::idempotency::{Claim, Duplicate};
 use emisor_actors::retry_scheduler::JobOutcome;
 use emisor_store::{
-    state, DocumentFiles, DocumentRecord, Environment, HistoryEntry, Job, NewDocument,
+    state, DocumentFiles, DocumentRecord, Environment, HistoryEntry, Job, NewDocument, ZipFile,
 };
 use serde_json::json;
 
@@ -136,8 +136,10 @@ pub(crate) fn apply_build(doc: &mut DocumentRecord, issued: IssuedDocument) -> D
     DocumentFiles {
         xml: issued.xml,
         xml_name: issued.xml_name,
-        zip: issued.zip,
         zip_name: issued.zip_name,
+        zip: ZipFile::Derived {
+            at: issued.signed_at,
+        },
     }
 }
 

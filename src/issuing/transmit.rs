@@ -37,6 +37,8 @@ pub enum TransmitError {
     Store(#[from] emisor_store::StoreError),
     #[error("signing credentials: {0}")]
     Credentials(String),
+    #[error("building the ZIP: {0}")]
+    Zip(String),
 }
 
 fn history(actor: &str, event: &str, from: u8, to: u8, data: serde_json::Value) -> HistoryEntry {
@@ -258,6 +260,8 @@ impl Issuing {
             .document_files(doc.id)
             .await?
             .ok_or(TransmitError::NoFiles(doc.id))?;
+        let zip_name = files.zip_name.clone();
+        let zip = super::files::into_zip(files).map_err(|e| TransmitError::Zip(e.to_string()))?;
         let mut job = match job {
             Some(j) => j,
             None => match store.job_for_document(doc.id).await? {
@@ -326,12 +330,9 @@ impl Issuing {
         job.attempts += 1;
         let job = store.put_job(job).await?;
         let request = if super::payroll::is_payroll(&doc) {
-            AuthorityRequest::SendNominaSync { zip: files.zip }
+            AuthorityRequest::SendNominaSync { zip }
         } else {
-            AuthorityRequest::SendBillSync {
-                zip_name: files.zip_name,
-                zip: files.zip,
-            }
+            AuthorityRequest::SendBillSync { zip_name, zip }
         };
         // A POS sale sent while its customer waits at the till goes ahead
         // of the background sends (retries, async documents).

@@ -258,7 +258,11 @@ impl AsyncStore {
     ) -> Committed<(Option<Job>, DocumentFiles)> {
         let (stager, writer) = (self.store.clone(), self.store.clone());
         self.store.flusher.stage_and_commit(
-            move || Ok((stager.stage_files(doc.id, &files)?, files, doc)),
+            move || {
+                let staged =
+                    stager.stage_files(doc.id, doc.company_id, doc.document_type, &files)?;
+                Ok((staged, files, doc))
+            },
             move |(staged, files, doc)| {
                 let job = writer.complete_staged(&doc, &staged, job, history)?;
                 Ok((job, files))

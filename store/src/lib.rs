@@ -18,6 +18,7 @@
 mod async_received;
 mod async_store;
 pub mod codec;
+mod compress;
 mod doc_index;
 pub mod error;
 mod file_log;
@@ -128,7 +129,13 @@ pub trait DocumentStore {
     fn create_document(&self, new: NewDocument) -> StoreResult<DocumentRecord>;
     /// Phase two, first step: append the files to the file log (durable
     /// with the [`commit_staged`](Self::commit_staged) that follows).
-    fn stage_files(&self, document_id: u64, files: &DocumentFiles) -> StoreResult<StagedFiles>;
+    fn stage_files(
+        &self,
+        document_id: u64,
+        company: CompanyId,
+        document_type: u8,
+        files: &DocumentFiles,
+    ) -> StoreResult<StagedFiles>;
     /// Phase two, second step, in one round trip: the store's flusher syncs
     /// the staged files, writes the document, history and job, and flushes;
     /// the future resolves once all of it is on disk.

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::secret::{SecretBytes, SecretText};
@@ -516,12 +516,29 @@ pub struct NewDocument {
 }
 
 /// The files of an issued document.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct DocumentFiles {
     pub xml: String,
     pub xml_name: String,
-    pub zip: Vec<u8>,
     pub zip_name: String,
+    pub zip: ZipFile,
+}
+
+/// A document's ZIP: kept as built, or built again from the XML whenever
+/// it is needed (byte for byte the same: one entry named `xml_name`,
+/// stamped `at`, deflated the same way), so that only the XML is stored.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ZipFile {
+    /// Documents stored before ZIPs were derived, and ZIPs built otherwise.
+    Stored(Vec<u8>),
+    /// Built from the XML, stamped with the signing time.
+    Derived { at: DateTime<FixedOffset> },
+}
+
+impl Default for ZipFile {
+    fn default() -> Self {
+        ZipFile::Stored(Vec::new())
+    }
 }
 
 /// A document's files once appended to the file log: what the
@@ -531,6 +548,24 @@ pub struct StagedFiles {
     pub xml_name: String,
     pub zip_name: String,
     pub at: crate::file_log::FileRef,
+    /// The XML is a zstd frame (else, older records, the XML itself)...
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub compressed: bool,
+    /// ...against this dictionary ([`crate::compress`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dictionary: Option<u64>,
+    /// No ZIP in the log: it is derived, stamped with this time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zip_at: Option<DateTime<FixedOffset>>,
+}
+
+/// The files as data dirs written before the file log kept them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct InlineFiles {
+    pub xml: String,
+    pub xml_name: String,
+    pub zip: Vec<u8>,
+    pub zip_name: String,
 }
 
 /// A `document_files` value: the log reference, or (data dirs written
@@ -539,7 +574,7 @@ pub struct StagedFiles {
 #[serde(untagged)]
 pub(crate) enum StoredFiles {
     Logged(StagedFiles),
-    Inline(DocumentFiles),
+    Inline(InlineFiles),
 }
 
 /// One line of a document's history: who did what, when, and what the

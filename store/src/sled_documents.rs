@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::codec::{decode, encode, id_key, read_u64, scoped_key, scoped_text_key};
+use crate::compress::Kind;
 use crate::error::{StoreError, StoreResult};
 use crate::flusher::Committed;
 use crate::model::*;
@@ -21,6 +22,10 @@ pub(crate) fn usage_key(company: CompanyId, period: u32) -> [u8; 12] {
     k[8..].copy_from_slice(&period.to_be_bytes());
     k
 }
+
+/// Tags of a compressed request (JSON never starts with these bytes).
+const REQUEST_PLAIN: u8 = 0xFD;
+const REQUEST_WITH_DICTIONARY: u8 = 0xFE;
 
 /// The two fields of a replaced record its count needs (decoding the
 /// whole record just to read them showed in the profile).
@@ -174,6 +179,34 @@ impl SledStore {
         self.recount(old.as_deref(), doc)
     }
 
+    /// A request as `document_requests` keeps it: a tag byte, the
+    /// dictionary's id if any, the zstd frame (older values: the JSON).
+    fn pack_request(&self, company: CompanyId, json: &[u8]) -> StoreResult<Vec<u8>> {
+        let (dictionary, frame) = self.dictionaries.compress(company, Kind::Request, json)?;
+        let mut out = Vec::with_capacity(9 + frame.len());
+        match dictionary {
+            Some(id) => {
+                out.push(REQUEST_WITH_DICTIONARY);
+                out.extend_from_slice(&id.to_be_bytes());
+            }
+            None => out.push(REQUEST_PLAIN),
+        }
+        out.extend_from_slice(&frame);
+        Ok(out)
+    }
+
+    fn unpack_request(&self, stored: &[u8]) -> StoreResult<Vec<u8>> {
+        match stored.split_first() {
+            Some((&REQUEST_PLAIN, frame)) => self.dictionaries.decompress(None, frame),
+            Some((&REQUEST_WITH_DICTIONARY, rest)) if rest.len() > 8 => {
+                let (id, frame) = rest.split_at(8);
+                self.dictionaries.decompress(read_u64(id), frame)
+            }
+            // JSON as received, before requests were compressed.
+            _ => Ok(stored.to_vec()),
+        }
+    }
+
     /// Whether a document's files are stored (the record that points at
     /// them exists), without reading them.
     pub(crate) fn has_files(&self, id: u64) -> StoreResult<bool> {
@@ -301,7 +334,8 @@ impl DocumentStore for SledStore {
             updated_at: now,
         };
         // The request before the record: a record never lacks its request.
-        self.document_requests.insert(id_key(id), new.request)?;
+        let request = self.pack_request(new.company_id, &new.request)?;
+        self.document_requests.insert(id_key(id), request)?;
         self.documents
             .insert(id_key(id), encode(trees::DOCUMENTS, &doc)?)?;
         self.counters.insert(
@@ -318,14 +352,28 @@ impl DocumentStore for SledStore {
         Ok(doc)
     }
 
-    fn stage_files(&self, document_id: u64, files: &DocumentFiles) -> StoreResult<StagedFiles> {
-        let at = self
-            .files
-            .append(document_id, files.xml.as_bytes(), &files.zip)?;
+    fn stage_files(
+        &self,
+        document_id: u64,
+        company: CompanyId,
+        document_type: u8,
+        files: &DocumentFiles,
+    ) -> StoreResult<StagedFiles> {
+        let (dictionary, xml) =
+            self.dictionaries
+                .compress(company, Kind::Xml(document_type), files.xml.as_bytes())?;
+        let (zip, zip_at): (&[u8], _) = match &files.zip {
+            ZipFile::Stored(bytes) => (bytes, None),
+            ZipFile::Derived { at } => (&[], Some(*at)),
+        };
+        let at = self.files.append(document_id, &xml, zip)?;
         Ok(StagedFiles {
             xml_name: files.xml_name.clone(),
             zip_name: files.zip_name.clone(),
             at,
+            compressed: true,
+            dictionary,
+            zip_at,
         })
     }
 
@@ -346,8 +394,8 @@ impl DocumentStore for SledStore {
     }
 
     fn document_request(&self, id: u64) -> StoreResult<Option<Vec<u8>>> {
-        if let Some(raw) = self.document_requests.get(id_key(id))? {
-            return Ok(Some(raw.to_vec()));
+        if let Some(stored) = self.document_requests.get(id_key(id))? {
+            return self.unpack_request(&stored).map(Some);
         }
         Ok(self
             .document(id)?
@@ -360,18 +408,30 @@ impl DocumentStore for SledStore {
             Self::get_decode(&self.document_files, trees::DOCUMENT_FILES, &id_key(id))?;
         match stored {
             None => Ok(None),
-            Some(StoredFiles::Inline(files)) => Ok(Some(files)),
+            Some(StoredFiles::Inline(f)) => Ok(Some(DocumentFiles {
+                xml: f.xml,
+                xml_name: f.xml_name,
+                zip_name: f.zip_name,
+                zip: ZipFile::Stored(f.zip),
+            })),
             Some(StoredFiles::Logged(staged)) => {
-                let (xml, zip) = self.files.read(id, &staged.at)?;
+                let (mut xml, zip) = self.files.read(id, &staged.at)?;
+                if staged.compressed {
+                    xml = self.dictionaries.decompress(staged.dictionary, &xml)?;
+                }
                 let xml = String::from_utf8(xml).map_err(|e| StoreError::Corrupt {
                     tree: trees::DOCUMENT_FILES,
                     reason: format!("XML of document {id}: {e}"),
                 })?;
+                let zip = match staged.zip_at {
+                    Some(at) if zip.is_empty() => ZipFile::Derived { at },
+                    _ => ZipFile::Stored(zip),
+                };
                 Ok(Some(DocumentFiles {
                     xml,
                     xml_name: staged.xml_name,
-                    zip,
                     zip_name: staged.zip_name,
+                    zip,
                 }))
             }
         }

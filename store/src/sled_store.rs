@@ -13,6 +13,7 @@ use sled::transaction::{
 use sled::{Db, Transactional, Tree};
 
 use crate::codec::{decode, encode, id_key, read_u64, scoped_key, scoped_text_key};
+use crate::compress::Dictionaries;
 use crate::doc_index::IndexMarkers;
 use crate::error::{StoreError, StoreResult};
 use crate::file_log::FileLog;
@@ -85,6 +86,7 @@ pub struct SledStore {
     pub(crate) document_index_counts: Tree,
     pub(crate) document_index_pending: Tree,
     pub(crate) index_markers: Arc<IndexMarkers>,
+    pub(crate) dictionaries: Arc<Dictionaries>,
 }
 
 pub(crate) fn abort<T>(e: StoreError) -> TxResult<T> {
@@ -244,6 +246,7 @@ impl SledStore {
             document_index_counts: t(trees::DOCUMENT_INDEX_COUNTS)?,
             document_index_pending,
             index_markers,
+            dictionaries: Arc::new(Dictionaries::new(db.clone(), t(trees::DICTIONARIES)?)),
             flusher: Arc::new(Flusher::start(move |scope| match scope {
                 Scope::Files => files_for_flusher.sync(),
                 Scope::All => flush_all(

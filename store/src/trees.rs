@@ -46,6 +46,9 @@ pub const DOCUMENT_INDEX_COUNTS: &str = "document_index_counts";
 pub const DOCUMENT_INDEX_PENDING: &str = "document_index_pending";
 
 /// Version of the data dir layout, stored in `META`.
+/// company ‖ kind → a raw zstd dictionary (`compress`), written once.
+pub const DICTIONARIES: &str = "compression_dictionaries";
+
 pub const SCHEMA_VERSION: u64 = 1;
 pub const SCHEMA_KEY: &[u8] = b"schema_version";
 

@@ -102,9 +102,22 @@ fn every_type_is_issued_synchronously_and_accepted() {
             xml,
             "stored XML is the answered one"
         );
-        let zip = app.get(&format!("/v1/api/facturacion/{id}/zip"), &app.sk_test());
-        assert_eq!(zip.headers()["content-type"], "application/zip");
-        assert!(zip.bytes().unwrap().starts_with(b"PK"));
+        // The ZIP is built again from the stored XML on each request: the
+        // same bytes every time, one entry holding exactly that XML.
+        let zip_of = || {
+            let zip = app.get(&format!("/v1/api/facturacion/{id}/zip"), &app.sk_test());
+            assert_eq!(zip.headers()["content-type"], "application/zip");
+            zip.bytes().unwrap().to_vec()
+        };
+        let bytes = zip_of();
+        assert_eq!(bytes, zip_of(), "type {tipo}: the ZIP is byte-identical");
+        let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+        assert_eq!(archive.len(), 1);
+        let mut entry = archive.by_index(0).unwrap();
+        assert!(entry.name().ends_with(".xml"), "{}", entry.name());
+        let mut inside = String::new();
+        std::io::Read::read_to_string(&mut entry, &mut inside).unwrap();
+        assert_eq!(inside, xml, "type {tipo}: the ZIP holds the signed XML");
     }
     // Export sent as type 2 with operation 10.
     let data = issue(&app, &examples::export_invoice_as_type_2());

@@ -66,10 +66,7 @@ pub async fn zip(
     id: web::Path<u64>,
 ) -> ApiResult<HttpResponse> {
     let f = files(&state, &ctx, id.into_inner()).await?;
-    Ok(download(
-        "application/zip",
-        "attachment",
-        &f.zip_name,
-        f.zip,
-    ))
+    let name = f.zip_name.clone();
+    let zip = crate::issuing::files::into_zip(f)?;
+    Ok(download("application/zip", "attachment", &name, zip))
 }

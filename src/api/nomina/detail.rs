@@ -128,12 +128,9 @@ pub async fn zip(
     id: web::Path<u64>,
 ) -> ApiResult<HttpResponse> {
     let f = files(&state, &ctx, id.into_inner()).await?;
-    Ok(download(
-        "application/zip",
-        "attachment",
-        &f.zip_name,
-        f.zip,
-    ))
+    let name = f.zip_name.clone();
+    let zip = crate::issuing::files::into_zip(f)?;
+    Ok(download("application/zip", "attachment", &name, zip))
 }
 
 #[utoipa::path(get, path = "/v1/api/nomina/{id}/pdf", operation_id = "getPayrollPdf", tag = "nomina",

@@ -19,7 +19,6 @@ use self::model::{PayrollDocument, PayrollKind};
 use self::totals::PayrollTotals;
 use super::codes::{self, CodeScheme, PayrollCodeInput};
 use super::model::IssuerContext;
-use super::package;
 use super::pipeline::{EngineError, IssuedDocument};
 use super::signing_key::SigningKey;
 use super::totals::Totals;
@@ -166,14 +165,13 @@ pub fn issue(
         instant.year(),
         consecutive,
     );
-    let zip = package::zip_single(&xml_name, signed.as_bytes(), instant)?;
     Ok(IssuedDocument {
         xml: signed,
         code,
         scheme: CodeScheme::Cune,
         qr_url: url,
         number,
-        zip,
+        signed_at: instant,
         attached_name: xml_name.replacen("ni", "ad", 1),
         zip_name,
         xml_name,

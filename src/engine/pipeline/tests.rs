@@ -123,7 +123,7 @@ fn every_kind_is_issued_signed_verified_and_recomputed() {
         assert_eq!(x.recompute(key_for(kind, &ctx)), issued.code, "{kind:?}");
 
         // The ZIP holds exactly the signed XML under its name.
-        let mut archive = zip::ZipArchive::new(Cursor::new(issued.zip.clone())).unwrap();
+        let mut archive = zip::ZipArchive::new(Cursor::new(issued.zip().unwrap())).unwrap();
         assert_eq!(archive.len(), 1);
         let mut f = archive.by_index(0).unwrap();
         assert_eq!(f.name(), issued.xml_name);

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# What one document costs as the store grows: fills one data dir with the
+# README's issuing load (benches/load/facturacion.lua, transmit false) up to
+# each size, and at each size prints documents/s, latency p99, server CPU per
+# document, disk per document, resident memory, and the time to be ready
+# again after a kill -9.
+#   benches/load/scale.sh [BINARY] [SIZES...]   (default 100000 500000 1000000)
+# CONN (16) connections; WINDOW (20) seconds of measurement at each size.
+# Needs wrk (Debian package `wrk`), curl, python3, openssl.
+set -euo pipefail
+BIN=${1:-target/release/emisor}
+shift || true
+if [ $# -gt 0 ]; then SIZES=("$@"); else SIZES=(100000 500000 1000000); fi
+CONN=${CONN:-16}
+WINDOW=${WINDOW:-20}
+LUA=benches/load/facturacion.lua
+DIR=${SCALE_DIR:-$(mktemp -d)}
+PID=
+trap 'kill -9 "$PID" 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$DIR"' EXIT
+
+start() {
+  rm -f "$DIR/data/listening"
+  EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE=1000000000 RUST_LOG=warn \
+    setsid "$BIN" serve --data-dir "$DIR/data" --bind 127.0.0.1:0 >>"$DIR/log" 2>&1 </dev/null &
+  PID=$!
+}
+# Seconds from the process start to the first 200 of /readyz.
+ready() {
+  local t0 t1
+  t0=$(date +%s.%N)
+  until [ -s "$DIR/data/listening" ] && curl -sf -o /dev/null "$(cat "$DIR/data/listening")/readyz"; do
+    if ! kill -0 "$PID" 2>/dev/null; then
+      echo "the server did not start:" >&2
+      tail -20 "$DIR/log" >&2
+      exit 1
+    fi
+    sleep 0.01
+  done
+  t1=$(date +%s.%N)
+  URL=$(cat "$DIR/data/listening")
+  python3 -c "print(f'{$t1 - $t0:.2f}')"
+}
+ticks() { awk '{print $14 + $15}' "/proc/$PID/stat"; }
+# Accepted documents of one wrk run (its output on stdin).
+accepted() {
+  awk '/requests in/ {r=$1} /Non-2xx/ {n=$NF} END {print r - n}'
+}
+
+mkdir -p "$DIR"
+start
+ready >/dev/null
+keys() { python3 -c "import json,sys;print(json.load(open('$DIR/data/demo-keys.json'))[sys.argv[1]])" "$1"; }
+curl -sf -o /dev/null -X PATCH -H "Authorization: Bearer $(keys admin_token)" \
+  -H 'Content-Type: application/json' "$URL/admin/companies/1" \
+  -d '{"limite_documentos_mes": 100000000}'
+export KEY=$(keys sk_test) TRANSMIT=false
+sign=$(openssl speed -seconds 3 rsa2048 2>/dev/null | awk '/^rsa 2048/ {print $6}')
+rsa_us=$(python3 -c "print(f'{1e6 / $sign:.0f}')")
+echo "one RSA-2048 signature (openssl speed, one core): ${rsa_us} us"
+printf '%10s %8s %9s %12s %6s %10s %8s %10s\n' \
+  documents docs/s p99_ms cpu_us/doc ratio disk/doc rss_MiB restart_s
+
+total=0
+started=$(date +%s)
+for size in "${SIZES[@]}"; do
+  # Fill in runs of at most 60 s until the measurement window ends at `size`.
+  while :; do
+    rate=$(( total > 0 ? total / ($(date +%s) - started + 1) : 1500 ))
+    left=$(( size - total - rate * WINDOW ))
+    [ "$left" -le 0 ] && break
+    secs=$(( left / (rate > 0 ? rate : 1) + 1 ))
+    [ "$secs" -gt 60 ] && secs=60
+    n=$(wrk -t2 -c"$CONN" -d"${secs}s" -s "$LUA" "$URL/v1/api/facturacion" | accepted)
+    total=$((total + n))
+  done
+  before=$(ticks)
+  out=$(wrk -t2 -c"$CONN" -d"${WINDOW}s" --latency -s "$LUA" "$URL/v1/api/facturacion")
+  after=$(ticks)
+  n=$(echo "$out" | accepted)
+  total=$((total + n))
+  p99=$(echo "$out" | awk '/ 99%/ {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; print v}')
+  rss=$(awk '/VmRSS/ {print $2}' "/proc/$PID/status")
+  disk=$(du -sB1 "$DIR/data" | awk '{print $1}')
+  kill -9 "$PID"
+  wait "$PID" 2>/dev/null || true
+  start
+  restart=$(ready)
+  python3 - "$total" "$n" "$WINDOW" "$p99" "$before" "$after" "$(getconf CLK_TCK)" "$rsa_us" "$disk" "$rss" "$restart" <<'PY'
+import sys
+total, n, window, p99, before, after, hz, rsa, disk, rss, restart = sys.argv[1:]
+n = max(int(n), 1)
+cpu = (float(after) - float(before)) / float(hz) * 1e6 / n
+print(f"{int(total):>10} {n / float(window):>8.0f} {float(p99):>9.1f} {cpu:>12.0f} "
+      f"{cpu / float(rsa):>5.2f}x {int(disk) / int(total) / 1024:>8.1f}KB "
+      f"{int(rss) / 1024:>8.0f} {float(restart):>10.2f}")
+PY
+done
+echo "filled in $(( $(date +%s) - started )) s"
