@@ -257,6 +257,7 @@ pub fn start_actors(
         duplicate_window: Duration::from_secs_f64(settings.resilience.duplicate_window_s.max(0.0)),
         time_scale: settings.resilience.time_scale,
     };
+    store.set_duplicate_window(idem_config.window());
     let idem_store = store.clone();
     let idempotency = Restartable::start("idempotency_lock", move || {
         let c = idem_config.clone();

@@ -37,7 +37,7 @@ pub async fn remembered_payloads(store: &AsyncStore, window: Duration) -> Vec<Re
             let age = (utc_now - r.created_at).to_std().unwrap_or_default();
             Some(RememberedPayload {
                 company: r.company_id,
-                payload_hash: payload_hash(&r.request),
+                payload_hash: r.payload_hash,
                 document_id: r.document_id,
                 at: now.checked_sub(age)?,
             })

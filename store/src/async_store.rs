@@ -240,6 +240,11 @@ impl AsyncStore {
 
     // Documents.
 
+    /// How long the duplicate window's payloads are kept (never blocks).
+    pub fn set_duplicate_window(&self, window: std::time::Duration) {
+        self.store.set_duplicate_window(window);
+    }
+
     /// Phase one of issuing ([`DocumentStore::create_document`]).
     pub async fn create_document(&self, new: NewDocument) -> StoreResult<DocumentRecord> {
         self.off_thread(move |s| s.create_document(new)).await

@@ -54,6 +54,16 @@ pub(crate) struct IndexView {
 }
 
 impl IndexView {
+    /// Its per-(type, state) count, if it is counted.
+    pub(crate) fn count_cell(&self) -> Option<[u8; 2]> {
+        crate::sled_documents::counted(self.document_type, self.state, self.pending_build)
+    }
+
+    /// Its entry in the state index.
+    pub(crate) fn state_entry(&self) -> [u8; 9] {
+        crate::sled_documents::state_key(self.id, self.state, self.pending_build)
+    }
+
     pub(crate) fn of(doc: &DocumentRecord) -> Self {
         IndexView {
             id: doc.id,
@@ -168,11 +178,18 @@ pub(crate) struct IndexMarkers {
     written: Mutex<Vec<Vec<u8>>>,
 }
 
+/// The token in a marker's key (`id ‖ token`).
+pub(crate) fn marker_token(key: &[u8]) -> u64 {
+    key.get(8..).and_then(read_u64).unwrap_or(0)
+}
+
 impl IndexMarkers {
-    pub(crate) fn new(tree: Tree) -> Self {
+    /// Tokens start at `first`: above every token a stored count or
+    /// marker holds, so they keep growing across restarts.
+    pub(crate) fn new(tree: Tree, first: u64) -> Self {
         IndexMarkers {
             tree,
-            next: AtomicU64::new(0),
+            next: AtomicU64::new(first.max(1)),
             written: Mutex::default(),
         }
     }
@@ -184,6 +201,12 @@ impl IndexMarkers {
         self.tree
             .insert(&key, encode(trees::DOCUMENT_INDEX_PENDING, &old)?)?;
         Ok(key)
+    }
+
+    /// The token the next marker gets (tests build markers by hand).
+    #[cfg(test)]
+    pub(crate) fn next_token(&self) -> u64 {
+        self.next.load(Ordering::Relaxed)
     }
 
     fn written(&self, key: Vec<u8>) {
@@ -224,8 +247,9 @@ fn run_from(dim: &[u8], day: u32) -> Vec<u8> {
 impl SledStore {
     /// Writes a document record with its index entries and counters: the
     /// marker, the record, then the entries and counters that changed.
-    /// Returns the record it replaced.
-    pub(crate) fn put_document(&self, doc: &DocumentRecord) -> StoreResult<Option<IVec>> {
+    /// Returns the record it replaced and the marker's token (0: no
+    /// marker, the record stayed in the same cells).
+    pub(crate) fn put_document(&self, doc: &DocumentRecord) -> StoreResult<(Option<IVec>, u64)> {
         let key = id_key(doc.id);
         let old: Option<IndexView> = self
             .documents
@@ -240,11 +264,13 @@ impl SledStore {
             None
         };
         let replaced = self.documents.insert(key, encode(trees::DOCUMENTS, doc)?)?;
+        let mut token = 0;
         if let Some(marker) = marker {
             self.move_entries(old.as_ref(), &new)?;
+            token = marker_token(&marker);
             self.index_markers.written(marker);
         }
-        Ok(replaced)
+        Ok((replaced, token))
     }
 
     fn move_entries(&self, old: Option<&IndexView>, new: &IndexView) -> StoreResult<()> {
@@ -277,8 +303,8 @@ impl SledStore {
     /// flush for all: imports, and the index benchmark's million documents.
     pub fn write_documents(&self, docs: &[DocumentRecord]) -> StoreResult<()> {
         for doc in docs {
-            let old = self.put_document(doc)?;
-            self.recount(old.as_deref(), doc)?;
+            let (old, token) = self.put_document(doc)?;
+            self.recount(old.as_deref(), doc, token)?;
         }
         self.flush_now()
     }

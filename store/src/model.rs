@@ -486,8 +486,8 @@ pub struct RecentRequest {
     pub document_id: u64,
     pub company_id: CompanyId,
     pub created_at: DateTime<Utc>,
-    /// The request as stored (canonical JSON bytes).
-    pub request: Vec<u8>,
+    /// SHA-256 of the request as stored (canonical JSON bytes).
+    pub payload_hash: [u8; 32],
 }
 
 /// What a new document needs before its number is taken.

@@ -1,11 +1,24 @@
-//! Derived data rebuilt from the documents after an unclean stop.
+//! Derived data made right after an unclean stop, without reading every
+//! document.
 //!
 //! Phase one and state changes write without sled transactions (see
-//! `sled_documents`), document record first. sled recovers a prefix of its
-//! log, so a crash can lose the writes that follow a record: the numbering
-//! counter, the reference index, the month's usage, the per-state counts
-//! and the state index. All five follow from the documents themselves, so the first open after
-//! a stop that did not close the store cleanly recomputes them.
+//! `sled_documents`), document record first, and sled recovers a prefix of
+//! its log. The writes that follow a record are derived from it: the
+//! numbering counter, the reference index, the month's usage, the
+//! per-(type, state) counts and the state index. They come from two
+//! serial streams, so a crash can cut short at most the last document of
+//! each:
+//! - phase one runs under the numbering lock, one document after another
+//!   in id order: only the newest record's counter, reference, usage and
+//!   state entry can be missing. The usage value names the last document
+//!   it counted, so a repair knows whether the newest is in it.
+//! - state changes run on the flusher thread, each behind a marker (see
+//!   `doc_index`) whose token grows: every marked document gets its state
+//!   entry checked, and the last marker's count change is applied unless
+//!   the counts it moves carry its token.
+//!
+//! A data dir written before these witnesses existed is recomputed from
+//! every document once ([`SledStore::repair_derived`]).
 //!
 //! A test set's counter (one per company, `test_set`) is also kept above
 //! every number of that company with the test set's prefix in its range,
@@ -19,15 +32,23 @@ use std::collections::HashMap;
 use chrono::Datelike;
 
 use crate::codec::{decode, id_key, read_u64, scoped_text_key};
+use crate::doc_index::{marker_token, IndexView};
 use crate::error::StoreResult;
 use crate::model::DocumentRecord;
-use crate::sled_documents::{count_key, state_key, usage_key};
+use crate::sled_documents::{
+    count_value, counted, state_key, usage_key, usage_value, value_tail, PENDING_BUILD,
+};
 use crate::sled_store::SledStore;
 use crate::test_set;
 use crate::trees;
 
 /// Written by a clean close, removed by every open.
 pub(crate) const CLEAN_CLOSE_KEY: &[u8] = b"clean_close";
+
+/// Written once the derived data carry their witnesses (usage names its
+/// last document, counts their last marker, half-built documents have a
+/// state entry): from then on a repair reads only the last writes.
+pub(crate) const DERIVED_V2_KEY: &[u8] = b"derived_data_v2";
 
 /// Written once the test sets' counters have been raised above the numbers
 /// documents already hold in their ranges.
@@ -52,13 +73,21 @@ pub struct RepairReport {
     pub documents: u64,
     pub counters_raised: u64,
     pub references_restored: u64,
+    pub usage_restored: u64,
+    pub counts_restored: u64,
+}
+
+fn period(d: &DocumentRecord) -> u32 {
+    d.issue_date.year() as u32 * 100 + d.issue_date.month()
 }
 
 impl SledStore {
+    /// Every derived value recomputed from every document: once, for a
+    /// data dir written before the witnesses ([`DERIVED_V2_KEY`]).
     pub(crate) fn repair_derived(&self) -> StoreResult<RepairReport> {
         let mut report = RepairReport::default();
         let mut next: HashMap<Vec<u8>, u64> = HashMap::new();
-        let mut usage: HashMap<[u8; 12], u64> = HashMap::new();
+        let mut usage: HashMap<[u8; 12], (u64, u64)> = HashMap::new();
         let mut counts: HashMap<[u8; 2], u64> = HashMap::new();
         let mut states = Vec::new();
         for item in self.documents.iter() {
@@ -69,24 +98,20 @@ impl SledStore {
                 let n = next.entry(key).or_insert(0);
                 *n = (*n).max(after);
             }
-            let period = d.issue_date.year() as u32 * 100 + d.issue_date.month();
-            *usage.entry(usage_key(d.company_id, period)).or_insert(0) += 1;
-            *counts
-                .entry(count_key(d.document_type, d.state))
-                .or_insert(0) += 1;
-            states.extend(state_key(d.id, d.state, d.pending_build));
-            if let Some(reference) = &d.external_reference {
-                let key = scoped_text_key(d.company_id, reference);
-                if self.document_refs.get(&key)?.is_none() {
-                    self.document_refs.insert(key, &id_key(d.id))?;
-                    report.references_restored += 1;
-                }
+            let u = usage
+                .entry(usage_key(d.company_id, period(&d)))
+                .or_insert((0, 0));
+            *u = (u.0 + 1, u.1.max(d.id));
+            if let Some(k) = counted(d.document_type, d.state, d.pending_build) {
+                *counts.entry(k).or_insert(0) += 1;
             }
+            states.push(state_key(d.id, d.state, d.pending_build));
+            self.restore_reference(&d, &mut report)?;
         }
         report.counters_raised = self.raise_counters(next)?;
         self.usage.clear()?;
-        for (key, n) in usage {
-            self.usage.insert(key, &n.to_be_bytes())?;
+        for (key, (n, last)) in usage {
+            self.usage.insert(key, &usage_value(n, last))?;
         }
         self.documents_by_state.clear()?;
         for key in states {
@@ -94,10 +119,106 @@ impl SledStore {
         }
         self.document_counts.clear()?;
         for (key, n) in counts {
-            self.document_counts.insert(key, &n.to_be_bytes())?;
+            self.document_counts.insert(key, &count_value(n, 0))?;
+        }
+        self.meta.insert(DERIVED_V2_KEY, &[1u8])?;
+        self.flush_now()?;
+        Ok(report)
+    }
+
+    /// After an unclean stop: the derived data of the newest document and
+    /// of the documents the markers name (see the module's comment). Runs
+    /// before the index's own repair, which clears the markers.
+    pub(crate) fn repair_recent(&self) -> StoreResult<RepairReport> {
+        let mut report = RepairReport::default();
+        if let Some((_, v)) = self.documents.last()? {
+            let d: DocumentRecord = decode(trees::DOCUMENTS, &v)?;
+            report.documents += 1;
+            report.counters_raised = self.raise_counters(counters_above(&d).collect())?;
+            self.restore_reference(&d, &mut report)?;
+            let key = usage_key(d.company_id, period(&d));
+            let stored = self.usage.get(key)?;
+            let (n, last) = stored
+                .as_ref()
+                .map(|v| (read_u64(v).unwrap_or(0), value_tail(v)))
+                .unwrap_or((0, 0));
+            if last < d.id {
+                self.usage.insert(key, &usage_value(n + 1, d.id))?;
+                report.usage_restored += 1;
+            }
+            self.restore_state_entry(d.id, Some(state_key(d.id, d.state, d.pending_build)))?;
+        }
+        let mut last: Option<(u64, u64, Option<IndexView>)> = None;
+        for item in self.document_index_pending.iter() {
+            let (k, v) = item?;
+            let Some(id) = read_u64(&k) else { continue };
+            let token = marker_token(&k);
+            let old: Option<IndexView> = decode(trees::DOCUMENT_INDEX_PENDING, &v)?;
+            let current = self.view(id)?;
+            self.restore_state_entry(id, current.as_ref().map(IndexView::state_entry))?;
+            report.documents += 1;
+            if last.as_ref().is_none_or(|(t, _, _)| token > *t) {
+                last = Some((token, id, old));
+            }
+        }
+        if let Some((token, id, old)) = last {
+            let before = old.as_ref().and_then(IndexView::count_cell);
+            let after = self.view(id)?.as_ref().and_then(IndexView::count_cell);
+            let has = |key: [u8; 2]| -> StoreResult<bool> {
+                Ok(self
+                    .document_counts
+                    .get(key)?
+                    .is_some_and(|v| value_tail(&v) == token))
+            };
+            if before != after && !after.map(has).transpose()?.unwrap_or(false) {
+                if let Some(k) = before {
+                    if !has(k)? {
+                        self.bump_count(k, -1, token)?;
+                    }
+                }
+                if let Some(k) = after {
+                    self.bump_count(k, 1, token)?;
+                }
+                report.counts_restored += 1;
+            }
         }
         self.flush_now()?;
         Ok(report)
+    }
+
+    fn view(&self, id: u64) -> StoreResult<Option<IndexView>> {
+        self.documents
+            .get(id_key(id))?
+            .map(|v| decode(trees::DOCUMENTS, &v))
+            .transpose()
+    }
+
+    /// A document's state entries made exactly `want` (none when it has
+    /// no record): every state byte in use is looked at.
+    fn restore_state_entry(&self, id: u64, want: Option<[u8; 9]>) -> StoreResult<()> {
+        for first in (0..16).chain([PENDING_BUILD]) {
+            let mut key = [0u8; 9];
+            key[0] = first;
+            key[1..].copy_from_slice(&id.to_be_bytes());
+            if Some(key) != want {
+                self.documents_by_state.remove(key)?;
+            }
+        }
+        if let Some(key) = want {
+            self.documents_by_state.insert(key, &[])?;
+        }
+        Ok(())
+    }
+
+    fn restore_reference(&self, d: &DocumentRecord, report: &mut RepairReport) -> StoreResult<()> {
+        if let Some(reference) = &d.external_reference {
+            let key = scoped_text_key(d.company_id, reference);
+            if self.document_refs.get(&key)?.is_none() {
+                self.document_refs.insert(key, &id_key(d.id))?;
+                report.references_restored += 1;
+            }
+        }
+        Ok(())
     }
 
     /// A counter only moves up: a number given once is never given again.

@@ -1,6 +1,7 @@
 //! Documents, their files and history, usage counters and jobs on sled.
 
 use chrono::{DateTime, Utc};
+use sha2::Digest;
 
 use crate::codec::{decode, encode, id_key, read_u64, scoped_key, scoped_text_key};
 use crate::compress::Kind;
@@ -37,62 +38,103 @@ struct Counted {
     pending_build: bool,
 }
 
-/// The fields of a record [`DocumentStore::recent_requests`] reads.
-#[derive(serde::Deserialize)]
-struct Created {
-    id: u64,
-    company_id: CompanyId,
-    created_at: DateTime<Utc>,
+/// The state index's key byte of documents whose build has not finished
+/// (above every state): found at start-up without reading every record.
+pub(crate) const PENDING_BUILD: u8 = 0xFF;
+
+/// A document's entry in `documents_by_state`: its state and id, or
+/// [`PENDING_BUILD`] and id while it is half built.
+pub(crate) fn state_key(doc_id: u64, state: u8, pending_build: bool) -> [u8; 9] {
+    let mut k = [0u8; 9];
+    k[0] = if pending_build { PENDING_BUILD } else { state };
+    k[1..].copy_from_slice(&doc_id.to_be_bytes());
+    k
 }
 
-/// A built document's entry in `documents_by_state` (a half-built one
-/// has none: it is found by the scan at start-up, the only time one exists
-/// without a request working on it).
-pub(crate) fn state_key(doc_id: u64, state: u8, pending_build: bool) -> Option<[u8; 9]> {
-    if pending_build {
-        return None;
-    }
-    let mut k = [0u8; 9];
-    k[0] = state;
-    k[1..].copy_from_slice(&doc_id.to_be_bytes());
-    Some(k)
+/// The per-(type, state) count a record is in: built documents only.
+pub(crate) fn counted(document_type: u8, state: u8, pending_build: bool) -> Option<[u8; 2]> {
+    (!pending_build).then_some(count_key(document_type, state))
 }
+
+/// A `document_counts` value: the count, then the marker token of the
+/// last change that moved it (how a repair tells whether the change of
+/// the last marker reached it; older values have none).
+pub(crate) fn count_value(count: u64, token: u64) -> [u8; 16] {
+    let mut v = [0u8; 16];
+    v[..8].copy_from_slice(&count.to_be_bytes());
+    v[8..].copy_from_slice(&token.to_be_bytes());
+    v
+}
+
+pub(crate) fn value_tail(v: &[u8]) -> u64 {
+    v.get(8..).and_then(read_u64).unwrap_or(0)
+}
+
+/// A `monthly_usage` value: the count, then the id of the last document
+/// counted (the repair's witness, as for counts).
+pub(crate) fn usage_value(count: u64, last_id: u64) -> [u8; 16] {
+    count_value(count, last_id)
+}
+
+/// `created_at (µs) ‖ id` → `company ‖ SHA-256 of the request`: the
+/// duplicate window's payloads, read at start-up without any record.
+pub(crate) fn payload_key(created_at: DateTime<Utc>, id: u64) -> [u8; 16] {
+    let us = u64::try_from(created_at.timestamp_micros()).unwrap_or(0);
+    let mut k = [0u8; 16];
+    k[..8].copy_from_slice(&us.to_be_bytes());
+    k[8..].copy_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// Payloads are kept this much longer than the window, then dropped.
+const PAYLOAD_SLACK_MS: i64 = 60_000;
 
 impl SledStore {
-    /// A per-(type, state) count, atomically, outside any transaction.
-    fn bump_count(&self, key: [u8; 2], delta: i64) -> StoreResult<()> {
+    /// A per-(type, state) count, atomically, outside any transaction,
+    /// stamped with the marker token of the change that moved it.
+    pub(crate) fn bump_count(&self, key: [u8; 2], delta: i64, token: u64) -> StoreResult<()> {
         self.document_counts.fetch_and_update(key, |v| {
             let current = v.and_then(read_u64).unwrap_or(0) as i64;
-            Some(((current + delta).max(0) as u64).to_be_bytes().to_vec())
+            Some(count_value((current + delta).max(0) as u64, token).to_vec())
         })?;
         Ok(())
     }
 
     /// Moves a replaced record's count and state-index entry to its new
-    /// state (after the record itself: both are repaired after a crash).
-    pub(crate) fn recount(&self, old: Option<&[u8]>, doc: &DocumentRecord) -> StoreResult<()> {
-        let new_key = count_key(doc.document_type, doc.state);
-        let new_entry = state_key(doc.id, doc.state, doc.pending_build);
+    /// state (after the record itself). `token` is the marker of the
+    /// change ([`SledStore::put_document`]): after a crash the last
+    /// marker's change is the only one that can be half written, and its
+    /// token on a count says the count has it.
+    pub(crate) fn recount(
+        &self,
+        old: Option<&[u8]>,
+        doc: &DocumentRecord,
+        token: u64,
+    ) -> StoreResult<()> {
         let old: Option<Counted> = old.map(|o| decode(trees::DOCUMENTS, o)).transpose()?;
+        let new_entry = state_key(doc.id, doc.state, doc.pending_build);
         let old_entry = old
             .as_ref()
-            .and_then(|o| state_key(doc.id, o.state, o.pending_build));
-        if old_entry != new_entry {
+            .map(|o| state_key(doc.id, o.state, o.pending_build));
+        if old_entry != Some(new_entry) {
             if let Some(k) = old_entry {
                 self.documents_by_state.remove(k)?;
             }
-            if let Some(k) = new_entry {
-                self.documents_by_state.insert(k, &[])?;
+            self.documents_by_state.insert(new_entry, &[])?;
+        }
+        let old_count = old
+            .as_ref()
+            .and_then(|o| counted(o.document_type, o.state, o.pending_build));
+        let new_count = counted(doc.document_type, doc.state, doc.pending_build);
+        if old_count != new_count {
+            if let Some(k) = old_count {
+                self.bump_count(k, -1, token)?;
+            }
+            if let Some(k) = new_count {
+                self.bump_count(k, 1, token)?;
             }
         }
-        if let Some(old) = &old {
-            let old_key = count_key(old.document_type, old.state);
-            if old_key == new_key {
-                return Ok(());
-            }
-            self.bump_count(old_key, -1)?;
-        }
-        self.bump_count(new_key, 1)
+        Ok(())
     }
 
     /// The documents with an entry under `state` in the state index.
@@ -156,8 +198,8 @@ impl SledStore {
             }
             None => None,
         };
-        let old = self.put_document(doc)?;
-        self.recount(old.as_deref(), doc)?;
+        let (old, token) = self.put_document(doc)?;
+        self.recount(old.as_deref(), doc, token)?;
         self.index_code_unflushed(doc.id, doc.code.as_deref())?;
         Ok(job)
     }
@@ -170,13 +212,13 @@ impl SledStore {
         doc: &DocumentRecord,
         history: HistoryEntry,
     ) -> StoreResult<()> {
-        let old = self.put_document(doc)?;
+        let (old, token) = self.put_document(doc)?;
         let seq = self.next_seq_now(trees::DOCUMENT_HISTORY)?;
         self.document_history.insert(
             scoped_key(doc.id, seq),
             encode(trees::DOCUMENT_HISTORY, &history)?,
         )?;
-        self.recount(old.as_deref(), doc)
+        self.recount(old.as_deref(), doc, token)
     }
 
     /// A request as `document_requests` keeps it: a tag byte, the
@@ -205,6 +247,36 @@ impl SledStore {
             // JSON as received, before requests were compressed.
             _ => Ok(stored.to_vec()),
         }
+    }
+
+    /// The document's payload in the duplicate window's tree, and the
+    /// oldest ones past the window dropped (one or two per document).
+    fn remember_payload(&self, doc: &DocumentRecord, request: &[u8]) -> StoreResult<()> {
+        let mut value = [0u8; 40];
+        value[..8].copy_from_slice(&doc.company_id.to_be_bytes());
+        value[8..].copy_from_slice(&sha2::Sha256::digest(request));
+        self.recent_payloads
+            .insert(payload_key(doc.created_at, doc.id), &value[..])?;
+        let window = self
+            .payload_window_ms
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let kept = i64::try_from(window)
+            .ok()
+            .and_then(|w| w.checked_add(PAYLOAD_SLACK_MS))
+            .and_then(chrono::Duration::try_milliseconds)
+            .and_then(|d| doc.created_at.checked_sub_signed(d));
+        let Some(horizon) = kept.map(|t| payload_key(t, 0)) else {
+            return Ok(()); // a window longer than time keeps everything
+        };
+        for _ in 0..2 {
+            match self.recent_payloads.first()? {
+                Some((k, _)) if k.as_ref() < &horizon[..] => {
+                    self.recent_payloads.remove(k)?;
+                }
+                _ => break,
+            }
+        }
+        Ok(())
     }
 
     /// Whether a document's files are stored (the record that points at
@@ -345,8 +417,9 @@ impl DocumentStore for SledStore {
         if let Some(k) = &ref_key {
             self.document_refs.insert(k, &id_key(id))?;
         }
-        self.usage.insert(ukey, &(used + 1).to_be_bytes())?;
-        self.recount(None, &doc)?;
+        self.usage.insert(ukey, &usage_value(used + 1, id))?;
+        self.recount(None, &doc, 0)?;
+        self.remember_payload(&doc, &new.request)?;
         // No flush here: until phase two is flushed nothing was promised to
         // a client; a document found half-built after a crash is rebuilt.
         Ok(doc)
@@ -484,10 +557,13 @@ impl DocumentStore for SledStore {
 
     fn pending_builds(&self) -> StoreResult<Vec<DocumentRecord>> {
         let mut out = Vec::new();
-        for r in self.documents.iter() {
-            let (_, v) = r?;
-            let d: DocumentRecord = decode(trees::DOCUMENTS, &v)?;
-            if d.pending_build {
+        for entry in self.documents_by_state.scan_prefix([PENDING_BUILD]) {
+            let (k, _) = entry?;
+            let Some(id) = k.get(1..).and_then(read_u64) else {
+                continue;
+            };
+            // The index may lag a record by a crash; the record wins.
+            if let Some(d) = self.document(id)?.filter(|d| d.pending_build) {
                 out.push(d);
             }
         }
@@ -496,22 +572,22 @@ impl DocumentStore for SledStore {
 
     fn recent_requests(&self, since: DateTime<Utc>) -> StoreResult<Vec<RecentRequest>> {
         let mut out = Vec::new();
-        // Ids grow with creation time (both are taken under the numbering
-        // lock), so the newest come first and the walk stops at the window.
-        for r in self.documents.iter().rev() {
-            let (_, v) = r?;
-            let d: Created = decode(trees::DOCUMENTS, &v)?;
-            if d.created_at < since {
-                break;
-            }
-            if let Some(request) = self.document_request(d.id)? {
-                out.push(RecentRequest {
-                    document_id: d.id,
-                    company_id: d.company_id,
-                    created_at: d.created_at,
-                    request,
-                });
-            }
+        for r in self.recent_payloads.range(payload_key(since, 0)..) {
+            let (k, v) = r?;
+            let (Some(us), Some(id), Some(company)) =
+                (read_u64(&k), k.get(8..).and_then(read_u64), read_u64(&v))
+            else {
+                continue;
+            };
+            let Ok(hash) = <[u8; 32]>::try_from(v.get(8..).unwrap_or_default()) else {
+                continue;
+            };
+            out.push(RecentRequest {
+                document_id: id,
+                company_id: company,
+                created_at: DateTime::from_timestamp_micros(us as i64).unwrap_or_default(),
+                payload_hash: hash,
+            });
         }
         Ok(out)
     }
@@ -539,6 +615,8 @@ impl DocumentStore for SledStore {
                 );
                 Ok((key, read_u64(&v).unwrap_or(0)))
             })
+            // A count at zero keeps its key (and token) for the repair.
+            .filter(|c| !matches!(c, Ok((_, 0))))
             .collect()
     }
 }

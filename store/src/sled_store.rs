@@ -3,7 +3,7 @@
 //! writes and fsync to the flusher thread and is awaited instead.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use chrono::{DateTime, NaiveDate, Utc};
@@ -14,15 +14,16 @@ use sled::{Db, Transactional, Tree};
 
 use crate::codec::{decode, encode, id_key, read_u64, scoped_key, scoped_text_key};
 use crate::compress::Dictionaries;
-use crate::doc_index::IndexMarkers;
+use crate::doc_index::{marker_token, IndexMarkers};
 use crate::error::{StoreError, StoreResult};
 use crate::file_log::FileLog;
 use crate::flusher::{Flusher, Scope};
 use crate::group_commit::GroupCommit;
 use crate::model::*;
 use crate::read_cache::ReadCache;
-use crate::repair::CLEAN_CLOSE_KEY;
+use crate::repair::{CLEAN_CLOSE_KEY, DERIVED_V2_KEY};
 use crate::sealing::{Keyring, SealedInventory};
+use crate::sled_documents::value_tail;
 use crate::sled_rewrite::{finish_rewrite, open_db, rewrite_sealed};
 use crate::sled_sealing::{check_keys, survey_trees};
 use crate::test_set;
@@ -87,6 +88,9 @@ pub struct SledStore {
     pub(crate) document_index_pending: Tree,
     pub(crate) index_markers: Arc<IndexMarkers>,
     pub(crate) dictionaries: Arc<Dictionaries>,
+    pub(crate) recent_payloads: Tree,
+    /// The duplicate window: payloads older than it (and a slack) go.
+    pub(crate) payload_window_ms: Arc<AtomicU64>,
 }
 
 pub(crate) fn abort<T>(e: StoreError) -> TxResult<T> {
@@ -160,7 +164,32 @@ fn software_key(company: CompanyId, kind: SoftwareKind) -> [u8; 9] {
     k
 }
 
+/// Until told otherwise ([`SledStore::set_duplicate_window`]): 5 minutes.
+const DEFAULT_PAYLOAD_WINDOW_MS: u64 = 300_000;
+
+/// The first marker token of this run: above every token stored in a
+/// count or a marker left by the last one.
+fn first_marker_token(counts: &Tree, markers: &Tree) -> StoreResult<u64> {
+    let mut max = 0;
+    for item in counts.iter() {
+        let (_, v) = item?;
+        max = max.max(value_tail(&v));
+    }
+    for item in markers.iter() {
+        let (k, _) = item?;
+        max = max.max(marker_token(&k));
+    }
+    Ok(max + 1)
+}
+
 impl SledStore {
+    /// How long payloads are kept for the duplicate window (its length,
+    /// from the configuration), read back at start-up.
+    pub fn set_duplicate_window(&self, window: std::time::Duration) {
+        let ms = u64::try_from(window.as_millis()).unwrap_or(u64::MAX);
+        self.payload_window_ms.store(ms, Ordering::Relaxed);
+    }
+
     /// Opens (or creates) the store under `dir`, its secrets sealed under
     /// `keys`. Fails with [`StoreError::Locked`] while another process holds
     /// the data dir, and with [`StoreError::MasterKey`] when it holds
@@ -209,7 +238,12 @@ impl SledStore {
         });
         let commits = Arc::new(GroupCommit::default());
         let document_index_pending = t(trees::DOCUMENT_INDEX_PENDING)?;
-        let index_markers = Arc::new(IndexMarkers::new(document_index_pending.clone()));
+        let document_counts = t(trees::DOCUMENT_COUNTS)?;
+        let first_token = first_marker_token(&document_counts, &document_index_pending)?;
+        let index_markers = Arc::new(IndexMarkers::new(
+            document_index_pending.clone(),
+            first_token,
+        ));
         let (flush_db, commits_for_flusher, files_for_flusher, markers_for_flusher) = (
             db.clone(),
             commits.clone(),
@@ -229,7 +263,7 @@ impl SledStore {
             customers: t(trees::CUSTOMERS)?,
             customer_by_ident: t(trees::CUSTOMER_BY_IDENT)?,
             documents: t(trees::DOCUMENTS)?,
-            document_counts: t(trees::DOCUMENT_COUNTS)?,
+            document_counts,
             document_files: t(trees::DOCUMENT_FILES)?,
             document_refs: t(trees::DOCUMENT_REFS)?,
             document_requests: t(trees::DOCUMENT_REQUESTS)?,
@@ -247,6 +281,8 @@ impl SledStore {
             document_index_pending,
             index_markers,
             dictionaries: Arc::new(Dictionaries::new(db.clone(), t(trees::DICTIONARIES)?)),
+            recent_payloads: t(trees::RECENT_PAYLOADS)?,
+            payload_window_ms: Arc::new(AtomicU64::new(DEFAULT_PAYLOAD_WINDOW_MS)),
             flusher: Arc::new(Flusher::start(move |scope| match scope {
                 Scope::Files => files_for_flusher.sync(),
                 Scope::All => flush_all(
@@ -278,13 +314,20 @@ impl SledStore {
             );
         }
         let clean = store.meta.remove(CLEAN_CLOSE_KEY)?.is_some();
-        // Data dirs from before the state index get it built once.
-        let unindexed = store.documents_by_state.is_empty();
-        if (!clean || unindexed) && !store.documents.is_empty() {
+        let witnessed = store.meta.get(DERIVED_V2_KEY)?.is_some();
+        if store.documents.is_empty() {
+            if !witnessed {
+                store.meta.insert(DERIVED_V2_KEY, &[1u8])?;
+            }
+        } else if !witnessed {
+            // Once per data dir written before the witnesses.
             let report = store.repair_derived()?;
+            tracing::info!(?report, "derived data recomputed from every document");
+        } else if !clean {
+            let report = store.repair_recent()?;
             tracing::warn!(
                 ?report,
-                "the store was not closed cleanly: derived data recomputed"
+                "the store was not closed cleanly: the last writes' derived data checked"
             );
         }
         store.open_index(clean)?;
@@ -354,6 +397,11 @@ impl SledStore {
         self.flush_now()?;
         self.meta.insert(CLEAN_CLOSE_KEY, &[1u8])?;
         self.flush_now()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn index_markers_next_for_tests(&self) -> u64 {
+        self.index_markers.next_token()
     }
 
     /// Test hook: this handle closes like a killed process (no mark).

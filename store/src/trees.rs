@@ -49,6 +49,10 @@ pub const DOCUMENT_INDEX_PENDING: &str = "document_index_pending";
 /// company ‖ kind → a raw zstd dictionary (`compress`), written once.
 pub const DICTIONARIES: &str = "compression_dictionaries";
 
+/// created_at µs ‖ id → company ‖ SHA-256 of the request: the duplicate
+/// window's payloads, kept a little longer than the window.
+pub const RECENT_PAYLOADS: &str = "recent_payloads";
+
 pub const SCHEMA_VERSION: u64 = 1;
 pub const SCHEMA_KEY: &[u8] = b"schema_version";
 

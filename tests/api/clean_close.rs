@@ -6,7 +6,7 @@ use emisor::api::facturacion::request::examples;
 use crate::facturacion::unique;
 use crate::helpers::*;
 
-const REPAIRED: &str = "derived data recomputed";
+const REPAIRED: &str = "not closed cleanly";
 
 fn started(dir: &std::path::Path) -> TestApp {
     TestApp::start_in(dir, Launch::default().capture_log())
