@@ -42,6 +42,8 @@ pub struct ServerSettings {
 #[serde(deny_unknown_fields)]
 pub struct StoreSettings {
     pub data_dir: PathBuf,
+    /// sled's page cache, MiB.
+    pub cache_mb: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -18,6 +18,7 @@ pub mod config;
 pub mod engine;
 pub mod fixtures;
 pub mod issuing;
+pub mod memory;
 pub mod ops;
 pub mod provisioning;
 pub mod render;

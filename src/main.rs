@@ -13,5 +13,6 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
+    emisor::memory::no_huge_pages();
     std::process::exit(emisor::cli::run());
 }

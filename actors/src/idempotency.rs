@@ -23,7 +23,7 @@
 //! that returns early, panics or is cancelled (client gone) never leaves a
 //! reference locked.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::time::{Duration, Instant};
 
@@ -182,6 +182,17 @@ pub struct IdempotencyStats {
 
 type PayloadKey = (u64, [u8; 32]);
 
+/// A remembered payload: its company and the first 128 bits of its hash
+/// (a collision is as unlikely as one of SHA-256 itself here), so a
+/// window of hundreds of thousands of documents stays a few tens of MB.
+type SeenKey = (u64, [u8; 16]);
+
+fn seen_key((company, hash): &PayloadKey) -> SeenKey {
+    let mut short = [0u8; 16];
+    short.copy_from_slice(&hash[..16]);
+    (*company, short)
+}
+
 /// A payload that made a document, for [`IdempotencyLock::remembering`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RememberedPayload {
@@ -215,9 +226,9 @@ pub struct IdempotencyLock {
     /// Payloads being processed (requests without a reference collide here).
     payloads_in_progress: HashMap<PayloadKey, usize>,
     /// Payloads that made a document, with when.
-    seen: HashMap<PayloadKey, Seen>,
-    /// `seen` in insertion order, for pruning.
-    seen_order: VecDeque<(PayloadKey, Instant)>,
+    seen: HashMap<SeenKey, Seen>,
+    /// When `seen` was last swept of entries past the window.
+    swept_at: Option<Instant>,
 }
 
 impl IdempotencyLock {
@@ -229,7 +240,7 @@ impl IdempotencyLock {
             references: HashSet::new(),
             payloads_in_progress: HashMap::new(),
             seen: HashMap::new(),
-            seen_order: VecDeque::new(),
+            swept_at: None,
         }
     }
 
@@ -242,52 +253,57 @@ impl IdempotencyLock {
     }
 
     /// Learns the payloads of documents made before this actor started
-    /// (before any claim: the window is kept oldest first).
-    pub fn remember(&mut self, mut recent: Vec<RememberedPayload>, now: Instant) {
-        recent.sort_by_key(|r| r.at);
+    /// (before any claim).
+    pub fn remember(&mut self, recent: Vec<RememberedPayload>, now: Instant) {
         for r in recent {
             if !self.within_window(r.at, now) {
                 continue;
             }
-            let key = (r.company, r.payload_hash);
-            self.seen.insert(
-                key,
-                Seen {
-                    document_id: r.document_id,
-                    at: r.at,
-                },
-            );
-            self.seen_order.push_back((key, r.at));
+            self.note(&(r.company, r.payload_hash), r.document_id, r.at);
         }
+    }
+
+    /// Remembers a payload; the newest document of a payload wins.
+    fn note(&mut self, payload: &PayloadKey, document_id: u64, at: Instant) {
+        let seen = Seen { document_id, at };
+        self.seen
+            .entry(seen_key(payload))
+            .and_modify(|s| {
+                if s.at <= at {
+                    *s = seen;
+                }
+            })
+            .or_insert(seen);
     }
 
     fn within_window(&self, at: Instant, now: Instant) -> bool {
         now.saturating_duration_since(at) < self.window
     }
 
-    /// Forgets payloads older than the window.
-    fn prune(&mut self, now: Instant) {
-        while let Some((key, at)) = self.seen_order.front().copied() {
-            if self.within_window(at, now) {
-                break;
-            }
-            self.seen_order.pop_front();
-            // A later completion of the same payload has its own entry.
-            if self.seen.get(&key).is_some_and(|s| s.at == at) {
-                self.seen.remove(&key);
-            }
+    /// Forgets payloads older than the window: a sweep at most every
+    /// eighth of the window (a lookup checks the age anyway), or now.
+    fn prune(&mut self, now: Instant, force: bool) {
+        let due = self
+            .swept_at
+            .is_none_or(|t| now.saturating_duration_since(t) >= self.window / 8);
+        if !force && !due {
+            return;
         }
+        let window = self.window;
+        self.seen
+            .retain(|_, s| now.saturating_duration_since(s.at) < window);
+        self.swept_at = Some(now);
     }
 
     fn claim(&mut self, msg: Claim, lock: Addr<Self>) -> Result<ClaimGuard, Duplicate> {
-        self.prune(msg.now);
+        self.prune(msg.now, false);
         let payload = (msg.company, msg.payload_hash);
         if let Some(reference) = &msg.reference {
             if self.references.contains(&(msg.company, reference.clone())) {
                 return Err(Duplicate::InProgress);
             }
         }
-        if let Some(seen) = self.seen.get(&payload) {
+        if let Some(seen) = self.seen.get(&seen_key(&payload)) {
             if self.within_window(seen.at, msg.now) {
                 return Err(Duplicate::Payload {
                     document_id: Some(seen.document_id),
@@ -347,7 +363,7 @@ impl Actor for IdempotencyLock {
     fn started(&mut self, ctx: &mut Context<Self>) {
         // Claims prune as they come; this bounds memory when traffic stops.
         let every = (self.window / 4).clamp(Duration::from_millis(10), Duration::from_secs(60));
-        ctx.run_interval(every, |act, _| act.prune(Instant::now()));
+        ctx.run_interval(every, |act, _| act.prune(Instant::now(), true));
     }
 }
 
@@ -365,14 +381,7 @@ impl Handler<Complete> for IdempotencyLock {
     fn handle(&mut self, mut msg: Complete, _: &mut Context<Self>) {
         let id = msg.guard.disarm();
         if let Some(payload) = self.end(id) {
-            self.seen.insert(
-                payload,
-                Seen {
-                    document_id: msg.document_id,
-                    at: msg.now,
-                },
-            );
-            self.seen_order.push_back((payload, msg.now));
+            self.note(&payload, msg.document_id, msg.now);
         }
     }
 }
@@ -398,7 +407,7 @@ impl Handler<GetIdempotencyStats> for IdempotencyLock {
     type Result = MessageResult<GetIdempotencyStats>;
 
     fn handle(&mut self, _: GetIdempotencyStats, _: &mut Context<Self>) -> Self::Result {
-        self.prune(Instant::now());
+        self.prune(Instant::now(), true);
         MessageResult(IdempotencyStats {
             in_progress: self.claims.len(),
             payloads: self.seen.len(),

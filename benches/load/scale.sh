@@ -37,7 +37,6 @@ ready() {
     sleep 0.01
   done
   t1=$(date +%s.%N)
-  URL=$(cat "$DIR/data/listening")
   python3 -c "print(f'{$t1 - $t0:.2f}')"
 }
 ticks() { awk '{print $14 + $15}' "/proc/$PID/stat"; }
@@ -49,6 +48,7 @@ accepted() {
 mkdir -p "$DIR"
 start
 ready >/dev/null
+URL=$(cat "$DIR/data/listening")
 keys() { python3 -c "import json,sys;print(json.load(open('$DIR/data/demo-keys.json'))[sys.argv[1]])" "$1"; }
 curl -sf -o /dev/null -X PATCH -H "Authorization: Bearer $(keys admin_token)" \
   -H 'Content-Type: application/json' "$URL/admin/companies/1" \
@@ -85,6 +85,7 @@ for size in "${SIZES[@]}"; do
   wait "$PID" 2>/dev/null || true
   start
   restart=$(ready)
+  URL=$(cat "$DIR/data/listening")
   python3 - "$total" "$n" "$WINDOW" "$p99" "$before" "$after" "$(getconf CLK_TCK)" "$rsa_us" "$disk" "$rss" "$restart" <<'PY'
 import sys
 total, n, window, p99, before, after, hz, rsa, disk, rss, restart = sys.argv[1:]

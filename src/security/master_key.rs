@@ -112,7 +112,8 @@ pub fn open_store(settings: &Settings) -> anyhow::Result<OpenedStore> {
         }
     }
     let mut finish_rotation = None;
-    let opened = SledStore::open_with(dir, |inventory| {
+    let cache = settings.store.cache_mb.saturating_mul(1024 * 1024);
+    let opened = SledStore::open_with_cache(dir, cache, |inventory| {
         choose_keys(&source, inventory, dir, &mut notices, &mut finish_rotation)
             .map_err(|e| StoreError::MasterKey(format!("{e:#}")))
     });

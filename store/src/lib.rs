@@ -50,6 +50,7 @@ pub use repair::RepairReport;
 pub use sealing::{Keyring, MasterKey, SealedInventory};
 pub use secret::{SecretBytes, SecretText};
 pub use sled_received::ReceivedStore;
+pub use sled_rewrite::DEFAULT_CACHE_BYTES;
 pub use sled_store::SledStore;
 
 use chrono::{DateTime, NaiveDate, Utc};

@@ -30,16 +30,19 @@ const PLAIN_DIR: &str = "sled.plain";
 /// Written into [`REWRITE_DIR`] once the copy is complete and on disk.
 const COMPLETE: &str = "complete";
 
+/// sled's page cache unless configured (`[store] cache_mb`). Its default
+/// is 1 GiB; documents are written once and read rarely, and the files
+/// live outside sled, so a small cache keeps the server lean.
+pub const DEFAULT_CACHE_BYTES: u64 = 32 * 1024 * 1024;
+
 /// Opens sled in `dir` with the store's settings.
-pub(crate) fn open_db(dir: &Path) -> StoreResult<Db> {
+pub(crate) fn open_db(dir: &Path, cache_bytes: u64) -> StoreResult<Db> {
     sled::Config::new()
         .path(dir.join(SLED_DIR))
         // Flushes happen explicitly after every mutation; this is only
         // the background safety net.
         .flush_every_ms(Some(1000))
-        // sled's default page cache is 1 GiB; documents are written once
-        // and read rarely, so a smaller cache keeps the server lean.
-        .cache_capacity(128 * 1024 * 1024)
+        .cache_capacity(cache_bytes)
         .open()
         .map_err(|e| match e {
             sled::Error::Io(io) if io.kind() == io::ErrorKind::WouldBlock => {
@@ -81,7 +84,12 @@ pub(crate) fn finish_rewrite(dir: &Path) -> StoreResult<()> {
 /// Copies the store in `db` (under `dir`) to a new sled directory with
 /// every secret sealed under `keys`' current key, puts the copy in place of
 /// the old one, removes the old one, and opens the copy.
-pub(crate) fn rewrite_sealed(dir: &Path, db: Db, keys: &Keyring) -> StoreResult<Db> {
+pub(crate) fn rewrite_sealed(
+    dir: &Path,
+    db: Db,
+    keys: &Keyring,
+    cache_bytes: u64,
+) -> StoreResult<Db> {
     let target = dir.join(REWRITE_DIR);
     if target.exists() {
         fs::remove_dir_all(&target)?;
@@ -122,7 +130,7 @@ pub(crate) fn rewrite_sealed(dir: &Path, db: Db, keys: &Keyring) -> StoreResult<
     // longer while its IO threads finish.
     let mut tries = 0;
     loop {
-        match open_db(dir) {
+        match open_db(dir, cache_bytes) {
             Err(StoreError::Locked(_)) if tries < 100 => {
                 tries += 1;
                 std::thread::sleep(std::time::Duration::from_millis(20));

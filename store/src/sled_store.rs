@@ -24,7 +24,7 @@ use crate::read_cache::ReadCache;
 use crate::repair::{CLEAN_CLOSE_KEY, DERIVED_V2_KEY};
 use crate::sealing::{Keyring, SealedInventory};
 use crate::sled_documents::value_tail;
-use crate::sled_rewrite::{finish_rewrite, open_db, rewrite_sealed};
+use crate::sled_rewrite::{finish_rewrite, open_db, rewrite_sealed, DEFAULT_CACHE_BYTES};
 use crate::sled_sealing::{check_keys, survey_trees};
 use crate::test_set;
 use crate::trees;
@@ -207,15 +207,26 @@ impl SledStore {
         dir: &Path,
         choose: impl FnOnce(&SealedInventory) -> StoreResult<Keyring>,
     ) -> StoreResult<Self> {
+        Self::open_with_cache(dir, DEFAULT_CACHE_BYTES, choose)
+    }
+
+    /// [`open_with`](Self::open_with) with sled's page cache of
+    /// `cache_bytes` (sled's own accounting: its resident share is about
+    /// twice that under load).
+    pub fn open_with_cache(
+        dir: &Path,
+        cache_bytes: u64,
+        choose: impl FnOnce(&SealedInventory) -> StoreResult<Keyring>,
+    ) -> StoreResult<Self> {
         finish_rewrite(dir)?;
-        let db = open_db(dir)?;
+        let db = open_db(dir, cache_bytes)?;
         let inventory = survey_trees(&db)?;
         let keys = choose(&inventory)?;
         check_keys(&inventory, &keys)?;
         // A store from before sealing is copied with its secrets sealed,
         // so that no file keeps the plain ones (`sled_rewrite`).
         let (db, inventory) = if inventory.plain > 0 {
-            let db = rewrite_sealed(dir, db, &keys)?;
+            let db = rewrite_sealed(dir, db, &keys, cache_bytes)?;
             tracing::warn!(
                 plain = inventory.plain,
                 master_key = keys.current().id(),
