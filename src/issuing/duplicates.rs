@@ -25,7 +25,14 @@ pub async fn remembered_payloads(store: &AsyncStore, window: Duration) -> Vec<Re
         return Vec::new();
     };
     let recent = match store.recent_requests(utc_now - span).await {
-        Ok(r) => r,
+        Ok(r) => {
+            tracing::info!(
+                payloads = r.len(),
+                ms = now.elapsed().as_millis() as u64,
+                "duplicate window read back"
+            );
+            r
+        }
         Err(e) => {
             tracing::error!(error = %e, "reading recent documents for the duplicate window");
             return Vec::new();
