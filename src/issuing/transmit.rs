@@ -6,7 +6,9 @@
 use chrono::Utc;
 use emisor_actors::retry_scheduler::JobOutcome;
 use emisor_actors::transmitter::{Submit, TransmitFailure};
-use emisor_store::{state, Company, DocumentRecord, Environment, HistoryEntry, Job};
+use emisor_store::{
+    state, Company, DocumentRecord, Environment, HistoryEntry, Job, MissingApplicationResponse,
+};
 use futures_util::future::BoxFuture;
 
 use super::events;
@@ -459,8 +461,10 @@ impl Issuing {
             serde_json::to_value(&t).unwrap_or_default(),
         );
         if to == state::ACCEPTED && from != state::ACCEPTED {
-            // The authority's ApplicationResponse and the customer's email
-            // are kept with the acceptance itself.
+            // The authority's ApplicationResponse (or why there is none)
+            // and the customer's email are kept with the acceptance itself.
+            let application_response = application_response(&t);
+            doc.application_response_missing = missing_reason(&t, application_response.is_some());
             let email = super::mail::automatic_email(self, doc).await;
             let queued = self
                 .store
@@ -468,7 +472,7 @@ impl Issuing {
                     doc.clone(),
                     job.map(|j| j.id),
                     entry,
-                    application_response(&t),
+                    application_response,
                     email,
                 )
                 .await?;
@@ -551,6 +555,18 @@ fn application_response(t: &Transmission) -> Option<String> {
         .decode(b64.trim())
         .ok()?;
     String::from_utf8(bytes).ok()
+}
+
+/// Why an accepting answer leaves the document without an
+/// ApplicationResponse (`None` when it has one): rule 90 ("Documento
+/// procesado anteriormente") counts as the acceptance of an earlier send
+/// and brings none of its own.
+fn missing_reason(t: &Transmission, kept: bool) -> Option<MissingApplicationResponse> {
+    match (kept, t.duplicate) {
+        (true, _) => None,
+        (false, true) => Some(MissingApplicationResponse::AlreadyProcessed),
+        (false, false) => Some(MissingApplicationResponse::NotInAnswer),
+    }
 }
 
 /// A fresh transmission job for a document, due now.
@@ -725,5 +741,66 @@ impl emisor_actors::recovery_ticker::Recovery for Recovery {
             }
             n
         })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use base64::Engine;
+
+    use super::*;
+    use crate::authority::soap::response::DianResponse;
+
+    fn answer(valid: bool, errors: &[&str], ar: Option<&str>) -> Transmission {
+        DianResponse {
+            error_messages: errors.iter().map(|e| e.to_string()).collect(),
+            is_valid: valid,
+            status_code: if valid { "00" } else { "99" }.into(),
+            status_description: "Procesado Correctamente.".into(),
+            xml_base64_bytes: ar.map(|a| base64::engine::general_purpose::STANDARD.encode(a)),
+            xml_document_key: Some("cufe".into()),
+            ..DianResponse::default()
+        }
+        .into_transmission()
+    }
+
+    fn reason(t: &Transmission) -> Option<MissingApplicationResponse> {
+        missing_reason(t, application_response(t).is_some())
+    }
+
+    /// An acceptance says whether the authority's ApplicationResponse came
+    /// with it, and if not why: "already processed" is not "accepted before
+    /// responses were kept".
+    #[test]
+    fn an_acceptance_records_why_it_has_no_application_response() {
+        let ar = "<ApplicationResponse/>";
+        let accepted = answer(true, &[], Some(ar));
+        assert!(accepted.accepted());
+        assert_eq!(application_response(&accepted).as_deref(), Some(ar));
+        assert_eq!(reason(&accepted), None);
+
+        let duplicate = answer(
+            false,
+            &["Regla: 90, Rechazo: Documento procesado anteriormente."],
+            None,
+        );
+        assert!(duplicate.accepted() && duplicate.duplicate);
+        assert_eq!(
+            reason(&duplicate),
+            Some(MissingApplicationResponse::AlreadyProcessed)
+        );
+
+        let bare = answer(true, &[], None);
+        assert!(bare.accepted());
+        assert_eq!(reason(&bare), Some(MissingApplicationResponse::NotInAnswer));
+        let undecodable = Transmission {
+            application_response_b64: Some("%%% not base64".into()),
+            ..answer(true, &[], None)
+        };
+        assert_eq!(
+            reason(&undecodable),
+            Some(MissingApplicationResponse::NotInAnswer)
+        );
     }
 }

@@ -9,6 +9,7 @@
 //! * [`payroll`]: payroll documents (102, 103), A4.
 //! * [`thermal`]: POS receipts and their adjustments on an 80 or 58 mm strip.
 //! * [`canvas`]: text, rules and QR codes over printpdf.
+//! * [`qr`]: the QR symbol, its mask chosen quickly.
 //! * [`font`]: the embedded font, subset per document.
 //! * [`format`]: amounts, quantities and titles as printed.
 
@@ -17,6 +18,7 @@ pub mod canvas;
 pub mod font;
 pub mod format;
 pub mod payroll;
+pub mod qr;
 pub mod thermal;
 pub mod view;
 

@@ -116,6 +116,7 @@ fn document(id: u64, total: u64) -> DocumentRecord {
         transmission: None,
         attempts: 1,
         track_id: None,
+        application_response_missing: None,
         api: None,
         list_keys,
         created_at: at,

@@ -410,6 +410,20 @@ pub mod state {
     }
 }
 
+/// Why a document was accepted without the authority's ApplicationResponse
+/// ([`DocumentRecord::application_response_missing`]).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum MissingApplicationResponse {
+    /// The authority answered rule 90, "Documento procesado anteriormente":
+    /// an earlier send of the document was accepted, and this answer,
+    /// which counts as the acceptance, carries no ApplicationResponse.
+    AlreadyProcessed,
+    /// The accepting answer carried no ApplicationResponse (or none that
+    /// could be decoded).
+    NotInAnswer,
+}
+
 /// A stored document: its number, code, state and what the authority said.
 /// The signed XML and ZIP live in their own tree ([`DocumentFiles`]).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -460,6 +474,13 @@ pub struct DocumentRecord {
     /// The authority's tracking key (`zipKey`).
     #[serde(default)]
     pub track_id: Option<String>,
+    /// Set when the authority accepted the document without giving its
+    /// ApplicationResponse, and why: its mail carries the signed XML
+    /// instead of an AttachedDocument and says which. Absent when the
+    /// ApplicationResponse was kept, and in records accepted before
+    /// ApplicationResponses were kept at all (which have none either).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub application_response_missing: Option<MissingApplicationResponse>,
     /// The API it came through, whose translator rebuilds it from its
     /// request; absent for the unified API (and in older records).
     #[serde(default, skip_serializing_if = "Option::is_none")]

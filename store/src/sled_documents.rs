@@ -400,6 +400,7 @@ impl DocumentStore for SledStore {
             transmission: None,
             attempts: 0,
             track_id: None,
+            application_response_missing: None,
             api: new.api.clone(),
             list_keys: new.list_keys.clone(),
             created_at: now,

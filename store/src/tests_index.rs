@@ -42,6 +42,7 @@ fn record(
         transmission: None,
         attempts: 0,
         track_id: None,
+        application_response_missing: None,
         api: None,
         list_keys: BTreeMap::new(),
         created_at: Utc::now(),

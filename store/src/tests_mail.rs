@@ -119,3 +119,34 @@ fn an_acceptance_keeps_the_application_response_and_queues_one_automatic_email()
     assert!(raw.len() < ar.len() / 4, "{} bytes", raw.len());
     assert_eq!(s.document(doc.id).unwrap().unwrap().state, state::ACCEPTED);
 }
+
+#[test]
+fn an_acceptance_without_application_response_keeps_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let doc = {
+        let s = open(dir.path());
+        let c = s.create_company(company()).unwrap();
+        let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+        let mut doc = s.create_document(new_doc(&r, None)).unwrap();
+        doc.pending_build = false;
+        doc.state = state::ACCEPTED;
+        doc.application_response_missing = Some(MissingApplicationResponse::AlreadyProcessed);
+        s.accept_document_unflushed(&doc, None, history("accepted"), None, None)
+            .unwrap();
+        s.flush_now().unwrap();
+        doc
+    };
+    let s = open(dir.path());
+    let stored = s.document(doc.id).unwrap().unwrap();
+    assert_eq!(
+        stored.application_response_missing,
+        Some(MissingApplicationResponse::AlreadyProcessed)
+    );
+    assert_eq!(s.application_response(doc.id).unwrap(), None);
+    // A record that has its ApplicationResponse does not write the field.
+    let mut kept = stored.clone();
+    kept.application_response_missing = None;
+    let json =
+        String::from_utf8(codec::encode(trees::DOCUMENTS, &kept).unwrap()[1..].to_vec()).unwrap();
+    assert!(!json.contains("application_response_missing"), "{json}");
+}

@@ -852,3 +852,66 @@ fn a_document_accepted_before_the_application_response_was_kept_is_mailed_with_i
     assert_eq!(String::from_utf8_lossy(xml), stored_xml);
     xmlsec_verify(&stored_xml).unwrap();
 }
+
+#[test]
+fn a_document_accepted_as_already_processed_says_so_not_that_it_is_old() {
+    let smtp = Smtp::up();
+    let launch = smtp.launch(Launch::default());
+    let mut app = TestApp::spawn_with(launch.clone());
+    let data = accepted_invoice(&app);
+    let id = doc_id(&data);
+    smtp.wait_for(Duration::from_secs(30), |m| m.len() == 1);
+    let first = wait_logs(&app, id, Duration::from_secs(10), |l| {
+        l[0]["status"] == "sent"
+    });
+    assert!(first[0]["nota"].is_null(), "{}", first[0]);
+    app.stop();
+    // As an acceptance by the authority's "Documento procesado
+    // anteriormente" stores it: no ApplicationResponse, and the reason.
+    {
+        let db = sled::open(app.dir.join("sled")).unwrap();
+        let key = id.to_be_bytes();
+        db.open_tree("application_responses")
+            .unwrap()
+            .remove(key)
+            .unwrap();
+        let documents = db.open_tree("documents").unwrap();
+        let raw = documents.get(key).unwrap().expect("the record");
+        let (format, json) = raw.split_first().unwrap();
+        let mut record: Value = serde_json::from_slice(json).unwrap();
+        record["application_response_missing"] = json!("already_processed");
+        let mut value = vec![*format];
+        value.extend(serde_json::to_vec(&record).unwrap());
+        documents.insert(key, value).unwrap();
+        db.flush().unwrap();
+    }
+    let dir = app.dir.clone();
+    let app = TestApp::start_in(&dir, launch);
+    let (status, res) = send(&app, id, &json!({}));
+    assert_eq!(status, 202, "{res}");
+    let mails = smtp.wait_for(Duration::from_secs(30), |m| m.len() == 2);
+    let l = wait_logs(&app, id, Duration::from_secs(10), |l| {
+        l[0]["status"] == "sent"
+    });
+    let note = l[0]["nota"].as_str().expect("the log says why");
+    assert!(note.contains("already been processed"), "{note}");
+    assert!(
+        !note.contains("before the authority's ApplicationResponse was kept"),
+        "{note}"
+    );
+    let mail = mails
+        .iter()
+        .find(|m| m.message_id == l[0]["message_id"].as_str().unwrap())
+        .unwrap();
+    let files = unzip(&mail.attachments[0].2);
+    assert!(
+        !files.keys().any(|n| n.starts_with("ad")),
+        "{:?}",
+        files.keys()
+    );
+    assert!(
+        files.values().any(|b| b.starts_with(b"<?xml")),
+        "the signed XML"
+    );
+    assert!(files.keys().any(|n| n.ends_with(".pdf")), "the PDF");
+}

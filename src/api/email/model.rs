@@ -20,6 +20,17 @@ pub struct SendRequest {
     pub id_empresa: Option<u64>,
 }
 
+/// `POST /email/reenviar/{id_correo}` body: optional (empty or `{}`); a
+/// body that is given is JSON like every other, so a broken one is refused
+/// before anything is queued.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResendRequest {
+    /// Optional; when given it must be the key's company.
+    #[serde(default)]
+    pub id_empresa: Option<u64>,
+}
+
 /// One attempt.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct Attempt {

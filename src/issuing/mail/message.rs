@@ -4,15 +4,17 @@
 //! AttachedDocument (the signed document and the authority's
 //! ApplicationResponse inside, protocol.md 5.2) and the PDF.
 //!
-//! A document accepted before the ApplicationResponse was kept has no
+//! A document without the authority's ApplicationResponse has no
 //! AttachedDocument: its ZIP holds the signed XML instead, and the log
-//! carries the note saying so.
+//! carries a note saying why there is none: accepted before responses were
+//! kept, or accepted by an answer that carried none (the authority's
+//! "already processed", say).
 
 use std::io::{Cursor, Write};
 use std::sync::Arc;
 
 use chrono::{DateTime, FixedOffset, NaiveDate, NaiveTime, TimeZone};
-use emisor_store::{Company, DocumentFiles, DocumentRecord, EmailLog};
+use emisor_store::{Company, DocumentFiles, DocumentRecord, EmailLog, MissingApplicationResponse};
 use lettre::address::Envelope;
 use lettre::message::header::ContentType;
 use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
@@ -27,8 +29,30 @@ use crate::issuing::Issuing;
 /// The most a mail may carry (protocol.md 5.3).
 pub const MAX_ATTACHMENT_BYTES: usize = 2 * 1024 * 1024;
 
-/// Why there is no AttachedDocument in a mail.
+/// Why there is no AttachedDocument in a mail: the document was accepted
+/// before this service kept ApplicationResponses.
 pub const NO_APPLICATION_RESPONSE: &str = "the document was accepted before the authority's ApplicationResponse was kept: the mail carries the signed XML and the PDF, not an AttachedDocument";
+
+/// Why there is no AttachedDocument in a mail: the acceptance was the
+/// authority's "already processed" answer, which brings no
+/// ApplicationResponse.
+pub const ALREADY_PROCESSED: &str = "the authority gave no ApplicationResponse for this acceptance: it answered that the document had already been processed (rule 90, an earlier send was accepted); the mail carries the signed XML and the PDF, not an AttachedDocument";
+
+/// Why there is no AttachedDocument in a mail: the authority's accepting
+/// answer carried no ApplicationResponse.
+pub const NOT_IN_ANSWER: &str = "the authority gave no ApplicationResponse with its acceptance: the mail carries the signed XML and the PDF, not an AttachedDocument";
+
+/// The note of a mail without an AttachedDocument: why `doc` has no
+/// ApplicationResponse, as recorded when it was accepted.
+pub fn missing_application_response_note(doc: &DocumentRecord) -> &'static str {
+    match doc.application_response_missing {
+        Some(MissingApplicationResponse::AlreadyProcessed) => ALREADY_PROCESSED,
+        Some(MissingApplicationResponse::NotInAnswer) => NOT_IN_ANSWER,
+        // Nothing recorded: accepted before responses (or their absence)
+        // were kept.
+        None => NO_APPLICATION_RESPONSE,
+    }
+}
 
 /// Why no attempt can succeed (the log says failed at once) or why this one
 /// could not be made (retried like a refused connection).
@@ -235,7 +259,7 @@ pub async fn build(
     let notes: Vec<String> = [
         application_response
             .is_none()
-            .then(|| NO_APPLICATION_RESPONSE.to_string()),
+            .then(|| missing_application_response_note(doc).to_string()),
         pdf.as_ref().err().cloned(),
     ]
     .into_iter()
@@ -311,6 +335,42 @@ pub async fn build(
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
+
+    /// The note says why there is no AttachedDocument as the record
+    /// knows it: a record from before responses were kept has no reason
+    /// stored, one accepted as "already processed" says so.
+    #[test]
+    fn the_note_says_why_there_is_no_application_response() {
+        // As written before the reason was recorded: no such field.
+        let old: DocumentRecord = serde_json::from_value(serde_json::json!({
+            "id": 5, "company_id": 1, "environment": "test", "document_type": 1,
+            "resolution_id": 1, "prefix": "SETP", "number": 990000001, "state": 2,
+            "issue_date": "2026-01-02", "transmission": {"is_valid": true,
+            "status_code": "00", "status_description": "Documento procesado anteriormente.",
+            "errors": [], "zip_key": null, "retryable": false},
+            "created_at": "2026-01-02T00:00:00Z", "updated_at": "2026-01-02T00:00:00Z",
+        }))
+        .unwrap();
+        assert_eq!(old.application_response_missing, None);
+        assert_eq!(
+            missing_application_response_note(&old),
+            NO_APPLICATION_RESPONSE
+        );
+        let mut doc = old.clone();
+        doc.application_response_missing = Some(MissingApplicationResponse::AlreadyProcessed);
+        let note = missing_application_response_note(&doc);
+        assert!(note.contains("already been processed"), "{note}");
+        assert!(!note.contains("accepted before"), "{note}");
+        // Kept through the store's encoding.
+        let stored: DocumentRecord =
+            serde_json::from_value(serde_json::to_value(&doc).unwrap()).unwrap();
+        assert_eq!(stored, doc);
+        doc.application_response_missing = Some(MissingApplicationResponse::NotInAnswer);
+        assert_eq!(missing_application_response_note(&doc), NOT_IN_ANSWER);
+        for note in [NO_APPLICATION_RESPONSE, ALREADY_PROCESSED, NOT_IN_ANSWER] {
+            assert!(note.contains("ApplicationResponse"), "{note}");
+        }
+    }
 
     #[test]
     fn names_subject_and_message_id() {

@@ -112,15 +112,30 @@ pub fn check_recipients(to: &[String], cc: &[String]) -> Result<(), MailError> {
     }
     for (field, list) in [("to", to), ("cc", cc)] {
         for (i, a) in list.iter().enumerate() {
-            if let Err(e) = a.parse::<lettre::Address>() {
-                return Err(MailError::invalid(
-                    format!("{field}[{i}]"),
-                    format!("is not an email address ({e})"),
+            let refuse = |why: String| MailError::invalid(format!("{field}[{i}]"), why);
+            let address = a
+                .parse::<lettre::Address>()
+                .map_err(|e| refuse(format!("is not an email address ({e})")))?;
+            if !literal_is_an_ip(address.domain()) {
+                return Err(refuse(
+                    "is not an email address (its domain literal is not an IP address)".into(),
                 ));
             }
         }
     }
     Ok(())
+}
+
+/// A domain that is an address literal (`[192.0.2.1]`, `[IPv6:2001:db8::1]`)
+/// holds an IP address: the address parser checks only its characters, so
+/// `[999.1.1.1]` would pass and be queued for a server that cannot exist.
+fn literal_is_an_ip(domain: &str) -> bool {
+    let Some(literal) = domain.strip_prefix('[') else {
+        return true;
+    };
+    let inner = literal.strip_suffix(']').unwrap_or(literal);
+    let ip = inner.strip_prefix("IPv6:").unwrap_or(inner);
+    ip.parse::<std::net::IpAddr>().is_ok()
 }
 
 fn new_log(doc: &DocumentRecord, to: Vec<String>, cc: Vec<String>, automatic: bool) -> EmailLog {
@@ -240,4 +255,42 @@ pub async fn automatic_email(issuing: &Issuing, doc: &DocumentRecord) -> Option<
         new_log(doc, vec![address], Vec::new(), true),
         new_job(doc.company_id),
     ))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn check(to: &[&str], cc: &[&str]) -> Result<(), String> {
+        let list = |l: &[&str]| l.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+        check_recipients(&list(to), &list(cc)).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn recipients_are_real_addresses_and_at_most_twenty() {
+        assert!(check(&["cliente@example.test"], &["copia@example.test"]).is_ok());
+        assert!(check(&["a@[192.0.2.1]", "b@[IPv6:2001:db8::1]"], &[]).is_ok());
+        for bad in [
+            "a@[999.1.1.1]",
+            "a@[example.test]",
+            "a@[IPv6:nope]",
+            "a@example.test\r\nBcc: b@example.test",
+            "Cliente <a@example.test>",
+            "",
+        ] {
+            let e = check(&["cliente@example.test"], &[bad]).unwrap_err();
+            assert!(
+                e.starts_with("cc[0]: is not an email address"),
+                "{bad}: {e}"
+            );
+        }
+        assert!(check(&[], &["copia@example.test"])
+            .unwrap_err()
+            .starts_with("to:"));
+        let many: Vec<String> = (0..20).map(|i| format!("c{i}@example.test")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert!(check(&many[..1], &many[1..]).is_ok());
+        assert!(check(&many, &["one@example.test"]).is_err());
+    }
 }
