@@ -42,10 +42,6 @@ pub(crate) fn open_db(dir: &Path, cache_bytes: u64) -> StoreResult<Db> {
         // Flushes happen explicitly after every mutation; this is only
         // the background safety net.
         .flush_every_ms(Some(1000))
-        // After a kill, sled replays its log from its last snapshot of the
-        // page table: every 1M operations by default, 7 s of replay at a
-        // million documents. A snapshot every 100k keeps the replay short.
-        .snapshot_after_ops(100_000)
         .cache_capacity(cache_bytes)
         .open()
         .map_err(|e| match e {
