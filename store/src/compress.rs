@@ -60,6 +60,32 @@ thread_local! {
     static DCTX: RefCell<DCtx<'static>> = RefCell::new(DCtx::create());
 }
 
+/// `text` compressed against a prepared dictionary (appended to `out`).
+pub(crate) fn compress_into(
+    out: &mut Vec<u8>,
+    text: &[u8],
+    dict: &CDict<'static>,
+) -> Result<(), String> {
+    // zstd writes a Vec from its start: the frame goes to its own buffer.
+    let mut frame = Vec::with_capacity(zstd_safe::compress_bound(text.len()));
+    CCTX.with_borrow_mut(|c| c.compress_using_cdict(&mut frame, text, dict))
+        .map_err(|e| zstd_safe::get_error_name(e).to_string())?;
+    out.extend_from_slice(&frame);
+    Ok(())
+}
+
+/// A frame written by [`compress_into`], decompressed.
+pub(crate) fn decompress_with(frame: &[u8], dict: &DDict<'static>) -> Result<Vec<u8>, String> {
+    let size = zstd_safe::get_frame_content_size(frame)
+        .ok()
+        .flatten()
+        .ok_or("a frame without its size")?;
+    let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    DCTX.with_borrow_mut(|d| d.decompress_using_ddict(&mut out, frame, dict))
+        .map_err(|e| zstd_safe::get_error_name(e).to_string())?;
+    Ok(out)
+}
+
 fn zstd_error(what: &str, code: usize) -> StoreError {
     StoreError::Corrupt {
         tree: trees::DICTIONARIES,
