@@ -877,11 +877,10 @@ fn a_document_accepted_as_already_processed_says_so_not_that_it_is_old() {
             .unwrap();
         let documents = db.open_tree("documents").unwrap();
         let raw = documents.get(key).unwrap().expect("the record");
-        let (format, json) = raw.split_first().unwrap();
-        let mut record: Value = serde_json::from_slice(json).unwrap();
+        let tree = emisor_store::trees::DOCUMENTS;
+        let mut record: Value = emisor_store::codec::decode(tree, &raw).unwrap();
         record["application_response_missing"] = json!("already_processed");
-        let mut value = vec![*format];
-        value.extend(serde_json::to_vec(&record).unwrap());
+        let value = emisor_store::codec::encode(tree, &record).unwrap();
         documents.insert(key, value).unwrap();
         db.flush().unwrap();
     }
