@@ -16,6 +16,7 @@ use crate::api::facturacion::mapping::to_document;
 use crate::api::facturacion::request::{examples, FacturacionRequest};
 use crate::authority::port::{AuthorityRequest, AuthorityResponse};
 use crate::authority::StatusZip;
+use crate::issuing::duplicates::Payload;
 use crate::issuing::issue::{issue, referenced_document, Caller, Issued};
 use crate::issuing::Issuing;
 
@@ -211,7 +212,8 @@ async fn draft(
         environment: Environment::Test,
         user: None,
     };
-    Ok(issue(issuing, caller, mapped, body.to_string().into_bytes()).await?)
+    let payload = Payload::new(body.to_string().into_bytes());
+    Ok(issue(issuing, caller, mapped, payload).await?)
 }
 
 async fn execute(issuing: Arc<Issuing>, mut run: TestSetRun, plan: TestSetPlan) {

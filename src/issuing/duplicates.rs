@@ -15,6 +15,21 @@ pub fn payload_hash(canonical: &[u8]) -> [u8; 32] {
     Sha256::digest(canonical).into()
 }
 
+/// A caller's request as canonical JSON, with its hash: hashed once, for
+/// the idempotency claim and for the store, which keeps both.
+#[derive(Debug, Clone)]
+pub struct Payload {
+    pub canonical: Vec<u8>,
+    pub hash: [u8; 32],
+}
+
+impl Payload {
+    pub fn new(canonical: Vec<u8>) -> Self {
+        let hash = payload_hash(&canonical);
+        Payload { canonical, hash }
+    }
+}
+
 /// The payloads of the documents made within `window` before now. A store
 /// that cannot be read yields none (logged): refusing to start over it
 /// would be worse than a duplicate check that begins empty.

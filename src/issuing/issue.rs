@@ -17,6 +17,7 @@ use emisor_store::{
 use serde_json::json;
 
 use super::context::{colombia_now, issuer_context, load_setup, IssuerSetup};
+use super::duplicates::Payload;
 use super::error::{IssueError, IssueResult};
 use super::request::{Api, DocumentRequest, ReferencedDocument};
 use super::transmit::new_job;
@@ -178,10 +179,10 @@ pub async fn submit(
 ) -> IssueResult<Issued> {
     let company = caller.company;
     let reference = request.external_reference.clone();
-    let hash = super::duplicates::payload_hash(&canonical);
-    under_claim(issuing, company, reference, hash, {
+    let payload = Payload::new(canonical);
+    under_claim(issuing, company, reference, payload.hash, {
         let issuing = issuing.clone();
-        async move { issue(&issuing, caller, request, canonical).await }
+        async move { issue(&issuing, caller, request, payload).await }
     })
     .await
 }
@@ -228,7 +229,7 @@ pub async fn issue(
     issuing: &Arc<Issuing>,
     caller: Caller,
     mapped: DocumentRequest,
-    request: Vec<u8>,
+    request: Payload,
 ) -> IssueResult<Issued> {
     let Caller {
         company,
@@ -276,7 +277,8 @@ pub async fn issue(
         customer: Some(mapped.customer.clone()),
         api: mapped.api.tag().map(str::to_string),
         list_keys: mapped.list_keys.clone(),
-        request,
+        request: request.canonical,
+        payload_hash: request.hash,
         monthly_limit: Some(limit),
         period,
     };

@@ -18,6 +18,7 @@ use emisor_store::{
 };
 
 use super::context::{colombia_now, issuer_context, load_setup_for, IssuerSetup};
+use super::duplicates::Payload;
 use super::error::{IssueError, IssueResult};
 use super::issue::{
     apply_build, signing_key, store_and_send, Caller, Issued, DEFAULT_MONTHLY_LIMIT,
@@ -118,10 +119,10 @@ pub async fn submit(
     canonical: Vec<u8>,
 ) -> IssueResult<Issued> {
     let company = caller.company;
-    let hash = super::duplicates::payload_hash(&canonical);
-    super::issue::under_claim(issuing, company, None, hash, {
+    let payload = Payload::new(canonical);
+    super::issue::under_claim(issuing, company, None, payload.hash, {
         let issuing = issuing.clone();
-        async move { issue(&issuing, caller, request, canonical).await }
+        async move { issue(&issuing, caller, request, payload).await }
     })
     .await
 }
@@ -132,7 +133,7 @@ pub async fn issue(
     issuing: &Arc<Issuing>,
     caller: Caller,
     request: PayrollRequest,
-    canonical: Vec<u8>,
+    payload: Payload,
 ) -> IssueResult<Issued> {
     let Caller {
         company,
@@ -183,7 +184,8 @@ pub async fn issue(
         customer: None,
         api: Api::Payroll.tag().map(str::to_string),
         list_keys: request.list_keys.clone(),
-        request: canonical,
+        request: payload.canonical,
+        payload_hash: payload.hash,
         monthly_limit: Some(limit),
         period: today.year() as u32 * 100 + today.month(),
     };

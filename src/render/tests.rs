@@ -116,8 +116,9 @@ pub(crate) fn qr_text(pdf: &[u8]) -> String {
         .filter(|p| p.extension().is_some_and(|e| e == "png"))
         .collect();
     pages.sort();
+    // QR symbols only: a run of text or rules can read as a 1-D barcode.
     let out = Command::new("zbarimg")
-        .args(["--raw", "-q"])
+        .args(["--raw", "-q", "-Sdisable", "-Sqrcode.enable"])
         .args(&pages)
         .output()
         .expect("zbarimg (zbar-tools)");

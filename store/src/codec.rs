@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 use serde::{de::DeserializeOwned, Serialize};
 use zstd_safe::{CDict, DDict};
 
-use crate::compress::{compress_into, decompress_with};
+use crate::compress::{compress_frame, decompress_frame};
 use crate::error::{StoreError, StoreResult};
 use crate::trees;
 
@@ -45,12 +45,17 @@ fn corrupt(tree: &'static str, reason: impl ToString) -> StoreError {
     }
 }
 
+fn zstd_corrupt(tree: &'static str, code: usize) -> StoreError {
+    corrupt(tree, zstd_safe::get_error_name(code))
+}
+
 pub fn encode<T: Serialize>(tree: &'static str, value: &T) -> StoreResult<Vec<u8>> {
     if compressed(tree) {
         let json = serde_json::to_vec(value).map_err(|e| corrupt(tree, e))?;
-        let mut out = Vec::with_capacity(json.len() / 2 + 16);
+        let frame = compress_frame(&json, Some(&COMPRESS)).map_err(|e| zstd_corrupt(tree, e))?;
+        let mut out = Vec::with_capacity(1 + frame.len());
         out.push(FORMAT_ZSTD_V1);
-        compress_into(&mut out, &json, &COMPRESS).map_err(|e| corrupt(tree, e))?;
+        out.extend_from_slice(&frame);
         return Ok(out);
     }
     let mut out = Vec::with_capacity(256);
@@ -63,7 +68,8 @@ pub fn decode<T: DeserializeOwned>(tree: &'static str, bytes: &[u8]) -> StoreRes
     match bytes.split_first() {
         Some((&FORMAT_V1, body)) => serde_json::from_slice(body).map_err(|e| corrupt(tree, e)),
         Some((&FORMAT_ZSTD_V1, frame)) => {
-            let json = decompress_with(frame, &DECOMPRESS).map_err(|e| corrupt(tree, e))?;
+            let json =
+                decompress_frame(frame, Some(&DECOMPRESS)).map_err(|e| zstd_corrupt(tree, e))?;
             serde_json::from_slice(&json).map_err(|e| corrupt(tree, e))
         }
         Some((&found, _)) => Err(StoreError::UnknownFormat {

@@ -60,29 +60,31 @@ thread_local! {
     static DCTX: RefCell<DCtx<'static>> = RefCell::new(DCtx::create());
 }
 
-/// `text` compressed against a prepared dictionary (appended to `out`).
-pub(crate) fn compress_into(
-    out: &mut Vec<u8>,
-    text: &[u8],
-    dict: &CDict<'static>,
-) -> Result<(), String> {
-    // zstd writes a Vec from its start: the frame goes to its own buffer.
+/// `text` as one zstd frame: against `dict`, or alone at [`PLAIN_LEVEL`].
+pub(crate) fn compress_frame(text: &[u8], dict: Option<&CDict<'static>>) -> Result<Vec<u8>, usize> {
     let mut frame = Vec::with_capacity(zstd_safe::compress_bound(text.len()));
-    CCTX.with_borrow_mut(|c| c.compress_using_cdict(&mut frame, text, dict))
-        .map_err(|e| zstd_safe::get_error_name(e).to_string())?;
-    out.extend_from_slice(&frame);
-    Ok(())
+    CCTX.with_borrow_mut(|c| match dict {
+        Some(dict) => c.compress_using_cdict(&mut frame, text, dict),
+        None => c.compress(&mut frame, text, PLAIN_LEVEL),
+    })?;
+    Ok(frame)
 }
 
-/// A frame written by [`compress_into`], decompressed.
-pub(crate) fn decompress_with(frame: &[u8], dict: &DDict<'static>) -> Result<Vec<u8>, String> {
+/// A frame of [`compress_frame`], decompressed with the same dictionary.
+pub(crate) fn decompress_frame(
+    frame: &[u8],
+    dict: Option<&DDict<'static>>,
+) -> Result<Vec<u8>, usize> {
+    // A frame always carries its size (zstd's default).
     let size = zstd_safe::get_frame_content_size(frame)
         .ok()
         .flatten()
-        .ok_or("a frame without its size")?;
+        .unwrap_or(0);
     let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-    DCTX.with_borrow_mut(|d| d.decompress_using_ddict(&mut out, frame, dict))
-        .map_err(|e| zstd_safe::get_error_name(e).to_string())?;
+    DCTX.with_borrow_mut(|d| match dict {
+        Some(dict) => d.decompress_using_ddict(&mut out, frame, dict),
+        None => d.decompress(&mut out, frame),
+    })?;
     Ok(out)
 }
 
@@ -118,14 +120,12 @@ impl Dictionaries {
         text: &[u8],
     ) -> StoreResult<(Option<u64>, Vec<u8>)> {
         let id = dictionary_id(company, kind);
-        let mut out = Vec::with_capacity(zstd_safe::compress_bound(text.len()));
-        if let Some(dict) = self.prepared(id)? {
-            CCTX.with_borrow_mut(|c| c.compress_using_cdict(&mut out, text, &dict.compress))
-                .map_err(|e| zstd_error("compressing", e))?;
-            return Ok((Some(id), out));
-        }
-        CCTX.with_borrow_mut(|c| c.compress(&mut out, text, PLAIN_LEVEL))
+        let dict = self.prepared(id)?;
+        let frame = compress_frame(text, dict.as_ref().map(|d| &d.compress))
             .map_err(|e| zstd_error("compressing", e))?;
+        if dict.is_some() {
+            return Ok((Some(id), frame));
+        }
         if (DICT_MIN..=DICT_MAX).contains(&text.len()) {
             // First writer wins; the dictionary is on disk before any frame
             // that needs it can be written.
@@ -137,30 +137,20 @@ impl Dictionaries {
                 self.db.flush()?;
             }
         }
-        Ok((None, out))
+        Ok((None, frame))
     }
 
     /// The text of a frame written by [`compress`](Self::compress).
     pub(crate) fn decompress(&self, dictionary: Option<u64>, frame: &[u8]) -> StoreResult<Vec<u8>> {
-        let size = zstd_safe::get_frame_content_size(frame)
-            .ok()
-            .flatten()
-            .ok_or_else(|| zstd_error("a frame without its size", 0))?;
-        let mut out = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-        match dictionary {
-            None => DCTX.with_borrow_mut(|d| d.decompress(&mut out, frame)),
-            Some(id) => {
-                let dict = self.prepared(id)?.ok_or(StoreError::Corrupt {
-                    tree: trees::DICTIONARIES,
-                    reason: format!("dictionary {id:#x} is missing"),
-                })?;
-                DCTX.with_borrow_mut(|d| {
-                    d.decompress_using_ddict(&mut out, frame, &dict.decompress)
-                })
-            }
-        }
-        .map_err(|e| zstd_error("decompressing", e))?;
-        Ok(out)
+        let dict = match dictionary {
+            None => None,
+            Some(id) => Some(self.prepared(id)?.ok_or(StoreError::Corrupt {
+                tree: trees::DICTIONARIES,
+                reason: format!("dictionary {id:#x} is missing"),
+            })?),
+        };
+        decompress_frame(frame, dict.as_ref().map(|d| &d.decompress))
+            .map_err(|e| zstd_error("decompressing", e))
     }
 
     fn prepared(&self, id: u64) -> StoreResult<Option<Arc<Prepared>>> {

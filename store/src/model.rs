@@ -507,7 +507,7 @@ pub struct RecentRequest {
     pub document_id: u64,
     pub company_id: CompanyId,
     pub created_at: DateTime<Utc>,
-    /// SHA-256 of the request as stored (canonical JSON bytes).
+    /// The payload hash it was issued with ([`NewDocument::payload_hash`]).
     pub payload_hash: [u8; 32],
 }
 
@@ -526,6 +526,9 @@ pub struct NewDocument {
     pub customer: Option<CustomerInput>,
     /// The request's JSON as received (kept to rebuild the document).
     pub request: Vec<u8>,
+    /// Its hash in the duplicate window (the issuing layer's, kept with
+    /// the document so the window is read back at start-up).
+    pub payload_hash: [u8; 32],
     /// The API it came through (`DocumentRecord::api`).
     pub api: Option<String>,
     /// The family's list keys (`DocumentRecord::list_keys`).

@@ -1,7 +1,6 @@
 //! Documents, their files and history, usage counters and jobs on sled.
 
 use chrono::{DateTime, Utc};
-use sha2::Digest;
 
 use crate::codec::{decode, encode, id_key, read_u64, scoped_key, scoped_text_key};
 use crate::compress::Kind;
@@ -76,7 +75,7 @@ pub(crate) fn usage_value(count: u64, last_id: u64) -> [u8; 16] {
     count_value(count, last_id)
 }
 
-/// `created_at (µs) ‖ id` → `company ‖ SHA-256 of the request`: the
+/// `created_at (µs) ‖ id` → `company ‖ payload hash`: the
 /// duplicate window's payloads, read at start-up without any record.
 pub(crate) fn payload_key(created_at: DateTime<Utc>, id: u64) -> [u8; 16] {
     let us = u64::try_from(created_at.timestamp_micros()).unwrap_or(0);
@@ -251,10 +250,10 @@ impl SledStore {
 
     /// The document's payload in the duplicate window's tree, and the
     /// oldest ones past the window dropped (one or two per document).
-    fn remember_payload(&self, doc: &DocumentRecord, request: &[u8]) -> StoreResult<()> {
+    fn remember_payload(&self, doc: &DocumentRecord, hash: &[u8; 32]) -> StoreResult<()> {
         let mut value = [0u8; 40];
         value[..8].copy_from_slice(&doc.company_id.to_be_bytes());
-        value[8..].copy_from_slice(&sha2::Sha256::digest(request));
+        value[8..].copy_from_slice(hash);
         self.recent_payloads
             .insert(payload_key(doc.created_at, doc.id), &value[..])?;
         let window = self
@@ -420,7 +419,7 @@ impl DocumentStore for SledStore {
         }
         self.usage.insert(ukey, &usage_value(used + 1, id))?;
         self.recount(None, &doc, 0)?;
-        self.remember_payload(&doc, &new.request)?;
+        self.remember_payload(&doc, &new.payload_hash)?;
         // No flush here: until phase two is flushed nothing was promised to
         // a client; a document found half-built after a crash is rebuilt.
         Ok(doc)

@@ -77,6 +77,7 @@ pub(crate) fn new_doc(r: &NumberingResolution, reference: Option<&str>) -> NewDo
         external_reference: reference.map(str::to_string),
         customer: None,
         request: b"{}".to_vec(),
+        payload_hash: [0; 32],
         api: None,
         list_keys: Default::default(),
         monthly_limit: None,
@@ -521,6 +522,7 @@ fn recent_requests_are_the_payloads_of_the_documents_since_a_time() {
         let make = |n: u32| {
             let mut new = new_doc(&r, None);
             new.request = body(n);
+            new.payload_hash = hash(n);
             s.create_document(new).unwrap()
         };
         let old = make(1);

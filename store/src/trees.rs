@@ -49,7 +49,7 @@ pub const DOCUMENT_INDEX_PENDING: &str = "document_index_pending";
 /// company ‖ kind → a raw zstd dictionary (`compress`), written once.
 pub const DICTIONARIES: &str = "compression_dictionaries";
 
-/// created_at µs ‖ id → company ‖ SHA-256 of the request: the duplicate
+/// created_at µs ‖ id → company ‖ payload hash: the duplicate
 /// window's payloads, kept a little longer than the window.
 pub const RECENT_PAYLOADS: &str = "recent_payloads";
 

@@ -323,7 +323,7 @@ fn zbarimg(pdf: &[u8]) -> String {
         .collect();
     pages.sort();
     let out = Command::new("zbarimg")
-        .args(["--raw", "-q"])
+        .args(["--raw", "-q", "-Sdisable", "-Sqrcode.enable"])
         .args(&pages)
         .output()
         .expect("zbarimg");

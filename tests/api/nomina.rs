@@ -848,7 +848,7 @@ fn zbarimg(pdf: &[u8]) -> String {
         .collect();
     pages.sort();
     let out = std::process::Command::new("zbarimg")
-        .args(["--raw", "-q"])
+        .args(["--raw", "-q", "-Sdisable", "-Sqrcode.enable"])
         .args(&pages)
         .output()
         .unwrap();

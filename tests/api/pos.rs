@@ -128,7 +128,7 @@ pub fn zbarimg(pdf: &[u8]) -> String {
         .collect();
     pages.sort();
     let out = Command::new("zbarimg")
-        .args(["--raw", "-q"])
+        .args(["--raw", "-q", "-Sdisable", "-Sqrcode.enable"])
         .args(&pages)
         .output()
         .unwrap();
