@@ -29,6 +29,7 @@ use sled::{IVec, Tree};
 use crate::codec::{decode, encode, id_key, read_u64};
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
+use crate::record_parts::{encode_record, Parts, PartsChange};
 use crate::sled_store::SledStore;
 use crate::trees;
 
@@ -246,16 +247,22 @@ fn run_from(dim: &[u8], day: u32) -> Vec<u8> {
 
 impl SledStore {
     /// Writes a document record with its index entries and counters: the
-    /// marker, the record, then the entries and counters that changed.
-    /// Returns the record it replaced and the marker's token (0: no
-    /// marker, the record stayed in the same cells).
-    pub(crate) fn put_document(&self, doc: &DocumentRecord) -> StoreResult<(Option<IVec>, u64)> {
+    /// marker, the record (its stored parts merged with `change`), then the
+    /// entries and counters that changed. Returns the record it replaced
+    /// and the marker's token (0: no marker, the record stayed in the same
+    /// cells).
+    pub(crate) fn put_document(
+        &self,
+        doc: &DocumentRecord,
+        change: PartsChange,
+    ) -> StoreResult<(Option<IVec>, u64)> {
         let key = id_key(doc.id);
-        let old: Option<IndexView> = self
-            .documents
-            .get(key)?
-            .map(|o| decode(trees::DOCUMENTS, &o))
+        let stored = self.documents.get(key)?;
+        let old: Option<IndexView> = stored
+            .as_ref()
+            .map(|o| decode(trees::DOCUMENTS, o))
             .transpose()?;
+        let parts = Parts::merged(stored.as_deref(), change)?;
         let new = IndexView::of(doc);
         let moved = old.as_ref().map(IndexView::cells) != Some(new.cells());
         let marker = if moved {
@@ -263,7 +270,7 @@ impl SledStore {
         } else {
             None
         };
-        let replaced = self.documents.insert(key, encode(trees::DOCUMENTS, doc)?)?;
+        let replaced = self.documents.insert(key, encode_record(doc, &parts)?)?;
         let mut token = 0;
         if let Some(marker) = marker {
             self.move_entries(old.as_ref(), &new)?;
@@ -303,7 +310,7 @@ impl SledStore {
     /// flush for all: imports, and the index benchmark's million documents.
     pub fn write_documents(&self, docs: &[DocumentRecord]) -> StoreResult<()> {
         for doc in docs {
-            let (old, token) = self.put_document(doc)?;
+            let (old, token) = self.put_document(doc, PartsChange::default())?;
             self.recount(old.as_deref(), doc, token)?;
         }
         self.flush_now()

@@ -28,6 +28,7 @@ pub mod model;
 mod pool;
 mod read_cache;
 pub mod received;
+mod record_parts;
 mod repair;
 pub mod sealing;
 pub mod secret;

@@ -425,7 +425,8 @@ pub enum MissingApplicationResponse {
 }
 
 /// A stored document: its number, code, state and what the authority said.
-/// The signed XML and ZIP live in their own tree ([`DocumentFiles`]).
+/// Its files are in the file log ([`DocumentFiles`]); where, and its history
+/// lines, are kept in the record's stored value, out of this type.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct DocumentRecord {
     pub id: u64,
@@ -581,6 +582,10 @@ pub struct StagedFiles {
     /// No ZIP in the log: it is derived, stamped with this time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zip_at: Option<DateTime<FixedOffset>>,
+    /// The request as `document_requests` kept it, moved to the log with
+    /// the XML (absent: it is still in that tree, or in the record).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_at: Option<crate::file_log::FileRef>,
 }
 
 /// The files as data dirs written before the file log kept them.

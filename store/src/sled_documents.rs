@@ -7,6 +7,7 @@ use crate::compress::Kind;
 use crate::error::{StoreError, StoreResult};
 use crate::flusher::Committed;
 use crate::model::*;
+use crate::record_parts::{Parts, PartsChange};
 use crate::sled_store::SledStore;
 use crate::test_set;
 use crate::trees;
@@ -170,8 +171,10 @@ impl SledStore {
     /// batch) rolls the log buffer twice, each roll a write and a wakeup of
     /// sled's IO threads, which made phase two cost more than signing. sled
     /// recovers a prefix of its log, so the order below keeps a crash
-    /// between writes harmless: files, history and job first (unreferenced
-    /// until the record says so), the document record last. A record that
+    /// between writes harmless: the job first (unreferenced until the
+    /// record says so), then the record with its files and history line,
+    /// then what is derived from it, and last the request's sled copy,
+    /// once the record points at the one in the file log. A record that
     /// never landed leaves the document half-built, which resume rebuilds;
     /// its leftover job finds the document is not queued and ends.
     pub(crate) fn complete_staged(
@@ -181,15 +184,6 @@ impl SledStore {
         job: Option<Job>,
         history: HistoryEntry,
     ) -> StoreResult<Option<Job>> {
-        self.document_files.insert(
-            id_key(doc.id),
-            encode(trees::DOCUMENT_FILES, &StoredFiles::Logged(files.clone()))?,
-        )?;
-        let seq = self.next_seq_now(trees::DOCUMENT_HISTORY)?;
-        self.document_history.insert(
-            scoped_key(doc.id, seq),
-            encode(trees::DOCUMENT_HISTORY, &history)?,
-        )?;
         let job = match job {
             Some(mut j) => {
                 self.store_job(&mut j)?;
@@ -197,26 +191,31 @@ impl SledStore {
             }
             None => None,
         };
-        let (old, token) = self.put_document(doc)?;
+        // The files' place and the history line go in the record's value
+        // (record_parts): one sled entry per document.
+        let change = PartsChange {
+            files: Some(files.clone()),
+            history: Some(history),
+        };
+        let (old, token) = self.put_document(doc, change)?;
         self.recount(old.as_deref(), doc, token)?;
         self.index_code_unflushed(doc.id, doc.code.as_deref())?;
+        // The request moved to the file log with the XML (stage_files).
+        if files.request_at.is_some() {
+            self.document_requests.remove(id_key(doc.id))?;
+        }
         Ok(job)
     }
 
     /// The writes of [`DocumentStore::update_document`], not yet flushed
-    /// (the async store runs them on the flusher): the record, then its
+    /// (the async store runs them on the flusher): the record with its new
     /// history line; counts are derived and repaired after a crash.
     pub(crate) fn update_document_unflushed(
         &self,
         doc: &DocumentRecord,
         history: HistoryEntry,
     ) -> StoreResult<()> {
-        let (old, token) = self.put_document(doc)?;
-        let seq = self.next_seq_now(trees::DOCUMENT_HISTORY)?;
-        self.document_history.insert(
-            scoped_key(doc.id, seq),
-            encode(trees::DOCUMENT_HISTORY, &history)?,
-        )?;
+        let (old, token) = self.put_document(doc, PartsChange::history(history))?;
         self.recount(old.as_deref(), doc, token)
     }
 
@@ -281,7 +280,15 @@ impl SledStore {
     /// Whether a document's files are stored (the record that points at
     /// them exists), without reading them.
     pub(crate) fn has_files(&self, id: u64) -> StoreResult<bool> {
-        Ok(self.document_files.contains_key(id_key(id))?)
+        Ok(self.record_files(id)?.is_some() || self.document_files.contains_key(id_key(id))?)
+    }
+
+    /// Where the record's value says the document's files are.
+    fn record_files(&self, id: u64) -> StoreResult<Option<StagedFiles>> {
+        match self.documents.get(id_key(id))? {
+            Some(value) => Ok(Parts::of(&value)?.stored_files),
+            None => Ok(None),
+        }
     }
 
     pub(crate) fn put_job_unflushed(&self, mut job: Job) -> StoreResult<Job> {
@@ -440,6 +447,12 @@ impl DocumentStore for SledStore {
             ZipFile::Derived { at } => (&[], Some(*at)),
         };
         let at = self.files.append(document_id, &xml, zip)?;
+        // The request (already compressed) joins the XML in the file log,
+        // so a built document keeps nothing in `document_requests`.
+        let request_at = match self.document_requests.get(id_key(document_id))? {
+            Some(packed) => Some(self.files.append(document_id, &packed, &[])?),
+            None => None,
+        };
         Ok(StagedFiles {
             xml_name: files.xml_name.clone(),
             zip_name: files.zip_name.clone(),
@@ -447,6 +460,7 @@ impl DocumentStore for SledStore {
             compressed: true,
             dictionary,
             zip_at,
+            request_at,
         })
     }
 
@@ -470,15 +484,22 @@ impl DocumentStore for SledStore {
         if let Some(stored) = self.document_requests.get(id_key(id))? {
             return self.unpack_request(&stored).map(Some);
         }
-        Ok(self
-            .document(id)?
-            .filter(|d| !d.request.is_null())
-            .map(|d| d.request.to_string().into_bytes()))
+        let Some(value) = self.documents.get(id_key(id))? else {
+            return Ok(None);
+        };
+        if let Some(at) = Parts::of(&value)?.stored_files.and_then(|f| f.request_at) {
+            let (packed, _) = self.files.read(id, &at)?;
+            return self.unpack_request(&packed).map(Some);
+        }
+        let doc: DocumentRecord = decode(trees::DOCUMENTS, &value)?;
+        Ok((!doc.request.is_null()).then(|| doc.request.to_string().into_bytes()))
     }
 
     fn document_files(&self, id: u64) -> StoreResult<Option<DocumentFiles>> {
-        let stored: Option<StoredFiles> =
-            Self::get_decode(&self.document_files, trees::DOCUMENT_FILES, &id_key(id))?;
+        let stored = match self.record_files(id)? {
+            Some(staged) => Some(StoredFiles::Logged(staged)),
+            None => Self::get_decode(&self.document_files, trees::DOCUMENT_FILES, &id_key(id))?,
+        };
         match stored {
             None => Ok(None),
             Some(StoredFiles::Inline(f)) => Ok(Some(DocumentFiles {
@@ -529,11 +550,16 @@ impl DocumentStore for SledStore {
     }
 
     fn history(&self, id: u64) -> StoreResult<Vec<HistoryEntry>> {
-        Self::scan_decode(
+        // Lines of data dirs written before records kept them come first.
+        let mut lines: Vec<HistoryEntry> = Self::scan_decode(
             &self.document_history,
             trees::DOCUMENT_HISTORY,
             &id.to_be_bytes(),
-        )
+        )?;
+        if let Some(value) = self.documents.get(id_key(id))? {
+            lines.extend(Parts::of(&value)?.history_lines);
+        }
+        Ok(lines)
     }
 
     fn documents_in_states(
