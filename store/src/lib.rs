@@ -25,6 +25,7 @@ mod file_log;
 mod flusher;
 mod group_commit;
 pub mod model;
+mod payload_log;
 mod pool;
 mod read_cache;
 pub mod received;

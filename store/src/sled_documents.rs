@@ -247,14 +247,9 @@ impl SledStore {
         }
     }
 
-    /// The document's payload in the duplicate window's tree, and the
-    /// oldest ones past the window dropped (one or two per document).
+    /// The document's payload in the duplicate window's log; the log
+    /// deletes its files past the window as it goes.
     fn remember_payload(&self, doc: &DocumentRecord, hash: &[u8; 32]) -> StoreResult<()> {
-        let mut value = [0u8; 40];
-        value[..8].copy_from_slice(&doc.company_id.to_be_bytes());
-        value[8..].copy_from_slice(hash);
-        self.recent_payloads
-            .insert(payload_key(doc.created_at, doc.id), &value[..])?;
         let window = self
             .payload_window_ms
             .load(std::sync::atomic::Ordering::Relaxed);
@@ -262,19 +257,11 @@ impl SledStore {
             .ok()
             .and_then(|w| w.checked_add(PAYLOAD_SLACK_MS))
             .and_then(chrono::Duration::try_milliseconds)
-            .and_then(|d| doc.created_at.checked_sub_signed(d));
-        let Some(horizon) = kept.map(|t| payload_key(t, 0)) else {
-            return Ok(()); // a window longer than time keeps everything
-        };
-        for _ in 0..2 {
-            match self.recent_payloads.first()? {
-                Some((k, _)) if k.as_ref() < &horizon[..] => {
-                    self.recent_payloads.remove(k)?;
-                }
-                _ => break,
-            }
-        }
-        Ok(())
+            .and_then(|d| doc.created_at.checked_sub_signed(d))
+            // A window longer than time keeps everything.
+            .unwrap_or(DateTime::<Utc>::MIN_UTC);
+        self.payloads
+            .append(doc.created_at, doc.id, doc.company_id, hash, kept)
     }
 
     /// Whether a document's files are stored (the record that points at
@@ -615,6 +602,8 @@ impl DocumentStore for SledStore {
                 payload_hash: hash,
             });
         }
+        // Versions before the payload log kept them in the tree above.
+        out.extend(self.payloads.since(since)?);
         Ok(out)
     }
 

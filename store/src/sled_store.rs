@@ -20,6 +20,7 @@ use crate::file_log::FileLog;
 use crate::flusher::{Flusher, Scope};
 use crate::group_commit::GroupCommit;
 use crate::model::*;
+use crate::payload_log::PayloadLog;
 use crate::read_cache::ReadCache;
 use crate::repair::{CLEAN_CLOSE_KEY, DERIVED_V2_KEY};
 use crate::sealing::{Keyring, SealedInventory};
@@ -91,6 +92,9 @@ pub struct SledStore {
     pub(crate) recent_payloads: Tree,
     /// The duplicate window: payloads older than it (and a slack) go.
     pub(crate) payload_window_ms: Arc<AtomicU64>,
+    /// The duplicate window's payloads ([`PayloadLog`]); `recent_payloads`
+    /// holds those of versions before it.
+    pub(crate) payloads: Arc<PayloadLog>,
 }
 
 pub(crate) fn abort<T>(e: StoreError) -> TxResult<T> {
@@ -121,15 +125,29 @@ pub(crate) fn next_seq(
 fn flush_all(
     db: &Db,
     commits: &GroupCommit,
-    files: &FileLog,
+    logs: &Logs,
     markers: &IndexMarkers,
 ) -> StoreResult<()> {
     commits.commit(|| {
         let done = markers.before_flush();
-        let flushed = files.sync().and_then(|()| Ok(db.flush().map(|_| ())?));
+        let flushed = logs.sync().and_then(|()| Ok(db.flush().map(|_| ())?));
         markers.after_flush(done, flushed.is_ok());
         flushed
     })
+}
+
+/// The append-only files beside sled, synced before each sled flush.
+#[derive(Clone)]
+pub(crate) struct Logs {
+    pub files: Arc<FileLog>,
+    pub payloads: Arc<PayloadLog>,
+}
+
+impl Logs {
+    pub(crate) fn sync(&self) -> StoreResult<()> {
+        self.files.sync()?;
+        Ok(self.payloads.sync()?)
+    }
 }
 
 /// Writes the clean-close mark after a last flush. A process killed
@@ -137,7 +155,7 @@ fn flush_all(
 struct Closer {
     db: Db,
     meta: Tree,
-    files: Arc<FileLog>,
+    logs: Logs,
     armed: AtomicBool,
 }
 
@@ -147,7 +165,7 @@ impl Drop for Closer {
             return;
         }
         let closed = self
-            .files
+            .logs
             .sync()
             .and_then(|_| Ok(self.meta.insert(CLEAN_CLOSE_KEY, &[1u8])?))
             .and_then(|_| Ok(self.db.flush()?));
@@ -240,11 +258,16 @@ impl SledStore {
         };
         let t = |name: &str| db.open_tree(name);
         let files = Arc::new(FileLog::open(&dir.join("files"))?);
+        let payloads = Arc::new(PayloadLog::open(&dir.join("payloads"))?);
+        let logs = Logs {
+            files: files.clone(),
+            payloads: payloads.clone(),
+        };
         let meta = t(trees::META)?;
         let closer = Arc::new(Closer {
             db: db.clone(),
             meta: meta.clone(),
-            files: files.clone(),
+            logs: logs.clone(),
             armed: AtomicBool::new(true),
         });
         let commits = Arc::new(GroupCommit::default());
@@ -255,10 +278,10 @@ impl SledStore {
             document_index_pending.clone(),
             first_token,
         ));
-        let (flush_db, commits_for_flusher, files_for_flusher, markers_for_flusher) = (
+        let (flush_db, commits_for_flusher, logs_for_flusher, markers_for_flusher) = (
             db.clone(),
             commits.clone(),
-            files.clone(),
+            logs.clone(),
             index_markers.clone(),
         );
         let store = SledStore {
@@ -295,15 +318,16 @@ impl SledStore {
             recent_payloads: t(trees::RECENT_PAYLOADS)?,
             payload_window_ms: Arc::new(AtomicU64::new(DEFAULT_PAYLOAD_WINDOW_MS)),
             flusher: Arc::new(Flusher::start(move |scope| match scope {
-                Scope::Files => files_for_flusher.sync(),
+                Scope::Files => logs_for_flusher.sync(),
                 Scope::All => flush_all(
                     &flush_db,
                     &commits_for_flusher,
-                    &files_for_flusher,
+                    &logs_for_flusher,
                     &markers_for_flusher,
                 ),
             })?),
             files,
+            payloads,
             commits,
             db,
             closer,
@@ -343,6 +367,7 @@ impl SledStore {
         }
         store.open_index(clean)?;
         store.seal_remaining(&inventory)?;
+        store.drop_stale_payload_tree()?;
         store.flush_now()?;
         Ok(store)
     }
@@ -384,8 +409,26 @@ impl SledStore {
 
     /// Returns once every write this thread made before the call is on
     /// disk; concurrent callers share one fsync (group commit).
+    /// Versions before the payload log kept the duplicate window in a tree;
+    /// once its newest payload is a day old nothing in it can matter.
+    fn drop_stale_payload_tree(&self) -> StoreResult<()> {
+        let day_ago = (Utc::now() - chrono::Duration::days(1)).timestamp_micros() as u64;
+        let stale = self
+            .recent_payloads
+            .last()?
+            .is_some_and(|(k, _)| read_u64(&k).is_some_and(|us| us < day_ago));
+        if stale {
+            self.recent_payloads.clear()?;
+        }
+        Ok(())
+    }
+
     pub(crate) fn flush_now(&self) -> StoreResult<()> {
-        flush_all(&self.db, &self.commits, &self.files, &self.index_markers)
+        let logs = Logs {
+            files: self.files.clone(),
+            payloads: self.payloads.clone(),
+        };
+        flush_all(&self.db, &self.commits, &logs, &self.index_markers)
     }
 
     /// Next value of a named sequence outside a transaction: an atomic
