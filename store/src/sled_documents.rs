@@ -170,10 +170,11 @@ impl SledStore {
     /// batch) rolls the log buffer twice, each roll a write and a wakeup of
     /// sled's IO threads, which made phase two cost more than signing. sled
     /// recovers a prefix of its log, so the order below keeps a crash
-    /// between writes harmless: files, history, job and code index first
-    /// (unreferenced until the record says so), the document record last. A record that
-    /// never landed leaves the document half-built, which resume rebuilds;
-    /// its leftover job finds the document is not queued and ends.
+    /// between writes harmless: files, history, job and code index entry
+    /// first (unreferenced until the record says so), the document record
+    /// last. A record that never landed leaves the document half-built,
+    /// which resume rebuilds; its leftover job finds the document is not
+    /// queued and ends.
     pub(crate) fn complete_staged(
         &self,
         doc: &DocumentRecord,

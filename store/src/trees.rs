@@ -78,6 +78,7 @@ pub const EVENT_FILES: &str = "invoice_event_files";
 pub const DOCUMENTS_BY_CODE: &str = "documents_by_code_hashed";
 
 /// The indexes above as they were before, one entry per document (key →
-/// id): read once to move to the hashed ones, then dropped (`doc_lookup`).
+/// id): dropped once the hashed ones are built from the records
+/// (`doc_lookup`).
 pub const LEGACY_DOCUMENT_REFS: &str = "document_references";
 pub const LEGACY_DOCUMENTS_BY_CODE: &str = "documents_by_code";
