@@ -310,6 +310,7 @@ impl SledStore {
     /// flush for all: imports, and the index benchmark's million documents.
     pub fn write_documents(&self, docs: &[DocumentRecord]) -> StoreResult<()> {
         for doc in docs {
+            self.index_lookup_keys(doc)?;
             let (old, token) = self.put_document(doc, PartsChange::default())?;
             self.recount(old.as_deref(), doc, token)?;
         }

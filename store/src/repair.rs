@@ -31,7 +31,7 @@ use std::collections::HashMap;
 
 use chrono::Datelike;
 
-use crate::codec::{decode, id_key, read_u64, scoped_text_key};
+use crate::codec::{decode, id_key, read_u64};
 use crate::doc_index::{marker_token, IndexView};
 use crate::error::StoreResult;
 use crate::model::DocumentRecord;
@@ -212,9 +212,7 @@ impl SledStore {
 
     fn restore_reference(&self, d: &DocumentRecord, report: &mut RepairReport) -> StoreResult<()> {
         if let Some(reference) = &d.external_reference {
-            let key = scoped_text_key(d.company_id, reference);
-            if self.document_refs.get(&key)?.is_none() {
-                self.document_refs.insert(key, &id_key(d.id))?;
+            if self.index_reference(d.company_id, reference, d.id)? {
                 report.references_restored += 1;
             }
         }

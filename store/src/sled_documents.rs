@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::codec::{decode, encode, id_key, read_u64, scoped_key, scoped_text_key};
+use crate::codec::{decode, encode, id_key, read_u64, scoped_key};
 use crate::compress::Kind;
 use crate::error::{StoreError, StoreResult};
 use crate::flusher::Committed;
@@ -171,12 +171,13 @@ impl SledStore {
     /// batch) rolls the log buffer twice, each roll a write and a wakeup of
     /// sled's IO threads, which made phase two cost more than signing. sled
     /// recovers a prefix of its log, so the order below keeps a crash
-    /// between writes harmless: the job first (unreferenced until the
-    /// record says so), then the record with its files and history line,
-    /// then what is derived from it, and last the request's sled copy,
-    /// once the record points at the one in the file log. A record that
-    /// never landed leaves the document half-built, which resume rebuilds;
-    /// its leftover job finds the document is not queued and ends.
+    /// between writes harmless: the job and the code index entry first
+    /// (unreferenced until the record says so), then the record with its
+    /// files and history line, then what is derived from it, and last the
+    /// request's sled copy, once the record points at the one in the file
+    /// log. A record that never landed leaves the document half-built,
+    /// which resume rebuilds; its leftover job finds the document is not
+    /// queued and ends.
     pub(crate) fn complete_staged(
         &self,
         doc: &DocumentRecord,
@@ -191,6 +192,9 @@ impl SledStore {
             }
             None => None,
         };
+        // The code before the record (see `doc_lookup`): a built record
+        // sled recovers always has its code indexed.
+        self.index_code_unflushed(doc.id, doc.code.as_deref())?;
         // The files' place and the history line go in the record's value
         // (record_parts): one sled entry per document.
         let change = PartsChange {
@@ -199,7 +203,6 @@ impl SledStore {
         };
         let (old, token) = self.put_document(doc, change)?;
         self.recount(old.as_deref(), doc, token)?;
-        self.index_code_unflushed(doc.id, doc.code.as_deref())?;
         // The request moved to the file log with the XML (stage_files).
         if files.request_at.is_some() {
             self.document_requests.remove(id_key(doc.id))?;
@@ -331,18 +334,16 @@ impl DocumentStore for SledStore {
         let resolution = self
             .resolution(new.company_id, new.resolution_id)?
             .ok_or(StoreError::NotFound("numbering resolution"))?;
-        let ref_key = new
-            .external_reference
-            .as_deref()
-            .map(|r| scoped_text_key(new.company_id, r));
         let ukey = usage_key(new.company_id, new.period);
 
         let _numbering = self
             .numbering
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(k) = &ref_key {
-            if let Some(existing) = self.document_refs.get(k)?.and_then(|v| read_u64(&v)) {
+        // Confirmed against the holder's record (pending or built): a hash
+        // collision never refuses a reference.
+        if let Some(r) = new.external_reference.as_deref() {
+            if let Some(existing) = self.find_by_reference(new.company_id, r)? {
                 return Err(StoreError::DuplicateReference { id: existing });
             }
         }
@@ -408,8 +409,8 @@ impl DocumentStore for SledStore {
             test_set::counter_key(new.company_id, resolution.id),
             &(number + 1).to_be_bytes(),
         )?;
-        if let Some(k) = &ref_key {
-            self.document_refs.insert(k, &id_key(id))?;
+        if let Some(r) = new.external_reference.as_deref() {
+            self.index_reference(new.company_id, r, id)?;
         }
         self.usage.insert(ukey, &usage_value(used + 1, id))?;
         self.recount(None, &doc, 0)?;
@@ -523,10 +524,7 @@ impl DocumentStore for SledStore {
         company: CompanyId,
         reference: &str,
     ) -> StoreResult<Option<u64>> {
-        Ok(self
-            .document_refs
-            .get(scoped_text_key(company, reference))?
-            .and_then(|v| read_u64(&v)))
+        self.find_by_reference(company, reference)
     }
 
     /// Single-key writes (see `complete_staged`): the record, then its

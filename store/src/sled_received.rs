@@ -102,15 +102,6 @@ impl SledStore {
         Ok(self.db.open_tree(name)?)
     }
 
-    /// Indexes a document's code when it is written (phase two).
-    pub(crate) fn index_code_unflushed(&self, id: u64, code: Option<&str>) -> StoreResult<()> {
-        if let Some(code) = code.filter(|c| !c.is_empty()) {
-            self.tree(trees::DOCUMENTS_BY_CODE)?
-                .insert(code.as_bytes(), &id_key(id))?;
-        }
-        Ok(())
-    }
-
     fn page_of(
         &self,
         index: &str,
@@ -294,10 +285,7 @@ impl ReceivedStore for SledStore {
     }
 
     fn document_by_code(&self, code: &str) -> StoreResult<Option<u64>> {
-        Ok(self
-            .tree(trees::DOCUMENTS_BY_CODE)?
-            .get(code.as_bytes())?
-            .and_then(|v| read_u64(&v)))
+        self.find_by_code(code)
     }
 }
 
@@ -309,6 +297,7 @@ mod tests {
     use super::*;
     use crate::model::Environment;
     use crate::received::PartyRef;
+    use crate::{CompanyStore, CredentialStore, DocumentStore};
 
     fn party(nit: &str, company: Option<u64>) -> PartyRef {
         PartyRef {
@@ -396,9 +385,25 @@ mod tests {
     fn documents_are_found_by_code() {
         let dir = tempfile::tempdir().unwrap();
         let store = crate::tests::open(dir.path());
-        store.index_code_unflushed(42, Some("abc")).unwrap();
+        let c = store.create_company(crate::tests::company()).unwrap();
+        let r = store
+            .add_resolution(c.id, crate::tests::resolution(1, 100))
+            .unwrap();
+        let mut d = store
+            .create_document(crate::tests::new_doc(&r, None))
+            .unwrap();
+        d.pending_build = false;
+        d.code = Some("abc".into());
+        store.index_code_unflushed(d.id, d.code.as_deref()).unwrap();
         store.index_code_unflushed(43, None).unwrap();
-        assert_eq!(store.document_by_code("abc").unwrap(), Some(42));
+        store
+            .update_document(&d, crate::tests::history("built"))
+            .unwrap();
+        assert_eq!(store.document_by_code("abc").unwrap(), Some(d.id));
+        assert_eq!(store.document_by_code("zzz").unwrap(), None);
+        // An entry whose record does not hold the code is no answer.
+        store.index_code_unflushed(99, Some("zzz")).unwrap();
+        store.index_code_unflushed(d.id, Some("zzz")).unwrap();
         assert_eq!(store.document_by_code("zzz").unwrap(), None);
     }
 }

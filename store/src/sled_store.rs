@@ -19,6 +19,7 @@ use crate::error::{StoreError, StoreResult};
 use crate::file_log::FileLog;
 use crate::flusher::{Flusher, Scope};
 use crate::group_commit::GroupCommit;
+use crate::hashed_index::HashedIndex;
 use crate::model::*;
 use crate::payload_log::PayloadLog;
 use crate::read_cache::ReadCache;
@@ -73,7 +74,10 @@ pub struct SledStore {
     pub(crate) documents: Tree,
     pub(crate) document_counts: Tree,
     pub(crate) document_files: Tree,
-    pub(crate) document_refs: Tree,
+    /// company ‖ external reference → candidate ids (`doc_lookup`).
+    pub(crate) document_refs: HashedIndex,
+    /// document code → candidate ids (`doc_lookup`).
+    pub(crate) documents_by_code: HashedIndex,
     pub(crate) document_requests: Tree,
     pub(crate) documents_by_state: Tree,
     pub(crate) document_history: Tree,
@@ -299,7 +303,8 @@ impl SledStore {
             documents: t(trees::DOCUMENTS)?,
             document_counts,
             document_files: t(trees::DOCUMENT_FILES)?,
-            document_refs: t(trees::DOCUMENT_REFS)?,
+            document_refs: HashedIndex::new(t(trees::DOCUMENT_REFS)?),
+            documents_by_code: HashedIndex::new(t(trees::DOCUMENTS_BY_CODE)?),
             document_requests: t(trees::DOCUMENT_REQUESTS)?,
             documents_by_state: t(trees::DOCUMENTS_BY_STATE)?,
             document_history: t(trees::DOCUMENT_HISTORY)?,
@@ -341,6 +346,9 @@ impl SledStore {
         };
         store.check_schema()?;
         store.index_jobs_by_document()?;
+        if let Some(n) = store.build_hashed_indexes_once()? {
+            tracing::info!(documents = n, "code and reference indexes built");
+        }
         let seeded = store.seed_test_set_counters()?;
         if seeded > 0 {
             tracing::info!(

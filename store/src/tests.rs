@@ -365,7 +365,7 @@ fn an_unclean_stop_that_lost_the_newest_documents_derived_writes_is_repaired_on_
             .insert(crate::codec::id_key(r.id), &3u64.to_be_bytes())
             .unwrap();
         s.document_refs
-            .remove(crate::codec::scoped_text_key(c.id, "c"))
+            .remove(&crate::codec::scoped_text_key(c.id, "c"), ids[2])
             .unwrap();
         s.usage
             .insert(

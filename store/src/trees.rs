@@ -21,8 +21,9 @@ pub const DOCUMENT_FILES: &str = "document_files";
 pub const DOCUMENTS_BY_STATE: &str = "documents_by_state";
 /// document id → the request's JSON as received (written once).
 pub const DOCUMENT_REQUESTS: &str = "document_requests";
-/// company ‖ external reference → document id.
-pub const DOCUMENT_REFS: &str = "document_references";
+/// Hashed index (`hashed_index`) of company ‖ external reference → the
+/// documents that may hold it.
+pub const DOCUMENT_REFS: &str = "document_references_hashed";
 /// document id ‖ sequence → history entry.
 pub const DOCUMENT_HISTORY: &str = "document_history";
 /// company ‖ YYYYMM → documents issued (subscription usage).
@@ -72,5 +73,12 @@ pub const RECEIVED_COUNTS: &str = "received_counts";
 pub const RECEIVED_FILES: &str = "received_files";
 /// event id → its signed ApplicationResponse and ZIP.
 pub const EVENT_FILES: &str = "invoice_event_files";
-/// document code (CUFE…) → document id, written with the document.
-pub const DOCUMENTS_BY_CODE: &str = "documents_by_code";
+/// Hashed index (`hashed_index`) of document code (CUFE…) → the documents
+/// that may hold it, written with the document.
+pub const DOCUMENTS_BY_CODE: &str = "documents_by_code_hashed";
+
+/// The indexes above as they were before, one entry per document (key →
+/// id): dropped once the hashed ones are built from the records
+/// (`doc_lookup`).
+pub const LEGACY_DOCUMENT_REFS: &str = "document_references";
+pub const LEGACY_DOCUMENTS_BY_CODE: &str = "documents_by_code";

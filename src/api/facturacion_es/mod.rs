@@ -42,29 +42,18 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(exportacion);
 }
 
-/// The stored documents' states in which an original can be found by code.
-const ALL_STATES: [u8; 6] = [1, 2, 3, 4, 5, 6];
-
-/// The id of the company's document whose code is `code`: the store's code
-/// index first; documents built before that index existed are not in it, so
-/// a miss falls back to the company's documents.
+/// The id of the company's document whose code is `code`, through the
+/// store's code index (which holds every stored record's code: an older
+/// data dir's is built from its records on first open), never a scan.
 async fn original_by_code(state: &AppState, company: u64, code: &str) -> ApiResult<Option<u64>> {
     let store = &state.issuing.store;
-    if let Some(id) = store.document_by_code(code.to_string()).await? {
-        if let Some(doc) = store.document(id).await? {
-            if doc.company_id == company && doc.code.as_deref() == Some(code) {
-                return Ok(Some(id));
-            }
-        }
-    }
-    let docs = state
-        .issuing
-        .store
-        .documents_in_states(Some(company), ALL_STATES.to_vec())
-        .await?;
-    Ok(docs
-        .iter()
-        .find(|d| d.code.as_deref() == Some(code))
+    let Some(id) = store.document_by_code(code.to_string()).await? else {
+        return Ok(None);
+    };
+    Ok(store
+        .document(id)
+        .await?
+        .filter(|d| d.company_id == company && d.code.as_deref() == Some(code))
         .map(|d| d.id))
 }
 

@@ -1,0 +1,241 @@
+//! A hash table over a sled tree with a fixed number of buckets: a lookup
+//! key (a document's code, a company's external reference) maps to the ids
+//! that may hold it, in at most 2^16 sled entries however many ids there
+//! are. sled keeps tens of bytes resident per entry for as long as the
+//! tree exists, so one entry per document would grow memory with the
+//! store; a bucket grows by 12 bytes of value per id instead.
+//!
+//! Bucket key: the first two bytes of the key's SHA-256 (a hash that never
+//! changes between builds). Bucket value: packed `fingerprint (u32, the
+//! next four bytes) ‖ id (u64)` entries, big-endian. A fingerprint match is
+//! only a candidate: the caller confirms it against the record.
+
+use sha2::{Digest, Sha256};
+use sled::Tree;
+
+use crate::error::StoreResult;
+
+/// Buckets of an index are `2^BUCKET_BITS`.
+pub(crate) const BUCKET_BITS: u32 = 16;
+
+/// Bytes of one packed entry.
+const ENTRY: usize = 12;
+
+#[derive(Clone)]
+pub(crate) struct HashedIndex {
+    tree: Tree,
+    bucket_bits: u32,
+    fingerprint_mask: u32,
+}
+
+fn pack(fingerprint: u32, id: u64) -> [u8; ENTRY] {
+    let mut e = [0u8; ENTRY];
+    e[..4].copy_from_slice(&fingerprint.to_be_bytes());
+    e[4..].copy_from_slice(&id.to_be_bytes());
+    e
+}
+
+/// A bucket's entries (a torn tail, which sled never leaves, is ignored).
+fn entries(bucket: &[u8]) -> impl Iterator<Item = [u8; ENTRY]> + '_ {
+    bucket
+        .chunks_exact(ENTRY)
+        .filter_map(|c| <[u8; ENTRY]>::try_from(c).ok())
+}
+
+fn holds(bucket: Option<&[u8]>, entry: &[u8; ENTRY]) -> bool {
+    bucket.is_some_and(|b| entries(b).any(|e| &e == entry))
+}
+
+impl HashedIndex {
+    pub(crate) fn new(tree: Tree) -> Self {
+        HashedIndex {
+            tree,
+            bucket_bits: BUCKET_BITS,
+            fingerprint_mask: u32::MAX,
+        }
+    }
+
+    /// Fewer buckets and a narrower fingerprint, so tests meet collisions.
+    #[cfg(test)]
+    pub(crate) fn with_shape(tree: Tree, bucket_bits: u32, fingerprint_mask: u32) -> Self {
+        HashedIndex {
+            tree,
+            bucket_bits: bucket_bits.min(BUCKET_BITS),
+            fingerprint_mask,
+        }
+    }
+
+    /// The key's bucket and fingerprint.
+    fn slot(&self, key: &[u8]) -> ([u8; 2], u32) {
+        let h = Sha256::digest(key);
+        let top = u32::from(u16::from_be_bytes([h[0], h[1]]));
+        let bucket = (top >> (BUCKET_BITS - self.bucket_bits)) as u16;
+        let fingerprint = u32::from_be_bytes([h[2], h[3], h[4], h[5]]) & self.fingerprint_mask;
+        (bucket.to_be_bytes(), fingerprint)
+    }
+
+    /// Adds `id` under `key`; true when it was not there yet (a second
+    /// insert of the same pair changes nothing).
+    pub(crate) fn insert(&self, key: &[u8], id: u64) -> StoreResult<bool> {
+        let (bucket, fingerprint) = self.slot(key);
+        let entry = pack(fingerprint, id);
+        if holds(self.tree.get(bucket)?.as_deref(), &entry) {
+            return Ok(false);
+        }
+        // A compare-and-swap loop: concurrent writers of a bucket both land.
+        let before = self.tree.fetch_and_update(bucket, |old| {
+            let mut v: Vec<u8> = old
+                .map(|o| entries(o).flatten().collect())
+                .unwrap_or_default();
+            if !holds(Some(&v), &entry) {
+                v.extend_from_slice(&entry);
+            }
+            Some(v)
+        })?;
+        Ok(!holds(before.as_deref(), &entry))
+    }
+
+    /// Removes `id` from under `key`; true when it was there. (No document
+    /// gives up its code or reference today: a stale entry would only cost
+    /// 12 bytes, its candidate failing the record check.)
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn remove(&self, key: &[u8], id: u64) -> StoreResult<bool> {
+        let (bucket, fingerprint) = self.slot(key);
+        let entry = pack(fingerprint, id);
+        let before = self.tree.fetch_and_update(bucket, |old| {
+            let kept: Vec<u8> = entries(old?).filter(|e| e != &entry).flatten().collect();
+            (!kept.is_empty()).then_some(kept)
+        })?;
+        Ok(holds(before.as_deref(), &entry))
+    }
+
+    /// The ids whose fingerprint matches `key`'s, oldest insert first: each
+    /// may hold another key, so the caller reads its record to be sure.
+    pub(crate) fn candidates(&self, key: &[u8]) -> StoreResult<Vec<u64>> {
+        let (bucket, fingerprint) = self.slot(key);
+        let Some(v) = self.tree.get(bucket)? else {
+            return Ok(Vec::new());
+        };
+        Ok(entries(&v)
+            .filter(|e| e[..4] == fingerprint.to_be_bytes())
+            .map(|e| u64::from_be_bytes([e[4], e[5], e[6], e[7], e[8], e[9], e[10], e[11]]))
+            .collect())
+    }
+
+    pub(crate) fn clear(&self) -> StoreResult<()> {
+        Ok(self.tree.clear()?)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn tree() -> (tempfile::TempDir, Tree) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = sled::Config::new().path(dir.path()).open().unwrap();
+        let tree = db.open_tree("t").unwrap();
+        (dir, tree)
+    }
+
+    #[test]
+    fn insert_is_idempotent_and_remove_takes_one_id() {
+        let (_dir, t) = tree();
+        let index = HashedIndex::new(t.clone());
+        assert!(index.insert(b"a", 1).unwrap());
+        assert!(!index.insert(b"a", 1).unwrap(), "same pair twice: once");
+        assert!(index.insert(b"a", 2).unwrap());
+        assert_eq!(index.candidates(b"a").unwrap(), vec![1, 2]);
+        assert!(index.candidates(b"b").unwrap().is_empty());
+        assert!(index.remove(b"a", 1).unwrap());
+        assert!(!index.remove(b"a", 1).unwrap());
+        assert_eq!(index.candidates(b"a").unwrap(), vec![2]);
+        assert!(index.remove(b"a", 2).unwrap());
+        assert!(t.is_empty(), "an emptied bucket is removed");
+    }
+
+    #[test]
+    fn keys_sharing_a_bucket_are_told_apart_by_fingerprint() {
+        let (_dir, t) = tree();
+        // Two buckets: 100 keys share them, each keeps its own ids.
+        let index = HashedIndex::with_shape(t.clone(), 1, u32::MAX);
+        for i in 0..100u64 {
+            index.insert(format!("k{i}").as_bytes(), i).unwrap();
+        }
+        assert!(t.len() <= 2);
+        for i in 0..100u64 {
+            assert_eq!(
+                index.candidates(format!("k{i}").as_bytes()).unwrap(),
+                vec![i]
+            );
+        }
+        index.remove(b"k7", 7).unwrap();
+        assert!(index.candidates(b"k7").unwrap().is_empty());
+        assert_eq!(index.candidates(b"k8").unwrap(), vec![8]);
+    }
+
+    #[test]
+    fn colliding_fingerprints_give_every_candidate() {
+        let (_dir, t) = tree();
+        // One bucket and no fingerprint bits: every key collides.
+        let index = HashedIndex::with_shape(t.clone(), 0, 0);
+        index.insert(b"x", 1).unwrap();
+        index.insert(b"y", 2).unwrap();
+        assert_eq!(index.candidates(b"z").unwrap(), vec![1, 2]);
+        assert_eq!(t.len(), 1);
+        index.remove(b"x", 1).unwrap();
+        assert_eq!(index.candidates(b"x").unwrap(), vec![2]);
+    }
+
+    #[test]
+    fn the_real_shape_has_at_most_two_to_the_sixteen_buckets() {
+        let (_dir, t) = tree();
+        let index = HashedIndex::new(t.clone());
+        for i in 0..100_000u64 {
+            index.insert(&i.to_be_bytes(), i).unwrap();
+        }
+        let buckets = t.len();
+        assert!(buckets <= 1 << 16, "{buckets} buckets");
+        // 100k keys over 2^16 buckets leave about 51k of them in use.
+        assert!(buckets > 45_000, "keys spread over the buckets: {buckets}");
+        for i in (0..100_000u64).step_by(997) {
+            assert!(index.candidates(&i.to_be_bytes()).unwrap().contains(&i));
+        }
+    }
+
+    #[test]
+    fn concurrent_writers_of_one_bucket_all_land() {
+        let (_dir, t) = tree();
+        let index = HashedIndex::with_shape(t, 0, u32::MAX);
+        std::thread::scope(|s| {
+            for w in 0..4u64 {
+                let index = index.clone();
+                s.spawn(move || {
+                    for i in 0..50u64 {
+                        index
+                            .insert(format!("{w}-{i}").as_bytes(), w * 100 + i)
+                            .unwrap();
+                    }
+                });
+            }
+        });
+        for w in 0..4u64 {
+            for i in 0..50u64 {
+                let c = index.candidates(format!("{w}-{i}").as_bytes()).unwrap();
+                assert!(c.contains(&(w * 100 + i)));
+            }
+        }
+    }
+
+    #[test]
+    fn the_hash_is_stable() {
+        // SHA-256 of "abc" starts ba 78 16 bf 8f 01: bucket ba78, fingerprint 16bf8f01.
+        let (_dir, t) = tree();
+        let index = HashedIndex::new(t.clone());
+        assert_eq!(index.slot(b"abc"), ([0xba, 0x78], 0x16bf_8f01));
+        index.insert(b"abc", 5).unwrap();
+        let stored = t.get([0xba, 0x78]).unwrap().unwrap();
+        assert_eq!(stored.as_ref(), &pack(0x16bf_8f01, 5)[..]);
+    }
+}
