@@ -24,6 +24,7 @@ pub mod error;
 mod file_log;
 mod flusher;
 mod group_commit;
+mod id_sets;
 pub mod model;
 mod pool;
 mod read_cache;

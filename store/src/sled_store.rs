@@ -19,6 +19,7 @@ use crate::error::{StoreError, StoreResult};
 use crate::file_log::FileLog;
 use crate::flusher::{Flusher, Scope};
 use crate::group_commit::GroupCommit;
+use crate::id_sets::{Blocks, IdSets};
 use crate::model::*;
 use crate::read_cache::ReadCache;
 use crate::repair::{CLEAN_CLOSE_KEY, DERIVED_V2_KEY};
@@ -74,7 +75,7 @@ pub struct SledStore {
     pub(crate) document_files: Tree,
     pub(crate) document_refs: Tree,
     pub(crate) document_requests: Tree,
-    pub(crate) documents_by_state: Tree,
+    pub(crate) documents_by_state: IdSets,
     pub(crate) document_history: Tree,
     pub(crate) usage: Tree,
     pub(crate) jobs: Tree,
@@ -83,7 +84,7 @@ pub struct SledStore {
     pub(crate) email_logs: Tree,
     pub(crate) email_logs_by_document: Tree,
     pub(crate) application_responses: Tree,
-    pub(crate) document_index: Tree,
+    pub(crate) document_index: IdSets,
     pub(crate) document_index_counts: Tree,
     pub(crate) document_index_pending: Tree,
     pub(crate) index_markers: Arc<IndexMarkers>,
@@ -278,7 +279,11 @@ impl SledStore {
             document_files: t(trees::DOCUMENT_FILES)?,
             document_refs: t(trees::DOCUMENT_REFS)?,
             document_requests: t(trees::DOCUMENT_REQUESTS)?,
-            documents_by_state: t(trees::DOCUMENTS_BY_STATE)?,
+            documents_by_state: IdSets::new(
+                t(trees::DOCUMENTS_BY_STATE)?,
+                Blocks::Ascending,
+                trees::DOCUMENTS_BY_STATE,
+            ),
             document_history: t(trees::DOCUMENT_HISTORY)?,
             usage: t(trees::USAGE)?,
             jobs: t(trees::JOBS)?,
@@ -287,7 +292,11 @@ impl SledStore {
             email_logs: t(trees::EMAIL_LOGS)?,
             email_logs_by_document: t(trees::EMAIL_LOGS_BY_DOCUMENT)?,
             application_responses: t(trees::APPLICATION_RESPONSES)?,
-            document_index: t(trees::DOCUMENT_INDEX)?,
+            document_index: IdSets::new(
+                t(trees::DOCUMENT_INDEX)?,
+                Blocks::NewestFirst,
+                trees::DOCUMENT_INDEX,
+            ),
             document_index_counts: t(trees::DOCUMENT_INDEX_COUNTS)?,
             document_index_pending,
             index_markers,
@@ -340,6 +349,9 @@ impl SledStore {
                 ?report,
                 "the store was not closed cleanly: the last writes' derived data checked"
             );
+        }
+        if let Some(n) = store.build_state_index_once()? {
+            tracing::info!(documents = n, "state index built as id sets");
         }
         store.open_index(clean)?;
         store.seal_remaining(&inventory)?;
