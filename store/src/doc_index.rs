@@ -2,14 +2,15 @@
 //! family, newest first, filtered by issue dates, states and the family's
 //! keys, without scanning the documents.
 //!
-//! Every built document has one entry per *dimension* it belongs to: its
-//! scope (company, environment, family), a subset of its indexed family keys
-//! (each subset, so any combination of key filters has its own ordered run)
-//! and either "any state" or its state. An entry's key is the dimension
-//! followed by the inverted issue day and inverted id, so a run reads
-//! newest first and a date range is one seek. Each (dimension, day) cell
-//! has a counter: `total` is a sum of day counters, and a deep page skips
-//! whole days by their counts before it reads an entry.
+//! Every built document is in one id set (`id_sets`) per *dimension* it
+//! belongs to: its scope (company, environment, family), a subset of its
+//! indexed family keys (each subset, so any combination of key filters has
+//! its own ordered run) and either "any state" or its state. A set's chunk
+//! key is the dimension followed by the inverted issue day and inverted
+//! block of 64 ids, so a run reads newest first and a date range is one
+//! seek, and documents issued one after another share a sled entry. Each
+//! (dimension, day) cell has a counter: `total` is a sum of day counters,
+//! and a deep page skips whole days by their counts before it reads a chunk.
 //!
 //! Entries and counters are written with the record (by the flusher, in the
 //! document's group commit). Before the record, a marker naming the
@@ -18,6 +19,7 @@
 //! after an unclean stop the markers left name every document whose entries
 //! may be half written, and only those are checked ([`SledStore::repair_index`]).
 
+use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
@@ -28,13 +30,18 @@ use sled::{IVec, Tree};
 
 use crate::codec::{decode, encode, id_key, read_u64};
 use crate::error::{StoreError, StoreResult};
+use crate::id_sets::Chunk;
 use crate::model::*;
 use crate::record_parts::{encode_record, Parts, PartsChange};
 use crate::sled_store::SledStore;
 use crate::trees;
 
-/// Set in `META` once a data dir's index has been built from its documents.
-pub(crate) const INDEX_BUILT_KEY: &[u8] = b"document_index_built";
+/// Set in `META` once a data dir's index (as id sets) has been built from
+/// its documents.
+pub(crate) const INDEX_BUILT_KEY: &[u8] = b"document_index_v2_built";
+
+/// The flag of the index before id sets, removed with its tree.
+const INDEX_V1_BUILT_KEY: &[u8] = b"document_index_built";
 
 /// Longest key value indexed; longer values are indexed by this prefix.
 const MAX_VALUE: usize = 512;
@@ -60,9 +67,13 @@ impl IndexView {
         crate::sled_documents::counted(self.document_type, self.state, self.pending_build)
     }
 
-    /// Its entry in the state index.
-    pub(crate) fn state_entry(&self) -> [u8; 9] {
-        crate::sled_documents::state_key(self.id, self.state, self.pending_build)
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// Its set in the state index.
+    pub(crate) fn state_set(&self) -> u8 {
+        crate::sled_documents::state_set(self.state, self.pending_build)
     }
 
     pub(crate) fn of(doc: &DocumentRecord) -> Self {
@@ -112,10 +123,11 @@ impl IndexView {
         out
     }
 
-    fn entries(&self) -> BTreeSet<Vec<u8>> {
+    /// The id sets it is in: one per cell.
+    pub(crate) fn entries(&self) -> BTreeSet<Vec<u8>> {
         self.cells()
             .into_iter()
-            .map(|(dim, day)| entry_key(&dim, day, self.id))
+            .map(|(dim, day)| run_from(&dim, day))
             .collect()
     }
 }
@@ -154,20 +166,21 @@ fn dimension(scope: &[u8], keys: &[(&str, &str)], state: Option<u8>) -> Vec<u8> 
     k
 }
 
-/// Newest first: inverted day, then inverted id.
-fn entry_key(dim: &[u8], day: u32, id: u64) -> Vec<u8> {
-    let mut k = Vec::with_capacity(dim.len() + 12);
-    k.extend_from_slice(dim);
-    k.extend_from_slice(&(u32::MAX - day).to_be_bytes());
-    k.extend_from_slice(&(u64::MAX - id).to_be_bytes());
-    k
-}
-
 fn cell_key(dim: &[u8], day: u32) -> Vec<u8> {
     let mut k = Vec::with_capacity(dim.len() + 4);
     k.extend_from_slice(dim);
     k.extend_from_slice(&day.to_be_bytes());
     k
+}
+
+/// The inverted day in a chunk's key (after its dimension).
+fn inverted_day(dim: &[u8], chunk: &Chunk) -> u32 {
+    chunk
+        .key
+        .get(dim.len()..dim.len() + 4)
+        .and_then(|b| <[u8; 4]>::try_from(b).ok())
+        .map(u32::from_be_bytes)
+        .unwrap_or(u32::MAX)
 }
 
 /// The markers of index changes not yet known durable.
@@ -238,8 +251,9 @@ impl IndexMarkers {
     }
 }
 
-/// A key bound to read a dimension's run from `day` (newest) on.
-fn run_from(dim: &[u8], day: u32) -> Vec<u8> {
+/// The id set of a (dimension, day) cell, newest day first: also the
+/// key bound to read a dimension's run from `day` (newest) on.
+pub(crate) fn run_from(dim: &[u8], day: u32) -> Vec<u8> {
     let mut k = dim.to_vec();
     k.extend_from_slice(&(u32::MAX - day).to_be_bytes());
     k
@@ -285,14 +299,16 @@ impl SledStore {
             .map(|o| o.cells().into_iter().collect())
             .unwrap_or_default();
         let after: BTreeSet<(Vec<u8>, u32)> = new.cells().into_iter().collect();
+        // A counter moves only with its set: applying twice is harmless.
         for (dim, day) in before.difference(&after) {
-            self.document_index.remove(entry_key(dim, *day, new.id))?;
-            self.bump_cell(&cell_key(dim, *day), -1)?;
+            if self.document_index.remove(&run_from(dim, *day), new.id)? {
+                self.bump_cell(&cell_key(dim, *day), -1)?;
+            }
         }
         for (dim, day) in after.difference(&before) {
-            self.document_index
-                .insert(entry_key(dim, *day, new.id), &[])?;
-            self.bump_cell(&cell_key(dim, *day), 1)?;
+            if self.document_index.add(&run_from(dim, *day), new.id)? {
+                self.bump_cell(&cell_key(dim, *day), 1)?;
+            }
         }
         Ok(())
     }
@@ -392,30 +408,29 @@ impl SledStore {
         let skip = (offset - before) as usize;
         let take = skip + q.limit as usize;
 
-        // The page's entries: each dimension's run from the start day on,
-        // merged newest first.
-        let mut found: Vec<(Vec<u8>, u64)> = Vec::with_capacity(take * dims.len());
+        // The page's ids: each dimension's run from the start day on
+        // (chunks newest first, ids high to low in each), merged newest
+        // first by (inverted day, inverted id).
+        let mut found: Vec<(u32, Reverse<u64>)> = Vec::with_capacity(take * dims.len());
         for dim in &dims {
             let mut end = run_from(dim, first);
             end.extend_from_slice(&[0xFF; 8]);
-            for entry in self
-                .document_index
-                .range(run_from(dim, start)..=end)
-                .take(take)
-            {
-                let (k, _) = entry?;
-                let suffix = k.get(dim.len()..).unwrap_or_default().to_vec();
-                let id = suffix
-                    .get(4..)
-                    .and_then(read_u64)
-                    .map(|inv| u64::MAX - inv)
-                    .unwrap_or(0);
-                found.push((suffix, id));
+            let mut read = 0;
+            for chunk in self.document_index.chunks(run_from(dim, start)..=end) {
+                let chunk = chunk?;
+                let day = inverted_day(dim, &chunk);
+                let ids = chunk.ids(true).take(take - read);
+                let before = found.len();
+                found.extend(ids.map(|id| (day, Reverse(id))));
+                read += found.len() - before;
+                if read >= take {
+                    break;
+                }
             }
         }
         found.sort();
         let mut items = Vec::with_capacity(q.limit as usize);
-        for (_, id) in found.into_iter().skip(skip).take(q.limit as usize) {
+        for (_, Reverse(id)) in found.into_iter().skip(skip).take(q.limit as usize) {
             if let Some(doc) = Self::get_decode(&self.documents, trees::DOCUMENTS, &id_key(id))? {
                 items.push(doc);
             }
@@ -428,8 +443,9 @@ impl SledStore {
         })
     }
 
-    /// Once per data dir (written before the index): the index and its
-    /// counters built from every document.
+    /// Once per data dir (written before the index, or before it held id
+    /// sets): the index and its counters built from every document, and
+    /// the index it replaces dropped.
     pub(crate) fn build_index_once(&self) -> StoreResult<Option<u64>> {
         if self.meta.get(INDEX_BUILT_KEY)?.is_some() {
             return Ok(None);
@@ -438,21 +454,25 @@ impl SledStore {
         self.document_index_counts.clear()?;
         self.document_index_pending.clear()?;
         let mut counts: HashMap<Vec<u8>, u64> = HashMap::new();
+        // Records in id order: one write per chunk.
+        let mut sets = self.document_index.loader();
         let mut indexed = 0;
         for item in self.documents.iter() {
             let (_, v) = item?;
             let view: IndexView = decode(trees::DOCUMENTS, &v)?;
             for (dim, day) in view.cells() {
-                self.document_index
-                    .insert(entry_key(&dim, day, view.id), &[])?;
+                sets.add(&run_from(&dim, day), view.id)?;
                 *counts.entry(cell_key(&dim, day)).or_insert(0) += 1;
             }
             indexed += 1;
         }
+        sets.finish()?;
         for (key, n) in counts {
             self.document_index_counts.insert(key, &n.to_be_bytes())?;
         }
         self.meta.insert(INDEX_BUILT_KEY, &[1u8])?;
+        self.meta.remove(INDEX_V1_BUILT_KEY)?;
+        self.db.drop_tree(trees::DOCUMENT_INDEX_V1)?;
         self.flush_now()?;
         Ok(Some(indexed))
     }
@@ -472,8 +492,8 @@ impl SledStore {
         let mut cells: BTreeSet<(Vec<u8>, u32)> = BTreeSet::new();
         for (id, old) in &olds {
             for view in old {
-                for key in view.entries() {
-                    self.document_index.remove(key)?;
+                for set in view.entries() {
+                    self.document_index.remove(&set, *id)?;
                 }
                 cells.extend(view.cells());
             }
@@ -483,14 +503,14 @@ impl SledStore {
                 .map(|v| decode(trees::DOCUMENTS, &v))
                 .transpose()?;
             if let Some(view) = current {
-                for key in view.entries() {
-                    self.document_index.insert(key, &[])?;
+                for set in view.entries() {
+                    self.document_index.add(&set, *id)?;
                 }
                 cells.extend(view.cells());
             }
         }
         for (dim, day) in cells {
-            let n = self.document_index.scan_prefix(run_from(&dim, day)).count() as u64;
+            let n = self.document_index.count(&run_from(&dim, day))?;
             let key = cell_key(&dim, day);
             if n == 0 {
                 self.document_index_counts.remove(key)?;

@@ -26,6 +26,7 @@ mod file_log;
 mod flusher;
 mod group_commit;
 mod hashed_index;
+mod id_sets;
 pub mod model;
 mod payload_log;
 mod pool;

@@ -36,7 +36,7 @@ use crate::doc_index::{marker_token, IndexView};
 use crate::error::StoreResult;
 use crate::model::DocumentRecord;
 use crate::sled_documents::{
-    count_value, counted, state_key, usage_key, usage_value, value_tail, PENDING_BUILD,
+    count_value, counted, state_set, usage_key, usage_value, value_tail, PENDING_BUILD,
 };
 use crate::sled_store::SledStore;
 use crate::test_set;
@@ -49,6 +49,10 @@ pub(crate) const CLEAN_CLOSE_KEY: &[u8] = b"clean_close";
 /// last document, counts their last marker, half-built documents have a
 /// state entry): from then on a repair reads only the last writes.
 pub(crate) const DERIVED_V2_KEY: &[u8] = b"derived_data_v2";
+
+/// Written once the state index holds id sets (`documents_by_state_v2`)
+/// built from every document, and the index from before them is dropped.
+pub(crate) const STATE_SETS_KEY: &[u8] = b"documents_by_state_v2_built";
 
 /// Written once the test sets' counters have been raised above the numbers
 /// documents already hold in their ranges.
@@ -89,7 +93,8 @@ impl SledStore {
         let mut next: HashMap<Vec<u8>, u64> = HashMap::new();
         let mut usage: HashMap<[u8; 12], (u64, u64)> = HashMap::new();
         let mut counts: HashMap<[u8; 2], u64> = HashMap::new();
-        let mut states = Vec::new();
+        self.documents_by_state.clear()?;
+        let mut states = self.documents_by_state.loader();
         for item in self.documents.iter() {
             let (_, v) = item?;
             let d: DocumentRecord = decode(trees::DOCUMENTS, &v)?;
@@ -105,7 +110,7 @@ impl SledStore {
             if let Some(k) = counted(d.document_type, d.state, d.pending_build) {
                 *counts.entry(k).or_insert(0) += 1;
             }
-            states.push(state_key(d.id, d.state, d.pending_build));
+            states.add(&[state_set(d.state, d.pending_build)], d.id)?;
             self.restore_reference(&d, &mut report)?;
         }
         report.counters_raised = self.raise_counters(next)?;
@@ -113,10 +118,8 @@ impl SledStore {
         for (key, (n, last)) in usage {
             self.usage.insert(key, &usage_value(n, last))?;
         }
-        self.documents_by_state.clear()?;
-        for key in states {
-            self.documents_by_state.insert(key, &[])?;
-        }
+        states.finish()?;
+        self.state_index_built()?;
         self.document_counts.clear()?;
         for (key, n) in counts {
             self.document_counts.insert(key, &count_value(n, 0))?;
@@ -146,7 +149,7 @@ impl SledStore {
                 self.usage.insert(key, &usage_value(n + 1, d.id))?;
                 report.usage_restored += 1;
             }
-            self.restore_state_entry(d.id, Some(state_key(d.id, d.state, d.pending_build)))?;
+            self.restore_state_entry(d.id, Some(state_set(d.state, d.pending_build)))?;
         }
         let mut last: Option<(u64, u64, Option<IndexView>)> = None;
         for item in self.document_index_pending.iter() {
@@ -155,7 +158,7 @@ impl SledStore {
             let token = marker_token(&k);
             let old: Option<IndexView> = decode(trees::DOCUMENT_INDEX_PENDING, &v)?;
             let current = self.view(id)?;
-            self.restore_state_entry(id, current.as_ref().map(IndexView::state_entry))?;
+            self.restore_state_entry(id, current.as_ref().map(IndexView::state_set))?;
             report.documents += 1;
             if last.as_ref().is_none_or(|(t, _, _)| token > *t) {
                 last = Some((token, id, old));
@@ -193,20 +196,47 @@ impl SledStore {
             .transpose()
     }
 
-    /// A document's state entries made exactly `want` (none when it has
-    /// no record): every state byte in use is looked at.
-    fn restore_state_entry(&self, id: u64, want: Option<[u8; 9]>) -> StoreResult<()> {
-        for first in (0..16).chain([PENDING_BUILD]) {
-            let mut key = [0u8; 9];
-            key[0] = first;
-            key[1..].copy_from_slice(&id.to_be_bytes());
-            if Some(key) != want {
-                self.documents_by_state.remove(key)?;
+    /// A document made a member of exactly the state set `want` (none
+    /// when it has no record): every state byte in use is looked at.
+    fn restore_state_entry(&self, id: u64, want: Option<u8>) -> StoreResult<()> {
+        for set in (0..16).chain([PENDING_BUILD]) {
+            // Looked at first: a removal of what is absent still writes.
+            if Some(set) != want && self.documents_by_state.contains(&[set], id)? {
+                self.documents_by_state.remove(&[set], id)?;
             }
         }
-        if let Some(key) = want {
-            self.documents_by_state.insert(key, &[])?;
+        if let Some(set) = want {
+            self.documents_by_state.add(&[set], id)?;
         }
+        Ok(())
+    }
+
+    /// Once per data dir written before the state index held id sets: it
+    /// is built from every document. Returns how many were read.
+    pub(crate) fn build_state_index_once(&self) -> StoreResult<Option<u64>> {
+        if self.meta.get(STATE_SETS_KEY)?.is_some() {
+            return Ok(None);
+        }
+        self.documents_by_state.clear()?;
+        // Records in id order: one write per chunk.
+        let mut states = self.documents_by_state.loader();
+        let mut n = 0;
+        for item in self.documents.iter() {
+            let (_, v) = item?;
+            let view: IndexView = decode(trees::DOCUMENTS, &v)?;
+            states.add(&[view.state_set()], view.id())?;
+            n += 1;
+        }
+        states.finish()?;
+        self.state_index_built()?;
+        self.flush_now()?;
+        Ok(Some(n))
+    }
+
+    /// The state index is whole: marked so, and the one it replaced goes.
+    fn state_index_built(&self) -> StoreResult<()> {
+        self.meta.insert(STATE_SETS_KEY, &[1u8])?;
+        self.db.drop_tree(trees::DOCUMENTS_BY_STATE_V1)?;
         Ok(())
     }
 

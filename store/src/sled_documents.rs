@@ -42,13 +42,14 @@ struct Counted {
 /// (above every state): found at start-up without reading every record.
 pub(crate) const PENDING_BUILD: u8 = 0xFF;
 
-/// A document's entry in `documents_by_state`: its state and id, or
-/// [`PENDING_BUILD`] and id while it is half built.
-pub(crate) fn state_key(doc_id: u64, state: u8, pending_build: bool) -> [u8; 9] {
-    let mut k = [0u8; 9];
-    k[0] = if pending_build { PENDING_BUILD } else { state };
-    k[1..].copy_from_slice(&doc_id.to_be_bytes());
-    k
+/// A document's id set in `documents_by_state` (`id_sets`): its state,
+/// or [`PENDING_BUILD`] while it is half built.
+pub(crate) fn state_set(state: u8, pending_build: bool) -> u8 {
+    if pending_build {
+        PENDING_BUILD
+    } else {
+        state
+    }
 }
 
 /// The per-(type, state) count a record is in: built documents only.
@@ -112,15 +113,13 @@ impl SledStore {
         token: u64,
     ) -> StoreResult<()> {
         let old: Option<Counted> = old.map(|o| decode(trees::DOCUMENTS, o)).transpose()?;
-        let new_entry = state_key(doc.id, doc.state, doc.pending_build);
-        let old_entry = old
-            .as_ref()
-            .map(|o| state_key(doc.id, o.state, o.pending_build));
-        if old_entry != Some(new_entry) {
-            if let Some(k) = old_entry {
-                self.documents_by_state.remove(k)?;
+        let new_set = state_set(doc.state, doc.pending_build);
+        let old_set = old.as_ref().map(|o| state_set(o.state, o.pending_build));
+        if old_set != Some(new_set) {
+            if let Some(set) = old_set {
+                self.documents_by_state.remove(&[set], doc.id)?;
             }
-            self.documents_by_state.insert(new_entry, &[])?;
+            self.documents_by_state.add(&[new_set], doc.id)?;
         }
         let old_count = old
             .as_ref()
@@ -140,12 +139,8 @@ impl SledStore {
     /// The documents with an entry under `state` in the state index.
     fn indexed(&self, state: u8) -> StoreResult<Vec<DocumentRecord>> {
         let mut out = Vec::new();
-        for entry in self.documents_by_state.scan_prefix([state]) {
-            let (k, _) = entry?;
-            let Some(id) = k.get(1..).and_then(read_u64) else {
-                continue;
-            };
-            if let Some(d) = self.document(id)? {
+        for id in self.documents_by_state.ids(&[state], false) {
+            if let Some(d) = self.document(id?)? {
                 out.push(d);
             }
         }
@@ -568,13 +563,9 @@ impl DocumentStore for SledStore {
 
     fn pending_builds(&self) -> StoreResult<Vec<DocumentRecord>> {
         let mut out = Vec::new();
-        for entry in self.documents_by_state.scan_prefix([PENDING_BUILD]) {
-            let (k, _) = entry?;
-            let Some(id) = k.get(1..).and_then(read_u64) else {
-                continue;
-            };
+        for id in self.documents_by_state.ids(&[PENDING_BUILD], false) {
             // The index may lag a record by a crash; the record wins.
-            if let Some(d) = self.document(id)?.filter(|d| d.pending_build) {
+            if let Some(d) = self.document(id?)?.filter(|d| d.pending_build) {
                 out.push(d);
             }
         }

@@ -20,6 +20,7 @@ use crate::file_log::FileLog;
 use crate::flusher::{Flusher, Scope};
 use crate::group_commit::GroupCommit;
 use crate::hashed_index::HashedIndex;
+use crate::id_sets::{Blocks, IdSets};
 use crate::model::*;
 use crate::payload_log::PayloadLog;
 use crate::read_cache::ReadCache;
@@ -79,7 +80,7 @@ pub struct SledStore {
     /// document code → candidate ids (`doc_lookup`).
     pub(crate) documents_by_code: HashedIndex,
     pub(crate) document_requests: Tree,
-    pub(crate) documents_by_state: Tree,
+    pub(crate) documents_by_state: IdSets,
     pub(crate) document_history: Tree,
     pub(crate) usage: Tree,
     pub(crate) jobs: Tree,
@@ -88,7 +89,7 @@ pub struct SledStore {
     pub(crate) email_logs: Tree,
     pub(crate) email_logs_by_document: Tree,
     pub(crate) application_responses: Tree,
-    pub(crate) document_index: Tree,
+    pub(crate) document_index: IdSets,
     pub(crate) document_index_counts: Tree,
     pub(crate) document_index_pending: Tree,
     pub(crate) index_markers: Arc<IndexMarkers>,
@@ -306,7 +307,11 @@ impl SledStore {
             document_refs: HashedIndex::new(t(trees::DOCUMENT_REFS)?),
             documents_by_code: HashedIndex::new(t(trees::DOCUMENTS_BY_CODE)?),
             document_requests: t(trees::DOCUMENT_REQUESTS)?,
-            documents_by_state: t(trees::DOCUMENTS_BY_STATE)?,
+            documents_by_state: IdSets::new(
+                t(trees::DOCUMENTS_BY_STATE)?,
+                Blocks::Ascending,
+                trees::DOCUMENTS_BY_STATE,
+            ),
             document_history: t(trees::DOCUMENT_HISTORY)?,
             usage: t(trees::USAGE)?,
             jobs: t(trees::JOBS)?,
@@ -315,7 +320,11 @@ impl SledStore {
             email_logs: t(trees::EMAIL_LOGS)?,
             email_logs_by_document: t(trees::EMAIL_LOGS_BY_DOCUMENT)?,
             application_responses: t(trees::APPLICATION_RESPONSES)?,
-            document_index: t(trees::DOCUMENT_INDEX)?,
+            document_index: IdSets::new(
+                t(trees::DOCUMENT_INDEX)?,
+                Blocks::NewestFirst,
+                trees::DOCUMENT_INDEX,
+            ),
             document_index_counts: t(trees::DOCUMENT_INDEX_COUNTS)?,
             document_index_pending,
             index_markers,
@@ -372,6 +381,9 @@ impl SledStore {
                 ?report,
                 "the store was not closed cleanly: the last writes' derived data checked"
             );
+        }
+        if let Some(n) = store.build_state_index_once()? {
+            tracing::info!(documents = n, "state index built as id sets");
         }
         store.open_index(clean)?;
         store.seal_remaining(&inventory)?;

@@ -374,7 +374,7 @@ fn an_unclean_stop_that_lost_the_newest_documents_derived_writes_is_repaired_on_
             )
             .unwrap();
         s.documents_by_state
-            .remove(crate::sled_documents::state_key(ids[2], 1, true))
+            .remove(&[crate::sled_documents::PENDING_BUILD], ids[2])
             .unwrap();
         s.flush().unwrap();
         s.close_uncleanly();

@@ -418,3 +418,105 @@ fn a_store_closed_while_other_handles_live_reopens_without_repair() {
     let s = open(dir.path());
     assert!(s.usage.get(b"marker-of-no-repair").unwrap().is_some());
 }
+
+/// The two indexes as the build before id sets wrote them: an entry per
+/// document and set (`dimension ‖ inverted day ‖ inverted id` → () and
+/// `state ‖ id` → ()).
+fn write_indexes_before_id_sets(s: &SledStore, docs: &[DocumentRecord]) {
+    let index = s.db.open_tree(trees::DOCUMENT_INDEX_V1).unwrap();
+    let states = s.db.open_tree(trees::DOCUMENTS_BY_STATE_V1).unwrap();
+    for d in docs {
+        let view = crate::doc_index::IndexView::of(d);
+        for set in view.entries() {
+            index
+                .insert(
+                    [set, (u64::MAX - d.id).to_be_bytes().to_vec()].concat(),
+                    &[],
+                )
+                .unwrap();
+        }
+        states
+            .insert(
+                [vec![view.state_set()], d.id.to_be_bytes().to_vec()].concat(),
+                &[],
+            )
+            .unwrap();
+    }
+}
+
+#[test]
+fn a_data_dir_with_the_indexes_from_before_id_sets_is_upgraded_at_open() {
+    for clean in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = corpus();
+        {
+            let s = open(dir.path());
+            s.write_documents(&docs).unwrap();
+            // As the build before id sets left a data dir: its trees and
+            // flag, none of ours.
+            s.document_index.clear().unwrap();
+            s.documents_by_state.clear().unwrap();
+            s.meta.remove(crate::doc_index::INDEX_BUILT_KEY).unwrap();
+            s.meta.remove(crate::repair::STATE_SETS_KEY).unwrap();
+            s.meta.insert(b"document_index_built", &[1u8]).unwrap();
+            write_indexes_before_id_sets(&s, &docs);
+            s.flush().unwrap();
+            if !clean {
+                s.close_uncleanly();
+            }
+        }
+        let s = open(dir.path());
+        check_all(&s, &docs);
+        for st in 1..=6u8 {
+            let want: Vec<u64> = docs
+                .iter()
+                .filter(|d| d.state == st && !d.pending_build)
+                .map(|d| d.id)
+                .collect();
+            let found = s.documents_in_states(None, &[st]).unwrap();
+            assert_eq!(found.iter().map(|d| d.id).collect::<Vec<_>>(), want);
+        }
+        let half_built: Vec<u64> = docs
+            .iter()
+            .filter(|d| d.pending_build)
+            .map(|d| d.id)
+            .collect();
+        assert!(!half_built.is_empty());
+        let pending = s.pending_builds().unwrap();
+        assert_eq!(pending.iter().map(|d| d.id).collect::<Vec<_>>(), half_built);
+        // The old trees and flag are gone.
+        let names = s.db.tree_names();
+        for old in [trees::DOCUMENT_INDEX_V1, trees::DOCUMENTS_BY_STATE_V1] {
+            assert!(!names.iter().any(|n| n == old.as_bytes()), "{old}");
+        }
+        assert!(s.meta.get(b"document_index_built").unwrap().is_none());
+    }
+}
+
+/// Before id sets, a document of no indexed keys had 3 sled entries in
+/// these two trees (the index's "any state" and its state dimensions, and
+/// its state entry); documents issued one after another now share them.
+#[test]
+fn sequential_documents_take_a_small_fraction_of_an_entry_in_the_two_indexes() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let n = 6_400u64;
+    let docs: Vec<DocumentRecord> = (1..=n)
+        .map(|id| record(id, 1, 1, state::ACCEPTED, day(id as i64 / 1_000)))
+        .collect();
+    s.write_documents(&docs).unwrap();
+    let memberships: u64 = docs
+        .iter()
+        .map(|d| crate::doc_index::IndexView::of(d).entries().len() as u64 + 1)
+        .sum();
+    let (index, states) = (s.document_index.len(), s.documents_by_state.len());
+    let per_document = (index + states) as f64 / n as f64;
+    eprintln!(
+        "{n} sequential documents: entries per document {:.2} before id sets, \
+         {per_document:.4} now (document_index {index}, documents_by_state {states})",
+        memberships as f64 / n as f64
+    );
+    assert_eq!(memberships, 3 * n);
+    assert!(per_document < 0.06, "{per_document}");
+    check_all(&s, &docs);
+}

@@ -16,9 +16,12 @@ pub const DOCUMENTS: &str = "documents";
 pub const DOCUMENT_COUNTS: &str = "document_counts";
 /// document id → signed XML and ZIP.
 pub const DOCUMENT_FILES: &str = "document_files";
-/// state ‖ document id → (): built documents by state. Derived (repaired
-/// after a crash).
-pub const DOCUMENTS_BY_STATE: &str = "documents_by_state";
+/// state (or `0xFF`: build not finished) ‖ block → bitmap of document
+/// ids (`id_sets`): documents by state. Derived (repaired after a crash).
+pub const DOCUMENTS_BY_STATE: &str = "documents_by_state_v2";
+/// The state index before id sets (state ‖ document id → ()): rebuilt
+/// as [`DOCUMENTS_BY_STATE`] and dropped at open.
+pub const DOCUMENTS_BY_STATE_V1: &str = "documents_by_state";
 /// document id → the request's JSON as received (written once).
 pub const DOCUMENT_REQUESTS: &str = "document_requests";
 /// Hashed index (`hashed_index`) of company ‖ external reference → the
@@ -39,8 +42,12 @@ pub const EMAIL_LOGS_BY_DOCUMENT: &str = "email_logs_by_document";
 /// document, DEFLATE-compressed (written once, never with the record).
 pub const APPLICATION_RESPONSES: &str = "application_responses";
 /// The document index (`doc_index`): dimension ‖ inverted day ‖ inverted
-/// id → (). Derived, written with the record.
-pub const DOCUMENT_INDEX: &str = "document_index";
+/// block → bitmap of document ids (`id_sets`). Derived, written with the
+/// record.
+pub const DOCUMENT_INDEX: &str = "document_index_v2";
+/// The document index before id sets (dimension ‖ inverted day ‖
+/// inverted id → ()): rebuilt as [`DOCUMENT_INDEX`] and dropped at open.
+pub const DOCUMENT_INDEX_V1: &str = "document_index";
 /// dimension ‖ day → documents in that cell.
 pub const DOCUMENT_INDEX_COUNTS: &str = "document_index_counts";
 /// document id ‖ token → its view before a change not yet known durable.
