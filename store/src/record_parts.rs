@@ -86,35 +86,8 @@ mod tests {
     use chrono::{NaiveDate, Utc};
 
     fn record() -> DocumentRecord {
-        let now = Utc::now();
-        DocumentRecord {
-            id: 7,
-            company_id: 1,
-            environment: crate::model::Environment::Test,
-            document_type: 1,
-            resolution_id: 1,
-            prefix: "SETP".into(),
-            number: 990000001,
-            state: 1,
-            pending_build: false,
-            code: Some("abc".into()),
-            code_scheme: None,
-            qr_url: None,
-            issue_date: NaiveDate::from_ymd_opt(2026, 11, 23).unwrap(),
-            total: "10.00".into(),
-            external_reference: None,
-            customer_id: None,
-            user_id: None,
-            request: serde_json::Value::Null,
-            transmission: None,
-            attempts: 0,
-            track_id: None,
-            application_response_missing: None,
-            api: None,
-            list_keys: Default::default(),
-            created_at: now,
-            updated_at: now,
-        }
+        let date = NaiveDate::from_ymd_opt(2026, 11, 23).unwrap();
+        crate::tests_index::record(7, 1, 1, 1, date)
     }
 
     fn line(note: &str) -> HistoryEntry {

@@ -13,7 +13,7 @@ fn day(n: i64) -> NaiveDate {
     NaiveDate::from_ymd_opt(2026, 1, 1).unwrap() + Duration::days(n)
 }
 
-fn record(
+pub(crate) fn record(
     id: u64,
     company_id: CompanyId,
     document_type: u8,
