@@ -14,7 +14,7 @@ use sled::{Db, Transactional, Tree};
 
 use crate::codec::{decode, encode, id_key, read_u64, scoped_key, scoped_text_key};
 use crate::compress::Dictionaries;
-use crate::doc_index::{marker_token, IndexMarkers};
+use crate::doc_index::{marker_token, IndexMarkers, INDEX_BUILT_KEY};
 use crate::error::{StoreError, StoreResult};
 use crate::file_log::FileLog;
 use crate::flusher::{Flusher, Scope};
@@ -24,10 +24,12 @@ use crate::id_sets::{Blocks, IdSets};
 use crate::model::*;
 use crate::payload_log::PayloadLog;
 use crate::read_cache::ReadCache;
-use crate::repair::{CLEAN_CLOSE_KEY, DERIVED_V2_KEY};
+use crate::repair::{CLEAN_CLOSE_KEY, DERIVED_V2_KEY, STATE_SETS_KEY};
 use crate::sealing::{Keyring, SealedInventory};
 use crate::sled_documents::value_tail;
-use crate::sled_rewrite::{finish_rewrite, open_db, rewrite_sealed, DEFAULT_CACHE_BYTES};
+use crate::sled_rewrite::{
+    finish_rewrite, has_superseded, open_db, rewrite_compact, rewrite_sealed, DEFAULT_CACHE_BYTES,
+};
 use crate::sled_sealing::{check_keys, survey_trees};
 use crate::test_set;
 use crate::trees;
@@ -246,6 +248,16 @@ impl SledStore {
         let inventory = survey_trees(&db)?;
         let keys = choose(&inventory)?;
         check_keys(&inventory, &keys)?;
+        // The indexes from before id sets (`trees::SUPERSEDED`): their
+        // replacements are built again from the documents (an older build
+        // may have written since), also after a crash during the copy.
+        let superseded = has_superseded(&db)?;
+        if superseded {
+            let meta = db.open_tree(trees::META)?;
+            meta.remove(INDEX_BUILT_KEY)?;
+            meta.remove(STATE_SETS_KEY)?;
+            db.flush()?;
+        }
         // A store from before sealing is copied with its secrets sealed,
         // so that no file keeps the plain ones (`sled_rewrite`).
         let (db, inventory) = if inventory.plain > 0 {
@@ -258,6 +270,15 @@ impl SledStore {
             );
             let sealed = survey_trees(&db)?;
             (db, sealed)
+        } else if superseded {
+            // The indexes from before id sets: sled would keep their pages
+            // resident even once dropped (`sled_rewrite`).
+            let db = rewrite_compact(dir, db, cache_bytes)?;
+            tracing::warn!(
+                "a store with the indexes of an older layout: sled's files rewritten without \
+                 them (they are built again from the documents)"
+            );
+            (db, inventory)
         } else {
             (db, inventory)
         };

@@ -53,6 +53,10 @@ pub const DOCUMENT_INDEX_COUNTS: &str = "document_index_counts";
 /// document id ‖ token → its view before a change not yet known durable.
 pub const DOCUMENT_INDEX_PENDING: &str = "document_index_pending";
 
+/// Trees of older layouts, rebuilt under other names: a store that still
+/// holds one is copied without it at open (`sled_rewrite`).
+pub const SUPERSEDED: [&str; 2] = [DOCUMENT_INDEX_V1, DOCUMENTS_BY_STATE_V1];
+
 /// Version of the data dir layout, stored in `META`.
 /// company ‖ kind → a raw zstd dictionary (`compress`), written once.
 pub const DICTIONARIES: &str = "compression_dictionaries";
