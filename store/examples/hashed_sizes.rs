@@ -5,10 +5,11 @@
 //!
 //! `cargo run --release -p emisor-store --example hashed_sizes -- [documents] [data-dir]`
 //! (100,000 documents in a temporary dir unless told). Then, each in a
-//! process of its own: the store opened (resident memory, look-ups by code
-//! and by reference), and again with the per-document trees the hashed
-//! indexes replaced written beside them (`probe_*`, one entry per document
-//! as before), for the memory those would cost.
+//! process of its own, the store opened (time, resident memory, look-ups
+//! by code and by reference): as filled; made as an older build left it
+//! (per-document trees, no hashed ones) and opened twice, the upgrade and
+//! the next; last with the per-document trees written again beside the
+//! hashed ones (`probe_*`), for the memory those would cost.
 
 // A measuring tool: failing loudly is what we want.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -99,7 +100,9 @@ fn resident_kib() -> u64 {
 /// `open <dir> <documents>`: resident memory once the store is open, and
 /// look-ups of stored and unknown keys.
 fn open_and_look_up(dir: &Path, total: u64) {
+    let started = Instant::now();
     let store = SledStore::open(dir, keys()).expect("open the store");
+    let opened = started.elapsed();
     let rss = resident_kib();
     let ids: Vec<u64> = (0..10_000u64).map(|i| 1 + i * 7_919 % total).collect();
     let started = Instant::now();
@@ -119,18 +122,32 @@ fn open_and_look_up(dir: &Path, total: u64) {
     }
     let unknown = started.elapsed() / ids.len() as u32;
     println!(
-        "open: RSS {:.1} MiB; look-up by code {by_code:.1?}, by reference {by_reference:.1?}, \
+        "open in {opened:.1?}: RSS {:.1} MiB; look-up by code {by_code:.1?}, by reference {by_reference:.1?}, \
          unknown code {unknown:.1?}",
         rss as f64 / 1024.0
     );
     store.close().expect("close");
 }
 
-/// `probe <dir> <documents>`: the per-document trees as they were.
-fn write_probe(dir: &Path, total: u64) {
+/// `probe <dir> <documents>`: the per-document trees as they were, under
+/// other names. `downgrade`: under their own names, the hashed indexes and
+/// their mark gone, as an older build left a data dir.
+fn write_probe(dir: &Path, total: u64, downgrade: bool) {
     let db = open_sled(dir);
-    let codes = db.open_tree("probe_codes").unwrap();
-    let refs = db.open_tree("probe_refs").unwrap();
+    let names = if downgrade {
+        db.open_tree(trees::META)
+            .unwrap()
+            .remove("hashed_code_reference_indexes")
+            .unwrap();
+        for name in [trees::DOCUMENTS_BY_CODE, trees::DOCUMENT_REFS] {
+            db.drop_tree(name).unwrap();
+        }
+        [trees::LEGACY_DOCUMENTS_BY_CODE, trees::LEGACY_DOCUMENT_REFS]
+    } else {
+        ["probe_codes", "probe_refs"]
+    };
+    let codes = db.open_tree(names[0]).unwrap();
+    let refs = db.open_tree(names[1]).unwrap();
     for id in 1..=total {
         codes.insert(code(id), &id_key(id)).unwrap();
         refs.insert(scoped_text_key(company(id), &reference(id)), &id_key(id))
@@ -156,12 +173,12 @@ fn run_self(mode: &str, dir: &Path, total: u64) {
 fn main() {
     let mut args = std::env::args().skip(1);
     let first = args.next();
-    if let Some(mode @ ("open" | "probe")) = first.as_deref() {
+    if let Some(mode @ ("open" | "probe" | "downgrade")) = first.as_deref() {
         let dir = args.next().expect("a data dir");
         let total = args.next().and_then(|n| n.parse().ok()).expect("documents");
         match mode {
             "open" => open_and_look_up(Path::new(&dir), total),
-            _ => write_probe(Path::new(&dir), total),
+            _ => write_probe(Path::new(&dir), total, mode == "downgrade"),
         }
         return;
     }
@@ -204,7 +221,11 @@ fn main() {
     drop(db);
 
     run_self("open", &dir, total);
+    run_self("downgrade", &dir, total);
+    println!("as an older build left it: the upgrade's open, then the next");
+    run_self("open", &dir, total);
+    run_self("open", &dir, total);
     run_self("probe", &dir, total);
-    println!("with one entry per document as before:");
+    println!("with one entry per document as before beside them:");
     run_self("open", &dir, total);
 }
