@@ -71,7 +71,8 @@ impl SledStore {
         Ok(())
     }
 
-    /// The document whose code this is (the newest, should two hold it).
+    /// The document whose code this is (the last indexed, should two hold
+    /// it, as the old index kept the last written).
     pub(crate) fn find_by_code(&self, code: &str) -> StoreResult<Option<u64>> {
         for id in self
             .documents_by_code
