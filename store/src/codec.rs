@@ -7,6 +7,7 @@
 //! the dictionary, so a 740-byte record is stored in about a third of that,
 //! and sled (whose memory and start-up grow with its size) stays small.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use serde::{de::DeserializeOwned, Serialize};
@@ -65,13 +66,17 @@ pub fn encode<T: Serialize>(tree: &'static str, value: &T) -> StoreResult<Vec<u8
 }
 
 pub fn decode<T: DeserializeOwned>(tree: &'static str, bytes: &[u8]) -> StoreResult<T> {
+    parse(tree, &json_of(tree, bytes)?)
+}
+
+/// The JSON of a stored value, decompressed if it is a frame: a caller that
+/// reads one value as two types decompresses it once.
+pub(crate) fn json_of<'a>(tree: &'static str, bytes: &'a [u8]) -> StoreResult<Cow<'a, [u8]>> {
     match bytes.split_first() {
-        Some((&FORMAT_V1, body)) => serde_json::from_slice(body).map_err(|e| corrupt(tree, e)),
-        Some((&FORMAT_ZSTD_V1, frame)) => {
-            let json =
-                decompress_frame(frame, Some(&DECOMPRESS)).map_err(|e| zstd_corrupt(tree, e))?;
-            serde_json::from_slice(&json).map_err(|e| corrupt(tree, e))
-        }
+        Some((&FORMAT_V1, body)) => Ok(Cow::Borrowed(body)),
+        Some((&FORMAT_ZSTD_V1, frame)) => decompress_frame(frame, Some(&DECOMPRESS))
+            .map(Cow::Owned)
+            .map_err(|e| zstd_corrupt(tree, e)),
         Some((&found, _)) => Err(StoreError::UnknownFormat {
             tree,
             found,
@@ -79,6 +84,11 @@ pub fn decode<T: DeserializeOwned>(tree: &'static str, bytes: &[u8]) -> StoreRes
         }),
         None => Err(corrupt(tree, "empty value")),
     }
+}
+
+/// A value from the JSON [`json_of`] gave.
+pub(crate) fn parse<T: DeserializeOwned>(tree: &'static str, json: &[u8]) -> StoreResult<T> {
+    serde_json::from_slice(json).map_err(|e| corrupt(tree, e))
 }
 
 /// Big-endian keys sort numerically in sled.

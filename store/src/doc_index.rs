@@ -28,7 +28,7 @@ use chrono::{Datelike, NaiveDate};
 use serde::{Deserialize, Serialize};
 use sled::{IVec, Tree};
 
-use crate::codec::{decode, encode, id_key, read_u64};
+use crate::codec::{decode, encode, id_key, json_of, parse, read_u64};
 use crate::error::{StoreError, StoreResult};
 use crate::id_sets::Chunk;
 use crate::model::*;
@@ -272,11 +272,15 @@ impl SledStore {
     ) -> StoreResult<(Option<IVec>, u64)> {
         let key = id_key(doc.id);
         let stored = self.documents.get(key)?;
-        let old: Option<IndexView> = stored
-            .as_ref()
-            .map(|o| decode(trees::DOCUMENTS, o))
+        let json = stored
+            .as_deref()
+            .map(|v| json_of(trees::DOCUMENTS, v))
             .transpose()?;
-        let parts = Parts::merged(stored.as_deref(), change)?;
+        let old: Option<IndexView> = json
+            .as_deref()
+            .map(|j| parse(trees::DOCUMENTS, j))
+            .transpose()?;
+        let parts = Parts::merged(json.as_deref(), change)?;
         let new = IndexView::of(doc);
         let moved = old.as_ref().map(IndexView::cells) != Some(new.cells());
         let marker = if moved {

@@ -10,6 +10,8 @@
 //! next four bytes) ‖ id (u64)` entries, big-endian. A fingerprint match is
 //! only a candidate: the caller confirms it against the record.
 
+use std::collections::HashMap;
+
 use sha2::{Digest, Sha256};
 use sled::Tree;
 
@@ -125,6 +127,41 @@ impl HashedIndex {
     pub(crate) fn clear(&self) -> StoreResult<()> {
         Ok(self.tree.clear()?)
     }
+
+    /// A rebuild from scratch: the buckets are gathered in memory (12 bytes
+    /// an id) and each written once, where an insert per id would rewrite
+    /// its bucket every time.
+    pub(crate) fn rebuild(&self) -> Rebuild<'_> {
+        Rebuild {
+            index: self,
+            buckets: HashMap::new(),
+        }
+    }
+}
+
+pub(crate) struct Rebuild<'a> {
+    index: &'a HashedIndex,
+    buckets: HashMap<[u8; 2], Vec<u8>>,
+}
+
+impl Rebuild<'_> {
+    pub(crate) fn add(&mut self, key: &[u8], id: u64) {
+        let (bucket, fingerprint) = self.index.slot(key);
+        let entry = pack(fingerprint, id);
+        let v = self.buckets.entry(bucket).or_default();
+        if !holds(Some(v), &entry) {
+            v.extend_from_slice(&entry);
+        }
+    }
+
+    /// Replaces whatever the tree held with the buckets gathered.
+    pub(crate) fn write(self) -> StoreResult<()> {
+        self.index.clear()?;
+        for (bucket, v) in self.buckets {
+            self.index.tree.insert(bucket, v)?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -226,6 +263,25 @@ mod tests {
                 assert!(c.contains(&(w * 100 + i)));
             }
         }
+    }
+
+    #[test]
+    fn a_rebuild_replaces_the_tree_with_the_same_buckets_inserts_make() {
+        let (_dir, t) = tree();
+        let (_dir2, t2) = tree();
+        let index = HashedIndex::with_shape(t.clone(), 4, u32::MAX);
+        let inserted = HashedIndex::with_shape(t2.clone(), 4, u32::MAX);
+        index.insert(b"stale", 99).unwrap();
+        let mut rebuild = index.rebuild();
+        for i in 0..200u64 {
+            rebuild.add(format!("k{i}").as_bytes(), i);
+            inserted.insert(format!("k{i}").as_bytes(), i).unwrap();
+        }
+        rebuild.add(b"k1", 1);
+        rebuild.write().unwrap();
+        assert!(index.candidates(b"stale").unwrap().is_empty());
+        let all = |t: &Tree| -> Vec<_> { t.iter().map(|r| r.unwrap()).collect() };
+        assert_eq!(all(&t), all(&t2));
     }
 
     #[test]

@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::codec::{decode, encode};
+use crate::codec::{self, decode, encode};
 use crate::error::StoreResult;
 use crate::model::{DocumentRecord, HistoryEntry, StagedFiles};
 use crate::trees;
@@ -59,10 +59,11 @@ impl Parts {
         decode(trees::DOCUMENTS, value)
     }
 
-    /// The parts of `old` (a stored value) with `change` applied.
+    /// The parts of `old` (the JSON of a stored value, [`codec::json_of`])
+    /// with `change` applied.
     pub(crate) fn merged(old: Option<&[u8]>, change: PartsChange) -> StoreResult<Parts> {
         let mut parts = match old {
-            Some(v) => Parts::of(v)?,
+            Some(json) => codec::parse(trees::DOCUMENTS, json)?,
             None => Parts::default(),
         };
         if let Some(files) = change.files {
@@ -133,7 +134,8 @@ mod tests {
 
         // A later write with only a history line keeps the files and the
         // earlier line, in order.
-        let later = Parts::merged(Some(&value), PartsChange::history(line("sent"))).unwrap();
+        let json = codec::json_of(trees::DOCUMENTS, &value).unwrap();
+        let later = Parts::merged(Some(&json), PartsChange::history(line("sent"))).unwrap();
         assert_eq!(later.stored_files, Some(files));
         let events: Vec<_> = later
             .history_lines

@@ -15,6 +15,7 @@ use sled::{Db, Transactional, Tree};
 use crate::codec::{decode, encode, id_key, read_u64, scoped_key, scoped_text_key};
 use crate::compress::Dictionaries;
 use crate::doc_index::{marker_token, IndexMarkers, INDEX_BUILT_KEY};
+use crate::doc_lookup::HASHED_INDEXES_KEY;
 use crate::error::{StoreError, StoreResult};
 use crate::file_log::FileLog;
 use crate::flusher::{Flusher, Scope};
@@ -248,7 +249,7 @@ impl SledStore {
         let inventory = survey_trees(&db)?;
         let keys = choose(&inventory)?;
         check_keys(&inventory, &keys)?;
-        // The indexes from before id sets (`trees::SUPERSEDED`): their
+        // Indexes of older layouts (`trees::SUPERSEDED`): their
         // replacements are built again from the documents (an older build
         // may have written since), also after a crash during the copy.
         let superseded = has_superseded(&db)?;
@@ -256,6 +257,7 @@ impl SledStore {
             let meta = db.open_tree(trees::META)?;
             meta.remove(INDEX_BUILT_KEY)?;
             meta.remove(STATE_SETS_KEY)?;
+            meta.remove(HASHED_INDEXES_KEY)?;
             db.flush()?;
         }
         // A store from before sealing is copied with its secrets sealed,
@@ -271,7 +273,7 @@ impl SledStore {
             let sealed = survey_trees(&db)?;
             (db, sealed)
         } else if superseded {
-            // The indexes from before id sets: sled would keep their pages
+            // Indexes of older layouts: sled would keep their pages
             // resident even once dropped (`sled_rewrite`).
             let db = rewrite_compact(dir, db, cache_bytes)?;
             tracing::warn!(

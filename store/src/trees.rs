@@ -53,10 +53,6 @@ pub const DOCUMENT_INDEX_COUNTS: &str = "document_index_counts";
 /// document id ‖ token → its view before a change not yet known durable.
 pub const DOCUMENT_INDEX_PENDING: &str = "document_index_pending";
 
-/// Trees of older layouts, rebuilt under other names: a store that still
-/// holds one is copied without it at open (`sled_rewrite`).
-pub const SUPERSEDED: [&str; 2] = [DOCUMENT_INDEX_V1, DOCUMENTS_BY_STATE_V1];
-
 /// Version of the data dir layout, stored in `META`.
 /// company ‖ kind → a raw zstd dictionary (`compress`), written once.
 pub const DICTIONARIES: &str = "compression_dictionaries";
@@ -93,3 +89,13 @@ pub const DOCUMENTS_BY_CODE: &str = "documents_by_code_hashed";
 /// (`doc_lookup`).
 pub const LEGACY_DOCUMENT_REFS: &str = "document_references";
 pub const LEGACY_DOCUMENTS_BY_CODE: &str = "documents_by_code";
+
+/// Trees of older layouts, rebuilt under other names from the records: a
+/// store that still holds one is copied without it at open
+/// (`sled_rewrite`), since sled would keep a dropped tree's pages resident.
+pub const SUPERSEDED: [&str; 4] = [
+    DOCUMENT_INDEX_V1,
+    DOCUMENTS_BY_STATE_V1,
+    LEGACY_DOCUMENT_REFS,
+    LEGACY_DOCUMENTS_BY_CODE,
+];
