@@ -32,7 +32,7 @@ use crate::security::master_key::open_store;
 use crate::state::AppState;
 use std::time::{Duration, Instant};
 
-use emisor_actors::document_builder::DocumentBuilder;
+use emisor_actors::document_builder::{BuildQueue, DocumentBuilder};
 use emisor_actors::idempotency::{IdempotencyConfig, IdempotencyLock};
 use emisor_actors::recovery_ticker::RecoveryTicker;
 use emisor_actors::retry_scheduler::RetryScheduler;
@@ -242,13 +242,15 @@ pub fn start_actors(
     // RSA work runs on the pool's threads, one per core.
     let pool = SignerPool::with_default_size(1024).context("starting the signer pool")?;
     let mail_pool = pool.clone();
+    let builds = BuildQueue::new(Arc::new(EnginePipeline), pool);
     let builder_arbiter = Arbiter::new();
     let h = builder_arbiter.handle();
-    let builder = Restartable::start("document_builder", move || {
-        let pool = pool.clone();
-        DocumentBuilder::start_in_arbiter(&h, move |_| {
-            DocumentBuilder::new(Arc::new(EnginePipeline), pool)
-        })
+    let builder = Restartable::start("document_builder", {
+        let builds = builds.clone();
+        move || {
+            let builds = builds.clone();
+            DocumentBuilder::start_in_arbiter(&h, move |_| DocumentBuilder::new(builds))
+        }
     });
 
     let misc_arbiter = Arbiter::new();
@@ -293,6 +295,7 @@ pub fn start_actors(
         translators: crate::api::translators(),
         keys: SigningKeyCache::new(),
         builder,
+        builds,
         transmitter,
         idempotency,
         hub,

@@ -92,14 +92,49 @@ impl<P: Pipeline> Future for Queued<P> {
 #[rtype(result = "PoolHealth")]
 pub struct PoolStatus;
 
-pub struct DocumentBuilder<P: Pipeline> {
+/// Where builds go: the pipeline and the pool it runs on. The actor holds
+/// one, and so may the issuing path: a build queued from here needs no
+/// round trip through the actor's mailbox, whose handler would only
+/// forward it (two thread wake-ups per document). The pool is the same
+/// across actor restarts, so a queue stays valid.
+pub struct BuildQueue<P: Pipeline> {
     pipeline: Arc<P>,
     pool: SignerPool,
 }
 
-impl<P: Pipeline> DocumentBuilder<P> {
+impl<P: Pipeline> Clone for BuildQueue<P> {
+    fn clone(&self) -> Self {
+        BuildQueue {
+            pipeline: Arc::clone(&self.pipeline),
+            pool: self.pool.clone(),
+        }
+    }
+}
+
+impl<P: Pipeline> BuildQueue<P> {
     pub fn new(pipeline: Arc<P>, pool: SignerPool) -> Self {
-        DocumentBuilder { pipeline, pool }
+        BuildQueue { pipeline, pool }
+    }
+
+    /// Queues one build on the pool now (a full pool answers Busy at once);
+    /// await the result.
+    pub fn build(&self, input: P::Input) -> Queued<P> {
+        let pipeline = Arc::clone(&self.pipeline);
+        let span = tracing::debug_span!("document_builder.build");
+        let job = self
+            .pool
+            .spawn(move || span.in_scope(|| pipeline.build(input)));
+        Queued { job }
+    }
+}
+
+pub struct DocumentBuilder<P: Pipeline> {
+    queue: BuildQueue<P>,
+}
+
+impl<P: Pipeline> DocumentBuilder<P> {
+    pub fn new(queue: BuildQueue<P>) -> Self {
+        DocumentBuilder { queue }
     }
 }
 
@@ -111,21 +146,14 @@ impl<P: Pipeline> Handler<Build<P>> for DocumentBuilder<P> {
     type Result = MessageResult<Build<P>>;
 
     fn handle(&mut self, msg: Build<P>, _: &mut Context<Self>) -> Self::Result {
-        let pipeline = Arc::clone(&self.pipeline);
-        let input = msg.input;
-        let span = tracing::debug_span!("document_builder.build");
-        // Queued now, so a full pool answers Busy at once.
-        let job = self
-            .pool
-            .spawn(move || span.in_scope(|| pipeline.build(input)));
-        MessageResult(Queued { job })
+        MessageResult(self.queue.build(msg.input))
     }
 }
 
 impl<P: Pipeline> Handler<PoolStatus> for DocumentBuilder<P> {
     type Result = MessageResult<PoolStatus>;
     fn handle(&mut self, _: PoolStatus, _: &mut Context<Self>) -> Self::Result {
-        MessageResult(self.pool.health())
+        MessageResult(self.queue.pool.health())
     }
 }
 
@@ -193,7 +221,24 @@ mod tests {
             gate: Mutex::new(Some(rx)),
         });
         let pool = SignerPool::new(threads, queue).unwrap();
-        (DocumentBuilder::new(toy, pool).start(), tx)
+        (DocumentBuilder::new(BuildQueue::new(toy, pool)).start(), tx)
+    }
+
+    #[actix::test]
+    async fn a_queue_builds_on_the_actor_s_pool_without_its_mailbox() {
+        let (_tx, rx) = mpsc::channel();
+        let toy = Arc::new(Toy {
+            gate: Mutex::new(Some(rx)),
+        });
+        let queue = BuildQueue::new(toy, SignerPool::new(2, 16).unwrap());
+        let addr = DocumentBuilder::new(queue.clone()).start();
+        let (half, thread) = queue.build(42).await.unwrap();
+        assert_eq!(half, 21);
+        assert!(thread.starts_with("signer-"), "ran on {thread:?}");
+        assert_eq!(queue.clone().build(7).await, Err(ToyError::Odd(7)));
+        // The actor reports the pool the queue used.
+        let h = addr.send(PoolStatus).await.unwrap();
+        assert_eq!((h.alive, h.completed), (2, 2));
     }
 
     #[actix::test]
@@ -268,7 +313,7 @@ mod tests {
             gate: Mutex::new(None),
         });
         let r = Restartable::start("document_builder", move || {
-            DocumentBuilder::new(Arc::clone(&toy), pool.clone()).start()
+            DocumentBuilder::new(BuildQueue::new(Arc::clone(&toy), pool.clone())).start()
         });
         assert_eq!(
             r.send(Build::<Toy>::new(4)).await.unwrap().await.unwrap().0,

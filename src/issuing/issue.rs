@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::{Datelike, Utc};
-use emisor_actors::document_builder::Build;
 use emisor_actors::idempotency::{Claim, Duplicate};
 use emisor_actors::retry_scheduler::JobOutcome;
 use emisor_store::{
@@ -114,13 +113,10 @@ async fn build(
         context,
         key,
     };
-    // The actor queues the build; the result comes straight from the pool.
-    let queued = issuing
-        .builder
-        .send(Build::new(input.into()))
-        .await
-        .map_err(|e| IssueError::Internal(format!("document builder unavailable: {e}")))?;
-    queued
+    // Queued straight on the builder's pool; the result comes back from it.
+    issuing
+        .builds
+        .build(input.into())
         .await
         .map_err(|e| IssueError::Internal(format!("building the document: {e}")))
 }

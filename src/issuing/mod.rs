@@ -37,7 +37,7 @@ pub mod worker;
 
 use std::sync::Arc;
 
-use emisor_actors::document_builder::DocumentBuilder;
+use emisor_actors::document_builder::{BuildQueue, DocumentBuilder};
 use emisor_actors::idempotency::IdempotencyLock;
 use emisor_actors::retry_scheduler::RetryScheduler;
 use emisor_actors::supervisor::Restartable;
@@ -59,7 +59,10 @@ pub struct Issuing {
     /// Each API's translation of its stored requests (rebuilds, resends).
     pub translators: Translators,
     pub keys: SigningKeyCache,
+    /// The builder actor: the pool's status and liveness.
     pub builder: Arc<Restartable<DocumentBuilder<EnginePipeline>>>,
+    /// Builds queued straight on the builder's pool (no mailbox hop).
+    pub builds: BuildQueue<EnginePipeline>,
     pub transmitter: Arc<Restartable<AuthorityTransmitter>>,
     pub idempotency: Arc<Restartable<IdempotencyLock>>,
     pub hub: Arc<Restartable<WsHub>>,

@@ -11,7 +11,6 @@
 use std::sync::Arc;
 
 use chrono::Datelike;
-use emisor_actors::document_builder::Build;
 use emisor_store::{
     DocumentFiles, DocumentRecord, Environment, NewDocument, SoftwareKind,
     PAYROLL_ADJUSTMENT_DOCUMENT_TYPE, PAYROLL_DOCUMENT_TYPE,
@@ -100,12 +99,9 @@ async fn build(
         context,
         key,
     };
-    let queued = issuing
-        .builder
-        .send(Build::new(input.into()))
-        .await
-        .map_err(|e| IssueError::Internal(format!("document builder unavailable: {e}")))?;
-    queued
+    issuing
+        .builds
+        .build(input.into())
         .await
         .map_err(|e| IssueError::Internal(format!("building the payroll: {e}")))
 }

@@ -180,7 +180,7 @@ mod tests {
 
     use actix::Actor;
     use chrono::Utc;
-    use emisor_actors::document_builder::{Build, DocumentBuilder};
+    use emisor_actors::document_builder::{Build, BuildQueue, DocumentBuilder};
     use emisor_actors::signer_pool::SignerPool;
 
     use crate::engine::codes::extract_code_input;
@@ -218,7 +218,7 @@ mod tests {
             p.due_date = Some(ctx.issue_naive_date() + chrono::Duration::days(30));
         }
         let pool = SignerPool::new(2, 8).unwrap();
-        let builder = DocumentBuilder::new(Arc::new(EnginePipeline), pool).start();
+        let builder = DocumentBuilder::new(BuildQueue::new(Arc::new(EnginePipeline), pool)).start();
         let issued = builder
             .send(Build::<EnginePipeline>::new(
                 IssueRequest {
@@ -247,7 +247,7 @@ mod tests {
         let mut document = sample(DocumentKind::Invoice);
         document.lines.clear();
         let pool = SignerPool::new(1, 8).unwrap();
-        let builder = DocumentBuilder::new(Arc::new(EnginePipeline), pool).start();
+        let builder = DocumentBuilder::new(BuildQueue::new(Arc::new(EnginePipeline), pool)).start();
         let got = builder
             .send(Build::<EnginePipeline>::new(
                 IssueRequest {
