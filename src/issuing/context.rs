@@ -4,8 +4,8 @@
 
 use chrono::{DateTime, FixedOffset, NaiveDate};
 use emisor_store::{
-    AsyncStore, CertificateRecord, Company, Environment, NumberingResolution, ResolutionChoice,
-    SoftwareKind, SoftwareRegistration,
+    AsyncStore, CertificateRecord, Company, Environment, IssuerRecords, NumberingResolution,
+    ResolutionChoice, SoftwareKind, SoftwareRegistration,
 };
 
 use super::error::{IssueError, IssueResult};
@@ -70,6 +70,18 @@ pub async fn load_setup_for(
         },
     };
     let records = store.issuer_records(company_id, kind, choice).await?;
+    setup_from(records, kind, environment, document_type, date)
+}
+
+/// The setup [`load_setup_for`] reads, or what it lacks, named for the
+/// client.
+pub fn setup_from(
+    records: IssuerRecords,
+    kind: SoftwareKind,
+    environment: Environment,
+    document_type: u8,
+    date: NaiveDate,
+) -> IssueResult<IssuerSetup> {
     let company = records
         .company
         .ok_or_else(|| IssueError::NotFound("company".into()))?;

@@ -7,15 +7,16 @@ use std::sync::Arc;
 
 use std::time::Instant;
 
-use chrono::{Datelike, Utc};
+use chrono::{Datelike, NaiveDate, Utc};
 use emisor_actors::idempotency::{Claim, Duplicate};
 use emisor_actors::retry_scheduler::JobOutcome;
 use emisor_store::{
-    state, DocumentFiles, DocumentRecord, Environment, HistoryEntry, Job, NewDocument, ZipFile,
+    state, DocumentFiles, DocumentRecord, Environment, HistoryEntry, Job, NewDocument,
+    ResolutionChoice, SoftwareKind, ZipFile,
 };
 use serde_json::json;
 
-use super::context::{colombia_now, issuer_context, load_setup, IssuerSetup};
+use super::context::{colombia_now, issuer_context, load_setup, setup_from, IssuerSetup};
 use super::duplicates::Payload;
 use super::error::{IssueError, IssueResult};
 use super::request::{Api, DocumentRequest, ReferencedDocument};
@@ -230,7 +231,7 @@ pub async fn issue(
     let Caller {
         company,
         environment: env,
-        user,
+        ..
     } = caller;
     let store = issuing.store.clone();
     // Production: always synchronous (spec 8).
@@ -243,11 +244,46 @@ pub async fn issue(
 
     let today = colombia_now().date_naive();
     let kind_code = mapped.kind.code();
-    let setup = load_setup(&store, company, env, kind_code, today, None).await?;
-    let key = signing_key(issuing, &setup)?;
+    let choice = ResolutionChoice::Active {
+        environment: env,
+        document_type: kind_code,
+        date: today,
+    };
+    // Phase one in one trip to a store thread: the issuer's records, then
+    // everything checked before a number is taken, then the number,
+    // record and customer upsert in memory under the store's numbering
+    // lock (refusing before it writes anything). Not flushed: until phase
+    // two is durable nothing was promised (a crash leaves a half-built
+    // document that resume rebuilds with its number).
+    let (doc, (mapped, setup, key)) = store
+        .create_checked(company, SoftwareKind::Invoicing, choice, {
+            let issuing = issuing.clone();
+            move |records| {
+                let setup = setup_from(records, SoftwareKind::Invoicing, env, kind_code, today)?;
+                let key = signing_key(&issuing, &setup)?;
+                let new = checked_document(&mapped, &setup, &key, caller, today, request)?;
+                Ok::<_, IssueError>((new, (mapped, setup, key)))
+            }
+        })
+        .await?;
 
-    // Everything is checked before a number is taken.
-    let ctx = issuer_context(&setup, env, setup.next_number, colombia_now());
+    let issued = build(issuing, &mapped, &setup, key, env, doc.number).await?;
+    store_and_send(issuing, doc, issued, mapped.transmit, asynchronous).await
+}
+
+/// The document `mapped` makes for `caller`, once everything a number
+/// must not be taken for has been checked: the request against the
+/// issuer's setup and certificate, and the totals it declares.
+fn checked_document(
+    mapped: &DocumentRequest,
+    setup: &IssuerSetup,
+    key: &SigningKey,
+    caller: Caller,
+    today: NaiveDate,
+    request: Payload,
+) -> IssueResult<NewDocument> {
+    let env = caller.environment;
+    let ctx = issuer_context(setup, env, setup.next_number, colombia_now());
     let cert = CertificateValidity {
         not_before: key.not_before(),
         not_after: key.not_after(),
@@ -261,12 +297,11 @@ pub async fn issue(
         .monthly_document_limit
         .map(u64::from)
         .unwrap_or(DEFAULT_MONTHLY_LIMIT);
-    let period = today.year() as u32 * 100 + today.month();
-    let new = NewDocument {
-        company_id: company,
+    Ok(NewDocument {
+        company_id: caller.company,
         environment: env,
-        user_id: user,
-        document_type: kind_code,
+        user_id: caller.user,
+        document_type: mapped.kind.code(),
         resolution_id: setup.resolution.id,
         issue_date: today,
         external_reference: mapped.external_reference.clone(),
@@ -276,17 +311,8 @@ pub async fn issue(
         request: request.canonical,
         payload_hash: request.hash,
         monthly_limit: Some(limit),
-        period,
-    };
-    // Phase one (reference and limit checks, number, record, customer
-    // upsert) is in memory under the store's numbering lock and refuses
-    // before it writes anything. Not flushed: until phase two is durable
-    // nothing was promised (a crash leaves a half-built document that resume
-    // rebuilds with its number).
-    let doc = store.create_document(new).await?;
-
-    let issued = build(issuing, &mapped, &setup, key, env, doc.number).await?;
-    store_and_send(issuing, doc, issued, mapped.transmit, asynchronous).await
+        period: today.year() as u32 * 100 + today.month(),
+    })
 }
 
 /// Phase two and after, for a document just built (any family): files,

@@ -10,6 +10,7 @@ use std::pin::Pin;
 use std::sync::mpsc;
 use std::sync::{Mutex, PoisonError};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use tokio::sync::oneshot;
 
@@ -59,6 +60,33 @@ fn serve(batch: Vec<Request>, sync: &impl Fn(Scope) -> StoreResult<()>) {
     }
 }
 
+/// How long a busy flusher waits for more requests before it syncs.
+const GATHER: Duration = Duration::from_millis(1);
+
+/// `first`, every request waiting behind it, and those that arrive within
+/// `window`. The flusher waits [`GATHER`] when the last batch held more
+/// than one (documents arrive faster than a batch's syncs take): a batch
+/// costs the same syncs and wake-ups for one document as for many
+/// (measured at ~1,800 documents/s: ~2 documents a batch without the
+/// wait). A lone caller never waits.
+fn gather(first: Request, rx: &mpsc::Receiver<Request>, window: Duration) -> Vec<Request> {
+    let mut batch = vec![first];
+    batch.extend(rx.try_iter());
+    if !window.is_zero() {
+        let until = Instant::now() + window;
+        while let Some(left) = until.checked_duration_since(Instant::now()) {
+            match rx.recv_timeout(left) {
+                Ok(request) => {
+                    batch.push(request);
+                    batch.extend(rx.try_iter());
+                }
+                Err(_) => break,
+            }
+        }
+    }
+    batch
+}
+
 impl Flusher {
     /// Starts the thread; `sync(scope)` makes every write completed before
     /// the call durable.
@@ -69,9 +97,11 @@ impl Flusher {
         let thread = std::thread::Builder::new()
             .name("store-flush".into())
             .spawn(move || {
+                let mut busy = false;
                 while let Ok(first) = rx.recv() {
-                    let mut batch = vec![first];
-                    batch.extend(rx.try_iter());
+                    let window = if busy { GATHER } else { Duration::ZERO };
+                    let batch = gather(first, &rx, window);
+                    busy = batch.len() > 1;
                     serve(batch, &sync);
                 }
             })?;
@@ -170,6 +200,26 @@ mod tests {
     use std::sync::Arc;
 
     type Log = Arc<Mutex<Vec<String>>>;
+
+    fn noop() -> Request {
+        Box::new(|| Box::new(|_| Box::new(|_| {})))
+    }
+
+    #[test]
+    fn a_busy_flusher_gathers_what_arrives_in_its_window_and_an_idle_one_does_not_wait() {
+        let (tx, rx) = mpsc::channel::<Request>();
+        tx.send(noop()).unwrap();
+        // No window: what is waiting, at once.
+        assert_eq!(gather(noop(), &rx, Duration::ZERO).len(), 2);
+        // A window: a request sent from another thread meanwhile joins; the
+        // wait ends early once every sender is gone.
+        let sender = tx.clone();
+        drop(tx);
+        let late = std::thread::spawn(move || sender.send(noop()).unwrap());
+        let batch = gather(noop(), &rx, Duration::from_secs(60));
+        late.join().unwrap();
+        assert_eq!(batch.len(), 2);
+    }
 
     /// A flusher that records its syncs in `log` (and fails the file sync
     /// when asked), and writes that record themselves there too.

@@ -30,6 +30,9 @@ struct Current {
     file: Option<File>,
     /// Files written since the last sync.
     unsynced: Vec<File>,
+    /// Whether `file` was appended to since the last sync: a sync with
+    /// nothing new costs no `fdatasync` (each group commit asks twice).
+    dirty: bool,
 }
 
 pub(crate) struct PayloadLog {
@@ -79,6 +82,7 @@ impl PayloadLog {
                 minute: i64::MIN,
                 file: None,
                 unsynced: Vec::new(),
+                dirty: false,
             }),
         })
     }
@@ -124,6 +128,7 @@ impl PayloadLog {
         if let Some(f) = c.file.as_mut() {
             f.write_all(&record)?;
         }
+        c.dirty = true;
         Ok(())
     }
 
@@ -139,11 +144,21 @@ impl PayloadLog {
     pub(crate) fn sync(&self) -> io::Result<()> {
         let (current, older) = {
             let mut c = self.current.lock().unwrap_or_else(PoisonError::into_inner);
-            let current = c.file.as_ref().map(File::try_clone).transpose()?;
+            let current = match std::mem::take(&mut c.dirty) {
+                true => c.file.as_ref().map(File::try_clone).transpose()?,
+                false => None,
+            };
             (current, std::mem::take(&mut c.unsynced))
         };
         for f in older.iter().chain(current.as_ref()) {
-            f.sync_data()?;
+            if let Err(e) = f.sync_data() {
+                // The current file is synced again by the next caller.
+                self.current
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .dirty = true;
+                return Err(e);
+            }
         }
         Ok(())
     }
