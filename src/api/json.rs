@@ -3,6 +3,7 @@
 //! twice in one object → 400 MALFORMED_JSON; a required field missing or a
 //! value out of its set → 422 naming it; over 1 MiB → 413.
 
+pub mod escape;
 mod unique_keys;
 
 use std::future::Future;
