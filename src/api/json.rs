@@ -3,6 +3,7 @@
 //! twice in one object → 400 MALFORMED_JSON; a required field missing or a
 //! value out of its set → 422 naming it; over 1 MiB → 413.
 
+pub mod escape;
 mod unique_keys;
 
 use std::future::Future;
@@ -70,6 +71,12 @@ pub fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
             "request body is empty; JSON expected".into(),
         ));
     }
+    // Most bodies are fine: read without tracking the path (which copies
+    // every key it passes); a body with a problem is read again with it,
+    // for the answer. Tracking changes no outcome, only the error's detail.
+    if let Ok(value) = parse_untracked(body) {
+        return Ok(value);
+    }
     let de = &mut serde_json::Deserializer::from_slice(body);
     let value: object::Object<T> =
         serde_path_to_error::deserialize(unique_keys::UniqueKeys::new(&mut *de))
@@ -77,6 +84,15 @@ pub fn parse<T: DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
     // `deserialize` stops after the value: `{…}x` and `{…}{…}` are not JSON.
     de.end()
         .map_err(|e| ApiError::MalformedJson(format!("body is not valid JSON: {e}")))?;
+    Ok(value.0)
+}
+
+/// [`parse`]'s reading, without the path.
+fn parse_untracked<T: DeserializeOwned>(body: &[u8]) -> Result<T, serde_json::Error> {
+    let de = &mut serde_json::Deserializer::from_slice(body);
+    let value: object::Object<T> =
+        serde::Deserialize::deserialize(unique_keys::UniqueKeys::new(&mut *de))?;
+    de.end()?;
     Ok(value.0)
 }
 
@@ -101,6 +117,10 @@ fn duplicate_key(body: &[u8]) -> Option<serde_path_to_error::Error<serde_json::E
 /// [`parse`] for a body already read as a JSON value (no second pass over
 /// the text); a `Value` read by [`parse`] has no duplicate keys left to find.
 pub fn parse_value<T: DeserializeOwned>(body: &serde_json::Value) -> Result<T, ApiError> {
+    // As in `parse`: the path only for the error.
+    if let Ok(value) = <object::Object<T> as serde::Deserialize>::deserialize(body) {
+        return Ok(value.0);
+    }
     let value: object::Object<T> = serde_path_to_error::deserialize(body).map_err(|e| {
         // The text was read already: a number that does not fit its field
         // (300 for a u8, kept as text by arbitrary precision) surfaces as a

@@ -1,7 +1,8 @@
 //! `POST /facturacion`: one endpoint for all ten document types (spec 4.1).
 
+use actix_web::http::header::ContentType;
 use actix_web::http::StatusCode;
-use actix_web::{post, web, HttpResponse};
+use actix_web::{post, web, HttpResponse, ResponseError};
 
 use super::mapping::{document_kind, to_document};
 use super::request::FacturacionRequest;
@@ -9,7 +10,7 @@ use super::responses::{summary, IssuedResponse, QueuedEnvelope, QueuedResponse};
 use crate::api::auth::AuthContext;
 use crate::api::envelope;
 use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
-use crate::api::json::{parse_value, Json};
+use crate::api::json::{parse, parse_value, RawBody};
 use crate::issuing::issue::{referenced_document, submit, Issued};
 use crate::state::AppState;
 
@@ -27,19 +28,23 @@ pub fn issued_response(issued: Issued) -> HttpResponse {
                 Some(t) if t.retryable => "Documento emitido; la transmisión se reintentará",
                 Some(_) => "Documento emitido y rechazado por tax",
             };
-            envelope::ok(
-                message,
-                IssuedResponse {
-                    documento: summary(&doc, true),
-                    xml,
-                    cufe: doc.code.clone().unwrap_or_default(),
-                    cufe_scheme: doc.code_scheme.clone().unwrap_or_default(),
-                    qr_url: doc.qr_url.clone().unwrap_or_default(),
-                    transmission: transmission.and_then(|t| serde_json::to_value(*t).ok()),
-                    id_estado_documento: doc.state,
-                    estado: emisor_store::state::name(doc.state),
-                },
-            )
+            let answer = IssuedResponse {
+                documento: summary(&doc, true),
+                xml,
+                cufe: doc.code.clone().unwrap_or_default(),
+                cufe_scheme: doc.code_scheme.clone().unwrap_or_default(),
+                qr_url: doc.qr_url.clone().unwrap_or_default(),
+                transmission: transmission.and_then(|t| serde_json::to_value(*t).ok()),
+                id_estado_documento: doc.state,
+                estado: emisor_store::state::name(doc.state),
+            };
+            // What `envelope::ok(message, answer)` answers, written directly.
+            match answer.envelope_json(message) {
+                Ok(body) => HttpResponse::Ok()
+                    .insert_header(ContentType::json())
+                    .body(body),
+                Err(e) => ApiError::Internal(format!("writing the answer: {e}")).error_response(),
+            }
         }
         Issued::Queued { doc, job_id } => {
             HttpResponse::build(StatusCode::ACCEPTED).json(QueuedEnvelope {
@@ -76,12 +81,16 @@ pub fn issued_response(issued: Issued) -> HttpResponse {
 pub async fn create(
     state: web::Data<AppState>,
     ctx: AuthContext,
-    body: Json<serde_json::Value>,
+    body: RawBody,
 ) -> ApiResult<HttpResponse> {
-    let value = body.0;
-    // serde_json maps are ordered, so this is the canonical JSON.
-    let canonical =
-        serde_json::to_vec(&value).map_err(|e| ApiError::MalformedJson(e.to_string()))?;
+    // What the `Json` extractor does, with the body's length at hand.
+    let value: serde_json::Value = parse(&body.0)?;
+    // serde_json maps are ordered, so this is the canonical JSON; it is
+    // never longer than the body (no whitespace; escapes kept or shortened).
+    let mut canonical = Vec::with_capacity(body.0.len());
+    serde_json::to_writer(&mut canonical, &value)
+        .map_err(|e| ApiError::MalformedJson(e.to_string()))?;
+    drop(body);
     let req: FacturacionRequest = parse_value(&value)?;
     let issuing = state.issuing.clone();
     document_kind(&req)?;

@@ -33,6 +33,38 @@ pub struct IssuedResponse {
     pub estado: &'static str,
 }
 
+impl IssuedResponse {
+    /// `{"success":true,"message":…,"data":…}` around this answer, as
+    /// `serde_json` writes [`Envelope`](crate::api::envelope::Envelope) of
+    /// it (field order, numbers, escapes), in one buffer sized for the XML,
+    /// which is escaped once, eight bytes at a time. This answer is most of
+    /// the bytes an HTTP worker writes per document.
+    pub fn envelope_json(&self, message: &str) -> Result<Vec<u8>, serde_json::Error> {
+        // Escapes (`\"` for each attribute quote) add ~5% to a signed XML.
+        let mut out = Vec::with_capacity(self.xml.len() + self.xml.len() / 8 + 1024);
+        out.extend_from_slice(b"{\"success\":true,\"message\":");
+        serde_json::to_writer(&mut out, message)?;
+        out.extend_from_slice(b",\"data\":{\"documento\":");
+        serde_json::to_writer(&mut out, &self.documento)?;
+        out.extend_from_slice(b",\"xml\":");
+        crate::api::json::escape::push_str(&mut out, &self.xml);
+        out.extend_from_slice(b",\"cufe\":");
+        crate::api::json::escape::push_str(&mut out, &self.cufe);
+        out.extend_from_slice(b",\"cufe_scheme\":");
+        crate::api::json::escape::push_str(&mut out, &self.cufe_scheme);
+        out.extend_from_slice(b",\"qr_url\":");
+        crate::api::json::escape::push_str(&mut out, &self.qr_url);
+        out.extend_from_slice(b",\"transmission\":");
+        serde_json::to_writer(&mut out, &self.transmission)?;
+        out.extend_from_slice(b",\"id_estado_documento\":");
+        serde_json::to_writer(&mut out, &self.id_estado_documento)?;
+        out.extend_from_slice(b",\"estado\":");
+        crate::api::json::escape::push_str(&mut out, self.estado);
+        out.extend_from_slice(b"}}");
+        Ok(out)
+    }
+}
+
 /// 202 answer of `POST /facturacion` with `async: true`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct QueuedResponse {
@@ -126,5 +158,67 @@ pub fn status_record(doc: &DocumentRecord) -> DocumentStatus {
         created_at: ts(doc.created_at),
         updated_at: ts(doc.updated_at),
         intentos: doc.attempts,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::api::envelope::Envelope;
+
+    fn answer(
+        xml: &str,
+        with_total: bool,
+        transmission: Option<serde_json::Value>,
+    ) -> IssuedResponse {
+        IssuedResponse {
+            documento: DocumentSummary {
+                id: 18_446_744_073_709_551_615,
+                prefijo: "SETP\"\\".into(),
+                numero: "990000001".into(),
+                cufe: with_total.then(|| "ab12\u{1}".to_string()),
+                total: with_total.then(|| json_number("1234567.10")),
+            },
+            xml: xml.into(),
+            cufe: "c\u{7f}ufé".into(),
+            cufe_scheme: "CUFE-SHA384".into(),
+            qr_url: "https://catalogo-vpfe.dian.gov.co/document/searchqr?documentkey=x&y=\"z\""
+                .into(),
+            transmission,
+            id_estado_documento: 255,
+            estado: state::name(1),
+        }
+    }
+
+    /// The hand-written envelope is what serde_json writes for
+    /// `Envelope<IssuedResponse>`, byte for byte.
+    #[test]
+    fn the_written_envelope_is_serde_jsons() {
+        let xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Invoice a='1' b=\"<&gt;\">\r\n\tBogotá \\ \u{0}\u{8}\u{c}\u{1f}\u{7f} €</Invoice>";
+        let transmission = serde_json::json!({"isValid": false, "statusCode": "99", "n": 1.50, "errors": ["a\"b", null]});
+        for message in [
+            "Documento generado (no transmitido)",
+            "Documento emitido; la transmisión se reintentará",
+            "\"\n",
+        ] {
+            for (xml, with_total, t) in [
+                (xml.to_string(), true, None),
+                (xml.repeat(50), false, Some(transmission.clone())),
+                (String::new(), true, Some(serde_json::Value::Null)),
+            ] {
+                let a = answer(&xml, with_total, t);
+                let expected = serde_json::to_vec(&Envelope {
+                    success: true,
+                    message: message.to_string(),
+                    data: &a,
+                })
+                .unwrap();
+                assert_eq!(
+                    String::from_utf8(a.envelope_json(message).unwrap()).unwrap(),
+                    String::from_utf8(expected).unwrap()
+                );
+            }
+        }
     }
 }
