@@ -118,7 +118,7 @@ pub async fn submit(
     let payload = Payload::new(canonical);
     super::issue::under_claim(issuing, company, None, payload.hash, {
         let issuing = issuing.clone();
-        async move { issue(&issuing, caller, request, payload).await }
+        Box::pin(async move { issue(&issuing, caller, request, payload).await })
     })
     .await
 }

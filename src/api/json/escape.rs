@@ -2,8 +2,7 @@
 //! text. The signed XML (~17 kB) goes back to the caller as a JSON string;
 //! serde_json looks at it one byte at a time, this looks at sixteen bytes
 //! at a time (SSE2 on x86-64, one `unsafe` call that every x86-64 CPU
-//! satisfies) and copies the runs that need no
-//! escape whole.
+//! satisfies) and copies the runs that need no escape whole.
 
 /// Appends `s` to `out` as a JSON string, quotes included, byte for byte
 /// what `serde_json::to_writer(out, s)` appends: `"` and `\` escaped with a
