@@ -10,13 +10,13 @@
 
 use std::sync::Arc;
 
-use chrono::Datelike;
+use chrono::{Datelike, NaiveDate};
 use emisor_store::{
-    DocumentFiles, DocumentRecord, Environment, NewDocument, SoftwareKind,
+    DocumentFiles, DocumentRecord, Environment, NewDocument, ResolutionChoice, SoftwareKind,
     PAYROLL_ADJUSTMENT_DOCUMENT_TYPE, PAYROLL_DOCUMENT_TYPE,
 };
 
-use super::context::{colombia_now, issuer_context, load_setup_for, IssuerSetup};
+use super::context::{colombia_now, issuer_context, load_setup_for, setup_from, IssuerSetup};
 use super::duplicates::Payload;
 use super::error::{IssueError, IssueResult};
 use super::issue::{
@@ -134,14 +134,55 @@ pub async fn issue(
     let Caller {
         company,
         environment: env,
-        user,
+        ..
     } = caller;
     if request.transmit && env == Environment::Live && !issuing.authority_available().await {
         return Err(IssueError::TaxUnavailable(
             "the tax authority is unavailable (circuit breaker open); nothing was issued, try again later".into(),
         ));
     }
-    let setup = setup(issuing, company, env, None).await?;
+    let today = colombia_now().date_naive();
+    let choice = ResolutionChoice::Active {
+        environment: env,
+        document_type: PAYROLL_DOCUMENT_TYPE,
+        date: today,
+    };
+    // Phase one in one trip to a store thread, as `issue::issue` does: the
+    // setup, the checks, then the number in memory under the numbering
+    // lock; a crash before phase two leaves a half-built payroll that
+    // resume rebuilds with its number.
+    let (doc, (request, setup, key)) = issuing
+        .store
+        .create_checked(company, SoftwareKind::Payroll, choice, {
+            let issuing = issuing.clone();
+            move |records| {
+                let setup = setup_from(
+                    records,
+                    SoftwareKind::Payroll,
+                    env,
+                    PAYROLL_DOCUMENT_TYPE,
+                    today,
+                )?;
+                let key = signing_key(&issuing, &setup)?;
+                let new = checked_payroll(&request, &setup, &key, caller, today, payload)?;
+                Ok::<_, IssueError>((new, (request, setup, key)))
+            }
+        })
+        .await?;
+    let issued = build(issuing, &request.document, &setup, key, env, doc.number).await?;
+    store_and_send(issuing, doc, issued, request.transmit, false).await
+}
+
+/// The document a payroll request makes for `caller`, once everything a
+/// number must not be taken for has been checked.
+fn checked_payroll(
+    request: &PayrollRequest,
+    setup: &IssuerSetup,
+    key: &SigningKey,
+    caller: Caller,
+    today: NaiveDate,
+    payload: Payload,
+) -> IssueResult<NewDocument> {
     if let Some(prefix) = &request.prefix {
         if *prefix != setup.resolution.prefix {
             return Err(IssueError::invalid(
@@ -153,7 +194,6 @@ pub async fn issue(
             ));
         }
     }
-    let key = signing_key(issuing, &setup)?;
     if key.not_after() < chrono::Utc::now() {
         return Err(IssueError::invalid(
             "certificado",
@@ -162,17 +202,15 @@ pub async fn issue(
     }
     validate_and_total(&request.document)
         .map_err(|errors| IssueError::invalid_list(cap(named(&errors, |f| (request.fields)(f)))))?;
-
-    let today = colombia_now().date_naive();
     let limit = setup
         .company
         .monthly_document_limit
         .map(u64::from)
         .unwrap_or(DEFAULT_MONTHLY_LIMIT);
-    let new = NewDocument {
-        company_id: company,
-        environment: env,
-        user_id: user,
+    Ok(NewDocument {
+        company_id: caller.company,
+        environment: caller.environment,
+        user_id: caller.user,
         document_type: document_type(request.document.kind),
         resolution_id: setup.resolution.id,
         issue_date: today,
@@ -184,13 +222,7 @@ pub async fn issue(
         payload_hash: payload.hash,
         monthly_limit: Some(limit),
         period: today.year() as u32 * 100 + today.month(),
-    };
-    // Phase one: the number, in memory under the numbering lock (see
-    // `issue::issue`); a crash before phase two leaves a half-built
-    // payroll that resume rebuilds with its number.
-    let doc = issuing.store.create_document(new).await?;
-    let issued = build(issuing, &request.document, &setup, key, env, doc.number).await?;
-    store_and_send(issuing, doc, issued, request.transmit, false).await
+    })
 }
 
 /// A stored payroll built again from its stored request, with its number
