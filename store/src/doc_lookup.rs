@@ -193,7 +193,7 @@ mod tests {
     #[test]
     fn a_reference_colliding_in_full_is_not_refused() {
         // Same bucket and fingerprint for company 1 (found by search).
-        let (a, b) = ("ref-3059975", "ref-16489669");
+        let (a, b) = ("ref-129399", "ref-137405");
         let dir = tempfile::tempdir().unwrap();
         let s = open(dir.path());
         let c = s.create_company(company()).unwrap();
@@ -231,7 +231,7 @@ mod tests {
     #[tokio::test]
     async fn a_code_colliding_in_full_finds_its_own_document() {
         // Same bucket and fingerprint (found by search).
-        let (a, b) = ("code-16152", "code-8763352");
+        let (a, b) = ("code-8365", "code-50710");
         let dir = tempfile::tempdir().unwrap();
         let s = open(dir.path());
         let c = s.create_company(company()).unwrap();
@@ -246,6 +246,46 @@ mod tests {
         assert_eq!(s.document_by_code(a).unwrap(), Some(first.id));
         assert_eq!(s.document_by_code(b).unwrap(), Some(second.id));
         assert_eq!(s.document_by_code("code-0").unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn a_data_dir_with_the_twelve_byte_hashed_indexes_is_upgraded() {
+        let dir = tempfile::tempdir().unwrap();
+        let (company_id, a) = {
+            let s = open(dir.path());
+            let co = s.create_company(company()).unwrap();
+            let r = s.add_resolution(co.id, resolution(1, 100)).unwrap();
+            let a = s.create_document(new_doc(&r, Some("ref-a"))).unwrap();
+            let a = built(&s, a, "code-a").await;
+            // What the build before compact buckets left: its entries under
+            // the old names (the mark set), nothing under the new ones.
+            for old in [
+                trees::HASHED_V1_DOCUMENT_REFS,
+                trees::HASHED_V1_DOCUMENTS_BY_CODE,
+            ] {
+                let mut entry = vec![0u8; 4];
+                entry.extend_from_slice(&id_key(a.id));
+                s.db.open_tree(old).unwrap().insert([0, 1], entry).unwrap();
+            }
+            s.documents_by_code.clear().unwrap();
+            s.document_refs.clear().unwrap();
+            assert!(s.meta.get(HASHED_INDEXES_KEY).unwrap().is_some());
+            s.close().unwrap();
+            (co.id, a.id)
+        };
+        let s = open(dir.path());
+        assert_eq!(s.document_by_code("code-a").unwrap(), Some(a));
+        assert_eq!(
+            s.document_by_reference(company_id, "ref-a").unwrap(),
+            Some(a)
+        );
+        let names: Vec<Vec<u8>> = s.db.tree_names().iter().map(|n| n.to_vec()).collect();
+        for old in [
+            trees::HASHED_V1_DOCUMENT_REFS,
+            trees::HASHED_V1_DOCUMENTS_BY_CODE,
+        ] {
+            assert!(!names.contains(&old.as_bytes().to_vec()), "{old} dropped");
+        }
     }
 
     #[tokio::test]

@@ -26,7 +26,7 @@ pub const DOCUMENTS_BY_STATE_V1: &str = "documents_by_state";
 pub const DOCUMENT_REQUESTS: &str = "document_requests";
 /// Hashed index (`hashed_index`) of company ‖ external reference → the
 /// documents that may hold it.
-pub const DOCUMENT_REFS: &str = "document_references_hashed";
+pub const DOCUMENT_REFS: &str = "document_references_hashed_v2";
 /// document id ‖ sequence → history entry.
 pub const DOCUMENT_HISTORY: &str = "document_history";
 /// company ‖ YYYYMM → documents issued (subscription usage).
@@ -82,7 +82,7 @@ pub const RECEIVED_FILES: &str = "received_files";
 pub const EVENT_FILES: &str = "invoice_event_files";
 /// Hashed index (`hashed_index`) of document code (CUFE…) → the documents
 /// that may hold it, written with the document.
-pub const DOCUMENTS_BY_CODE: &str = "documents_by_code_hashed";
+pub const DOCUMENTS_BY_CODE: &str = "documents_by_code_hashed_v2";
 
 /// The indexes above as they were before, one entry per document (key →
 /// id): dropped once the hashed ones are built from the records
@@ -90,12 +90,19 @@ pub const DOCUMENTS_BY_CODE: &str = "documents_by_code_hashed";
 pub const LEGACY_DOCUMENT_REFS: &str = "document_references";
 pub const LEGACY_DOCUMENTS_BY_CODE: &str = "documents_by_code";
 
+/// The hashed indexes with 12-byte entries (fingerprint u32, id u64),
+/// before the compact ones above.
+pub const HASHED_V1_DOCUMENT_REFS: &str = "document_references_hashed";
+pub const HASHED_V1_DOCUMENTS_BY_CODE: &str = "documents_by_code_hashed";
+
 /// Trees of older layouts, rebuilt under other names from the records: a
 /// store that still holds one is copied without it at open
 /// (`sled_rewrite`), since sled would keep a dropped tree's pages resident.
-pub const SUPERSEDED: [&str; 4] = [
+pub const SUPERSEDED: [&str; 6] = [
     DOCUMENT_INDEX_V1,
     DOCUMENTS_BY_STATE_V1,
     LEGACY_DOCUMENT_REFS,
     LEGACY_DOCUMENTS_BY_CODE,
+    HASHED_V1_DOCUMENT_REFS,
+    HASHED_V1_DOCUMENTS_BY_CODE,
 ];
