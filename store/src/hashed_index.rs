@@ -87,14 +87,10 @@ fn encode(entries: &[Entry]) -> Vec<u8> {
     out
 }
 
-/// Adds `entry` in its place; false when it was there already.
-fn add(entries: &mut Vec<Entry>, entry: Entry) -> bool {
-    match entries.binary_search_by_key(&(entry.1, entry.0), |&(f, id)| (id, f)) {
-        Ok(_) => false,
-        Err(at) => {
-            entries.insert(at, entry);
-            true
-        }
+/// Adds `entry` in its place (nothing if it is there already).
+fn add(entries: &mut Vec<Entry>, entry: Entry) {
+    if let Err(at) = entries.binary_search_by_key(&(entry.1, entry.0), |&(f, id)| (id, f)) {
+        entries.insert(at, entry);
     }
 }
 
