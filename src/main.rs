@@ -14,5 +14,6 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
     emisor::memory::no_huge_pages();
+    emisor::memory::purge_freed_memory_at_once();
     std::process::exit(emisor::cli::run());
 }

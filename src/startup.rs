@@ -16,7 +16,7 @@ use emisor_store::{AsyncStore, Store};
 use secrecy::ExposeSecret;
 use sha2::{Digest, Sha256};
 use utoipa::OpenApi;
-use utoipa_swagger_ui::SwaggerUi;
+use utoipa_swagger_ui::{Config as SwaggerConfig, SwaggerUi};
 
 use crate::api::error::ApiError;
 use crate::api::openapi::ApiDoc;
@@ -392,7 +392,12 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         recovery: actors.recovery.clone(),
     });
 
-    let openapi = ApiDoc::openapi();
+    // Serialized once and shared: SwaggerUi's own route keeps a clone of
+    // the whole document per worker (4-8 MB each, resident for the life of
+    // the process) and serializes it again on every request.
+    let openapi_json = web::Bytes::from(
+        serde_json::to_vec(&ApiDoc::openapi()).context("serializing the OpenAPI document")?,
+    );
     let workers = match settings.server.workers {
         0 => std::thread::available_parallelism()
             .map(|n| n.get())
@@ -410,8 +415,20 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
             .service(crate::ops::health::healthz)
             .service(crate::ops::health::readyz)
             .service(crate::ops::health::metrics)
+            .route("/v1/api/openapi.json", {
+                let json = openapi_json.clone();
+                web::get().to(move || {
+                    let json = json.clone();
+                    async move {
+                        HttpResponse::Ok()
+                            .content_type("application/json")
+                            .body(json)
+                    }
+                })
+            })
             .service(
-                SwaggerUi::new("/v1/api/docs/{_:.*}").url("/v1/api/openapi.json", openapi.clone()),
+                SwaggerUi::new("/v1/api/docs/{_:.*}")
+                    .config(SwaggerConfig::from("/v1/api/openapi.json")),
             )
             .route(
                 "/v1/api/docs",
