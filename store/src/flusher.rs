@@ -10,7 +10,7 @@ use std::pin::Pin;
 use std::sync::mpsc;
 use std::sync::{Mutex, PoisonError};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::oneshot;
 
@@ -68,21 +68,15 @@ const GATHER: Duration = Duration::from_millis(1);
 /// than one (documents arrive faster than a batch's syncs take): a batch
 /// costs the same syncs and wake-ups for one document as for many
 /// (measured at ~1,800 documents/s: ~2 documents a batch without the
-/// wait). A lone caller never waits.
+/// wait). A lone caller never waits. The window is slept through whole:
+/// woken for each arrival instead, the flusher switched in 1.5 times a
+/// document.
 fn gather(first: Request, rx: &mpsc::Receiver<Request>, window: Duration) -> Vec<Request> {
     let mut batch = vec![first];
     batch.extend(rx.try_iter());
     if !window.is_zero() {
-        let until = Instant::now() + window;
-        while let Some(left) = until.checked_duration_since(Instant::now()) {
-            match rx.recv_timeout(left) {
-                Ok(request) => {
-                    batch.push(request);
-                    batch.extend(rx.try_iter());
-                }
-                Err(_) => break,
-            }
-        }
+        std::thread::sleep(window);
+        batch.extend(rx.try_iter());
     }
     batch
 }
@@ -211,12 +205,9 @@ mod tests {
         tx.send(noop()).unwrap();
         // No window: what is waiting, at once.
         assert_eq!(gather(noop(), &rx, Duration::ZERO).len(), 2);
-        // A window: a request sent from another thread meanwhile joins; the
-        // wait ends early once every sender is gone.
-        let sender = tx.clone();
-        drop(tx);
-        let late = std::thread::spawn(move || sender.send(noop()).unwrap());
-        let batch = gather(noop(), &rx, Duration::from_secs(60));
+        // A window: a request sent from another thread meanwhile joins.
+        let late = std::thread::spawn(move || tx.send(noop()).unwrap());
+        let batch = gather(noop(), &rx, Duration::from_secs(1));
         late.join().unwrap();
         assert_eq!(batch.len(), 2);
     }
