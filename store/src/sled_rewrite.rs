@@ -41,7 +41,7 @@ const COMPLETE: &str = "complete";
 /// sled's page cache unless configured (`[store] cache_mb`). Its default
 /// is 1 GiB; documents are written once and read rarely, and the files
 /// live outside sled, so a small cache keeps the server lean.
-pub const DEFAULT_CACHE_BYTES: u64 = 8 * 1024 * 1024;
+pub const DEFAULT_CACHE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// Opens sled in `dir` with the store's settings.
 pub(crate) fn open_db(dir: &Path, cache_bytes: u64) -> StoreResult<Db> {
