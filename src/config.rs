@@ -44,6 +44,9 @@ pub struct StoreSettings {
     pub data_dir: PathBuf,
     /// sled's page cache, MiB.
     pub cache_mb: u64,
+    /// How often, at most, sled's snapshot is written while documents are
+    /// (ms): what a crash leaves to replay at the next start.
+    pub checkpoint_ms: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
-use emisor_store::{Keyring, MasterKey, SealedInventory, SledStore, StoreError};
+use emisor_store::{Keyring, MasterKey, OpenOptions, SealedInventory, SledStore, StoreError};
 use secrecy::zeroize::Zeroizing;
 use secrecy::ExposeSecret;
 use serde::Serialize;
@@ -112,8 +112,11 @@ pub fn open_store(settings: &Settings) -> anyhow::Result<OpenedStore> {
         }
     }
     let mut finish_rotation = None;
-    let cache = settings.store.cache_mb.saturating_mul(1024 * 1024);
-    let opened = SledStore::open_with_cache(dir, cache, |inventory| {
+    let options = OpenOptions {
+        cache_bytes: settings.store.cache_mb.saturating_mul(1024 * 1024),
+        checkpoint_every: std::time::Duration::from_millis(settings.store.checkpoint_ms.max(1)),
+    };
+    let opened = SledStore::open_with_options(dir, options, |inventory| {
         choose_keys(&source, inventory, dir, &mut notices, &mut finish_rotation)
             .map_err(|e| StoreError::MasterKey(format!("{e:#}")))
     });

@@ -23,6 +23,15 @@ pub struct GroupCommit {
 }
 
 impl GroupCommit {
+    /// How many commits are on disk so far: it moves whenever anything
+    /// was made durable through here.
+    pub fn flushed(&self) -> u64 {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .flushed
+    }
+
     /// Makes every write completed before this call durable, with `flush`
     /// (which must persist everything written before it starts).
     pub fn commit<E>(&self, flush: impl Fn() -> Result<(), E>) -> Result<(), E> {

@@ -17,6 +17,7 @@
 
 mod async_received;
 mod async_store;
+mod checkpoint;
 pub mod codec;
 mod compress;
 mod doc_index;
@@ -46,6 +47,7 @@ pub mod test_set;
 pub mod trees;
 
 pub use async_store::{AsyncStore, IssuerRecords, ResolutionChoice};
+pub use checkpoint::OpenOptions;
 pub use error::{StoreError, StoreResult};
 pub use file_log::FileRef;
 pub use flusher::Committed;

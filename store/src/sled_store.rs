@@ -12,12 +12,14 @@ use sled::transaction::{
 };
 use sled::{Db, Transactional, Tree};
 
+use crate::checkpoint::{Checkpointer, OpenOptions};
 use crate::codec::{decode, encode, id_key, read_u64, scoped_key, scoped_text_key};
 use crate::compress::Dictionaries;
 use crate::doc_index::{marker_token, IndexMarkers, INDEX_BUILT_KEY};
 use crate::doc_lookup::HASHED_INDEXES_KEY;
 use crate::error::{StoreError, StoreResult};
 use crate::file_log::FileLog;
+
 use crate::flusher::{Flusher, Scope};
 use crate::group_commit::GroupCommit;
 use crate::hashed_index::HashedIndex;
@@ -29,7 +31,7 @@ use crate::repair::{CLEAN_CLOSE_KEY, DERIVED_V2_KEY, STATE_SETS_KEY};
 use crate::sealing::{Keyring, SealedInventory};
 use crate::sled_documents::value_tail;
 use crate::sled_rewrite::{
-    finish_rewrite, has_superseded, open_db, rewrite_compact, rewrite_sealed, DEFAULT_CACHE_BYTES,
+    finish_rewrite, has_superseded, open_db, rewrite_compact, rewrite_sealed,
 };
 use crate::sled_sealing::{check_keys, survey_trees};
 use crate::test_set;
@@ -103,6 +105,8 @@ pub struct SledStore {
     /// The duplicate window's payloads ([`PayloadLog`]); `recent_payloads`
     /// holds those of versions before it.
     pub(crate) payloads: Arc<PayloadLog>,
+    /// sled's snapshot every few seconds (`checkpoint`).
+    _checkpointer: Arc<Checkpointer>,
 }
 
 pub(crate) fn abort<T>(e: StoreError) -> TxResult<T> {
@@ -233,17 +237,20 @@ impl SledStore {
         dir: &Path,
         choose: impl FnOnce(&SealedInventory) -> StoreResult<Keyring>,
     ) -> StoreResult<Self> {
-        Self::open_with_cache(dir, DEFAULT_CACHE_BYTES, choose)
+        Self::open_with_options(dir, OpenOptions::default(), choose)
     }
 
-    /// [`open_with`](Self::open_with) with sled's page cache of
-    /// `cache_bytes` (sled's own accounting: its resident share is about
-    /// twice that under load).
-    pub fn open_with_cache(
+    /// [`open_with`](Self::open_with) with `options` (sled's page cache,
+    /// how often its snapshot is written).
+    pub fn open_with_options(
         dir: &Path,
-        cache_bytes: u64,
+        options: OpenOptions,
         choose: impl FnOnce(&SealedInventory) -> StoreResult<Keyring>,
     ) -> StoreResult<Self> {
+        let OpenOptions {
+            cache_bytes,
+            checkpoint_every,
+        } = options;
         finish_rewrite(dir)?;
         let db = open_db(dir, cache_bytes)?;
         let inventory = survey_trees(&db)?;
@@ -363,6 +370,11 @@ impl SledStore {
                     &markers_for_flusher,
                 ),
             })?),
+            _checkpointer: Arc::new(Checkpointer::start(
+                db.clone(),
+                commits.clone(),
+                checkpoint_every,
+            )?),
             files,
             payloads,
             commits,

@@ -799,6 +799,15 @@ impl Tree {
         self.context.pagecache.flush()
     }
 
+    /// emisor: flushes and writes a snapshot of everything durable, so that
+    /// recovery after a crash replays only the log written after it (sled
+    /// otherwise writes one only when it opens). Returns the snapshot's LSN,
+    /// or `None` when it gave up (a segment reused while it read; the
+    /// snapshot before stays valid).
+    pub fn checkpoint(&self) -> Result<Option<i64>> {
+        self.context.pagecache.checkpoint()
+    }
+
     /// Asynchronously flushes all dirty IO buffers
     /// and calls fsync. If this succeeds, it is
     /// guaranteed that all previous writes will

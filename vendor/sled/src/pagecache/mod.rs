@@ -762,6 +762,16 @@ impl PageCache {
         self.log.flush()
     }
 
+    /// emisor: flushes, then writes a snapshot of the log up to what is
+    /// stable (`snapshot::checkpoint`), so that recovery after a crash
+    /// replays only what was written after it. `None` when it gave up
+    /// (the old snapshot stays, as correct as before).
+    pub(crate) fn checkpoint(&self) -> Result<Option<Lsn>> {
+        self.log.flush()?;
+        let stable = self.log.stable_offset();
+        snapshot::checkpoint(&self.config, |from| self.log.iter_from(from), stable)
+    }
+
     /// Create a new page, trying to reuse old freed pages if possible
     /// to maximize underlying `PageTable` pointer density. Returns
     /// the page ID and its pointer for use in future atomic `replace`

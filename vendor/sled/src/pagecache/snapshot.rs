@@ -6,7 +6,7 @@ use crate::*;
 use super::{
     arr_to_u32, gc_blobs, pwrite_all, raw_segment_iter_from, u32_to_arr,
     u64_to_arr, BasedBuf, DiskPtr, LogIter, LogKind, LogOffset, Lsn,
-    MessageKind,
+    MessageKind, MAX_MSG_HEADER_LEN,
 };
 
 /// A snapshot of the state required to quickly restart
@@ -435,6 +435,64 @@ fn advance_snapshot(
     config.event_log.recovered_lsn(snapshot.stable_lsn.unwrap_or(0));
 
     Ok(snapshot)
+}
+
+/// emisor: advances the newest snapshot on disk over the live log up to
+/// `stable` (every LSN at or below it is durable), and writes it. sled only
+/// did this in `Db::open`, so a crash replayed everything written since the
+/// last open. Unlike `advance_snapshot`, this runs beside a log being
+/// written: it reads only what is stable (`iter` is bounded by it), zeroes
+/// nothing and removes no blob, and gives up (returns `None`, leaving the
+/// old snapshot) unless it read every message below `stable` — a segment
+/// the cleaner freed and reused under it ends its iteration early.
+pub(crate) fn checkpoint(
+    config: &RunningConfig,
+    iter_from: impl FnOnce(Lsn) -> LogIter,
+    stable: Lsn,
+) -> Result<Option<Lsn>> {
+    // A store sled has not snapshotted yet (new): from the log's start, as
+    // `read_snapshot_or_default`.
+    let mut snapshot = read_snapshot(config)?.unwrap_or_else(Snapshot::default);
+    let old_stable_lsn = snapshot.stable_lsn.unwrap_or(0);
+    let mut iter = iter_from(old_stable_lsn);
+    // The end of the last message applied, and its segment's offset.
+    let mut end = None;
+    let mut end_segment = None;
+    while let Some((log_kind, pid, lsn, ptr, sz)) = iter.next() {
+        if lsn < old_stable_lsn {
+            continue;
+        }
+        if lsn > stable {
+            break;
+        }
+        snapshot.apply(log_kind, pid, lsn, ptr, sz)?;
+        end = iter.cur_lsn;
+        end_segment = iter.segment_base.as_ref().map(|b| b.offset);
+    }
+    let (end, end_segment) = match (end, end_segment) {
+        (Some(end), Some(segment)) => (end, segment),
+        _ => return Ok(None),
+    };
+    // Every message below `stable` was read: the iterator got past it.
+    if iter.cur_lsn.map_or(true, |cur| cur <= stable) || end <= old_stable_lsn {
+        return Ok(None);
+    }
+    if end > stable + 1 {
+        // a message ended past what is stable: not ours to record.
+        return Ok(None);
+    }
+    // As `advance_snapshot` records a recovered tip.
+    let progress = end % config.segment_size as Lsn;
+    let (stable_lsn, active_segment) =
+        if progress + MAX_MSG_HEADER_LEN as Lsn >= config.segment_size as Lsn {
+            (config.normalize(end) + config.segment_size as Lsn, None)
+        } else {
+            (end, Some(end_segment))
+        };
+    snapshot.stable_lsn = Some(stable_lsn);
+    snapshot.active_segment = active_segment;
+    write_snapshot(config, &snapshot)?;
+    Ok(Some(stable_lsn))
 }
 
 /// Read a `Snapshot` or generate a default, then advance it to
