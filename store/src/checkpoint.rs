@@ -23,29 +23,9 @@ use crate::group_commit::GroupCommit;
 /// documents at full speed).
 pub(crate) const EVERY: Duration = Duration::from_secs(10);
 
-/// How the store is opened.
-#[derive(Debug, Clone, Copy)]
-pub struct OpenOptions {
-    /// sled's page cache (sled's own accounting: its resident share is
-    /// about twice that under load).
-    pub cache_bytes: u64,
-    /// How often, at most, sled's snapshot is written while the store is
-    /// written to.
-    pub checkpoint_every: Duration,
-}
-
-impl Default for OpenOptions {
-    fn default() -> Self {
-        OpenOptions {
-            cache_bytes: crate::DEFAULT_CACHE_BYTES,
-            checkpoint_every: EVERY,
-        }
-    }
-}
-
 pub(crate) struct Checkpointer {
     stop: Arc<(Mutex<bool>, Condvar)>,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    thread: Option<JoinHandle<()>>,
 }
 
 impl Checkpointer {
@@ -65,7 +45,7 @@ impl Checkpointer {
             })?;
         Ok(Checkpointer {
             stop,
-            thread: Mutex::new(Some(thread)),
+            thread: Some(thread),
         })
     }
 }
@@ -106,12 +86,7 @@ impl Drop for Checkpointer {
         let (stopped, wake) = &*self.stop;
         *stopped.lock().unwrap_or_else(PoisonError::into_inner) = true;
         wake.notify_all();
-        if let Some(t) = self
-            .thread
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take()
-        {
+        if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
     }

@@ -47,7 +47,6 @@ pub mod test_set;
 pub mod trees;
 
 pub use async_store::{AsyncStore, IssuerRecords, ResolutionChoice};
-pub use checkpoint::OpenOptions;
 pub use error::{StoreError, StoreResult};
 pub use file_log::FileRef;
 pub use flusher::Committed;
@@ -58,6 +57,7 @@ pub use sealing::{Keyring, MasterKey, SealedInventory};
 pub use secret::{SecretBytes, SecretText};
 pub use sled_received::ReceivedStore;
 pub use sled_rewrite::DEFAULT_CACHE_BYTES;
+pub use sled_store::OpenOptions;
 pub use sled_store::SledStore;
 
 use chrono::{DateTime, NaiveDate, Utc};

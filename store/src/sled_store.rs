@@ -12,14 +12,13 @@ use sled::transaction::{
 };
 use sled::{Db, Transactional, Tree};
 
-use crate::checkpoint::{Checkpointer, OpenOptions};
+use crate::checkpoint::{self, Checkpointer};
 use crate::codec::{decode, encode, id_key, read_u64, scoped_key, scoped_text_key};
 use crate::compress::Dictionaries;
 use crate::doc_index::{marker_token, IndexMarkers, INDEX_BUILT_KEY};
 use crate::doc_lookup::HASHED_INDEXES_KEY;
 use crate::error::{StoreError, StoreResult};
 use crate::file_log::FileLog;
-
 use crate::flusher::{Flusher, Scope};
 use crate::group_commit::GroupCommit;
 use crate::hashed_index::HashedIndex;
@@ -31,7 +30,7 @@ use crate::repair::{CLEAN_CLOSE_KEY, DERIVED_V2_KEY, STATE_SETS_KEY};
 use crate::sealing::{Keyring, SealedInventory};
 use crate::sled_documents::value_tail;
 use crate::sled_rewrite::{
-    finish_rewrite, has_superseded, open_db, rewrite_compact, rewrite_sealed,
+    finish_rewrite, has_superseded, open_db, rewrite_compact, rewrite_sealed, DEFAULT_CACHE_BYTES,
 };
 use crate::sled_sealing::{check_keys, survey_trees};
 use crate::test_set;
@@ -210,6 +209,26 @@ fn first_marker_token(counts: &Tree, markers: &Tree) -> StoreResult<u64> {
         max = max.max(marker_token(&k));
     }
     Ok(max + 1)
+}
+
+/// How the store is opened.
+#[derive(Debug, Clone, Copy)]
+pub struct OpenOptions {
+    /// sled's page cache (sled's own accounting: its resident share is
+    /// about twice that under load).
+    pub cache_bytes: u64,
+    /// How often, at most, sled's snapshot is written while the store is
+    /// written to (`checkpoint`).
+    pub checkpoint_every: std::time::Duration,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions {
+            cache_bytes: DEFAULT_CACHE_BYTES,
+            checkpoint_every: checkpoint::EVERY,
+        }
+    }
 }
 
 impl SledStore {
