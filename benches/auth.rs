@@ -16,7 +16,7 @@ use emisor::ops::metrics::Metrics;
 use emisor::provisioning::api_keys::{hash_key, parse_shape};
 use emisor::provisioning::demo::{demo_company_request, provision_demo_company};
 use emisor::state::AppState;
-use emisor_actors::rate_limiter::{Check, RateLimiter};
+use emisor_actors::rate_limiter::{Check, RateLimiter, RateWindows};
 use emisor_actors::supervisor::Restartable;
 use emisor_store::{AsyncStore, Keyring, MasterKey, SledStore};
 use futures_util::FutureExt;
@@ -32,12 +32,17 @@ fn state(dir: &std::path::Path) -> (web::Data<AppState>, String) {
     let actors = emisor::startup::start_actors(&settings, store.clone(), None).expect("actors");
     // The limiter on this thread's arbiter: the round trip measured is the
     // mailbox, not a cross-thread hop (the server's is on its own arbiter).
-    let limiter = Restartable::start("rate_limiter", || RateLimiter::new().start());
+    let windows = Arc::new(RateWindows::default());
+    let limiter = Restartable::start("rate_limiter", {
+        let windows = windows.clone();
+        move || RateLimiter::over(windows.clone()).start()
+    });
     let state = web::Data::new(AppState {
         settings,
         store,
         key_cache: Default::default(),
         rate_limiter: limiter,
+        rate_windows: windows,
         metrics: Metrics::install().expect("metrics"),
         admin_token_sha256: [0; 32],
         tax_sim_url: None,

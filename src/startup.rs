@@ -10,7 +10,7 @@ use actix::{ActorFutureExt, AsyncContext};
 use actix_web::middleware::from_fn;
 use actix_web::{web, App, HttpResponse, HttpServer};
 use anyhow::Context;
-use emisor_actors::rate_limiter::RateLimiter;
+use emisor_actors::rate_limiter::{RateLimiter, RateWindows};
 use emisor_actors::supervisor::Restartable;
 use emisor_store::{AsyncStore, Store};
 use secrecy::ExposeSecret;
@@ -33,7 +33,7 @@ use crate::state::AppState;
 use std::time::{Duration, Instant};
 
 use emisor_actors::document_builder::{BuildQueue, DocumentBuilder};
-use emisor_actors::idempotency::{IdempotencyConfig, IdempotencyLock};
+use emisor_actors::idempotency::{ClaimTable, IdempotencyConfig, IdempotencyLock};
 use emisor_actors::recovery_ticker::RecoveryTicker;
 use emisor_actors::retry_scheduler::RetryScheduler;
 use emisor_actors::signer_pool::SignerPool;
@@ -214,6 +214,7 @@ fn write_listening(dir: &Path, addr: SocketAddr) -> anyhow::Result<()> {
 /// The running actors and the arbiters (threads) they live on.
 pub struct Actors {
     pub rate_limiter: Arc<Restartable<RateLimiter>>,
+    pub rate_windows: Arc<RateWindows>,
     pub issuing: Arc<Issuing>,
     pub scheduler: Arc<Restartable<RetryScheduler>>,
     pub recovery: Arc<Restartable<RecoveryTicker>>,
@@ -229,8 +230,13 @@ pub fn start_actors(
 ) -> anyhow::Result<Actors> {
     let limiter_arbiter = Arbiter::new();
     let h = limiter_arbiter.handle();
-    let rate_limiter = Restartable::start("rate_limiter", move || {
-        RateLimiter::start_in_arbiter(&h, |_| RateLimiter::new())
+    let rate_windows = Arc::new(RateWindows::default());
+    let rate_limiter = Restartable::start("rate_limiter", {
+        let windows = rate_windows.clone();
+        move || {
+            let windows = windows.clone();
+            RateLimiter::start_in_arbiter(&h, move |_| RateLimiter::over(windows))
+        }
     });
 
     let transmit_arbiter = Arbiter::new();
@@ -260,22 +266,30 @@ pub fn start_actors(
         time_scale: settings.resilience.time_scale,
     };
     store.set_duplicate_window(idem_config.window());
+    // Claims wait until the window is read back (on the actor's first
+    // start; a restarted actor keeps the table).
+    let claims = ClaimTable::loading(&idem_config);
     let idem_store = store.clone();
-    let idempotency = Restartable::start("idempotency_lock", move || {
-        let c = idem_config.clone();
-        let store = idem_store.clone();
-        IdempotencyLock::start_in_arbiter(&h, move |ctx| {
-            // Read on every (re)start, so the window also survives an actor
-            // restart; `wait` holds every claim until it is read.
-            let window = c.window();
-            ctx.wait(
-                actix::fut::wrap_future(async move { remembered_payloads(&store, window).await })
-                    .map(|recent, lock: &mut IdempotencyLock, _| {
-                        lock.remember(recent, Instant::now())
-                    }),
-            );
-            IdempotencyLock::new(&c)
-        })
+    let idempotency = Restartable::start("idempotency_lock", {
+        let claims = claims.clone();
+        move || {
+            let window = idem_config.window();
+            let store = idem_store.clone();
+            let claims = claims.clone();
+            IdempotencyLock::start_in_arbiter(&h, move |ctx| {
+                if !claims.is_ready() {
+                    ctx.wait(
+                        actix::fut::wrap_future(async move {
+                            remembered_payloads(&store, window).await
+                        })
+                        .map(|recent, lock: &mut IdempotencyLock, _| {
+                            lock.table().remember(recent, Instant::now())
+                        }),
+                    );
+                }
+                IdempotencyLock::over(claims)
+            })
+        }
     });
     let h = misc_arbiter.handle();
     let hub = Restartable::start("ws_hub", move || {
@@ -298,6 +312,7 @@ pub fn start_actors(
         builds,
         transmitter,
         idempotency,
+        claims,
         hub,
         webhooks,
         scheduler: std::sync::OnceLock::new(),
@@ -331,6 +346,7 @@ pub fn start_actors(
 
     Ok(Actors {
         rate_limiter,
+        rate_windows,
         issuing,
         scheduler,
         recovery,
@@ -383,6 +399,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         store: store.clone(),
         key_cache: Default::default(),
         rate_limiter,
+        rate_windows: actors.rate_windows.clone(),
         metrics,
         admin_token_sha256: admin_hash,
         tax_sim_url,

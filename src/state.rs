@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use dashmap::DashMap;
-use emisor_actors::rate_limiter::RateLimiter;
+use emisor_actors::rate_limiter::{RateLimiter, RateWindows};
 use emisor_actors::supervisor::Restartable;
 use emisor_store::AsyncStore;
 
@@ -19,7 +19,10 @@ pub struct AppState {
     /// Authenticated keys by SHA-256 hex, so the hot path skips the store.
     /// Revocation and company changes through the admin API clear entries.
     pub key_cache: DashMap<String, AuthContext>,
+    /// The rate limiter's actor (liveness) and the windows it owns, which
+    /// the middleware checks directly.
     pub rate_limiter: Arc<Restartable<RateLimiter>>,
+    pub rate_windows: Arc<RateWindows>,
     pub metrics: Metrics,
     /// SHA-256 of the admin bearer token.
     pub admin_token_sha256: [u8; 32],

@@ -1,5 +1,5 @@
-//! Per-key rate limit (spec §8) in front of every keyed endpoint: asks the
-//! rate-limiter actor, refuses with 429 + `Retry-After`, and puts
+//! Per-key rate limit (spec §8) in front of every keyed endpoint: checks
+//! the rate limiter's shared windows on the worker's own thread, refuses with 429 + `Retry-After`, and puts
 //! `X-RateLimit-*` on every response, errors included.
 
 use actix_web::body::{EitherBody, MessageBody};
@@ -23,15 +23,11 @@ async fn decide(req: &ServiceRequest) -> Result<RateDecision, ApiError> {
         .get::<AuthContext>()
         .cloned()
         .ok_or(ApiError::InvalidApiKey)?;
-    state
-        .rate_limiter
-        .send(Check {
-            key_id: ctx.key_id,
-            limit: ctx.rate_limit,
-            now_unix: chrono::Utc::now().timestamp(),
-        })
-        .await
-        .map_err(|e| ApiError::Internal(format!("rate limiter unavailable: {e}")))
+    Ok(state.rate_windows.check(Check {
+        key_id: ctx.key_id,
+        limit: ctx.rate_limit,
+        now_unix: chrono::Utc::now().timestamp(),
+    }))
 }
 
 fn put_headers<B>(res: &mut ServiceResponse<B>, d: &RateDecision) {

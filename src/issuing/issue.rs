@@ -201,15 +201,14 @@ pub(crate) async fn under_claim(
 ) -> IssueResult<Issued> {
     let has_reference = reference.is_some();
     let guard = issuing
-        .idempotency
-        .send(Claim {
+        .claims
+        .claim(Claim {
             company,
             reference,
             payload_hash,
             now: Instant::now(),
         })
         .await
-        .map_err(|e| IssueError::Internal(format!("idempotency lock unavailable: {e}")))?
         .map_err(|d| duplicate(d, has_reference))?;
     // The guard releases the reference on every early return (drop).
     let issued = actix_web::rt::spawn(work)

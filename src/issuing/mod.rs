@@ -38,7 +38,7 @@ pub mod worker;
 use std::sync::Arc;
 
 use emisor_actors::document_builder::{BuildQueue, DocumentBuilder};
-use emisor_actors::idempotency::IdempotencyLock;
+use emisor_actors::idempotency::{ClaimTable, IdempotencyLock};
 use emisor_actors::retry_scheduler::RetryScheduler;
 use emisor_actors::supervisor::Restartable;
 use emisor_actors::ws_hub::WsHub;
@@ -64,7 +64,10 @@ pub struct Issuing {
     /// Builds queued straight on the builder's pool (no mailbox hop).
     pub builds: BuildQueue<EnginePipeline>,
     pub transmitter: Arc<Restartable<AuthorityTransmitter>>,
+    /// The idempotency lock (liveness) and the claims it owns, which
+    /// issuing takes on its own thread.
     pub idempotency: Arc<Restartable<IdempotencyLock>>,
+    pub claims: Arc<ClaimTable>,
     pub hub: Arc<Restartable<WsHub>>,
     pub webhooks: Arc<Restartable<emisor_actors::webhook_sender::WebhookSender>>,
     /// Set once the scheduler is started (it needs `Issuing` as its runner).
