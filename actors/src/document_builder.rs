@@ -116,6 +116,20 @@ impl<P: Pipeline> BuildQueue<P> {
         BuildQueue { pipeline, pool }
     }
 
+    /// Runs `f` with the pipeline on the pool (queued now, so a full pool
+    /// answers Busy at once): blocking work a build depends on, such as
+    /// taking the document's number in the store, goes in the same job as
+    /// the build, one trip off the caller's thread instead of two.
+    pub fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&P) -> T + Send + 'static,
+    ) -> impl Future<Output = Result<T, PoolError>> {
+        let pipeline = Arc::clone(&self.pipeline);
+        let span = tracing::debug_span!("document_builder.run");
+        let job = self.pool.spawn(move || span.in_scope(|| f(&pipeline)));
+        async move { job?.await }
+    }
+
     /// Queues one build on the pool now (a full pool answers Busy at once);
     /// await the result.
     pub fn build(&self, input: P::Input) -> Queued<P> {
@@ -239,6 +253,26 @@ mod tests {
         // The actor reports the pool the queue used.
         let h = addr.send(PoolStatus).await.unwrap();
         assert_eq!((h.alive, h.completed), (2, 2));
+    }
+
+    #[actix::test]
+    async fn work_run_with_the_pipeline_shares_the_build_s_thread() {
+        let (_tx, rx) = mpsc::channel();
+        let toy = Arc::new(Toy {
+            gate: Mutex::new(Some(rx)),
+        });
+        let queue = BuildQueue::new(toy, SignerPool::new(1, 16).unwrap());
+        let (before, built) = queue
+            .run(|toy| {
+                let before = std::thread::current().name().map(str::to_string);
+                (before, toy.build(10))
+            })
+            .await
+            .unwrap();
+        let (half, thread) = built.unwrap();
+        assert_eq!(half, 5);
+        assert_eq!(before.as_deref(), Some(thread.as_str()));
+        assert!(thread.starts_with("signer-"), "ran on {thread:?}");
     }
 
     #[actix::test]

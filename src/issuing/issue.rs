@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use chrono::{Datelike, NaiveDate, Utc};
+use emisor_actors::document_builder::Pipeline;
 use emisor_actors::idempotency::{Claim, Duplicate};
 use emisor_actors::retry_scheduler::JobOutcome;
 use emisor_store::{
@@ -30,7 +31,7 @@ use crate::engine::model::DocumentKind;
 use crate::engine::pipeline::IssuedDocument;
 use crate::engine::signing_key::SigningKey;
 use crate::engine::validate::{validate_and_total, CertificateValidity};
-use crate::issuing::worker::IssueRequest;
+use crate::issuing::worker::{BuildRequest, IssueRequest};
 
 /// Documents a month when the company has no plan of its own (decisions.md §4).
 pub const DEFAULT_MONTHLY_LIMIT: u64 = 10_000;
@@ -101,6 +102,21 @@ pub(crate) fn signing_key(issuing: &Issuing, setup: &IssuerSetup) -> IssueResult
         .map_err(|e| IssueError::invalid("certificado", e.to_string()))
 }
 
+/// What the signer pool builds for `mapped` with `number`.
+fn build_input(
+    document: crate::engine::model::Document,
+    setup: &IssuerSetup,
+    key: Arc<SigningKey>,
+    env: Environment,
+    number: u64,
+) -> IssueRequest {
+    IssueRequest {
+        document,
+        context: issuer_context(setup, env, number, colombia_now()),
+        key,
+    }
+}
+
 /// Builds on the signer pool (never on an HTTP worker).
 async fn build(
     issuing: &Issuing,
@@ -110,18 +126,34 @@ async fn build(
     env: Environment,
     number: u64,
 ) -> IssueResult<IssuedDocument> {
-    let context = issuer_context(setup, env, number, colombia_now());
-    let input = IssueRequest {
-        document: mapped.document.clone(),
-        context,
-        key,
-    };
+    let input = build_input(mapped.document.clone(), setup, key, env, number);
     // Queued straight on the builder's pool; the result comes back from it.
     issuing
         .builds
         .build(input.into())
         .await
         .map_err(|e| IssueError::Internal(format!("building the document: {e}")))
+}
+
+/// Phase one and the build in one job on the signer pool, whose threads
+/// may block on the store: `phase_one` takes the number and says what to
+/// build, then the same thread builds and signs. One trip off the async
+/// threads instead of two (a store thread, then the pool), each of which
+/// cost two thread wake-ups.
+pub(crate) async fn numbered_build<K: Send + 'static>(
+    issuing: &Issuing,
+    phase_one: impl FnOnce() -> IssueResult<(DocumentRecord, K, BuildRequest)> + Send + 'static,
+) -> IssueResult<(DocumentRecord, K, IssuedDocument)> {
+    let built = issuing.builds.run(move |pipeline| {
+        let (doc, kept, input) = phase_one()?;
+        let issued = pipeline
+            .build(input)
+            .map_err(|e| IssueError::Internal(format!("building the document: {e}")))?;
+        Ok((doc, kept, issued))
+    });
+    built
+        .await
+        .map_err(|e| IssueError::Internal(format!("building the document: {e}")))?
 }
 
 /// Records the build on `doc` and hands its files over (moved, not copied:
@@ -250,26 +282,33 @@ pub async fn issue(
         document_type: kind_code,
         date: today,
     };
-    // Phase one in one trip to a store thread: the issuer's records, then
-    // everything checked before a number is taken, then the number,
-    // record and customer upsert in memory under the store's numbering
-    // lock (refusing before it writes anything). Not flushed: until phase
-    // two is durable nothing was promised (a crash leaves a half-built
-    // document that resume rebuilds with its number).
-    let (doc, (mapped, setup, key)) = store
-        .create_checked(company, SoftwareKind::Invoicing, choice, {
-            let issuing = issuing.clone();
-            move |records| {
-                let setup = setup_from(records, SoftwareKind::Invoicing, env, kind_code, today)?;
-                let key = signing_key(&issuing, &setup)?;
-                let new = checked_document(&mapped, &setup, &key, caller, today, request)?;
-                Ok::<_, IssueError>((new, (mapped, setup, key)))
-            }
-        })
-        .await?;
-
-    let issued = build(issuing, &mapped, &setup, key, env, doc.number).await?;
-    store_and_send(issuing, doc, issued, mapped.transmit, asynchronous).await
+    // Phase one, then the build, in one job on the signer pool: the
+    // issuer's records, everything checked before a number is taken, then
+    // the number, record and customer upsert in memory under the store's
+    // numbering lock (refusing before it writes anything). Not flushed:
+    // until phase two is durable nothing was promised (a crash leaves a
+    // half-built document that resume rebuilds with its number).
+    let (doc, transmit, issued) = numbered_build(issuing, {
+        let issuing = issuing.clone();
+        move || {
+            let (doc, (mapped, setup, key)) = store.create_checked_blocking(
+                company,
+                SoftwareKind::Invoicing,
+                choice,
+                |records| {
+                    let setup =
+                        setup_from(records, SoftwareKind::Invoicing, env, kind_code, today)?;
+                    let key = signing_key(&issuing, &setup)?;
+                    let new = checked_document(&mapped, &setup, &key, caller, today, request)?;
+                    Ok::<_, IssueError>((new, (mapped, setup, key)))
+                },
+            )?;
+            let input = build_input(mapped.document, &setup, key, env, doc.number);
+            Ok((doc, mapped.transmit, input.into()))
+        }
+    })
+    .await?;
+    store_and_send(issuing, doc, issued, transmit, asynchronous).await
 }
 
 /// The document `mapped` makes for `caller`, once everything a number

@@ -20,7 +20,7 @@ use super::context::{colombia_now, issuer_context, load_setup_for, setup_from, I
 use super::duplicates::Payload;
 use super::error::{IssueError, IssueResult};
 use super::issue::{
-    apply_build, signing_key, store_and_send, Caller, Issued, DEFAULT_MONTHLY_LIMIT,
+    apply_build, numbered_build, signing_key, store_and_send, Caller, Issued, DEFAULT_MONTHLY_LIMIT,
 };
 use super::request::{cap, named, Api};
 use super::worker::PayrollIssueRequest;
@@ -147,30 +147,41 @@ pub async fn issue(
         document_type: PAYROLL_DOCUMENT_TYPE,
         date: today,
     };
-    // Phase one in one trip to a store thread, as `issue::issue` does: the
-    // setup, the checks, then the number in memory under the numbering
-    // lock; a crash before phase two leaves a half-built payroll that
-    // resume rebuilds with its number.
-    let (doc, (request, setup, key)) = issuing
-        .store
-        .create_checked(company, SoftwareKind::Payroll, choice, {
-            let issuing = issuing.clone();
-            move |records| {
-                let setup = setup_from(
-                    records,
-                    SoftwareKind::Payroll,
-                    env,
-                    PAYROLL_DOCUMENT_TYPE,
-                    today,
-                )?;
-                let key = signing_key(&issuing, &setup)?;
-                let new = checked_payroll(&request, &setup, &key, caller, today, payload)?;
-                Ok::<_, IssueError>((new, (request, setup, key)))
-            }
-        })
-        .await?;
-    let issued = build(issuing, &request.document, &setup, key, env, doc.number).await?;
-    store_and_send(issuing, doc, issued, request.transmit, false).await
+    // Phase one and the build in one job on the signer pool, as
+    // `issue::issue` does: the setup, the checks, then the number in memory
+    // under the numbering lock; a crash before phase two leaves a
+    // half-built payroll that resume rebuilds with its number.
+    let store = issuing.store.clone();
+    let (doc, transmit, issued) = numbered_build(issuing, {
+        let issuing = issuing.clone();
+        move || {
+            let (doc, (request, setup, key)) = store.create_checked_blocking(
+                company,
+                SoftwareKind::Payroll,
+                choice,
+                |records| {
+                    let setup = setup_from(
+                        records,
+                        SoftwareKind::Payroll,
+                        env,
+                        PAYROLL_DOCUMENT_TYPE,
+                        today,
+                    )?;
+                    let key = signing_key(&issuing, &setup)?;
+                    let new = checked_payroll(&request, &setup, &key, caller, today, payload)?;
+                    Ok::<_, IssueError>((new, (request, setup, key)))
+                },
+            )?;
+            let input = PayrollIssueRequest {
+                context: issuer_context(&setup, env, doc.number, colombia_now()),
+                document: request.document,
+                key,
+            };
+            Ok((doc, request.transmit, input.into()))
+        }
+    })
+    .await?;
+    store_and_send(issuing, doc, issued, transmit, false).await
 }
 
 /// The document a payroll request makes for `caller`, once everything a

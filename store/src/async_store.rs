@@ -1,13 +1,15 @@
-//! The store as async code sees it. Every method is `async` and never blocks
-//! the caller's thread: reads and admin writes run on a few store threads
+//! The store as async code sees it. Every method but one is `async` and
+//! never blocks the caller's thread: reads and admin writes run on a few store threads
 //! of its own ([`crate::pool`]),
 //! the frequent writes (document updates, jobs, events, customers) are
 //! carried to the flusher thread and made durable in its next group commit,
 //! and the credentials read on every document come from memory when cached.
 //!
 //! Modules with async code (the API, issuing, operations) hold this handle
-//! only; the synchronous traits of `lib.rs` are for the CLI, start-up and
-//! code that already runs on a blocking thread (see [`AsyncStore::blocking`]).
+//! only (its one blocking method, [`AsyncStore::create_checked_blocking`],
+//! is called on the signer pool's threads); the synchronous traits of
+//! `lib.rs` are for the CLI, start-up and code that already runs on a
+//! blocking thread (see [`AsyncStore::blocking`]).
 
 use std::sync::Arc;
 
@@ -198,33 +200,27 @@ impl AsyncStore {
             .await
     }
 
-    /// Phase one in one trip to a store thread: the issuer's records read,
-    /// `check` run on them (all a request must pass before a number is
-    /// taken; it gives the document to create and what the caller keeps),
-    /// then the document created. A refusal, by `check` or by the store,
-    /// writes nothing. One trip instead of two: each costs two thread
-    /// wake-ups, more than the reads themselves.
-    pub async fn create_checked<X, E>(
+    /// Phase one of issuing, on the caller's thread: the issuer's records
+    /// read, `check` run on them (all a request must pass before a number
+    /// is taken; it gives the document to create and what the caller
+    /// keeps), then the document created. A refusal, by `check` or by the
+    /// store, writes nothing. Blocking, unlike the rest of this facade: the
+    /// issuing path calls it on the signer pool, in the job that then
+    /// builds the document (one trip off the async threads for both; each
+    /// trip costs two thread wake-ups, more than the reads themselves).
+    pub fn create_checked_blocking<X, E>(
         &self,
         company: CompanyId,
         kind: SoftwareKind,
         resolution: ResolutionChoice,
-        check: impl FnOnce(IssuerRecords) -> Result<(NewDocument, X), E> + Send + 'static,
+        check: impl FnOnce(IssuerRecords) -> Result<(NewDocument, X), E>,
     ) -> Result<(DocumentRecord, X), E>
     where
-        X: Send + 'static,
-        E: From<StoreError> + Send + 'static,
+        E: From<StoreError>,
     {
-        let store = self.store.clone();
-        self.pool
-            .run(move || {
-                Ok((|| {
-                    let records = read_issuer_records(&store, company, kind, resolution)?;
-                    let (new, kept) = check(records)?;
-                    Ok((store.create_document(new)?, kept))
-                })())
-            })
-            .await?
+        let records = read_issuer_records(&self.store, company, kind, resolution)?;
+        let (new, kept) = check(records)?;
+        Ok((self.store.create_document(new)?, kept))
     }
 
     // API keys and settings.
