@@ -68,7 +68,10 @@ impl Queue {
         // with the notify below.
         drop(queue);
 
-        self.cv.notify_all();
+        // emisor: one item, one waiter woken (was `notify_all`: all seven
+        // idle IO threads woke for each buffer write and six went back to
+        // sleep, ~1 context switch and ~20 µs of CPU a document).
+        self.cv.notify_one();
 
         len
     }
