@@ -14,8 +14,8 @@ use emisor_actors::document_builder::Pipeline;
 use emisor_actors::idempotency::{Claim, Duplicate};
 use emisor_actors::retry_scheduler::JobOutcome;
 use emisor_store::{
-    state, DocumentFiles, DocumentRecord, Environment, HistoryEntry, Job, NewDocument,
-    ResolutionChoice, SoftwareKind, ZipFile,
+    state, AsyncStore, Committed, DocumentFiles, DocumentRecord, Environment, HistoryEntry, Job,
+    NewDocument, ResolutionChoice, SoftwareKind, ZipFile,
 };
 use serde_json::json;
 
@@ -27,7 +27,7 @@ use super::transmit::new_job;
 use super::Issuing;
 use crate::authority::Transmission;
 use crate::engine::codes::CodeScheme;
-use crate::engine::model::DocumentKind;
+use crate::engine::model::{Document, DocumentKind};
 use crate::engine::pipeline::IssuedDocument;
 use crate::engine::signing_key::SigningKey;
 use crate::engine::validate::{validate_and_total, CertificateValidity};
@@ -102,9 +102,9 @@ pub(crate) fn signing_key(issuing: &Issuing, setup: &IssuerSetup) -> IssueResult
         .map_err(|e| IssueError::invalid("certificado", e.to_string()))
 }
 
-/// What the signer pool builds for `mapped` with `number`.
+/// What the signer pool builds: `document`, numbered `number`.
 fn build_input(
-    document: crate::engine::model::Document,
+    document: Document,
     setup: &IssuerSetup,
     key: Arc<SigningKey>,
     env: Environment,
@@ -135,25 +135,32 @@ async fn build(
         .map_err(|e| IssueError::Internal(format!("building the document: {e}")))
 }
 
-/// Phase one and the build in one job on the signer pool, whose threads
-/// may block on the store: `phase_one` takes the number and says what to
-/// build, then the same thread builds and signs. One trip off the async
-/// threads instead of two (a store thread, then the pool), each of which
-/// cost two thread wake-ups.
-pub(crate) async fn numbered_build<K: Send + 'static>(
-    issuing: &Issuing,
-    phase_one: impl FnOnce() -> IssueResult<(DocumentRecord, K, BuildRequest)> + Send + 'static,
-) -> IssueResult<(DocumentRecord, K, IssuedDocument)> {
-    let built = issuing.builds.run(move |pipeline| {
-        let (doc, kept, input) = phase_one()?;
+/// A new document's whole issue past its checks: phase one, the build and
+/// the hand-over of phase two run in one job on the signer pool, whose
+/// threads may block on the store (`phase_one` takes the number and says
+/// what to build); the caller's task wakes once, when phase two is durable,
+/// then transmits or queues. Each trip between threads costs two thread
+/// wake-ups: this path makes two (to the pool, then from the flusher)
+/// where it made four.
+pub(crate) async fn issue_numbered(
+    issuing: &Arc<Issuing>,
+    transmit: bool,
+    asynchronous: bool,
+    phase_one: impl FnOnce() -> IssueResult<(DocumentRecord, BuildRequest)> + Send + 'static,
+) -> IssueResult<Issued> {
+    let store = issuing.store.clone();
+    let handed_over = issuing.builds.run(move |pipeline| {
+        let (doc, input) = phase_one()?;
         let issued = pipeline
             .build(input)
             .map_err(|e| IssueError::Internal(format!("building the document: {e}")))?;
-        Ok((doc, kept, issued))
+        IssueResult::Ok(commit_built(&store, doc, issued, transmit, asynchronous))
     });
-    built
+    let (doc, committed) = handed_over
         .await
-        .map_err(|e| IssueError::Internal(format!("building the document: {e}")))?
+        .map_err(|e| IssueError::Internal(format!("building the document: {e}")))??;
+    let (job, files) = committed.await?;
+    send_committed(issuing, doc, job, files, asynchronous).await
 }
 
 /// Records the build on `doc` and hands its files over (moved, not copied:
@@ -288,10 +295,11 @@ pub async fn issue(
     // numbering lock (refusing before it writes anything). Not flushed:
     // until phase two is durable nothing was promised (a crash leaves a
     // half-built document that resume rebuilds with its number).
-    let (doc, transmit, issued) = numbered_build(issuing, {
+    let transmit = mapped.transmit;
+    issue_numbered(issuing, transmit, asynchronous, {
         let issuing = issuing.clone();
         move || {
-            let (doc, (mapped, setup, key)) = store.create_checked_blocking(
+            let (doc, (document, setup, key)) = store.create_checked_blocking(
                 company,
                 SoftwareKind::Invoicing,
                 choice,
@@ -300,15 +308,14 @@ pub async fn issue(
                         setup_from(records, SoftwareKind::Invoicing, env, kind_code, today)?;
                     let key = signing_key(&issuing, &setup)?;
                     let new = checked_document(&mapped, &setup, &key, caller, today, request)?;
-                    Ok::<_, IssueError>((new, (mapped, setup, key)))
+                    Ok::<_, IssueError>((new, (mapped.document, setup, key)))
                 },
             )?;
-            let input = build_input(mapped.document, &setup, key, env, doc.number);
-            Ok((doc, mapped.transmit, input.into()))
+            let input = build_input(document, &setup, key, env, doc.number);
+            Ok((doc, input.into()))
         }
     })
-    .await?;
-    store_and_send(issuing, doc, issued, transmit, asynchronous).await
+    .await
 }
 
 /// The document `mapped` makes for `caller`, once everything a number
@@ -355,17 +362,17 @@ fn checked_document(
     })
 }
 
-/// Phase two and after, for a document just built (any family): files,
-/// record, history and job durable in one group commit, then transmitted
-/// now (synchronous) or queued.
-pub(crate) async fn store_and_send(
-    issuing: &Arc<Issuing>,
+/// Phase two of a document just built (any family), handed to the store's
+/// flusher at once: files, record, history and job durable in one group
+/// commit (the files before the record pointing at them, the record before
+/// the client hears of it). Await the result, then [`send_committed`].
+fn commit_built(
+    store: &AsyncStore,
     mut doc: DocumentRecord,
     issued: IssuedDocument,
     transmit: bool,
     asynchronous: bool,
-) -> IssueResult<Issued> {
-    let store = issuing.store.clone();
+) -> (DocumentRecord, Committed<(Option<Job>, DocumentFiles)>) {
     let files = apply_build(&mut doc, issued);
     doc.state = if transmit {
         state::QUEUED
@@ -379,13 +386,19 @@ pub(crate) async fn store_and_send(
         doc.state,
         json!({ "code": doc.code, "async": asynchronous }),
     );
-    // Phase two: the files are durable before the record pointing at them
-    // is written, and the record before the client hears of it. The store's
-    // flusher does both in one group commit; no thread blocks waiting.
-    let (job, files) = store
-        .commit_document(doc.clone(), files, job, entry)
-        .await?;
+    let committed = store.commit_document(doc.clone(), files, job, entry);
+    (doc, committed)
+}
 
+/// After phase two: the answer, the document transmitted now
+/// (synchronous) or its job queued.
+async fn send_committed(
+    issuing: &Arc<Issuing>,
+    doc: DocumentRecord,
+    job: Option<Job>,
+    files: DocumentFiles,
+    asynchronous: bool,
+) -> IssueResult<Issued> {
     match job {
         None => Ok(Issued::Done {
             doc,

@@ -20,7 +20,7 @@ use super::context::{colombia_now, issuer_context, load_setup_for, setup_from, I
 use super::duplicates::Payload;
 use super::error::{IssueError, IssueResult};
 use super::issue::{
-    apply_build, numbered_build, signing_key, store_and_send, Caller, Issued, DEFAULT_MONTHLY_LIMIT,
+    apply_build, issue_numbered, signing_key, Caller, Issued, DEFAULT_MONTHLY_LIMIT,
 };
 use super::request::{cap, named, Api};
 use super::worker::PayrollIssueRequest;
@@ -152,10 +152,11 @@ pub async fn issue(
     // under the numbering lock; a crash before phase two leaves a
     // half-built payroll that resume rebuilds with its number.
     let store = issuing.store.clone();
-    let (doc, transmit, issued) = numbered_build(issuing, {
+    let transmit = request.transmit;
+    issue_numbered(issuing, transmit, false, {
         let issuing = issuing.clone();
         move || {
-            let (doc, (request, setup, key)) = store.create_checked_blocking(
+            let (doc, (document, setup, key)) = store.create_checked_blocking(
                 company,
                 SoftwareKind::Payroll,
                 choice,
@@ -169,19 +170,18 @@ pub async fn issue(
                     )?;
                     let key = signing_key(&issuing, &setup)?;
                     let new = checked_payroll(&request, &setup, &key, caller, today, payload)?;
-                    Ok::<_, IssueError>((new, (request, setup, key)))
+                    Ok::<_, IssueError>((new, (request.document, setup, key)))
                 },
             )?;
             let input = PayrollIssueRequest {
                 context: issuer_context(&setup, env, doc.number, colombia_now()),
-                document: request.document,
+                document,
                 key,
             };
-            Ok((doc, request.transmit, input.into()))
+            Ok((doc, input.into()))
         }
     })
-    .await?;
-    store_and_send(issuing, doc, issued, transmit, false).await
+    .await
 }
 
 /// The document a payroll request makes for `caller`, once everything a
