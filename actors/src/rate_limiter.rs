@@ -104,11 +104,6 @@ impl RateLimiter {
         RateLimiter { windows }
     }
 
-    /// The windows, for callers that check on their own thread.
-    pub fn windows(&self) -> &Arc<RateWindows> {
-        &self.windows
-    }
-
     /// The decision, also used directly by tests and benchmarks.
     pub fn check(&mut self, c: Check) -> RateDecision {
         self.windows.check(c)
