@@ -91,3 +91,210 @@ impl Drop for Checkpointer {
         }
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    /// A small deterministic generator (no `rand` in this crate).
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn next(&mut self, below: u64) -> u64 {
+            self.0 = self
+                .0
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (self.0 >> 33) % below
+        }
+    }
+
+    fn open(dir: &std::path::Path) -> sled::Db {
+        crate::test_db::open_when_released(sled::Config::new().path(dir).cache_capacity(64 * 1024))
+    }
+
+    fn contents(tree: &sled::Tree) -> BTreeMap<Vec<u8>, Vec<u8>> {
+        tree.iter()
+            .map(|kv| {
+                let (k, v) = kv.unwrap();
+                (k.to_vec(), v.to_vec())
+            })
+            .collect()
+    }
+
+    /// Writes in key order (the rightmost leaf splits), at random places,
+    /// rewrites and removes (leaves merge, pages are freed and reused),
+    /// with a checkpoint after each round: the snapshot the checkpoint
+    /// streams (the old one merged with the log since) is what the next
+    /// open starts from, and every value reads back as written, through
+    /// two reopens (the second starts from a snapshot a checkpoint merged
+    /// over one it had written).
+    #[test]
+    fn checkpoints_between_writes_reopen_to_every_value_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut rng = Lcg(7);
+        let mut appended = BTreeMap::new();
+        let mut scattered = BTreeMap::new();
+        let mut next_id = 0u64;
+        for session in 0..3 {
+            let db = open(dir.path());
+            let (a, b) = (db.open_tree("a").unwrap(), db.open_tree("b").unwrap());
+            assert_eq!(contents(&a), appended, "session {session}");
+            assert_eq!(contents(&b), scattered, "session {session}");
+            let mut written = 0;
+            for round in 0..12 {
+                for _ in 0..300 {
+                    let key = next_id.to_be_bytes().to_vec();
+                    next_id += 1;
+                    let value = vec![round as u8; 20 + rng.next(300) as usize];
+                    a.insert(&key, value.clone()).unwrap();
+                    appended.insert(key, value);
+                }
+                for _ in 0..100 {
+                    let id = rng.next(next_id).to_be_bytes().to_vec();
+                    let value = vec![7u8; 10 + rng.next(100) as usize];
+                    a.insert(&id, value.clone()).unwrap();
+                    appended.insert(id, value);
+                    let key = rng.next(5_000).to_be_bytes().to_vec();
+                    if rng.next(3) == 0 {
+                        b.remove(&key).unwrap();
+                        scattered.remove(&key);
+                    } else {
+                        b.insert(&key, &key[..]).unwrap();
+                        scattered.insert(key.clone(), key);
+                    }
+                }
+                if round % 4 == 3 {
+                    // Most of `b` goes: its leaves merge and free pages.
+                    let gone: Vec<_> = scattered
+                        .keys()
+                        .filter(|_| rng.next(4) != 0)
+                        .cloned()
+                        .collect();
+                    for key in gone {
+                        b.remove(&key).unwrap();
+                        scattered.remove(&key);
+                    }
+                }
+                if db.checkpoint().unwrap().is_some() {
+                    written += 1;
+                }
+            }
+            assert!(
+                written >= 10,
+                "session {session}: {written} snapshots written"
+            );
+            db.flush().unwrap();
+        }
+    }
+
+    fn snapshot_files(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("snap."))
+            .map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                (name, std::fs::read(e.path()).unwrap())
+            })
+            .collect();
+        files.sort();
+        files
+    }
+
+    /// The snapshot a checkpoint streams (the old one merged with the log
+    /// since, over several checkpoints) is byte for byte the one sled
+    /// builds from the whole log when it opens with no snapshot at all:
+    /// the same pages, places, frees and tip.
+    #[test]
+    fn a_checkpoint_writes_the_snapshot_sled_builds_from_the_whole_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = open(dir.path());
+        let (a, b) = (db.open_tree("a").unwrap(), db.open_tree("b").unwrap());
+        for i in 0u64..20_000 {
+            a.insert(i.to_be_bytes(), vec![1u8; 50 + (i % 200) as usize])
+                .unwrap();
+            b.insert((i * 7_919 % 5_000).to_be_bytes(), &[2u8; 30])
+                .unwrap();
+            if i % 3 == 0 {
+                b.remove((i * 31 % 5_000).to_be_bytes()).unwrap();
+            }
+            if i % 2_000 == 1_999 {
+                db.checkpoint().unwrap();
+            }
+        }
+        // Leaves merge: pages freed.
+        for i in 0u64..5_000 {
+            b.remove(i.to_be_bytes()).unwrap();
+        }
+        db.flush().unwrap();
+        assert!(db.checkpoint().unwrap().is_some());
+        let ours = snapshot_files(dir.path());
+        assert_eq!(ours.len(), 1);
+        drop((a, b, db));
+
+        std::fs::remove_file(dir.path().join(&ours[0].0)).unwrap();
+        let db = open(dir.path());
+        let theirs = snapshot_files(dir.path());
+        assert_eq!(theirs.len(), 1);
+        assert_eq!(theirs[0].0, ours[0].0, "the same tip");
+        assert!(theirs[0].1 == ours[0].1, "the same bytes");
+        drop(db);
+    }
+
+    /// Checkpoints in a loop beside four writers that keep adding pages
+    /// (each split allocates one): none fails, snapshots are written, and
+    /// every value reads back after a reopen. The streamed checkpoint
+    /// gives up a round where a page's first write is below the stable
+    /// point while a page allocated before it is above (sled's
+    /// whole-snapshot serializer panicked on that gap, once, at 1.4
+    /// million documents, and the checkpoint thread ended); this test
+    /// drives the allocation race without forcing that timing.
+    #[test]
+    fn checkpoints_beside_writers_adding_pages_never_fail() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = open(dir.path());
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writers: Vec<_> = (0..4u8)
+            .map(|w| {
+                let tree = db.open_tree([b't', w]).unwrap();
+                std::thread::spawn(move || {
+                    for i in 0u64..40_000 {
+                        tree.insert(i.to_be_bytes(), vec![w; 40]).unwrap();
+                    }
+                })
+            })
+            .collect();
+        let checkpoints = {
+            let (db, stop) = (db.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let (mut written, mut gave_up) = (0, 0);
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    match db.checkpoint().unwrap() {
+                        Some(_) => written += 1,
+                        None => gave_up += 1,
+                    }
+                }
+                (written, gave_up)
+            })
+        };
+        for w in writers {
+            w.join().unwrap();
+        }
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let (written, _gave_up) = checkpoints.join().expect("no checkpoint panicked");
+        assert!(written > 0);
+        db.flush().unwrap();
+        drop(db);
+        let db = open(dir.path());
+        for w in 0..4u8 {
+            let tree = db.open_tree([b't', w]).unwrap();
+            assert_eq!(tree.len(), 40_000);
+            assert_eq!(
+                tree.get(39_999u64.to_be_bytes()).unwrap().unwrap(),
+                vec![w; 40]
+            );
+        }
+    }
+}

@@ -233,7 +233,7 @@ mod tests {
             d.compress(1, Kind::Request, &invoice(1)).unwrap();
             d.compress(1, Kind::Request, &invoice(2)).unwrap()
         };
-        let db = sled::open(dir.path()).unwrap();
+        let db = crate::test_db::open(dir.path());
         let d = Dictionaries::new(db.clone(), db.open_tree(trees::DICTIONARIES).unwrap());
         assert_eq!(d.decompress(stored.0, &stored.1).unwrap(), invoice(2));
         let err = d.decompress(Some(dictionary_id(2, Kind::Request)), &stored.1);

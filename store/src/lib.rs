@@ -43,6 +43,8 @@ mod sled_received;
 mod sled_rewrite;
 mod sled_sealing;
 mod sled_store;
+#[cfg(test)]
+mod test_db;
 pub mod test_set;
 pub mod trees;
 

@@ -2,6 +2,10 @@ use std::{num::NonZeroU64, ops::Bound};
 
 use super::*;
 
+/// emisor: entries the right node keeps when the rightmost leaf splits
+/// (see `Node::split`): `should_merge` merges a leaf below 4.
+const APPEND_SPLIT_RIGHT: usize = 4;
+
 #[derive(Default, Debug, Clone, PartialEq)]
 pub struct Node {
     pub(crate) prefix_len: u8,
@@ -170,11 +174,23 @@ impl Node {
             old_prefix: &[u8],
             old_hi: &[u8],
             suffix_truncation: bool,
+            appending: bool,
         ) -> (IVec, u8, Vec<IVec>, Vec<T>)
         where
             T: Clone + Ord,
         {
-            let split_point = keys.len() / 2 + 1;
+            // emisor: the rightmost leaf of a tree written in key order
+            // (document ids) keeps all but a few entries on the left,
+            // which no later insert reaches, so such leaves stay near full
+            // instead of half full: fewer pages, and sled keeps every
+            // page's table entry resident. The right node keeps
+            // `APPEND_SPLIT_RIGHT` entries, not fewer than `should_merge`
+            // wants, so it is not merged straight back.
+            let split_point = if appending {
+                keys.len().saturating_sub(APPEND_SPLIT_RIGHT).max(1)
+            } else {
+                keys.len() / 2 + 1
+            };
             let right_keys = keys.split_off(split_point);
             let right_values = values.split_off(split_point);
             let right_min = &right_keys[0];
@@ -252,6 +268,7 @@ impl Node {
                         prefixed_lo,
                         prefixed_hi,
                         false,
+                        false,
                     );
 
                 (
@@ -271,6 +288,8 @@ impl Node {
                         prefixed_lo,
                         prefixed_hi,
                         true,
+                        // No upper bound: the tree's rightmost leaf.
+                        prefixed_hi.is_empty(),
                     );
 
                 (

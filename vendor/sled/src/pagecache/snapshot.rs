@@ -450,12 +450,95 @@ pub(crate) fn checkpoint(
     iter_from: impl FnOnce(Lsn) -> LogIter,
     stable: Lsn,
 ) -> Result<Option<Lsn>> {
+    // A compressed snapshot is rewritten whole; ours (no compression) is
+    // streamed, see `Changes`.
+    #[cfg(feature = "zstd")]
+    {
+        if config.use_compression {
+            return checkpoint_whole(config, iter_from, stable);
+        }
+    }
     // A store sled has not snapshotted yet (new): from the log's start, as
     // `read_snapshot_or_default`.
+    let old = read_snapshot_bytes(config)?;
+    let mut old_entries: &[u8] = old.as_deref().unwrap_or(&[]);
+    let old_stable_lsn = if old.is_some() {
+        let stable_lsn: Option<Lsn> = Serialize::deserialize(&mut old_entries)?;
+        let _active_segment: Option<LogOffset> =
+            Serialize::deserialize(&mut old_entries)?;
+        stable_lsn.unwrap_or(0)
+    } else {
+        0
+    };
+    let mut changes = Changes::default();
+    let mut iter = iter_from(old_stable_lsn);
+    let mut end = None;
+    let mut end_segment = None;
+    while let Some((log_kind, pid, lsn, ptr, sz)) = iter.next() {
+        if lsn < old_stable_lsn {
+            continue;
+        }
+        if lsn > stable {
+            break;
+        }
+        changes.apply(log_kind, pid, lsn, ptr, sz)?;
+        end = iter.cur_lsn;
+        end_segment = iter.segment_base.as_ref().map(|b| b.offset);
+    }
+    let tip = match checkpoint_tip(config, &iter, end, end_segment, old_stable_lsn, stable) {
+        Some(tip) => tip,
+        None => return Ok(None),
+    };
+    let written = write_snapshot_file(config, tip.0, |out| {
+        // A snapshot's first fields (see `Snapshot`'s `Serialize`).
+        out.put_value(&Some(tip.0));
+        out.put_value(&tip.1);
+        changes.write_merged(old_entries, out)
+    })?;
+    Ok(written.then_some(tip.0))
+}
+
+/// emisor: the stable LSN and active segment a checkpoint records, as
+/// `advance_snapshot` records a recovered tip; `None` unless the iteration
+/// read every message up to `stable` and ended no message past it.
+fn checkpoint_tip(
+    config: &RunningConfig,
+    iter: &LogIter,
+    end: Option<Lsn>,
+    end_segment: Option<LogOffset>,
+    old_stable_lsn: Lsn,
+    stable: Lsn,
+) -> Option<(Lsn, Option<LogOffset>)> {
+    // The end of the last message applied, and its segment's offset.
+    let (end, end_segment) = (end?, end_segment?);
+    // Every message below `stable` was read: the iterator got past it.
+    if iter.cur_lsn.map_or(true, |cur| cur <= stable) || end <= old_stable_lsn {
+        return None;
+    }
+    if end > stable + 1 {
+        // a message ended past what is stable: not ours to record.
+        return None;
+    }
+    let progress = end % config.segment_size as Lsn;
+    Some(if progress + MAX_MSG_HEADER_LEN as Lsn >= config.segment_size as Lsn {
+        (config.normalize(end) + config.segment_size as Lsn, None)
+    } else {
+        (end, Some(end_segment))
+    })
+}
+
+
+/// emisor: the checkpoint as it was first written, holding the whole page
+/// table's states: only for a compressed snapshot, which is one frame.
+#[cfg(feature = "zstd")]
+fn checkpoint_whole(
+    config: &RunningConfig,
+    iter_from: impl FnOnce(Lsn) -> LogIter,
+    stable: Lsn,
+) -> Result<Option<Lsn>> {
     let mut snapshot = read_snapshot(config)?.unwrap_or_else(Snapshot::default);
     let old_stable_lsn = snapshot.stable_lsn.unwrap_or(0);
     let mut iter = iter_from(old_stable_lsn);
-    // The end of the last message applied, and its segment's offset.
     let mut end = None;
     let mut end_segment = None;
     while let Some((log_kind, pid, lsn, ptr, sz)) = iter.next() {
@@ -469,30 +552,209 @@ pub(crate) fn checkpoint(
         end = iter.cur_lsn;
         end_segment = iter.segment_base.as_ref().map(|b| b.offset);
     }
-    let (end, end_segment) = match (end, end_segment) {
-        (Some(end), Some(segment)) => (end, segment),
-        _ => return Ok(None),
+    let tip = match checkpoint_tip(config, &iter, end, end_segment, old_stable_lsn, stable) {
+        Some(tip) => tip,
+        None => return Ok(None),
     };
-    // Every message below `stable` was read: the iterator got past it.
-    if iter.cur_lsn.map_or(true, |cur| cur <= stable) || end <= old_stable_lsn {
-        return Ok(None);
-    }
-    if end > stable + 1 {
-        // a message ended past what is stable: not ours to record.
-        return Ok(None);
-    }
-    // As `advance_snapshot` records a recovered tip.
-    let progress = end % config.segment_size as Lsn;
-    let (stable_lsn, active_segment) =
-        if progress + MAX_MSG_HEADER_LEN as Lsn >= config.segment_size as Lsn {
-            (config.normalize(end) + config.segment_size as Lsn, None)
-        } else {
-            (end, Some(end_segment))
-        };
-    snapshot.stable_lsn = Some(stable_lsn);
-    snapshot.active_segment = active_segment;
+    snapshot.stable_lsn = Some(tip.0);
+    snapshot.active_segment = tip.1;
     write_snapshot(config, &snapshot)?;
-    Ok(Some(stable_lsn))
+    Ok(Some(tip.0))
+}
+
+/// emisor: what the log since the last snapshot did to each page it
+/// touched. A checkpoint used to read the whole snapshot into a
+/// `Snapshot` (~70 bytes a page, tens of MB at a million documents),
+/// apply the log to it and serialize it again, all resident at once every
+/// few seconds; this keeps only the touched pages and streams the old
+/// snapshot's states through to the new file, merging as it goes. The
+/// result is what `Snapshot::apply` would have made.
+#[derive(Default)]
+struct Changes {
+    pages: std::collections::BTreeMap<PageId, Change>,
+}
+
+enum Change {
+    /// Only links so far: appended (`PageState::push`) to the page's state
+    /// in the old snapshot if that is present, else dangling and dropped.
+    Links(Vec<(Lsn, DiskPtr, u64)>),
+    /// A replace or a free decided the state; later links apply to it.
+    Set(PageState),
+}
+
+impl Changes {
+    fn apply(
+        &mut self,
+        log_kind: LogKind,
+        pid: PageId,
+        lsn: Lsn,
+        disk_ptr: DiskPtr,
+        sz: u64,
+    ) -> Result<()> {
+        match log_kind {
+            LogKind::Replace => {
+                let state = PageState::Present { base: (lsn, disk_ptr, sz), frags: vec![] };
+                let _ = self.pages.insert(pid, Change::Set(state));
+            }
+            LogKind::Link => match self.pages.entry(pid).or_insert(Change::Links(vec![])) {
+                Change::Links(links) => links.push((lsn, disk_ptr, sz)),
+                Change::Set(state @ PageState::Present { .. }) => {
+                    state.push((lsn, disk_ptr, sz))
+                }
+                // Dangling, as `Snapshot::apply` skips it.
+                Change::Set(_) => {}
+            },
+            LogKind::Free => {
+                let _ = self.pages.insert(pid, Change::Set(PageState::Free(lsn, disk_ptr)));
+            }
+            LogKind::Corrupted | LogKind::Skip => {
+                error!(
+                    "unexpected messagekind in snapshot application for pid {}: {:?}",
+                    pid, log_kind
+                );
+                return Err(Error::corruption(None));
+            }
+        }
+        Ok(())
+    }
+
+    /// The state of a page that was `old` in the last snapshot.
+    fn merged(&self, pid: PageId, old: PageState) -> PageState {
+        match self.pages.get(&pid) {
+            None => old,
+            Some(Change::Set(state)) => state.clone(),
+            Some(Change::Links(links)) => match old {
+                mut present @ PageState::Present { .. } => {
+                    for link in links {
+                        present.push(*link);
+                    }
+                    present
+                }
+                other => other,
+            },
+        }
+    }
+
+    /// Writes every page's state: the old snapshot's entries (page ids
+    /// 0, 1, ... in order) merged with the changes, then the pages past
+    /// them. Returns `false` (write nothing more) where `Snapshot::apply`
+    /// would have left a page uninitialized below a live one, which sled
+    /// could not serialize either.
+    fn write_merged(&self, mut old_entries: &[u8], out: &mut SnapshotWriter) -> Result<bool> {
+        let mut pid: PageId = 0;
+        while !old_entries.is_empty() {
+            let old = PageState::deserialize(&mut old_entries)?;
+            out.put_value(&self.merged(pid, old));
+            pid += 1;
+        }
+        let new_pages = self.pages.range(pid..);
+        let last_live = new_pages
+            .clone()
+            .filter(|(_, change)| matches!(change, Change::Set(_)))
+            .map(|(&p, _)| p)
+            .last();
+        let last_live = match last_live {
+            Some(last) => last,
+            None => return Ok(true),
+        };
+        for (&p, change) in new_pages {
+            if p > last_live {
+                break;
+            }
+            match change {
+                Change::Set(state) if p == pid => out.put_value(state),
+                _ => return Ok(false),
+            }
+            pid += 1;
+        }
+        Ok(true)
+    }
+}
+
+/// emisor: a snapshot file being written: its bytes go through a buffer
+/// to the file, their length and CRC counted on the way.
+struct SnapshotWriter {
+    file: std::io::BufWriter<std::fs::File>,
+    crc: crc32fast::Hasher,
+    len: u64,
+    scratch: Vec<u8>,
+    error: Option<std::io::Error>,
+}
+
+impl SnapshotWriter {
+    fn put(&mut self, bytes: &[u8]) {
+        if self.error.is_some() {
+            return;
+        }
+        self.crc.update(bytes);
+        self.len += bytes.len() as u64;
+        if let Err(e) = self.file.write_all(bytes) {
+            self.error = Some(e);
+        }
+    }
+
+    fn put_value<T: Serialize>(&mut self, value: &T) {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        scratch.resize(usize::try_from(value.serialized_size()).unwrap(), 0);
+        value.serialize_into(&mut scratch.as_mut_slice());
+        self.put(&scratch);
+        self.scratch = scratch;
+    }
+}
+
+/// emisor: writes a snapshot file as `write_snapshot` does (bytes, their
+/// length, their CRC, synced, then renamed into place and older snapshots
+/// removed), its bytes written by `fill`. `fill` returning `false` leaves
+/// the old snapshot and returns `false`.
+fn write_snapshot_file(
+    config: &RunningConfig,
+    stable_lsn: Lsn,
+    fill: impl FnOnce(&mut SnapshotWriter) -> Result<bool>,
+) -> Result<bool> {
+    let mut path_1 = config.get_path();
+    path_1.push(format!("snap.{:016X}.generating", stable_lsn));
+    let mut path_2 = config.get_path();
+    path_2.push(format!("snap.{:016X}", stable_lsn));
+
+    let parent = path_1.parent().unwrap();
+    std::fs::create_dir_all(parent)?;
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path_1)?;
+    let mut out = SnapshotWriter {
+        file: std::io::BufWriter::with_capacity(1 << 16, f),
+        crc: crc32fast::Hasher::new(),
+        len: 0,
+        scratch: Vec::new(),
+        error: None,
+    };
+    io_fail!(config, "snap write");
+    let complete = fill(&mut out)?;
+    if let Some(e) = out.error.take() {
+        return Err(e.into());
+    }
+    if !complete {
+        drop(out);
+        let _ = std::fs::remove_file(&path_1);
+        return Ok(false);
+    }
+    let len_bytes: [u8; 8] = u64_to_arr(out.len);
+    let crc32: [u8; 4] = u32_to_arr(out.crc.clone().finalize());
+    io_fail!(config, "snap write len");
+    out.file.write_all(&len_bytes)?;
+    io_fail!(config, "snap write crc");
+    out.file.write_all(&crc32)?;
+    io_fail!(config, "snap write post");
+    let f = out.file.into_inner().map_err(|e| e.into_error())?;
+    f.sync_all()?;
+    io_fail!(config, "snap write mv");
+    std::fs::rename(&path_1, &path_2)?;
+    io_fail!(config, "snap write mv post");
+    remove_older_snapshots(config, &path_2)?;
+    Ok(true)
 }
 
 /// Read a `Snapshot` or generate a default, then advance it to
@@ -514,6 +776,15 @@ pub fn read_snapshot_or_default(config: &RunningConfig) -> Result<Snapshot> {
 /// Returns an error if the read snapshot was corrupted.
 /// Returns `Ok(Some(snapshot))` if there was nothing written.
 fn read_snapshot(config: &RunningConfig) -> Result<Option<Snapshot>> {
+    match read_snapshot_bytes(config)? {
+        Some(bytes) => Snapshot::deserialize(&mut bytes.as_slice()).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// emisor: the newest snapshot's serialized bytes, checked against its CRC
+/// (and decompressed), not yet deserialized: `checkpoint` streams them.
+fn read_snapshot_bytes(config: &RunningConfig) -> Result<Option<Vec<u8>>> {
     let mut candidates = config.get_snapshot_files()?;
     if candidates.is_empty() {
         debug!("no previous snapshot found");
@@ -564,7 +835,7 @@ fn read_snapshot(config: &RunningConfig) -> Result<Option<Snapshot>> {
     #[cfg(not(feature = "zstd"))]
     let bytes = buf;
 
-    Snapshot::deserialize(&mut bytes.as_slice()).map(Some)
+    Ok(Some(bytes))
 }
 
 fn write_snapshot(config: &RunningConfig, snapshot: &Snapshot) -> Result<()> {
@@ -621,6 +892,11 @@ fn write_snapshot(config: &RunningConfig, snapshot: &Snapshot) -> Result<()> {
 
     trace!("renamed snapshot to {}", path_2.to_string_lossy());
 
+    remove_older_snapshots(config, &path_2)
+}
+
+/// Removes every snapshot file but `newest`.
+fn remove_older_snapshots(config: &RunningConfig, path_2: &std::path::Path) -> Result<()> {
     // clean up any old snapshots
     let candidates = config.get_snapshot_files()?;
     for path in candidates {
