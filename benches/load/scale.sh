@@ -2,8 +2,8 @@
 # What one document costs as the store grows: fills one data dir with the
 # README's issuing load (benches/load/facturacion.lua, transmit false) up to
 # each size, and at each size prints documents/s, latency p99, server CPU per
-# document, disk per document, resident memory, and the time to be ready
-# again after a kill -9.
+# document, disk per document, resident memory (at the window's end, and its
+# peak within the window), and the time to be ready again after a kill -9.
 #   benches/load/scale.sh [BINARY] [SIZES...]   (default 100000 500000 1000000)
 # CONN (16) connections; WINDOW (20) seconds of measurement at each size.
 # Needs wrk (Debian package `wrk`), curl, python3, openssl.
@@ -57,8 +57,8 @@ export KEY=$(keys sk_test) TRANSMIT=false
 sign=$(openssl speed -seconds 3 rsa2048 2>/dev/null | awk '/^rsa 2048/ {print $6}')
 rsa_us=$(python3 -c "print(f'{1e6 / $sign:.0f}')")
 echo "one RSA-2048 signature (openssl speed, one core): ${rsa_us} us"
-printf '%10s %8s %9s %12s %6s %10s %8s %10s\n' \
-  documents docs/s p99_ms cpu_us/doc ratio disk/doc rss_MiB restart_s
+printf '%10s %8s %9s %12s %6s %10s %8s %8s %10s\n' \
+  documents docs/s p99_ms cpu_us/doc ratio disk/doc rss_MiB peak_MiB restart_s
 
 total=0
 started=$(date +%s)
@@ -73,6 +73,8 @@ for size in "${SIZES[@]}"; do
     n=$(wrk -t2 -c"$CONN" -d"${secs}s" -s "$LUA" "$URL/v1/api/facturacion" | accepted)
     total=$((total + n))
   done
+  # The kernel's peak resident size (VmHWM) starts again from now.
+  echo 5 > "/proc/$PID/clear_refs"
   before=$(ticks)
   out=$(wrk -t2 -c"$CONN" -d"${WINDOW}s" --latency -s "$LUA" "$URL/v1/api/facturacion")
   after=$(ticks)
@@ -80,20 +82,21 @@ for size in "${SIZES[@]}"; do
   total=$((total + n))
   p99=$(echo "$out" | awk '/ 99%/ {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; print v}')
   rss=$(awk '/VmRSS/ {print $2}' "/proc/$PID/status")
+  peak=$(awk '/VmHWM/ {print $2}' "/proc/$PID/status")
   disk=$(du -sB1 "$DIR/data" | awk '{print $1}')
   kill -9 "$PID"
   wait "$PID" 2>/dev/null || true
   start
   restart=$(ready)
   URL=$(cat "$DIR/data/listening")
-  python3 - "$total" "$n" "$WINDOW" "$p99" "$before" "$after" "$(getconf CLK_TCK)" "$rsa_us" "$disk" "$rss" "$restart" <<'PY'
+  python3 - "$total" "$n" "$WINDOW" "$p99" "$before" "$after" "$(getconf CLK_TCK)" "$rsa_us" "$disk" "$rss" "$peak" "$restart" <<'PY'
 import sys
-total, n, window, p99, before, after, hz, rsa, disk, rss, restart = sys.argv[1:]
+total, n, window, p99, before, after, hz, rsa, disk, rss, peak, restart = sys.argv[1:]
 n = max(int(n), 1)
 cpu = (float(after) - float(before)) / float(hz) * 1e6 / n
 print(f"{int(total):>10} {n / float(window):>8.0f} {float(p99):>9.1f} {cpu:>12.0f} "
       f"{cpu / float(rsa):>5.2f}x {int(disk) / int(total) / 1024:>8.1f}KB "
-      f"{int(rss) / 1024:>8.0f} {float(restart):>10.2f}")
+      f"{int(rss) / 1024:>8.0f} {int(peak) / 1024:>8.0f} {float(restart):>10.2f}")
 PY
 done
 echo "filled in $(( $(date +%s) - started )) s"
