@@ -471,21 +471,9 @@ pub(crate) fn checkpoint(
         0
     };
     let mut changes = Changes::default();
-    let mut iter = iter_from(old_stable_lsn);
-    let mut end = None;
-    let mut end_segment = None;
-    while let Some((log_kind, pid, lsn, ptr, sz)) = iter.next() {
-        if lsn < old_stable_lsn {
-            continue;
-        }
-        if lsn > stable {
-            break;
-        }
-        changes.apply(log_kind, pid, lsn, ptr, sz)?;
-        end = iter.cur_lsn;
-        end_segment = iter.segment_base.as_ref().map(|b| b.offset);
-    }
-    let tip = match checkpoint_tip(config, &iter, end, end_segment, old_stable_lsn, stable) {
+    let tip = match read_stable_log(config, iter_from, old_stable_lsn, stable, |kind, pid, lsn, ptr, sz| {
+        changes.apply(kind, pid, lsn, ptr, sz)
+    })? {
         Some(tip) => tip,
         None => return Ok(None),
     };
@@ -498,9 +486,36 @@ pub(crate) fn checkpoint(
     Ok(written.then_some(tip.0))
 }
 
-/// emisor: the stable LSN and active segment a checkpoint records, as
-/// `advance_snapshot` records a recovered tip; `None` unless the iteration
-/// read every message up to `stable` and ended no message past it.
+/// emisor: hands `apply` every message of the log from `old_stable_lsn`
+/// up to `stable`, and returns the tip a checkpoint records (stable LSN
+/// and active segment, as `advance_snapshot` records a recovered tip);
+/// `None` unless it read every message up to `stable` and ended no
+/// message past it.
+fn read_stable_log(
+    config: &RunningConfig,
+    iter_from: impl FnOnce(Lsn) -> LogIter,
+    old_stable_lsn: Lsn,
+    stable: Lsn,
+    mut apply: impl FnMut(LogKind, PageId, Lsn, DiskPtr, u64) -> Result<()>,
+) -> Result<Option<(Lsn, Option<LogOffset>)>> {
+    let mut iter = iter_from(old_stable_lsn);
+    let mut end = None;
+    let mut end_segment = None;
+    while let Some((log_kind, pid, lsn, ptr, sz)) = iter.next() {
+        if lsn < old_stable_lsn {
+            continue;
+        }
+        if lsn > stable {
+            break;
+        }
+        apply(log_kind, pid, lsn, ptr, sz)?;
+        end = iter.cur_lsn;
+        end_segment = iter.segment_base.as_ref().map(|b| b.offset);
+    }
+    Ok(checkpoint_tip(config, &iter, end, end_segment, old_stable_lsn, stable))
+}
+
+/// The tip of [`read_stable_log`], from the end of the last message read.
 fn checkpoint_tip(
     config: &RunningConfig,
     iter: &LogIter,
@@ -527,7 +542,6 @@ fn checkpoint_tip(
     })
 }
 
-
 /// emisor: the checkpoint as it was first written, holding the whole page
 /// table's states: only for a compressed snapshot, which is one frame.
 #[cfg(feature = "zstd")]
@@ -538,21 +552,9 @@ fn checkpoint_whole(
 ) -> Result<Option<Lsn>> {
     let mut snapshot = read_snapshot(config)?.unwrap_or_else(Snapshot::default);
     let old_stable_lsn = snapshot.stable_lsn.unwrap_or(0);
-    let mut iter = iter_from(old_stable_lsn);
-    let mut end = None;
-    let mut end_segment = None;
-    while let Some((log_kind, pid, lsn, ptr, sz)) = iter.next() {
-        if lsn < old_stable_lsn {
-            continue;
-        }
-        if lsn > stable {
-            break;
-        }
-        snapshot.apply(log_kind, pid, lsn, ptr, sz)?;
-        end = iter.cur_lsn;
-        end_segment = iter.segment_base.as_ref().map(|b| b.offset);
-    }
-    let tip = match checkpoint_tip(config, &iter, end, end_segment, old_stable_lsn, stable) {
+    let tip = match read_stable_log(config, iter_from, old_stable_lsn, stable, |kind, pid, lsn, ptr, sz| {
+        snapshot.apply(kind, pid, lsn, ptr, sz)
+    })? {
         Some(tip) => tip,
         None => return Ok(None),
     };
@@ -741,14 +743,15 @@ fn write_snapshot_file(
         let _ = std::fs::remove_file(&path_1);
         return Ok(false);
     }
-    let len_bytes: [u8; 8] = u64_to_arr(out.len);
-    let crc32: [u8; 4] = u32_to_arr(out.crc.clone().finalize());
+    let SnapshotWriter { mut file, crc, len, .. } = out;
+    let len_bytes: [u8; 8] = u64_to_arr(len);
+    let crc32: [u8; 4] = u32_to_arr(crc.finalize());
     io_fail!(config, "snap write len");
-    out.file.write_all(&len_bytes)?;
+    file.write_all(&len_bytes)?;
     io_fail!(config, "snap write crc");
-    out.file.write_all(&crc32)?;
+    file.write_all(&crc32)?;
     io_fail!(config, "snap write post");
-    let f = out.file.into_inner().map_err(|e| e.into_error())?;
+    let f = file.into_inner().map_err(|e| e.into_error())?;
     f.sync_all()?;
     io_fail!(config, "snap write mv");
     std::fs::rename(&path_1, &path_2)?;
