@@ -7,6 +7,7 @@ use crate::compress::Kind;
 use crate::error::{StoreError, StoreResult};
 use crate::flusher::Committed;
 use crate::model::*;
+use crate::payload_log;
 use crate::record_parts::{Parts, PartsChange};
 use crate::sled_store::SledStore;
 use crate::test_set;
@@ -25,6 +26,10 @@ pub(crate) fn usage_key(company: CompanyId, period: u32) -> [u8; 12] {
 }
 
 /// Tags of a compressed request (JSON never starts with these bytes).
+/// A request still in `document_requests` (before phase two) is kept
+/// behind its duplicate-window payload record, which phase two writes
+/// beside it into the file log ([`crate::payload_log`]).
+const REQUEST_WITH_PAYLOAD: u8 = 0xFC;
 const REQUEST_PLAIN: u8 = 0xFD;
 const REQUEST_WITH_DICTIONARY: u8 = 0xFE;
 
@@ -85,6 +90,19 @@ pub(crate) fn payload_key(created_at: DateTime<Utc>, id: u64) -> [u8; 16] {
     k[..8].copy_from_slice(&us.to_be_bytes());
     k[8..].copy_from_slice(&id.to_be_bytes());
     k
+}
+
+/// A stored request and its payload record, if it is kept with one
+/// ([`REQUEST_WITH_PAYLOAD`]); the file log keeps them in a record's two
+/// parts.
+fn split_payload(stored: &[u8]) -> (&[u8], &[u8]) {
+    match stored.split_first() {
+        Some((&REQUEST_WITH_PAYLOAD, rest)) if rest.len() > payload_log::RECORD_LEN => {
+            let (payload, packed) = rest.split_at(payload_log::RECORD_LEN);
+            (packed, payload)
+        }
+        _ => (stored, &[]),
+    }
 }
 
 /// Payloads are kept this much longer than the window, then dropped.
@@ -217,11 +235,19 @@ impl SledStore {
         self.recount(old.as_deref(), doc, token)
     }
 
-    /// A request as `document_requests` keeps it: a tag byte, the
-    /// dictionary's id if any, the zstd frame (older values: the JSON).
-    fn pack_request(&self, company: CompanyId, json: &[u8]) -> StoreResult<Vec<u8>> {
+    /// A request as `document_requests` keeps it: its payload record
+    /// behind [`REQUEST_WITH_PAYLOAD`], then a tag byte, the dictionary's
+    /// id if any, the zstd frame (older values: the JSON, or no payload).
+    fn pack_request(
+        &self,
+        company: CompanyId,
+        json: &[u8],
+        payload: &[u8; payload_log::RECORD_LEN],
+    ) -> StoreResult<Vec<u8>> {
         let (dictionary, frame) = self.dictionaries.compress(company, Kind::Request, json)?;
-        let mut out = Vec::with_capacity(9 + frame.len());
+        let mut out = Vec::with_capacity(1 + payload.len() + 9 + frame.len());
+        out.push(REQUEST_WITH_PAYLOAD);
+        out.extend_from_slice(payload);
         match dictionary {
             Some(id) => {
                 out.push(REQUEST_WITH_DICTIONARY);
@@ -234,6 +260,7 @@ impl SledStore {
     }
 
     fn unpack_request(&self, stored: &[u8]) -> StoreResult<Vec<u8>> {
+        let (stored, _) = split_payload(stored);
         match stored.split_first() {
             Some((&REQUEST_PLAIN, frame)) => self.dictionaries.decompress(None, frame),
             Some((&REQUEST_WITH_DICTIONARY, rest)) if rest.len() > 8 => {
@@ -247,7 +274,11 @@ impl SledStore {
 
     /// The document's payload in the duplicate window's log; the log
     /// deletes its files past the window as it goes.
-    fn remember_payload(&self, doc: &DocumentRecord, hash: &[u8; 32]) -> StoreResult<()> {
+    fn remember_payload(
+        &self,
+        doc: &DocumentRecord,
+        record: &[u8; payload_log::RECORD_LEN],
+    ) -> StoreResult<()> {
         let window = self
             .payload_window_ms
             .load(std::sync::atomic::Ordering::Relaxed);
@@ -258,8 +289,7 @@ impl SledStore {
             .and_then(|d| doc.created_at.checked_sub_signed(d))
             // A window longer than time keeps everything.
             .unwrap_or(DateTime::<Utc>::MIN_UTC);
-        self.payloads
-            .append(doc.created_at, doc.id, doc.company_id, hash, kept)
+        self.payloads.append(doc.created_at, record, kept)
     }
 
     /// Whether a document's files are stored (the record that points at
@@ -396,7 +426,8 @@ impl DocumentStore for SledStore {
             updated_at: now,
         };
         // The request before the record: a record never lacks its request.
-        let request = self.pack_request(new.company_id, &new.request)?;
+        let payload = payload_log::encode(now, id, new.company_id, &new.payload_hash);
+        let request = self.pack_request(new.company_id, &new.request, &payload)?;
         self.document_requests.insert(id_key(id), request)?;
         self.documents
             .insert(id_key(id), encode(trees::DOCUMENTS, &doc)?)?;
@@ -409,7 +440,7 @@ impl DocumentStore for SledStore {
         }
         self.usage.insert(ukey, &usage_value(used + 1, id))?;
         self.recount(None, &doc, 0)?;
-        self.remember_payload(&doc, &new.payload_hash)?;
+        self.remember_payload(&doc, &payload)?;
         // No flush here: until phase two is flushed nothing was promised to
         // a client; a document found half-built after a crash is rebuilt.
         Ok(doc)
@@ -432,8 +463,13 @@ impl DocumentStore for SledStore {
         let at = self.files.append(document_id, &xml, zip)?;
         // The request (already compressed) joins the XML in the file log,
         // so a built document keeps nothing in `document_requests`.
+        // Its duplicate-window payload goes with it, so the payload log
+        // need not be synced with every commit (`payload_log`).
         let request_at = match self.document_requests.get(id_key(document_id))? {
-            Some(packed) => Some(self.files.append(document_id, &packed, &[])?),
+            Some(stored) => {
+                let (packed, payload) = split_payload(&stored);
+                Some(self.files.append(document_id, packed, payload)?)
+            }
             None => None,
         };
         Ok(StagedFiles {

@@ -18,13 +18,13 @@ use crate::compress::Dictionaries;
 use crate::doc_index::{marker_token, IndexMarkers, INDEX_BUILT_KEY};
 use crate::doc_lookup::HASHED_INDEXES_KEY;
 use crate::error::{StoreError, StoreResult};
-use crate::file_log::FileLog;
+use crate::file_log::{FileLog, FilePos};
 use crate::flusher::{Flusher, Scope};
 use crate::group_commit::GroupCommit;
 use crate::hashed_index::HashedIndex;
 use crate::id_sets::{Blocks, IdSets};
 use crate::model::*;
-use crate::payload_log::PayloadLog;
+use crate::payload_log::{self, PayloadLog};
 use crate::read_cache::ReadCache;
 use crate::repair::{CLEAN_CLOSE_KEY, DERIVED_V2_KEY, STATE_SETS_KEY};
 use crate::sealing::{Keyring, SealedInventory};
@@ -132,32 +132,58 @@ pub(crate) fn next_seq(
 }
 
 /// One group commit: the file log first, then sled, so a reference sled
-/// makes durable never points at files that are not.
+/// makes durable never points at files that are not. `payloads` says
+/// whether the payload log is synced too, or only when due.
 fn flush_all(
     db: &Db,
     commits: &GroupCommit,
     logs: &Logs,
     markers: &IndexMarkers,
+    payloads: PayloadSync,
 ) -> StoreResult<()> {
     commits.commit(|| {
         let done = markers.before_flush();
-        let flushed = logs.sync().and_then(|()| Ok(db.flush().map(|_| ())?));
+        let flushed = logs
+            .sync(payloads)
+            .and_then(|()| Ok(db.flush().map(|_| ())?));
         markers.after_flush(done, flushed.is_ok());
         flushed
     })
 }
+
+/// When a sync includes the payload log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PayloadSync {
+    /// Once its last sync is [`payload_log::SYNC_EVERY`] old (group commits).
+    WhenDue,
+    /// Now (a full flush, a close).
+    Now,
+}
+
+/// `meta` key: the file log's end as of the payload log's last sync. Every
+/// request record before it has its payload in the synced payload log;
+/// those after it are read back at open ([`SledStore::restore_payloads`]).
+const PAYLOADS_SYNCED_TO: &[u8] = b"payloads_synced_to";
 
 /// The append-only files beside sled, synced before each sled flush.
 #[derive(Clone)]
 pub(crate) struct Logs {
     pub files: Arc<FileLog>,
     pub payloads: Arc<PayloadLog>,
+    pub meta: Tree,
 }
 
 impl Logs {
-    pub(crate) fn sync(&self) -> StoreResult<()> {
+    pub(crate) fn sync(&self, payloads: PayloadSync) -> StoreResult<()> {
         self.files.sync()?;
-        Ok(self.payloads.sync()?)
+        if payloads == PayloadSync::Now || self.payloads.sync_due() {
+            // The end read before the sync: every record before it had its
+            // payload appended first. Durable with the sled flush after.
+            let end = self.files.end();
+            self.payloads.sync()?;
+            self.meta.insert(PAYLOADS_SYNCED_TO, &end.to_bytes())?;
+        }
+        Ok(())
     }
 }
 
@@ -177,7 +203,7 @@ impl Drop for Closer {
         }
         let closed = self
             .logs
-            .sync()
+            .sync(PayloadSync::Now)
             .and_then(|_| Ok(self.meta.insert(CLEAN_CLOSE_KEY, &[1u8])?))
             .and_then(|_| Ok(self.db.flush()?));
         if let Err(e) = closed {
@@ -313,11 +339,12 @@ impl SledStore {
         let t = |name: &str| db.open_tree(name);
         let files = Arc::new(FileLog::open(&dir.join("files"))?);
         let payloads = Arc::new(PayloadLog::open(&dir.join("payloads"))?);
+        let meta = t(trees::META)?;
         let logs = Logs {
             files: files.clone(),
             payloads: payloads.clone(),
+            meta: meta.clone(),
         };
-        let meta = t(trees::META)?;
         let closer = Arc::new(Closer {
             db: db.clone(),
             meta: meta.clone(),
@@ -381,12 +408,13 @@ impl SledStore {
             recent_payloads: t(trees::RECENT_PAYLOADS)?,
             payload_window_ms: Arc::new(AtomicU64::new(DEFAULT_PAYLOAD_WINDOW_MS)),
             flusher: Arc::new(Flusher::start(move |scope| match scope {
-                Scope::Files => logs_for_flusher.sync(),
+                Scope::Files => logs_for_flusher.sync(PayloadSync::WhenDue),
                 Scope::All => flush_all(
                     &flush_db,
                     &commits_for_flusher,
                     &logs_for_flusher,
                     &markers_for_flusher,
+                    PayloadSync::WhenDue,
                 ),
             })?),
             _checkpointer: Arc::new(Checkpointer::start(
@@ -407,6 +435,8 @@ impl SledStore {
             certificates_cache: Default::default(),
             keys: Arc::new(RwLock::new(Arc::new(keys))),
         };
+        // Before any flush: a full one moves the payload mark to the end.
+        store.restore_payloads()?;
         store.check_schema()?;
         store.index_jobs_by_document()?;
         if let Some(n) = store.build_hashed_indexes_once()? {
@@ -497,12 +527,52 @@ impl SledStore {
         Ok(())
     }
 
+    /// The payloads a power loss took off the payload log's tail, put back
+    /// from the file log's records after the mark of its last sync.
+    fn restore_payloads(&self) -> StoreResult<()> {
+        let Some(from) = self
+            .meta
+            .get(PAYLOADS_SYNCED_TO)?
+            .and_then(|v| FilePos::from_bytes(&v))
+        else {
+            // A new data dir, or one whose payload log was synced with
+            // every commit: nothing to look for. From here, a mark.
+            self.meta
+                .insert(PAYLOADS_SYNCED_TO, &self.files.end().to_bytes())?;
+            return Ok(());
+        };
+        let mut found = Vec::new();
+        self.files.scan_from(from, |id, _, second| {
+            if let Some(p) = payload_log::decode(second).filter(|p| p.document_id == id) {
+                found.push(p);
+            }
+        })?;
+        let restored = self.payloads.restore(&found)?;
+        if restored > 0 {
+            tracing::warn!(
+                restored,
+                "duplicate-window payloads lost from the payload log's tail put back from the file log"
+            );
+        }
+        // Everything found is durable now: the next open starts here.
+        self.meta
+            .insert(PAYLOADS_SYNCED_TO, &self.files.end().to_bytes())?;
+        Ok(())
+    }
+
     pub(crate) fn flush_now(&self) -> StoreResult<()> {
         let logs = Logs {
             files: self.files.clone(),
             payloads: self.payloads.clone(),
+            meta: self.meta.clone(),
         };
-        flush_all(&self.db, &self.commits, &logs, &self.index_markers)
+        flush_all(
+            &self.db,
+            &self.commits,
+            &logs,
+            &self.index_markers,
+            PayloadSync::Now,
+        )
     }
 
     /// Next value of a named sequence outside a transaction: an atomic
