@@ -53,7 +53,9 @@ pub struct SledStore {
     pub(crate) files: Arc<FileLog>,
     /// Serializes phase one of documents (checks, number, record).
     pub(crate) numbering: Arc<Mutex<()>>,
-    customer_writes: Arc<Mutex<()>>,
+    /// Serializes customer writes, and holds the customers last written or
+    /// read by them ([`RecentCustomers`]).
+    customer_writes: Arc<Mutex<RecentCustomers>>,
     /// Marks the store closed cleanly when the last handle goes (held for
     /// its `Drop`).
     #[cfg_attr(not(test), allow(dead_code))]
@@ -184,6 +186,29 @@ impl Logs {
             self.meta.insert(PAYLOADS_SYNCED_TO, &end.to_bytes())?;
         }
         Ok(())
+    }
+}
+
+/// The customers upserts last wrote or found, by `company ‖ identification`:
+/// the usual invoice names a customer already stored, unchanged, and is
+/// then spared two sled reads and a decode. Only upserts write customers,
+/// under the lock that holds this, so an entry is what sled holds. Bounded:
+/// emptied when full.
+#[derive(Default)]
+struct RecentCustomers(std::collections::HashMap<Vec<u8>, Customer>);
+
+pub(crate) const RECENT_CUSTOMERS: usize = 1024;
+
+impl RecentCustomers {
+    fn get(&self, key: &[u8]) -> Option<&Customer> {
+        self.0.get(key)
+    }
+
+    fn put(&mut self, key: Vec<u8>, c: &Customer) {
+        if self.0.len() >= RECENT_CUSTOMERS && !self.0.contains_key(&key) {
+            self.0.clear();
+        }
+        self.0.insert(key, c.clone());
     }
 }
 
@@ -922,21 +947,29 @@ impl SledStore {
     ) -> StoreResult<Customer> {
         // One writer at a time; the index goes first, so a crash between
         // the two writes leaves an index entry the next upsert reuses.
-        let _one = self
+        let mut recent = self
             .customer_writes
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let ident_key = scoped_text_key(company, &input.identification_number);
         let now = Utc::now();
-        let indexed = self
-            .customer_by_ident
-            .get(&ident_key)?
-            .and_then(|v| read_u64(&v));
-        let existing: Option<Customer> = match indexed {
-            Some(id) => {
-                Self::get_decode(&self.customers, trees::CUSTOMERS, &scoped_key(company, id))?
+        let (indexed, existing) = match recent.get(&ident_key) {
+            Some(c) => (Some(c.id), Some(c.clone())),
+            None => {
+                let indexed = self
+                    .customer_by_ident
+                    .get(&ident_key)?
+                    .and_then(|v| read_u64(&v));
+                let existing: Option<Customer> = match indexed {
+                    Some(id) => Self::get_decode(
+                        &self.customers,
+                        trees::CUSTOMERS,
+                        &scoped_key(company, id),
+                    )?,
+                    None => None,
+                };
+                (indexed, existing)
             }
-            None => None,
         };
         let (id, created_at) = match (&existing, indexed) {
             (Some(c), _) => (c.id, c.created_at),
@@ -980,6 +1013,7 @@ impl SledStore {
                 ..c.clone()
             } == *o
         }) {
+            recent.put(ident_key, &old);
             return Ok(old);
         }
         if indexed.is_none() {
@@ -987,6 +1021,7 @@ impl SledStore {
         }
         self.customers
             .insert(scoped_key(company, id), encode(trees::CUSTOMERS, &c)?)?;
+        recent.put(ident_key, &c);
         Ok(c)
     }
 }

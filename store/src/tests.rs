@@ -2,6 +2,7 @@
 
 use chrono::{NaiveDate, Utc};
 
+use crate::sled_store::RECENT_CUSTOMERS as RECENT_CUSTOMERS_FOR_TESTS;
 use crate::*;
 
 /// Opens the store in `dir`, waiting a moment while a store just dropped
@@ -159,6 +160,50 @@ fn companies_keys_customers_survive_reopen() {
     assert_eq!(page.items[0].name, "Ana María");
     let revoked = s.revoke_api_key(key_id, Utc::now()).unwrap().unwrap();
     assert!(revoked.revoked_at.is_some());
+}
+
+/// Upserts keep the customers they last wrote in memory: a change is seen
+/// by the next upsert, an unchanged repeat is not rewritten, and when the
+/// memory is emptied (it is bounded) upserts still find the stored ones.
+#[test]
+fn repeat_customers_upsert_alike_whether_remembered_or_read_from_sled() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let c = s.create_company(company()).unwrap();
+    let ana = |name: &str| CustomerInput {
+        identification_number: "123".into(),
+        name: name.into(),
+        email: "ana@example.com".into(),
+        address: Some("Cra 7".into()),
+        ..Default::default()
+    };
+    let first = s.upsert_customer(c.id, ana("Ana")).unwrap();
+    let same = s.upsert_customer(c.id, ana("Ana")).unwrap();
+    assert_eq!(same, first, "an unchanged repeat is the stored one");
+    let renamed = s.upsert_customer(c.id, ana("Ana María")).unwrap();
+    assert_eq!((renamed.id, renamed.name.as_str()), (first.id, "Ana María"));
+    // Enough others to empty the memory, then Ana again, from sled.
+    for n in 0..RECENT_CUSTOMERS_FOR_TESTS + 1 {
+        let other = CustomerInput {
+            identification_number: format!("9{n}"),
+            name: format!("Cliente {n}"),
+            ..Default::default()
+        };
+        s.upsert_customer(c.id, other).unwrap();
+    }
+    let again = s
+        .upsert_customer(
+            c.id,
+            CustomerInput {
+                address: None,
+                ..ana("Ana María")
+            },
+        )
+        .unwrap();
+    assert_eq!(again, renamed, "found in sled, not rewritten");
+    let stored = s.customer(c.id, first.id).unwrap().unwrap();
+    assert_eq!(stored.address.as_deref(), Some("Cra 7"));
+    assert_eq!(s.customers(c.id, 1, 1, None).unwrap().total, 1026);
 }
 
 #[test]
