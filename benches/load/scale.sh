@@ -4,6 +4,9 @@
 # each size, and at each size prints documents/s, latency p99, server CPU per
 # document, disk per document, resident memory (at the window's end, and its
 # peak within the window), and the time to be ready again after a kill -9.
+# The CPU is also divided by one RSA-2048 signature timed right after each
+# window (`rsa_us`, `ratio`): the VM's speed drifts over a 13-minute run,
+# and the first reading alone can be minutes away from the window.
 #   benches/load/scale.sh [BINARY] [SIZES...]   (default 100000 500000 1000000)
 # CONN (16) connections; WINDOW (20) seconds of measurement at each size.
 # Needs wrk (Debian package `wrk`), curl, python3, openssl.
@@ -54,11 +57,16 @@ curl -sf -o /dev/null -X PATCH -H "Authorization: Bearer $(keys admin_token)" \
   -H 'Content-Type: application/json' "$URL/admin/companies/1" \
   -d '{"limite_documentos_mes": 100000000}'
 export KEY=$(keys sk_test) TRANSMIT=false
-sign=$(openssl speed -seconds 3 rsa2048 2>/dev/null | awk '/^rsa 2048/ {print $6}')
-rsa_us=$(python3 -c "print(f'{1e6 / $sign:.0f}')")
+# One RSA-2048 signature in µs (openssl speed, one core).
+rsa() {
+  local sign
+  sign=$(openssl speed -seconds "$1" rsa2048 2>/dev/null | awk '/^rsa 2048/ {print $6}')
+  python3 -c "print(f'{1e6 / $sign:.0f}')"
+}
+rsa_us=$(rsa 3)
 echo "one RSA-2048 signature (openssl speed, one core): ${rsa_us} us"
-printf '%10s %8s %9s %12s %6s %10s %8s %8s %10s\n' \
-  documents docs/s p99_ms cpu_us/doc ratio disk/doc rss_MiB peak_MiB restart_s
+printf '%10s %8s %9s %12s %6s %10s %8s %8s %10s %7s %6s\n' \
+  documents docs/s p99_ms cpu_us/doc ratio disk/doc rss_MiB peak_MiB restart_s rsa_us ratio
 
 total=0
 started=$(date +%s)
@@ -89,14 +97,16 @@ for size in "${SIZES[@]}"; do
   start
   restart=$(ready)
   URL=$(cat "$DIR/data/listening")
-  python3 - "$total" "$n" "$WINDOW" "$p99" "$before" "$after" "$(getconf CLK_TCK)" "$rsa_us" "$disk" "$rss" "$peak" "$restart" <<'PY'
+  rsa_now=$(rsa 2)
+  python3 - "$total" "$n" "$WINDOW" "$p99" "$before" "$after" "$(getconf CLK_TCK)" "$rsa_us" "$disk" "$rss" "$peak" "$restart" "$rsa_now" <<'PY'
 import sys
-total, n, window, p99, before, after, hz, rsa, disk, rss, peak, restart = sys.argv[1:]
+total, n, window, p99, before, after, hz, rsa, disk, rss, peak, restart, rsa_now = sys.argv[1:]
 n = max(int(n), 1)
 cpu = (float(after) - float(before)) / float(hz) * 1e6 / n
 print(f"{int(total):>10} {n / float(window):>8.0f} {float(p99):>9.1f} {cpu:>12.0f} "
       f"{cpu / float(rsa):>5.2f}x {int(disk) / int(total) / 1024:>8.1f}KB "
-      f"{int(rss) / 1024:>8.0f} {int(peak) / 1024:>8.0f} {float(restart):>10.2f}")
+      f"{int(rss) / 1024:>8.0f} {int(peak) / 1024:>8.0f} {float(restart):>10.2f} "
+      f"{float(rsa_now):>7.0f} {cpu / float(rsa_now):>5.2f}x")
 PY
 done
 echo "filled in $(( $(date +%s) - started )) s"
