@@ -460,9 +460,9 @@ impl SledStore {
             certificates_cache: Default::default(),
             keys: Arc::new(RwLock::new(Arc::new(keys))),
         };
-        // Before any flush: a full one moves the payload mark to the end.
-        store.restore_payloads()?;
         store.check_schema()?;
+        // Before any full flush: one moves the payload mark to the end.
+        store.restore_payloads()?;
         store.index_jobs_by_document()?;
         if let Some(n) = store.build_hashed_indexes_once()? {
             tracing::info!(documents = n, "code and reference indexes built");
