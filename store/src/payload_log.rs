@@ -97,6 +97,12 @@ pub(crate) fn decode(r: &[u8]) -> Option<RecentRequest> {
     })
 }
 
+/// A file's records up to the first that fails its check: a torn tail (a
+/// crash mid-append) ends the file's reading.
+fn valid_records(bytes: &[u8]) -> impl Iterator<Item = RecentRequest> + '_ {
+    bytes.chunks(RECORD_LEN).map_while(decode)
+}
+
 impl PayloadLog {
     pub(crate) fn open(dir: &Path) -> io::Result<Self> {
         std::fs::create_dir_all(dir)?;
@@ -227,8 +233,8 @@ impl PayloadLog {
                 .open(self.dir.join(file_name(*minute)))?;
             let mut bytes = Vec::new();
             file.read_to_end(&mut bytes)?;
-            // A torn tail ends the file's reading: what follows it is cut.
-            let valid: Vec<RecentRequest> = bytes.chunks(RECORD_LEN).map_while(decode).collect();
+            // What follows a torn tail is cut.
+            let valid: Vec<RecentRequest> = valid_records(&bytes).collect();
             let present: HashSet<u64> = valid.iter().map(|p| p.document_id).collect();
             let missing: Vec<u8> = payloads
                 .iter()
@@ -260,13 +266,7 @@ impl PayloadLog {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(e.into()),
             };
-            for r in bytes.chunks(RECORD_LEN) {
-                // A torn tail ends the file.
-                let Some(p) = decode(r) else { break };
-                if p.created_at >= since {
-                    out.push(p);
-                }
-            }
+            out.extend(valid_records(&bytes).filter(|p| p.created_at >= since));
         }
         Ok(out)
     }
@@ -305,6 +305,28 @@ mod tests {
         );
     }
 
+    /// A log in `dir` holding document 1's synced record at `t`, then half
+    /// a record, as a crash mid-append (or a power loss) leaves it; reopened.
+    fn one_record_then_a_torn_tail(dir: &Path, t: DateTime<Utc>) -> PayloadLog {
+        {
+            let log = PayloadLog::open(dir).unwrap();
+            log.append(t, &encode(t, 1, 7, &[1; 32]), t).unwrap();
+            log.sync().unwrap();
+        }
+        let path = dir.join(file_name(t.timestamp() / 60));
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(&[0xAB; 30]).unwrap();
+        PayloadLog::open(dir).unwrap()
+    }
+
+    fn ids_since(log: &PayloadLog, t: DateTime<Utc>) -> Vec<u64> {
+        log.since(t)
+            .unwrap()
+            .iter()
+            .map(|p| p.document_id)
+            .collect()
+    }
+
     #[test]
     fn restore_appends_only_the_missing_payloads_after_a_torn_tail_is_cut() {
         let dir = tempfile::tempdir().unwrap();
@@ -315,25 +337,11 @@ mod tests {
             company_id: 7,
             payload_hash: [id as u8; 32],
         };
-        {
-            let log = PayloadLog::open(dir.path()).unwrap();
-            log.append(t, &encode(t, 1, 7, &[1; 32]), t).unwrap();
-            log.sync().unwrap();
-        }
-        // What a power loss can leave: half a record after the synced one.
-        let path = dir.path().join(file_name(t.timestamp() / 60));
-        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
-        f.write_all(&[0xAB; 30]).unwrap();
-        let log = PayloadLog::open(dir.path()).unwrap();
+        let log = one_record_then_a_torn_tail(dir.path(), t);
         // 1 is there; 2 lost its record; 3 is of the next minute.
         let restored = log.restore(&[p(1, 0), p(2, 10), p(3, 70)]).unwrap();
         assert_eq!(restored, 2);
-        let back: Vec<u64> = log
-            .since(t)
-            .unwrap()
-            .iter()
-            .map(|p| p.document_id)
-            .collect();
+        let back = ids_since(&log, t);
         assert_eq!(back, [1, 2, 3]);
         assert_eq!(log.since(t).unwrap()[1], p(2, 10));
         // Again: nothing missing any more.
@@ -344,30 +352,11 @@ mod tests {
     fn a_torn_tail_ends_the_reading_and_a_reopened_log_appends_after_it() {
         let dir = tempfile::tempdir().unwrap();
         let t = at("2026-11-23T10:00:00Z");
-        {
-            let log = PayloadLog::open(dir.path()).unwrap();
-            log.append(t, &encode(t, 1, 7, &[1; 32]), t).unwrap();
-            log.sync().unwrap();
-        }
-        // Half a record, as a crash mid-append leaves it.
-        let path = dir.path().join(file_name(t.timestamp() / 60));
-        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
-        f.write_all(&[0xAB; 30]).unwrap();
-        let log = PayloadLog::open(dir.path()).unwrap();
-        let ids: Vec<u64> = log
-            .since(t)
-            .unwrap()
-            .iter()
-            .map(|p| p.document_id)
-            .collect();
+        let log = one_record_then_a_torn_tail(dir.path(), t);
+        let ids = ids_since(&log, t);
         assert_eq!(ids, [1]);
         log.append(t, &encode(t, 2, 7, &[2; 32]), t).unwrap();
-        let ids: Vec<u64> = log
-            .since(t)
-            .unwrap()
-            .iter()
-            .map(|p| p.document_id)
-            .collect();
+        let ids = ids_since(&log, t);
         assert_eq!(ids, [1, 2]);
     }
 }
