@@ -130,6 +130,20 @@ impl<P: Pipeline> BuildQueue<P> {
         async move { job?.await }
     }
 
+    /// [`run`](Self::run) for a job that answers its caller itself (a
+    /// channel it carries, sent on by another thread): queued now, no
+    /// result to wake anyone with; `deliver` gets the result or the panic.
+    pub fn run_then<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&P) -> T + Send + 'static,
+        deliver: impl FnOnce(Result<T, PoolError>) + Send + 'static,
+    ) -> Result<(), PoolError> {
+        let pipeline = Arc::clone(&self.pipeline);
+        let span = tracing::debug_span!("document_builder.run");
+        self.pool
+            .spawn_then(move || span.in_scope(|| f(&pipeline)), deliver)
+    }
+
     /// Queues one build on the pool now (a full pool answers Busy at once);
     /// await the result.
     pub fn build(&self, input: P::Input) -> Queued<P> {

@@ -268,6 +268,25 @@ impl SignerPool {
         F: FnOnce() -> T + Send + 'static,
     {
         let (tx, rx) = oneshot::channel::<Result<T, PoolError>>();
+        self.spawn_then(f, move |outcome| {
+            // The caller may have gone away; nothing to do then.
+            let _ = tx.send(outcome);
+        })?;
+        Ok(JobHandle { rx })
+    }
+
+    /// Queues `f` now (so `Busy` is immediate); `deliver` gets its result
+    /// on the worker. For a job that hands its result on itself (to
+    /// another thread that answers the caller): no handle to wake.
+    pub fn spawn_then<T, F>(
+        &self,
+        f: F,
+        deliver: impl FnOnce(Result<T, PoolError>) + Send + 'static,
+    ) -> Result<(), PoolError>
+    where
+        T: Send + 'static,
+        F: FnOnce() -> T + Send + 'static,
+    {
         let shared = Arc::clone(&self.shared);
         let job: Job = Box::new(move || {
             let outcome = catch_unwind(AssertUnwindSafe(f));
@@ -278,8 +297,7 @@ impl SignerPool {
                 Err(_) => &shared.panics,
             };
             counter.fetch_add(1, Ordering::Relaxed);
-            // The caller may have gone away; nothing to do then.
-            let _ = tx.send(outcome.map_err(|_| PoolError::Panicked));
+            deliver(outcome.map_err(|_| PoolError::Panicked));
         });
         {
             let mut q = lock(&self.shared.queue);
@@ -293,7 +311,7 @@ impl SignerPool {
             q.tasks.push_back(Task::Run(job));
         }
         self.shared.ready.notify_one();
-        Ok(JobHandle { rx })
+        Ok(())
     }
 
     /// Runs `f` on a worker and waits (asynchronously) for its result.

@@ -14,8 +14,8 @@ use emisor_actors::document_builder::Pipeline;
 use emisor_actors::idempotency::{Claim, Duplicate};
 use emisor_actors::retry_scheduler::JobOutcome;
 use emisor_store::{
-    state, AsyncStore, Committed, DocumentFiles, DocumentRecord, Environment, HistoryEntry, Job,
-    NewDocument, ResolutionChoice, SoftwareKind, ZipFile,
+    state, AsyncStore, DocumentFiles, DocumentRecord, Environment, HistoryEntry, Job, NewDocument,
+    ResolutionChoice, SoftwareKind, ZipFile,
 };
 use serde_json::json;
 
@@ -138,10 +138,10 @@ async fn build(
 /// A new document's whole issue past its checks: phase one, the build and
 /// the hand-over of phase two run in one job on the signer pool, whose
 /// threads may block on the store (`phase_one` takes the number and says
-/// what to build); the caller's task wakes once, when phase two is durable,
-/// then transmits or queues. Each trip between threads costs two thread
-/// wake-ups: this path makes two (to the pool, then from the flusher)
-/// where it made four.
+/// what to build); the flusher answers the caller's task once phase two is
+/// durable, and the task then transmits or queues. Each trip between
+/// threads costs a thread wake-up: this path makes two (to the pool, then
+/// from the flusher) where it made four.
 pub(crate) async fn issue_numbered(
     issuing: &Arc<Issuing>,
     transmit: bool,
@@ -149,18 +149,50 @@ pub(crate) async fn issue_numbered(
     phase_one: impl FnOnce() -> IssueResult<(DocumentRecord, BuildRequest)> + Send + 'static,
 ) -> IssueResult<Issued> {
     let store = issuing.store.clone();
-    let handed_over = issuing.builds.run(move |pipeline| {
-        let (doc, input) = phase_one()?;
-        let issued = pipeline
-            .build(input)
-            .map_err(|e| IssueError::Internal(format!("building the document: {e}")))?;
-        IssueResult::Ok(commit_built(&store, doc, issued, transmit, asynchronous))
-    });
-    let (doc, committed) = handed_over
+    let (tx, rx) = tokio::sync::oneshot::channel::<IssueResult<Built>>();
+    let answer = Answer(tx);
+    issuing
+        .builds
+        .run_then(
+            move |pipeline| {
+                let built = phase_one().and_then(|(doc, input)| {
+                    let issued = pipeline.build(input).map_err(building)?;
+                    Ok((doc, issued))
+                });
+                match built {
+                    Ok((doc, issued)) => {
+                        commit_built(&store, doc, issued, transmit, asynchronous, answer)
+                    }
+                    Err(e) => answer.send(Err(e)),
+                }
+            },
+            // A panic: the job's answer was dropped with it, and the
+            // caller hears that the build stopped.
+            |_| {},
+        )
+        .map_err(building)?;
+    let (job, files, doc) = rx
         .await
-        .map_err(|e| IssueError::Internal(format!("building the document: {e}")))??;
-    let (job, files) = committed.await?;
+        .map_err(|_| building("the signer stopped before answering"))??;
     send_committed(issuing, doc, job, files, asynchronous).await
+}
+
+/// What phase two hands back: the stored job, the files and the document.
+type Built = (Option<Job>, DocumentFiles, DocumentRecord);
+
+/// Where a document's job answers its caller (from the signer when it
+/// fails, from the flusher once phase two is durable).
+struct Answer(tokio::sync::oneshot::Sender<IssueResult<Built>>);
+
+impl Answer {
+    fn send(self, result: IssueResult<Built>) {
+        // The caller may have gone; the document is issued all the same.
+        let _ = self.0.send(result);
+    }
+}
+
+fn building(e: impl std::fmt::Display) -> IssueError {
+    IssueError::Internal(format!("building the document: {e}"))
 }
 
 /// Records the build on `doc` and hands its files over (moved, not copied:
@@ -372,7 +404,8 @@ fn commit_built(
     issued: IssuedDocument,
     transmit: bool,
     asynchronous: bool,
-) -> (DocumentRecord, Committed<(Option<Job>, DocumentFiles)>) {
+    answer: Answer,
+) {
     let files = apply_build(&mut doc, issued);
     doc.state = if transmit {
         state::QUEUED
@@ -386,8 +419,10 @@ fn commit_built(
         doc.state,
         json!({ "code": doc.code, "async": asynchronous }),
     );
-    let committed = store.commit_document(doc.clone(), files, job, entry);
-    (doc, committed)
+    // The answer travels with the writes, sent on once they are durable.
+    store.commit_document_then(doc, files, job, entry, move |result| {
+        answer.send(result.map_err(IssueError::from))
+    });
 }
 
 /// After phase two: the answer, the document transmitted now

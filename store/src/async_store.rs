@@ -294,8 +294,31 @@ impl AsyncStore {
         job: Option<Job>,
         history: HistoryEntry,
     ) -> Committed<(Option<Job>, DocumentFiles)> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.commit_document_then(doc, files, job, history, move |result| {
+            let _ = tx.send(result.map(|(job, files, _)| (job, files)));
+        });
+        Box::pin(async move {
+            rx.await
+                .unwrap_or_else(|_| Err(StoreError::Durability("the flusher stopped".into())))
+        })
+    }
+
+    /// [`commit_document`](Self::commit_document) whose outcome (with the
+    /// document handed back) goes to `deliver`, called on the store's
+    /// flusher thread once durable: a caller that answers a client from
+    /// there is woken once, by it (at once with the error when the store
+    /// is closing).
+    pub fn commit_document_then(
+        &self,
+        doc: DocumentRecord,
+        files: DocumentFiles,
+        job: Option<Job>,
+        history: HistoryEntry,
+        deliver: impl FnOnce(StoreResult<(Option<Job>, DocumentFiles, DocumentRecord)>) + Send + 'static,
+    ) {
         let (stager, writer) = (self.store.clone(), self.store.clone());
-        self.store.flusher.stage_and_commit(
+        self.store.flusher.stage_and_commit_then(
             move || {
                 let staged =
                     stager.stage_files(doc.id, doc.company_id, doc.document_type, &files)?;
@@ -303,8 +326,9 @@ impl AsyncStore {
             },
             move |(staged, files, doc)| {
                 let job = writer.complete_staged(&doc, &staged, job, history)?;
-                Ok((job, files))
+                Ok((job, files, doc))
             },
+            deliver,
         )
     }
 

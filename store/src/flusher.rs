@@ -124,6 +124,30 @@ impl Flusher {
         writes: impl FnOnce(S) -> StoreResult<T> + Send + 'static,
     ) -> Committed<T> {
         let (tx, rx) = oneshot::channel::<StoreResult<T>>();
+        self.stage_and_commit_then(stage, writes, move |result| {
+            let _ = tx.send(result);
+        });
+        Box::pin(async move {
+            rx.await
+                .unwrap_or_else(|_| Err(StoreError::Durability("the flusher stopped".into())))
+        })
+    }
+
+    /// [`stage_and_commit`](Self::stage_and_commit) whose outcome goes to
+    /// `deliver`, called on the flusher once the batch is flushed (or with
+    /// the error that stopped it; at once when the store is closing). A
+    /// flusher thread that died drops it uncalled.
+    pub(crate) fn stage_and_commit_then<S: Send + 'static, T: Send + 'static>(
+        &self,
+        stage: impl FnOnce() -> StoreResult<S> + Send + 'static,
+        writes: impl FnOnce(S) -> StoreResult<T> + Send + 'static,
+        deliver: impl FnOnce(StoreResult<T>) + Send + 'static,
+    ) {
+        let requests = self.requests.lock().unwrap_or_else(PoisonError::into_inner);
+        let Some(requests) = requests.as_ref() else {
+            deliver(Err(StoreError::Durability("the store is closing".into())));
+            return;
+        };
         let request: Request = Box::new(move || {
             let staged = stage();
             Box::new(move |files| {
@@ -133,26 +157,15 @@ impl Flusher {
                     (_, Err(e)) => Err(e),
                 };
                 Box::new(move |flushed| {
-                    let _ = tx.send(match (flushed, result) {
+                    deliver(match (flushed, result) {
                         (Err(e), Ok(_)) => Err(StoreError::Durability(e)),
                         (_, result) => result,
                     });
                 })
             })
         });
-        let sent = self
-            .requests
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_ref()
-            .is_some_and(|r| r.send(request).is_ok());
-        Box::pin(async move {
-            if !sent {
-                return Err(StoreError::Durability("the store is closing".into()));
-            }
-            rx.await
-                .unwrap_or_else(|_| Err(StoreError::Durability("the flusher stopped".into())))
-        })
+        // Fails only when the thread died: the request and `deliver` go.
+        let _ = requests.send(request);
     }
 }
 
