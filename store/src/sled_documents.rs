@@ -95,7 +95,7 @@ pub(crate) fn payload_key(created_at: DateTime<Utc>, id: u64) -> [u8; 16] {
 /// A stored request and its payload record, if it is kept with one
 /// ([`REQUEST_WITH_PAYLOAD`]); the file log keeps them in a record's two
 /// parts.
-fn split_payload(stored: &[u8]) -> (&[u8], &[u8]) {
+pub(crate) fn split_payload(stored: &[u8]) -> (&[u8], &[u8]) {
     match stored.split_first() {
         Some((&REQUEST_WITH_PAYLOAD, rest)) if rest.len() > payload_log::RECORD_LEN => {
             let (payload, packed) = rest.split_at(payload_log::RECORD_LEN);

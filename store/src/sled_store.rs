@@ -28,7 +28,7 @@ use crate::payload_log::{self, PayloadLog};
 use crate::read_cache::ReadCache;
 use crate::repair::{CLEAN_CLOSE_KEY, DERIVED_V2_KEY, STATE_SETS_KEY};
 use crate::sealing::{Keyring, SealedInventory};
-use crate::sled_documents::value_tail;
+use crate::sled_documents::{split_payload, value_tail, PENDING_BUILD};
 use crate::sled_rewrite::{
     finish_rewrite, has_superseded, open_db, rewrite_compact, rewrite_sealed, DEFAULT_CACHE_BYTES,
 };
@@ -572,6 +572,15 @@ impl SledStore {
                 found.push(p);
             }
         })?;
+        // Documents not built yet keep theirs in front of their request
+        // (appends wait in memory: a killed process took them along).
+        for id in self.documents_by_state.ids(&[PENDING_BUILD], false) {
+            let id = id?;
+            if let Some(stored) = self.document_requests.get(id_key(id))? {
+                let (_, payload) = split_payload(&stored);
+                found.extend(payload_log::decode(payload).filter(|p| p.document_id == id));
+            }
+        }
         let restored = self.payloads.restore(&found)?;
         if restored > 0 {
             tracing::warn!(

@@ -613,7 +613,7 @@ fn recent_requests_are_the_payloads_of_the_documents_since_a_time() {
 /// its tail. The documents answered for have their payload in the file
 /// log too (with their request), and the next open puts them back.
 #[tokio::test]
-async fn payloads_a_power_loss_took_off_the_payload_log_come_back_from_the_file_log() {
+async fn payloads_lost_from_the_payload_log_come_back_from_the_file_log_and_half_built_requests() {
     use sha2::Digest;
     let dir = tempfile::tempdir().unwrap();
     let body = |n: u32| format!("{{\"n\":{n}}}").into_bytes();
@@ -657,7 +657,7 @@ async fn payloads_a_power_loss_took_off_the_payload_log_come_back_from_the_file_
         let pending = make(4);
         assert_eq!(s.document_request(pending.id).unwrap().unwrap(), body(4));
         s.close_uncleanly();
-        (built, pending.id)
+        (built, (pending.id, pending.company_id, hash(4)))
     };
     lose_payload_log();
     {
@@ -669,18 +669,29 @@ async fn payloads_a_power_loss_took_off_the_payload_log_come_back_from_the_file_
             .map(|r| (r.document_id, r.company_id, r.payload_hash))
             .collect();
         got.sort();
-        assert_eq!(got, built, "the answered documents' payloads are back");
+        let mut expected = built.clone();
+        // The half-built one's, from its request: resume builds it, and a
+        // client retrying it must be told it exists.
+        expected.push(pending);
+        assert_eq!(got, expected, "every numbered document's payload is back");
         for (n, (id, ..)) in (1..=3).zip(&built) {
             assert_eq!(s.document_request(*id).unwrap().unwrap(), body(n));
         }
-        assert_eq!(s.document_request(pending).unwrap().unwrap(), body(4));
+        assert_eq!(s.document_request(pending.0).unwrap().unwrap(), body(4));
     }
     // Put back and synced at that open, which moved the mark past them:
-    // the next open reads nothing of the file log (here, nothing at all,
-    // the payload log having been taken away behind the store's back).
+    // the next open reads nothing of the file log (here, only the document
+    // still half built comes back, the payload log having been taken away
+    // behind the store's back).
     lose_payload_log();
     let s = open(dir.path());
-    assert_eq!(s.recent_requests(since).unwrap(), vec![]);
+    let got: Vec<u64> = s
+        .recent_requests(since)
+        .unwrap()
+        .iter()
+        .map(|r| r.document_id)
+        .collect();
+    assert_eq!(got, [pending.0]);
 }
 
 /// The async handle's writes go through the flusher: durable when they
