@@ -4,8 +4,11 @@
 //! Why: sled rewrites a whole leaf (up to 16 values) on consolidation and
 //! writes leaves over 128 KiB as separate blob files, so ~15 KB of files per
 //! document cost ~200 KB of writes and a file creation each. Here a document's
-//! files are one `pwrite` at the end of a segment, written once and never
-//! moved (tax documents are kept, not deleted, so there is no compaction).
+//! files are appended at the end of a segment, written once and never moved
+//! (tax documents are kept, not deleted, so there is no compaction). Appends
+//! wait in memory until the next sync writes them with one `pwrite` (a
+//! batch's documents each made two): nothing points at a record before it
+//! is synced.
 //!
 //! Record layout, little-endian: magic `EMF1`, CRC-32 of everything after it,
 //! document id (u64), XML length (u32), ZIP length (u32), the XML, the ZIP.
@@ -64,7 +67,10 @@ pub struct FileRef {
 struct Active {
     segment: u32,
     file: Arc<File>,
+    /// The segment's length with the records waiting in `pending`.
     len: u64,
+    /// Records appended to `file` and not yet written, which end at `len`.
+    pending: Vec<u8>,
     /// Segments written since the last sync (the active one included).
     unsynced: Vec<Arc<File>>,
 }
@@ -100,6 +106,25 @@ fn open_segment(dir: &Path, segment: u32) -> io::Result<File> {
     }
     Ok(file)
 }
+
+impl Active {
+    /// Writes the records waiting in memory where they belong. On a
+    /// failure they stay, and the next try writes them at the same place.
+    fn write_pending(&mut self) -> io::Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let at = self.len - self.pending.len() as u64;
+        self.file.write_all_at(&self.pending, at)?;
+        self.pending.clear();
+        // A batch's worth stays allocated; a rare large one is given back.
+        self.pending.shrink_to(PENDING_KEPT);
+        Ok(())
+    }
+}
+
+/// The buffer of waiting records keeps at most this much between syncs.
+const PENDING_KEPT: usize = 1024 * 1024;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
@@ -142,6 +167,7 @@ impl FileLog {
                 segment: newest,
                 file,
                 len,
+                pending: Vec::new(),
                 unsynced: Vec::new(),
             }),
             readers: Mutex::new(readers),
@@ -153,19 +179,12 @@ impl FileLog {
     pub fn append(&self, document_id: u64, xml: &[u8], zip: &[u8]) -> StoreResult<FileRef> {
         let xml_len = u32::try_from(xml.len()).map_err(|_| corrupt("XML over 4 GiB"))?;
         let zip_len = u32::try_from(zip.len()).map_err(|_| corrupt("ZIP over 4 GiB"))?;
-        let mut record = Vec::with_capacity(HEADER_LEN as usize + xml.len() + zip.len());
-        record.extend_from_slice(MAGIC);
-        record.extend_from_slice(&[0; 4]);
-        record.extend_from_slice(&document_id.to_le_bytes());
-        record.extend_from_slice(&xml_len.to_le_bytes());
-        record.extend_from_slice(&zip_len.to_le_bytes());
-        record.extend_from_slice(xml);
-        record.extend_from_slice(zip);
-        let crc = crc32fast::hash(&record[8..]);
-        record[4..8].copy_from_slice(&crc.to_le_bytes());
+        let record_len = HEADER_LEN + u64::from(xml_len) + u64::from(zip_len);
 
         let mut active = lock(&self.active);
-        if active.len > 0 && active.len + record.len() as u64 > self.segment_limit {
+        if active.len > 0 && active.len + record_len > self.segment_limit {
+            // The last segment's records go to it before the next begins.
+            active.write_pending()?;
             let segment = active.segment + 1;
             let file = Arc::new(open_segment(&self.dir, segment)?);
             lock(&self.readers).insert(segment, file.clone());
@@ -174,8 +193,18 @@ impl FileLog {
             active.len = 0;
         }
         let offset = active.len;
-        active.file.write_all_at(&record, offset)?;
-        active.len += record.len() as u64;
+        let record = &mut active.pending;
+        let start = record.len();
+        record.extend_from_slice(MAGIC);
+        record.extend_from_slice(&[0; 4]);
+        record.extend_from_slice(&document_id.to_le_bytes());
+        record.extend_from_slice(&xml_len.to_le_bytes());
+        record.extend_from_slice(&zip_len.to_le_bytes());
+        record.extend_from_slice(xml);
+        record.extend_from_slice(zip);
+        let crc = crc32fast::hash(&record[start + 8..]);
+        record[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
+        active.len += record_len;
         if !active.unsynced.iter().any(|f| Arc::ptr_eq(f, &active.file)) {
             let file = active.file.clone();
             active.unsynced.push(file);
@@ -191,7 +220,11 @@ impl FileLog {
     /// Makes every record appended before this call durable.
     pub fn sync(&self) -> StoreResult<()> {
         let _one_at_a_time = lock(&self.syncing);
-        let pending = std::mem::take(&mut lock(&self.active).unsynced);
+        let pending = {
+            let mut active = lock(&self.active);
+            active.write_pending()?;
+            std::mem::take(&mut active.unsynced)
+        };
         for (i, file) in pending.iter().enumerate() {
             if let Err(e) = file.sync_data() {
                 // Keep the ones not yet synced for the next caller.
@@ -222,6 +255,7 @@ impl FileLog {
         from: FilePos,
         mut f: impl FnMut(u64, &[u8], &[u8]),
     ) -> StoreResult<()> {
+        lock(&self.active).write_pending()?;
         let last = self.end().segment;
         for segment in from.segment..=last {
             let start = if segment == from.segment {
@@ -269,6 +303,14 @@ impl FileLog {
     pub fn read(&self, document_id: u64, at: &FileRef) -> StoreResult<(Vec<u8>, Vec<u8>)> {
         let body = at.xml_len as usize + at.zip_len as usize;
         let mut record = vec![0u8; HEADER_LEN as usize + body];
+        {
+            // A record still waiting in memory is written first.
+            let mut active = lock(&self.active);
+            let written = active.len - active.pending.len() as u64;
+            if at.segment == active.segment && at.offset + record.len() as u64 > written {
+                active.write_pending()?;
+            }
+        }
         self.reader(at.segment)?
             .read_exact_at(&mut record, at.offset)
             .map_err(|e| corrupt(format!("files of document {document_id}: {e}")))?;
@@ -350,6 +392,35 @@ mod tests {
     }
 
     #[test]
+    fn appends_wait_in_memory_until_a_sync_but_read_back_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = FileLog::open(dir.path()).unwrap();
+        let on_disk = || {
+            std::fs::metadata(segment_path(dir.path(), 1))
+                .unwrap()
+                .len()
+        };
+        let a = log.append(1, b"<a/>", b"za").unwrap();
+        let b = log.append(2, b"<b/>", b"").unwrap();
+        assert_eq!(on_disk(), 0);
+        assert_eq!(log.end().offset, 2 * HEADER_LEN + 10);
+        // Reading one writes what waits.
+        assert_eq!(log.read(2, &b).unwrap(), (b"<b/>".to_vec(), vec![]));
+        assert_eq!(on_disk(), 2 * HEADER_LEN + 10);
+        let c = log.append(3, b"<c/>", b"zc").unwrap();
+        log.sync().unwrap();
+        assert_eq!(on_disk(), 3 * HEADER_LEN + 16);
+        assert_eq!(log.read(1, &a).unwrap(), (b"<a/>".to_vec(), b"za".to_vec()));
+        assert_eq!(log.read(3, &c).unwrap(), (b"<c/>".to_vec(), b"zc".to_vec()));
+        // A process that dies before the next sync loses what waits, which
+        // nothing points at yet; a reopened log appends at the end on disk.
+        log.append(4, b"<d/>", b"").unwrap();
+        drop(log);
+        let log = FileLog::open(dir.path()).unwrap();
+        assert_eq!(log.end().offset, 3 * HEADER_LEN + 16);
+    }
+
+    #[test]
     fn records_roll_over_to_new_segments_and_read_back_from_each() {
         let dir = tempfile::tempdir().unwrap();
         let refs: Vec<_> = {
@@ -383,6 +454,7 @@ mod tests {
         // A torn record (a crash mid-write), then appends after it, as a
         // reopened log makes them: at the segment's end.
         let torn = log.append(3, &[b'c'; 60], b"").unwrap();
+        log.sync().unwrap();
         let file = OpenOptions::new()
             .write(true)
             .open(segment_path(dir.path(), torn.segment))
