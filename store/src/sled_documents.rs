@@ -361,7 +361,7 @@ impl DocumentStore for SledStore {
             .ok_or(StoreError::NotFound("numbering resolution"))?;
         let ukey = usage_key(new.company_id, new.period);
 
-        let _numbering = self
+        let mut numbering = self
             .numbering
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -395,7 +395,7 @@ impl DocumentStore for SledStore {
             ),
             None => None,
         };
-        let id = self.next_seq_now(trees::DOCUMENTS)?;
+        let id = self.next_document_id(&mut numbering)?;
         let now = Utc::now();
         let doc = DocumentRecord {
             id,

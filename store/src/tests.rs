@@ -1010,3 +1010,37 @@ async fn files_and_requests_are_stored_compressed_and_read_back_exactly() {
         assert_eq!(s.document_request(id).unwrap().unwrap(), request(n));
     }
 }
+
+/// Document ids come from blocks reserved in sled: they only grow, a
+/// block at a time, across clean and unclean closes alike.
+#[test]
+fn document_ids_only_grow_across_reopens_and_blocks() {
+    use crate::sled_store::ID_BLOCK;
+    let dir = tempfile::tempdir().unwrap();
+    let make =
+        |s: &SledStore, r: &NumberingResolution| s.create_document(new_doc(r, None)).unwrap();
+    let (r, mut ids) = {
+        let s = open(dir.path());
+        let c = s.create_company(company()).unwrap();
+        let r = s.add_resolution(c.id, resolution(1, 10_000)).unwrap();
+        // Past one block: the next one is reserved on the way.
+        let ids: Vec<u64> = (0..=ID_BLOCK).map(|_| make(&s, &r).id).collect();
+        assert_eq!(ids[..2], [1, 2]);
+        assert_eq!(*ids.last().unwrap(), ID_BLOCK + 1);
+        s.close_uncleanly();
+        (r, ids)
+    };
+    let s = open(dir.path());
+    let next = make(&s, &r);
+    assert_eq!(
+        next.id,
+        2 * ID_BLOCK + 1,
+        "the rest of a used block is skipped"
+    );
+    assert_eq!(next.number, ID_BLOCK + 2, "numbers stay consecutive");
+    ids.push(next.id);
+    drop(s);
+    let s = open(dir.path());
+    ids.push(make(&s, &r).id);
+    assert!(ids.windows(2).all(|w| w[0] < w[1]), "{ids:?}");
+}
