@@ -140,8 +140,9 @@ async fn build(
 /// threads may block on the store (`phase_one` takes the number and says
 /// what to build); the flusher answers the caller's task once phase two is
 /// durable, and the task then transmits or queues. Each trip between
-/// threads costs a thread wake-up: this path makes two (to the pool, then
-/// from the flusher) where it made four.
+/// threads costs a thread wake-up: this path makes three (to the pool,
+/// from it to the flusher, from the flusher back), not four (the pool's
+/// answer woke the task on its way).
 pub(crate) async fn issue_numbered(
     issuing: &Arc<Issuing>,
     transmit: bool,

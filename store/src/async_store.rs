@@ -16,7 +16,7 @@ use std::sync::Arc;
 use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::error::{StoreError, StoreResult};
-use crate::flusher::Committed;
+use crate::flusher::{delivered, Committed};
 use crate::model::*;
 use crate::pool::StorePool;
 use crate::sled_store::SledStore;
@@ -294,14 +294,11 @@ impl AsyncStore {
         job: Option<Job>,
         history: HistoryEntry,
     ) -> Committed<(Option<Job>, DocumentFiles)> {
-        let (tx, rx) = tokio::sync::oneshot::channel();
+        let (deliver, committed) = delivered();
         self.commit_document_then(doc, files, job, history, move |result| {
-            let _ = tx.send(result.map(|(job, files, _)| (job, files)));
+            deliver(result.map(|(job, files, _)| (job, files)))
         });
-        Box::pin(async move {
-            rx.await
-                .unwrap_or_else(|_| Err(StoreError::Durability("the flusher stopped".into())))
-        })
+        committed
     }
 
     /// [`commit_document`](Self::commit_document) whose outcome (with the

@@ -81,6 +81,21 @@ fn gather(first: Request, rx: &mpsc::Receiver<Request>, window: Duration) -> Vec
     batch
 }
 
+/// A `deliver` for the `_then` commits, and the future of what it is given
+/// (a flusher that died drops it: the future says so).
+pub(crate) fn delivered<T: Send + 'static>(
+) -> (impl FnOnce(StoreResult<T>) + Send + 'static, Committed<T>) {
+    let (tx, rx) = oneshot::channel::<StoreResult<T>>();
+    let deliver = move |result| {
+        let _ = tx.send(result);
+    };
+    let committed: Committed<T> = Box::pin(async move {
+        rx.await
+            .unwrap_or_else(|_| Err(StoreError::Durability("the flusher stopped".into())))
+    });
+    (deliver, committed)
+}
+
 impl Flusher {
     /// Starts the thread; `sync(scope)` makes every write completed before
     /// the call durable.
@@ -123,14 +138,9 @@ impl Flusher {
         stage: impl FnOnce() -> StoreResult<S> + Send + 'static,
         writes: impl FnOnce(S) -> StoreResult<T> + Send + 'static,
     ) -> Committed<T> {
-        let (tx, rx) = oneshot::channel::<StoreResult<T>>();
-        self.stage_and_commit_then(stage, writes, move |result| {
-            let _ = tx.send(result);
-        });
-        Box::pin(async move {
-            rx.await
-                .unwrap_or_else(|_| Err(StoreError::Durability("the flusher stopped".into())))
-        })
+        let (deliver, committed) = delivered();
+        self.stage_and_commit_then(stage, writes, deliver);
+        committed
     }
 
     /// [`stage_and_commit`](Self::stage_and_commit) whose outcome goes to
