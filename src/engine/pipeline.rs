@@ -118,12 +118,41 @@ pub fn issue(
     ctx: &IssuerContext,
     key: &SigningKey,
 ) -> Result<IssuedDocument, EngineError> {
-    let certificate = CertificateValidity {
+    let totals = validate::validate_and_total(doc, ctx, Some(certificate(key)))
+        .map_err(EngineError::Validation)?;
+    issue_totalled(doc, ctx, key, totals)
+}
+
+/// [`issue`] for a document whose `totals` its caller already computed
+/// and checked with [`validate::validate_and_total`] (before taking its
+/// number): only what depends on the issuer's context (the number, the
+/// instant, the certificate) is validated again.
+pub fn issue_checked(
+    doc: &Document,
+    ctx: &IssuerContext,
+    key: &SigningKey,
+    totals: Totals,
+) -> Result<IssuedDocument, EngineError> {
+    let errors = validate::validate(doc, ctx, Some(certificate(key)));
+    if !errors.is_empty() {
+        return Err(EngineError::Validation(errors));
+    }
+    issue_totalled(doc, ctx, key, totals)
+}
+
+fn certificate(key: &SigningKey) -> CertificateValidity {
+    CertificateValidity {
         not_before: key.not_before(),
         not_after: key.not_after(),
-    };
-    let totals = validate::validate_and_total(doc, ctx, Some(certificate))
-        .map_err(EngineError::Validation)?;
+    }
+}
+
+fn issue_totalled(
+    doc: &Document,
+    ctx: &IssuerContext,
+    key: &SigningKey,
+    totals: Totals,
+) -> Result<IssuedDocument, EngineError> {
     let number = ctx.document_number();
     let code = document_code(doc, ctx, &totals);
     let qr_url = codes::qr_url(ctx.environment, &code);

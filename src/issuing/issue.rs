@@ -30,6 +30,7 @@ use crate::engine::codes::CodeScheme;
 use crate::engine::model::{Document, DocumentKind};
 use crate::engine::pipeline::IssuedDocument;
 use crate::engine::signing_key::SigningKey;
+use crate::engine::totals::Totals;
 use crate::engine::validate::{validate_and_total, CertificateValidity};
 use crate::issuing::worker::{BuildRequest, IssueRequest};
 
@@ -102,18 +103,21 @@ pub(crate) fn signing_key(issuing: &Issuing, setup: &IssuerSetup) -> IssueResult
         .map_err(|e| IssueError::invalid("certificado", e.to_string()))
 }
 
-/// What the signer pool builds: `document`, numbered `number`.
+/// What the signer pool builds: `document`, numbered `number` (with its
+/// `totals` when they were checked before the number was taken).
 fn build_input(
     document: Document,
     setup: &IssuerSetup,
     key: Arc<SigningKey>,
     env: Environment,
     number: u64,
+    totals: Option<Totals>,
 ) -> IssueRequest {
     IssueRequest {
         document,
         context: issuer_context(setup, env, number, colombia_now()),
         key,
+        totals,
     }
 }
 
@@ -126,7 +130,7 @@ async fn build(
     env: Environment,
     number: u64,
 ) -> IssueResult<IssuedDocument> {
-    let input = build_input(mapped.document.clone(), setup, key, env, number);
+    let input = build_input(mapped.document.clone(), setup, key, env, number, None);
     // Queued straight on the builder's pool; the result comes back from it.
     issuing
         .builds
@@ -332,7 +336,7 @@ pub async fn issue(
     issue_numbered(issuing, transmit, asynchronous, {
         let issuing = issuing.clone();
         move || {
-            let (doc, (document, setup, key)) = store.create_checked_blocking(
+            let (doc, (document, setup, key, totals)) = store.create_checked_blocking(
                 company,
                 SoftwareKind::Invoicing,
                 choice,
@@ -340,20 +344,21 @@ pub async fn issue(
                     let setup =
                         setup_from(records, SoftwareKind::Invoicing, env, kind_code, today)?;
                     let key = signing_key(&issuing, &setup)?;
-                    let new = checked_document(&mapped, &setup, &key, caller, today, request)?;
-                    Ok::<_, IssueError>((new, (mapped.document, setup, key)))
+                    let (new, totals) =
+                        checked_document(&mapped, &setup, &key, caller, today, request)?;
+                    Ok::<_, IssueError>((new, (mapped.document, setup, key, totals)))
                 },
             )?;
-            let input = build_input(document, &setup, key, env, doc.number);
+            let input = build_input(document, &setup, key, env, doc.number, Some(totals));
             Ok((doc, input.into()))
         }
     })
     .await
 }
 
-/// The document `mapped` makes for `caller`, once everything a number
-/// must not be taken for has been checked: the request against the
-/// issuer's setup and certificate, and the totals it declares.
+/// The document `mapped` makes for `caller`, and its totals, once
+/// everything a number must not be taken for has been checked: the request
+/// against the issuer's setup and certificate, and the totals it declares.
 fn checked_document(
     mapped: &DocumentRequest,
     setup: &IssuerSetup,
@@ -361,7 +366,7 @@ fn checked_document(
     caller: Caller,
     today: NaiveDate,
     request: Payload,
-) -> IssueResult<NewDocument> {
+) -> IssueResult<(NewDocument, Totals)> {
     let env = caller.environment;
     let ctx = issuer_context(setup, env, setup.next_number, colombia_now());
     let cert = CertificateValidity {
@@ -377,7 +382,7 @@ fn checked_document(
         .monthly_document_limit
         .map(u64::from)
         .unwrap_or(DEFAULT_MONTHLY_LIMIT);
-    Ok(NewDocument {
+    let new = NewDocument {
         company_id: caller.company,
         environment: env,
         user_id: caller.user,
@@ -392,7 +397,8 @@ fn checked_document(
         payload_hash: request.hash,
         monthly_limit: Some(limit),
         period: today.year() as u32 * 100 + today.month(),
-    })
+    };
+    Ok((new, totals))
 }
 
 /// Phase two of a document just built (any family), handed to the store's

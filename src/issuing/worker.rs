@@ -14,6 +14,7 @@ use crate::engine::model::{Document, IssuerContext};
 use crate::engine::payroll::{self, model::PayrollDocument};
 use crate::engine::pipeline::{self, EngineError, IssuedDocument};
 use crate::engine::signing_key::{SigningKey, SigningKeyError};
+use crate::engine::totals::Totals;
 
 /// One document to issue, with the key it is signed with.
 #[derive(Debug, Clone)]
@@ -21,6 +22,9 @@ pub struct IssueRequest {
     pub document: Document,
     pub context: IssuerContext,
     pub key: Arc<SigningKey>,
+    /// The document's totals, when the caller computed and checked them
+    /// before taking the number (the build then does not again).
+    pub totals: Option<Totals>,
 }
 
 /// One payroll document to issue (`engine::payroll`), with its key.
@@ -70,7 +74,10 @@ impl Pipeline for EnginePipeline {
 
     fn build(&self, r: BuildRequest) -> Result<IssuedDocument, BuildError> {
         Ok(match r {
-            BuildRequest::Ubl(r) => pipeline::issue(&r.document, &r.context, &r.key)?,
+            BuildRequest::Ubl(r) => match r.totals {
+                Some(totals) => pipeline::issue_checked(&r.document, &r.context, &r.key, totals)?,
+                None => pipeline::issue(&r.document, &r.context, &r.key)?,
+            },
             BuildRequest::Payroll(r) => payroll::issue(&r.document, &r.context, &r.key)?,
         })
     }
@@ -225,6 +232,7 @@ mod tests {
                     document,
                     context: ctx.clone(),
                     key,
+                    totals: None,
                 }
                 .into(),
             ))
@@ -254,6 +262,7 @@ mod tests {
                     document,
                     context: context(DocumentKind::Invoice),
                     key,
+                    totals: None,
                 }
                 .into(),
             ))

@@ -203,6 +203,26 @@ fn invalid_documents_are_rejected_with_fields() {
     }
 }
 
+/// Totals checked before the number was taken make the same document, and
+/// what depends on the context is still checked.
+#[test]
+fn a_document_issued_with_checked_totals_is_the_one_issue_makes() {
+    let doc = live_sample(DocumentKind::Invoice);
+    let ctx = live_context(DocumentKind::Invoice);
+    let totals = validate::validate_and_total(&doc, &ctx, None).unwrap();
+    let whole = issue(&doc, &ctx, key()).unwrap();
+    let checked = issue_checked(&doc, &ctx, key(), totals.clone()).unwrap();
+    assert_eq!(checked.code, whole.code);
+    assert_eq!(checked.totals, whole.totals);
+    assert_eq!(checked.xml, whole.xml);
+    let mut late = ctx.clone();
+    late.number = 1;
+    match issue_checked(&doc, &late, key(), totals) {
+        Err(EngineError::Validation(errs)) => assert_eq!(errs[0].field, "number"),
+        other => panic!("{other:?}"),
+    }
+}
+
 // --- property test ------------------------------------------------------------
 
 fn any_text() -> impl Strategy<Value = String> {
