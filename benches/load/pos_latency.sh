@@ -27,10 +27,8 @@ if [ ! -s "$DIR/data/listening" ]; then
   exit 1
 fi
 URL=$(cat "$DIR/data/listening")
-keys() { python3 -c "import json,sys;print(json.load(open('$DIR/data/demo-keys.json'))[sys.argv[1]])" "$1"; }
-curl -s -o /dev/null --retry 50 --retry-connrefused --retry-delay 1 -X PATCH -H "Authorization: Bearer $(keys admin_token)" \
-  -H 'Content-Type: application/json' "$URL/admin/companies/1" \
-  -d '{"limite_documentos_mes": 100000000}'
+. benches/load/demo_company.sh
+demo_company
 
 python3 - "$URL" "$(keys sk_test)" "$SECS" "$TILLS" "$PERIOD" "$BACKLOG" <<'PY'
 import json, sys, threading, time, urllib.request

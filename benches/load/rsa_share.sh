@@ -29,11 +29,8 @@ until [ -s "$DIR/data/listening" ] && curl -sf -o /dev/null "$(cat "$DIR/data/li
   sleep 0.05
 done
 URL=$(cat "$DIR/data/listening")
-keys() { python3 -c "import json,sys;print(json.load(open('$DIR/data/demo-keys.json'))[sys.argv[1]])" "$1"; }
-curl -sf -o /dev/null -X PATCH -H "Authorization: Bearer $(keys admin_token)" \
-  -H 'Content-Type: application/json' "$URL/admin/companies/1" \
-  -d '{"limite_documentos_mes": 100000000}'
-export KEY=$(keys sk_test) TRANSMIT=false
+. benches/load/demo_company.sh
+demo_company
 
 # A short warm-up, then the load outlasts the sampling on both sides.
 wrk -t2 -c"$CONN" -d3s -s "$LUA" "$URL/v1/api/facturacion" >/dev/null

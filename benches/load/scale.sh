@@ -52,11 +52,8 @@ mkdir -p "$DIR"
 start
 ready >/dev/null
 URL=$(cat "$DIR/data/listening")
-keys() { python3 -c "import json,sys;print(json.load(open('$DIR/data/demo-keys.json'))[sys.argv[1]])" "$1"; }
-curl -sf -o /dev/null -X PATCH -H "Authorization: Bearer $(keys admin_token)" \
-  -H 'Content-Type: application/json' "$URL/admin/companies/1" \
-  -d '{"limite_documentos_mes": 100000000}'
-export KEY=$(keys sk_test) TRANSMIT=false
+. benches/load/demo_company.sh
+demo_company
 # One RSA-2048 signature in µs (openssl speed, one core).
 rsa() {
   local sign

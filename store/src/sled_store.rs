@@ -623,12 +623,17 @@ impl SledStore {
     /// Next value of a named sequence outside a transaction: an atomic
     /// update of the same key [`next_seq`] uses, so the two never collide.
     pub(crate) fn next_seq_now(&self, name: &str) -> StoreResult<u64> {
+        self.advance_seq(name, 1)
+    }
+
+    /// Moves a named sequence `by` values at once; its new last value.
+    fn advance_seq(&self, name: &str, by: u64) -> StoreResult<u64> {
         let key = format!("seq:{name}");
-        let next = self.meta.update_and_fetch(key.as_bytes(), |v| {
+        let last = self.meta.update_and_fetch(key.as_bytes(), |v| {
             let current = v.and_then(read_u64).unwrap_or(0);
-            Some((current + 1).to_be_bytes().to_vec())
+            Some((current + by).to_be_bytes().to_vec())
         })?;
-        Ok(next.and_then(|v| read_u64(&v)).unwrap_or(1))
+        Ok(last.and_then(|v| read_u64(&v)).unwrap_or(by))
     }
 
     /// The next document id, from the block `numbering` holds (taken under
@@ -639,15 +644,7 @@ impl SledStore {
     /// left unused are skipped (ids need not be dense; numbers are).
     pub(crate) fn next_document_id(&self, block: &mut IdBlock) -> StoreResult<u64> {
         if block.next >= block.end {
-            let key = format!("seq:{}", trees::DOCUMENTS);
-            let last = self
-                .meta
-                .update_and_fetch(key.as_bytes(), |v| {
-                    let current = v.and_then(read_u64).unwrap_or(0);
-                    Some((current + ID_BLOCK).to_be_bytes().to_vec())
-                })?
-                .and_then(|v| read_u64(&v))
-                .unwrap_or(ID_BLOCK);
+            let last = self.advance_seq(trees::DOCUMENTS, ID_BLOCK)?;
             block.next = last - ID_BLOCK + 1;
             block.end = last + 1;
         }
