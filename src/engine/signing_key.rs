@@ -15,8 +15,7 @@ use openssl::hash::MessageDigest;
 use openssl::nid::Nid;
 use openssl::pkcs12::Pkcs12;
 use openssl::pkey::{PKey, Private};
-use openssl::rsa::Rsa;
-use openssl::sign::Signer;
+use openssl::rsa::{Padding, Rsa};
 use openssl::x509::extension::{KeyUsage, SubjectKeyIdentifier};
 use openssl::x509::{X509NameBuilder, X509NameRef, X509};
 use rand::distributions::Alphanumeric;
@@ -44,6 +43,13 @@ pub enum SigningKeyError {
     OpenSsl(#[from] openssl::error::ErrorStack),
 }
 
+/// DER of a DigestInfo for SHA-256 up to its 32 digest bytes (RFC 8017
+/// §9.2, note 1).
+const SHA256_DIGEST_INFO: [u8; 19] = [
+    0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05,
+    0x00, 0x04, 0x20,
+];
+
 static LEGACY_PROVIDER: Once = Once::new();
 
 /// Load OpenSSL's legacy provider (RC2/3DES-based PKCS#12 files made by older
@@ -62,6 +68,8 @@ pub fn ensure_legacy_provider() {
 /// Signing material of one certificate. `Send + Sync`; share it with `Arc`.
 pub struct SigningKey {
     private_key: PKey<Private>,
+    /// The same key as OpenSSL's RSA object, signed with directly.
+    rsa: Rsa<Private>,
     certificate: X509,
     certificate_der: Vec<u8>,
     certificate_base64: String,
@@ -131,6 +139,7 @@ impl SigningKey {
             .unwrap_or_default();
         Ok(SigningKey {
             private_key,
+            rsa,
             certificate,
             certificate_der,
             certificate_base64,
@@ -143,11 +152,19 @@ impl SigningKey {
         })
     }
 
-    /// RSASSA-PKCS1-v1_5 with SHA-256 over `data`.
+    /// RSASSA-PKCS1-v1_5 with SHA-256 over `data`: the DigestInfo of its
+    /// hash, padded and raised to the private exponent. The same bytes as
+    /// `EVP_DigestSign` (the scheme is deterministic) without a digest
+    /// context and a key context fetched and freed per signature (~2 % of
+    /// the issuing path's samples).
     pub fn sign_rsa_sha256(&self, data: &[u8]) -> Result<Vec<u8>, SigningKeyError> {
-        let mut signer = Signer::new(MessageDigest::sha256(), &self.private_key)?;
-        signer.update(data)?;
-        Ok(signer.sign_to_vec()?)
+        let mut info = [0u8; SHA256_DIGEST_INFO.len() + 32];
+        info[..SHA256_DIGEST_INFO.len()].copy_from_slice(&SHA256_DIGEST_INFO);
+        info[SHA256_DIGEST_INFO.len()..].copy_from_slice(&Sha256::digest(data));
+        let mut out = vec![0u8; self.rsa.size() as usize];
+        let len = self.rsa.private_encrypt(&info, &mut out, Padding::PKCS1)?;
+        out.truncate(len);
+        Ok(out)
     }
 
     pub fn private_key(&self) -> &PKey<Private> {
@@ -365,6 +382,18 @@ mod tests {
         let mut v = openssl::sign::Verifier::new(MessageDigest::sha256(), &pubkey).unwrap();
         v.update(b"hello").unwrap();
         assert!(v.verify(&sig).unwrap());
+    }
+
+    #[test]
+    fn signs_the_bytes_evp_digest_sign_makes() {
+        let (der, pw) = generate_self_signed("X", "1", 1).unwrap();
+        let k = SigningKey::from_pkcs12(&der, &pw).unwrap();
+        for data in [&b""[..], b"<ds:SignedInfo/>", &[7u8; 5000]] {
+            let mut evp =
+                openssl::sign::Signer::new(MessageDigest::sha256(), k.private_key()).unwrap();
+            evp.update(data).unwrap();
+            assert_eq!(k.sign_rsa_sha256(data).unwrap(), evp.sign_to_vec().unwrap());
+        }
     }
 
     #[test]
