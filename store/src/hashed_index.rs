@@ -131,10 +131,9 @@ impl HashedIndex {
     pub(crate) fn insert(&self, key: &[u8], id: u64) -> StoreResult<bool> {
         let (bucket, fingerprint) = self.slot(key);
         let entry = (fingerprint, id);
-        if holds(self.tree.get(bucket)?.as_deref(), entry) {
-            return Ok(false);
-        }
         // A compare-and-swap loop: concurrent writers of a bucket both land.
+        // Not read first: the entry is almost always new (a document's
+        // first index); one already there is written back unchanged.
         let before = self.tree.fetch_and_update(bucket, |old| {
             let mut entries = old.map(decode).unwrap_or_default();
             add(&mut entries, entry);
