@@ -169,7 +169,8 @@ impl XmlWriter {
         self.out.push('"');
     }
 
-    fn start_with(&mut self, name: &str, ns: &[(&str, &str)], attrs: &[(&str, &str)]) {
+    /// `<name ns attrs>`, not recorded as open.
+    fn open_tag(&mut self, name: &str, ns: &[(&str, &str)], attrs: &[(&str, &str)]) {
         self.out.push('<');
         self.out.push_str(name);
         for (prefix, uri) in ns {
@@ -194,6 +195,10 @@ impl XmlWriter {
             }
         }
         self.out.push('>');
+    }
+
+    fn start_with(&mut self, name: &str, ns: &[(&str, &str)], attrs: &[(&str, &str)]) {
+        self.open_tag(name, ns, attrs);
         self.open_at.push(self.open_names.len());
         self.open_names.push_str(name);
     }
@@ -252,10 +257,14 @@ impl XmlWriter {
     }
 
     /// `<name attrs>text</name>`.
+    /// Balanced by construction, so it skips the open-element stack
+    /// (most elements are leaves).
     pub fn leaf(&mut self, name: &str, attrs: &[(&str, &str)], text: &str) {
-        self.start(name, attrs);
+        self.open_tag(name, &[], attrs);
         self.text(text);
-        self.end(name);
+        self.out.push_str("</");
+        self.out.push_str(name);
+        self.out.push('>');
     }
 
     /// `<name>text</name>`.
