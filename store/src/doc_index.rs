@@ -26,13 +26,14 @@ use std::sync::{Mutex, PoisonError};
 
 use chrono::{Datelike, NaiveDate};
 use serde::{Deserialize, Serialize};
-use sled::{IVec, Tree};
+use sled::Tree;
 
 use crate::codec::{decode, encode, id_key, json_of, parse, read_u64};
 use crate::error::{StoreError, StoreResult};
 use crate::id_sets::Chunk;
 use crate::model::*;
 use crate::record_parts::{encode_record, Parts, PartsChange};
+use crate::sled_documents::Counted;
 use crate::sled_store::SledStore;
 use crate::trees;
 
@@ -62,6 +63,15 @@ pub(crate) struct IndexView {
 }
 
 impl IndexView {
+    /// What its per-(type, state) count and state set need.
+    pub(crate) fn counted(&self) -> Counted {
+        Counted {
+            document_type: self.document_type,
+            state: self.state,
+            pending_build: self.pending_build,
+        }
+    }
+
     /// Its per-(type, state) count, if it is counted.
     pub(crate) fn count_cell(&self) -> Option<[u8; 2]> {
         crate::sled_documents::counted(self.document_type, self.state, self.pending_build)
@@ -262,14 +272,14 @@ pub(crate) fn run_from(dim: &[u8], day: u32) -> Vec<u8> {
 impl SledStore {
     /// Writes a document record with its index entries and counters: the
     /// marker, the record (its stored parts merged with `change`), then the
-    /// entries and counters that changed. Returns the record it replaced
-    /// and the marker's token (0: no marker, the record stayed in the same
-    /// cells).
+    /// entries and counters that changed. Returns what the count of the
+    /// record it replaced needs, and the marker's token (0: no marker, the
+    /// record stayed in the same cells).
     pub(crate) fn put_document(
         &self,
         doc: &DocumentRecord,
         change: PartsChange,
-    ) -> StoreResult<(Option<IVec>, u64)> {
+    ) -> StoreResult<(Option<Counted>, u64)> {
         let key = id_key(doc.id);
         let stored = self.documents.get(key)?;
         let json = stored
@@ -289,6 +299,13 @@ impl SledStore {
             None
         };
         let replaced = self.documents.insert(key, encode_record(doc, &parts)?)?;
+        // The value read above, unless a writer came between: then the
+        // one replaced is decompressed and read for its count.
+        let replaced = match replaced {
+            None => None,
+            Some(r) if Some(&r) == stored.as_ref() => old.as_ref().map(IndexView::counted),
+            Some(r) => Some(decode(trees::DOCUMENTS, &r)?),
+        };
         let mut token = 0;
         if let Some(marker) = marker {
             self.move_entries(old.as_ref(), &new)?;
@@ -332,7 +349,7 @@ impl SledStore {
         for doc in docs {
             self.index_lookup_keys(doc)?;
             let (old, token) = self.put_document(doc, PartsChange::default())?;
-            self.recount(old.as_deref(), doc, token)?;
+            self.recount(old, doc, token)?;
         }
         self.flush_now()
     }

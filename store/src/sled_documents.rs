@@ -36,11 +36,11 @@ const REQUEST_WITH_DICTIONARY: u8 = 0xFE;
 /// The two fields of a replaced record its count needs (decoding the
 /// whole record just to read them showed in the profile).
 #[derive(serde::Deserialize)]
-struct Counted {
-    document_type: u8,
-    state: u8,
+pub(crate) struct Counted {
+    pub document_type: u8,
+    pub state: u8,
     #[serde(default)]
-    pending_build: bool,
+    pub pending_build: bool,
 }
 
 /// The state index's key byte of documents whose build has not finished
@@ -126,11 +126,10 @@ impl SledStore {
     /// token on a count says the count has it.
     pub(crate) fn recount(
         &self,
-        old: Option<&[u8]>,
+        old: Option<Counted>,
         doc: &DocumentRecord,
         token: u64,
     ) -> StoreResult<()> {
-        let old: Option<Counted> = old.map(|o| decode(trees::DOCUMENTS, o)).transpose()?;
         let new_set = state_set(doc.state, doc.pending_build);
         let old_set = old.as_ref().map(|o| state_set(o.state, o.pending_build));
         if old_set != Some(new_set) {
@@ -215,7 +214,7 @@ impl SledStore {
             history: Some(history),
         };
         let (old, token) = self.put_document(doc, change)?;
-        self.recount(old.as_deref(), doc, token)?;
+        self.recount(old, doc, token)?;
         // The request moved to the file log with the XML (stage_files).
         if files.request_at.is_some() {
             self.document_requests.remove(id_key(doc.id))?;
@@ -232,7 +231,7 @@ impl SledStore {
         history: HistoryEntry,
     ) -> StoreResult<()> {
         let (old, token) = self.put_document(doc, PartsChange::history(history))?;
-        self.recount(old.as_deref(), doc, token)
+        self.recount(old, doc, token)
     }
 
     /// A request as `document_requests` keeps it: its payload record
