@@ -1,6 +1,8 @@
 //! Lines of the request → engine lines: the array a kind takes, quantities,
 //! prices, the declared subtotal, taxes and withholdings, discounts.
 
+use std::fmt::Display;
+
 use rust_decimal::Decimal;
 
 use super::{codes, kind_name, DeclaredTax, Errors, FieldMap};
@@ -115,6 +117,50 @@ pub(super) fn map_lines(
 }
 
 /// One line; returns it with the request index of each tax and withholding.
+/// `invoice_lines[i]` (or the kind's array), for the names of its fields.
+#[derive(Clone, Copy)]
+struct LineAt {
+    array: LineArray,
+    i: usize,
+}
+
+impl LineAt {
+    /// `invoice_lines[i].field`, formatted only if an error names it.
+    fn field(self, field: &str) -> LineField<'_> {
+        LineField { at: self, field }
+    }
+}
+
+impl Display for LineAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}[{}]", self.array.name(), self.i)
+    }
+}
+
+/// `invoice_lines[i].tax_totals[j]`.
+#[derive(Clone, Copy)]
+struct TaxAt {
+    at: LineAt,
+    j: usize,
+}
+
+impl Display for TaxAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.tax_totals[{}]", self.at, self.j)
+    }
+}
+
+struct LineField<'a> {
+    at: LineAt,
+    field: &'a str,
+}
+
+impl Display for LineField<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}", self.at, self.field)
+    }
+}
+
 fn map_line(
     i: usize,
     l: &DocumentLine,
@@ -122,17 +168,17 @@ fn map_line(
     transport: bool,
     e: &mut Errors,
 ) -> (Line, Vec<usize>, Vec<usize>) {
-    let f = |field: &str| format!("{}[{i}].{field}", array.name());
+    let at = LineAt { array, i };
     let before = e.0.len();
 
     if l.description.trim().is_empty() {
-        e.push(f("description"), "is required");
+        e.push(at.field("description"), "is required");
     }
-    e.text(&f("description"), &l.description);
+    e.text(&at.field("description"), &l.description);
 
     let quantity = match array.quantity(l) {
         Some(q) => {
-            e.amount(&f(array.quantity_name()), q, false);
+            e.amount(&at.field(array.quantity_name()), q, false);
             q
         }
         None => {
@@ -148,13 +194,13 @@ fn map_line(
                 ),
                 None => "is required".into(),
             };
-            e.push(f(array.quantity_name()), message);
+            e.push(at.field(array.quantity_name()), message);
             Decimal::ZERO
         }
     };
-    e.amount(&f("price_amount"), l.price_amount, true);
+    e.amount(&at.field("price_amount"), l.price_amount, true);
     if let Some(x) = l.line_extension_amount {
-        e.amount(&f("line_extension_amount"), x, true);
+        e.amount(&at.field("line_extension_amount"), x, true);
     }
 
     let unit_code = match &l.unit_measure {
@@ -163,7 +209,7 @@ fn map_line(
             if code.is_empty() || code.len() > 3 || !code.bytes().all(|b| b.is_ascii_alphanumeric())
             {
                 e.push(
-                    f("unit_measure.code"),
+                    at.field("unit_measure.code"),
                     "must be a unit code of 1 to 3 letters or digits (94, KGM, E48 ...)",
                 );
             }
@@ -178,15 +224,15 @@ fn map_line(
         .filter(|c| !c.is_empty())
         .map(str::to_string);
     if let Some(c) = &item_code {
-        e.text(&f("code"), c);
+        e.text(&at.field("code"), c);
         if c.chars().count() > 100 {
-            e.push(f("code"), "at most 100 characters");
+            e.push(at.field("code"), "at most 100 characters");
         }
     }
 
     let mut allowances_charges = Vec::new();
     for (j, a) in l.allowance_charges.iter().flatten().enumerate() {
-        let g = |field: &str| f(&format!("allowance_charges[{j}].{field}"));
+        let g = |field: &str| format!("{at}.allowance_charges[{j}].{field}");
         e.amount(&g("amount"), a.amount, true);
         e.opt_text(&g("reason"), a.reason.as_deref());
         e.opt_text(&g("reason_code"), a.reason_code.as_deref());
@@ -214,7 +260,7 @@ fn map_line(
     let mut withholding_sources = Vec::new();
     let mut seen: Vec<String> = Vec::new();
     for (j, t) in l.tax_totals.iter().flatten().enumerate() {
-        let field = f(&format!("tax_totals[{j}]"));
+        let field = TaxAt { at, j };
         let Some(tax) = map_tax(&field, t, true, e) else {
             continue;
         };
@@ -248,10 +294,16 @@ fn map_line(
     };
     if let Some(t) = &l.transporte {
         if transport {
-            line.transport = Some(map_transport(&f("transporte"), t, &line, i, e));
+            line.transport = Some(map_transport(
+                &at.field("transporte").to_string(),
+                t,
+                &line,
+                i,
+                e,
+            ));
         } else {
             e.push(
-                f("transporte"),
+                at.field("transporte"),
                 "is only for a cargo-transport invoice (id_tipo_operacion 12)",
             );
         }
@@ -264,7 +316,7 @@ fn map_line(
                     let diff = declared.checked_sub(lt.line_extension);
                     if diff.is_none_or(|d| d.abs() > TOLERANCE) {
                         e.push(
-                            f("line_extension_amount"),
+                            at.field("line_extension_amount"),
                             format!(
                                 "is {declared} but quantity × price_amount rounded half-up to 2 decimals{} is {}",
                                 if line.allowances_charges.is_empty() { "" } else { ", − discounts + charges," },
@@ -273,7 +325,10 @@ fn map_line(
                         );
                     }
                 }
-                Err(_) => e.push(f("price_amount"), "quantity × price_amount is too large"),
+                Err(_) => e.push(
+                    at.field("price_amount"),
+                    "quantity × price_amount is too large",
+                ),
             }
         }
     }
@@ -306,7 +361,7 @@ fn map_transport(
     let consignment = text("numero_remesa", &t.numero_remesa, e);
     let freight = match t.valor_flete {
         Some(v) => {
-            e.amount(&format!("{field}.valor_flete"), v, true);
+            e.amount(format_args!("{field}.valor_flete"), v, true);
             v
         }
         None => totals::line_totals(line, i)
@@ -315,7 +370,7 @@ fn map_transport(
     };
     let quantity = match t.cantidad {
         Some(q) => {
-            e.amount(&format!("{field}.cantidad"), q, false);
+            e.amount(format_args!("{field}.cantidad"), q, false);
             q
         }
         None => line.quantity,
@@ -344,7 +399,7 @@ fn map_transport(
 }
 
 /// A `tax_totals` item; `None` when it is unusable (errors pushed).
-fn map_tax(field: &str, t: &TaxTotal, on_line: bool, e: &mut Errors) -> Option<LineTax> {
+fn map_tax(field: &dyn Display, t: &TaxTotal, on_line: bool, e: &mut Errors) -> Option<LineTax> {
     let before = e.0.len();
     let code = codes::normalize_tax_code(&t.tax_code);
     if !codes::TAX_CODES.contains(&code.as_str()) {
@@ -356,7 +411,7 @@ fn map_tax(field: &str, t: &TaxTotal, on_line: bool, e: &mut Errors) -> Option<L
             ),
         );
     }
-    e.opt_text(&format!("{field}.tax_name"), t.tax_name.as_deref());
+    e.opt_text(format_args!("{field}.tax_name"), t.tax_name.as_deref());
     let rate = match (t.percent, t.per_unit_amount) {
         (Some(_), Some(_)) => {
             e.push(
@@ -372,7 +427,7 @@ fn map_tax(field: &str, t: &TaxTotal, on_line: bool, e: &mut Errors) -> Option<L
             Some(TaxRate::Percent(p))
         }
         (None, Some(a)) => {
-            e.amount(&format!("{field}.per_unit_amount"), a, true);
+            e.amount(format_args!("{field}.per_unit_amount"), a, true);
             Some(TaxRate::PerUnit(a))
         }
         (None, None) => {
@@ -386,10 +441,10 @@ fn map_tax(field: &str, t: &TaxTotal, on_line: bool, e: &mut Errors) -> Option<L
         }
     };
     if let Some(x) = t.taxable_amount {
-        e.amount(&format!("{field}.taxable_amount"), x, true);
+        e.amount(format_args!("{field}.taxable_amount"), x, true);
     }
     if let Some(x) = t.tax_amount {
-        e.amount(&format!("{field}.tax_amount"), x, true);
+        e.amount(format_args!("{field}.tax_amount"), x, true);
     }
     if e.0.len() != before {
         return None;

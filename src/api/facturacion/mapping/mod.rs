@@ -30,6 +30,7 @@
 //! - `referencia_externa`: 1–100 characters, no control characters.
 //! - At most 100 field errors are listed; more are summarized in one entry.
 
+use std::fmt::Display;
 use std::sync::Arc;
 
 use emisor_store::CustomerInput;
@@ -233,29 +234,32 @@ fn mismatch(errors: &mut Vec<FieldError>, field: String, declared: Decimal, comp
 struct Errors(Vec<FieldError>);
 
 impl Errors {
-    fn push(&mut self, field: impl Into<String>, message: impl Into<String>) {
-        self.0.push(FieldError::new(field, message));
+    /// `field` is any `Display`: a line's field names are written only
+    /// when there is an error to name (formatting every one showed in the
+    /// profile of the issuing path).
+    fn push(&mut self, field: impl Display, message: impl Into<String>) {
+        self.0.push(FieldError::new(field.to_string(), message));
     }
 
     /// Characters XML 1.0 cannot carry (not reported again on a field
     /// already in error).
-    fn text(&mut self, field: &str, value: &str) {
-        if self.0.iter().any(|e| e.field == field) {
-            return;
-        }
+    fn text(&mut self, field: impl Display, value: &str) {
         if let Some(problem) = text_problem(value, usize::MAX) {
-            self.push(field, problem);
+            let field = field.to_string();
+            if !self.0.iter().any(|e| e.field == field) {
+                self.push(field, problem);
+            }
         }
     }
 
-    fn opt_text(&mut self, field: &str, value: Option<&str>) {
+    fn opt_text(&mut self, field: impl Display, value: Option<&str>) {
         if let Some(v) = value {
             self.text(field, v);
         }
     }
 
     /// Non-negative (or positive) and at most 10^15. Returns whether it is fine.
-    fn amount(&mut self, field: &str, value: Decimal, allow_zero: bool) -> bool {
+    fn amount(&mut self, field: impl Display, value: Decimal, allow_zero: bool) -> bool {
         let message = if value.is_sign_negative() && !value.is_zero() {
             "must not be negative"
         } else if !allow_zero && value.is_zero() {
