@@ -174,11 +174,11 @@ fn map_line(
     if l.description.trim().is_empty() {
         e.push(at.field("description"), "is required");
     }
-    e.text(&at.field("description"), &l.description);
+    e.text(at.field("description"), &l.description);
 
     let quantity = match array.quantity(l) {
         Some(q) => {
-            e.amount(&at.field(array.quantity_name()), q, false);
+            e.amount(at.field(array.quantity_name()), q, false);
             q
         }
         None => {
@@ -198,9 +198,9 @@ fn map_line(
             Decimal::ZERO
         }
     };
-    e.amount(&at.field("price_amount"), l.price_amount, true);
+    e.amount(at.field("price_amount"), l.price_amount, true);
     if let Some(x) = l.line_extension_amount {
-        e.amount(&at.field("line_extension_amount"), x, true);
+        e.amount(at.field("line_extension_amount"), x, true);
     }
 
     let unit_code = match &l.unit_measure {
@@ -224,7 +224,7 @@ fn map_line(
         .filter(|c| !c.is_empty())
         .map(str::to_string);
     if let Some(c) = &item_code {
-        e.text(&at.field("code"), c);
+        e.text(at.field("code"), c);
         if c.chars().count() > 100 {
             e.push(at.field("code"), "at most 100 characters");
         }
@@ -233,9 +233,9 @@ fn map_line(
     let mut allowances_charges = Vec::new();
     for (j, a) in l.allowance_charges.iter().flatten().enumerate() {
         let g = |field: &str| format!("{at}.allowance_charges[{j}].{field}");
-        e.amount(&g("amount"), a.amount, true);
-        e.opt_text(&g("reason"), a.reason.as_deref());
-        e.opt_text(&g("reason_code"), a.reason_code.as_deref());
+        e.amount(g("amount"), a.amount, true);
+        e.opt_text(g("reason"), a.reason.as_deref());
+        e.opt_text(g("reason_code"), a.reason_code.as_deref());
         let reason = a
             .reason
             .as_deref()

@@ -381,7 +381,7 @@ pub fn to_document(
             ("payable_amount", t.payable_amount),
         ] {
             if let Some(v) = value {
-                e.amount(&f(name), v, true);
+                e.amount(f(name), v, true);
             }
         }
         DeclaredTotals {
