@@ -3,8 +3,6 @@
 //! twice in one object → 400 MALFORMED_JSON; a required field missing or a
 //! value out of its set → 422 naming it; over 1 MiB → 413.
 
-mod canonical;
-pub use canonical::canonical;
 pub mod escape;
 mod unique_keys;
 

@@ -10,7 +10,7 @@ use super::responses::{summary, IssuedResponse, QueuedEnvelope, QueuedResponse};
 use crate::api::auth::AuthContext;
 use crate::api::envelope;
 use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
-use crate::api::json::{canonical, parse, parse_value, RawBody};
+use crate::api::json::{parse, parse_value, RawBody};
 use crate::issuing::issue::{referenced_document, submit, Issued};
 use crate::state::AppState;
 
@@ -83,8 +83,15 @@ pub async fn create(
     ctx: AuthContext,
     body: RawBody,
 ) -> ApiResult<HttpResponse> {
-    let (req, canonical) = read_body(&body.0)?;
+    // What the `Json` extractor does, with the body's length at hand.
+    let value: serde_json::Value = parse(&body.0)?;
+    // serde_json maps are ordered, so this is the canonical JSON; it is
+    // never longer than the body (no whitespace; escapes kept or shortened).
+    let mut canonical = Vec::with_capacity(body.0.len());
+    serde_json::to_writer(&mut canonical, &value)
+        .map_err(|e| ApiError::MalformedJson(e.to_string()))?;
     drop(body);
+    let req: FacturacionRequest = parse_value(&value)?;
     let issuing = state.issuing.clone();
     document_kind(&req)?;
     let reference =
@@ -92,22 +99,4 @@ pub async fn create(
     let mapped = to_document(&req, reference.as_ref())?.into_request();
     let issued = submit(&issuing, ctx.caller(), mapped, canonical).await?;
     Ok(issued_response(issued))
-}
-
-/// The request and its canonical JSON (hashed for the duplicate window and
-/// stored). A sound body is read once, its canonical form copied from the
-/// text; any other is read as a `Value` first, as before the copy, so its
-/// error answer does not change.
-fn read_body(body: &[u8]) -> ApiResult<(FacturacionRequest, Vec<u8>)> {
-    if let (Ok(req), Some(canonical)) = (parse::<FacturacionRequest>(body), canonical(body)) {
-        return Ok((req, canonical));
-    }
-    let value: serde_json::Value = parse(body)?;
-    // serde_json maps are ordered, so this is the canonical JSON; it is
-    // never longer than the body (no whitespace; escapes kept or shortened).
-    let mut canonical = Vec::with_capacity(body.len());
-    serde_json::to_writer(&mut canonical, &value)
-        .map_err(|e| ApiError::MalformedJson(e.to_string()))?;
-    let req: FacturacionRequest = parse_value(&value)?;
-    Ok((req, canonical))
 }
