@@ -61,13 +61,15 @@ fn serve(batch: Vec<Request>, sync: &impl Fn(Scope) -> StoreResult<()>) {
 }
 
 /// How long a busy flusher waits for more requests before it syncs.
-/// 3 ms rather than 1: at ~1,500 documents/s the batches grow from ~4 to
-/// ~7 documents, and the process's context switches fall from 3.5 to 2.4
-/// a document (the flusher's 1.1 → 0.5, sled's IO threads' 0.45 → 0.2, the
-/// signers preempted less): on this VM a switch costs ~20 µs, and the CPU
-/// per document fell by ~0.25 of a signature; the mean answer time grew
-/// by ~0.5 ms. Longer windows starved the signers (fewer documents/s).
-const GATHER: Duration = Duration::from_millis(3);
+/// 4.5 ms rather than 1: under the README's load the batches grow and the
+/// process's context switches fall from 3.5 to 2.1 a document (the
+/// flusher's 1.1 → 0.5, sled's IO threads' 0.45 → 0.2, the signers
+/// preempted 0.55 → 0.2): on this VM a switch costs tens of µs. CPU per
+/// document as a multiple of its signature (`rsa_share.sh`, alternating
+/// 12 s runs): 1 ms 2.87, 3 ms 2.61 and 2.48, 4.5 ms 2.36; 6 ms no lower
+/// but ~8 % fewer documents/s (the signers starved). The mean answer time
+/// grows by about the window under that load; a lone caller never waits.
+const GATHER: Duration = Duration::from_micros(4_500);
 
 /// `first`, every request waiting behind it, and those that arrive within
 /// `window`. The flusher waits [`GATHER`] when the last batch held more
