@@ -252,6 +252,44 @@ mod tests {
         drop(db);
     }
 
+    /// A checkpoint killed while it wrote leaves `snap.<lsn>.generating`
+    /// behind, named after a newer LSN than the last complete snapshot.
+    /// sled's filter of snapshot files named another suffix, so the next
+    /// open read that unfinished file as the newest snapshot and refused
+    /// to open ("empty/corrupt snapshot file"; a crash test caught it).
+    /// Now the open reads the complete one, and the snapshot it writes
+    /// removes the leftover.
+    #[test]
+    fn a_snapshot_left_half_written_is_ignored_at_open_and_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = open(dir.path());
+        let a = db.open_tree("a").unwrap();
+        for i in 0u64..2_000 {
+            a.insert(i.to_be_bytes(), vec![1u8; 40]).unwrap();
+        }
+        assert!(db.checkpoint().unwrap().is_some());
+        for i in 2_000u64..3_000 {
+            a.insert(i.to_be_bytes(), vec![2u8; 40]).unwrap();
+        }
+        db.flush().unwrap();
+        drop((a, db));
+        assert_eq!(snapshot_files(dir.path()).len(), 1);
+        let leftover = dir.path().join("snap.7FFFFFFFFFFFFFFF.generating");
+        std::fs::write(&leftover, b"half a snapshot").unwrap();
+
+        let db = open(dir.path());
+        let a = db.open_tree("a").unwrap();
+        assert_eq!(a.len(), 3_000);
+        assert_eq!(
+            a.get(2_999u64.to_be_bytes()).unwrap().unwrap(),
+            vec![2u8; 40]
+        );
+        assert!(!leftover.exists(), "the open's snapshot removed it");
+        let files = snapshot_files(dir.path());
+        assert_eq!(files.len(), 1);
+        assert!(!files[0].0.ends_with(".generating"));
+    }
+
     /// Checkpoints in a loop beside four writers that keep adding pages
     /// (each split allocates one): none fails, snapshots are written, and
     /// every value reads back after a reopen. The streamed checkpoint

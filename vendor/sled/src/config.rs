@@ -834,8 +834,12 @@ impl RunningConfig {
                 let path_buf = de.path();
                 let path = path_buf.as_path();
                 let path_str = &*path.to_string_lossy();
+                // emisor: a `.generating` file is a snapshot being written
+                // (or one a killed process left half written), never one
+                // to read: sled's filter named an older suffix.
                 if path_str.starts_with(&*absolute_path.to_string_lossy())
                     && !path_str.ends_with(".in___motion")
+                    && !path_str.ends_with(".generating")
                 {
                     Some(path.to_path_buf())
                 } else {

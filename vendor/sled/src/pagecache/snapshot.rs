@@ -900,6 +900,18 @@ fn write_snapshot(config: &RunningConfig, snapshot: &Snapshot) -> Result<()> {
 
 /// Removes every snapshot file but `newest`.
 fn remove_older_snapshots(config: &RunningConfig, path_2: &std::path::Path) -> Result<()> {
+    // emisor: and the half-written files of killed writers (one snapshot is
+    // written at a time, so none is being written now).
+    if let Some(dir) = path_2.parent() {
+        for entry in std::fs::read_dir(dir)?.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with("snap.") && name.ends_with(".generating") {
+                debug!("removing unfinished snapshot file {:?}", entry.path());
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
     // clean up any old snapshots
     let candidates = config.get_snapshot_files()?;
     for path in candidates {
