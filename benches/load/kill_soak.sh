@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Crash soak: ROUNDS rounds, each a fresh data dir killed with -9 three
+# times at random moments under the README's issuing load, with sled's
+# snapshot written every 20 ms (`[store] checkpoint_ms`) so that kills land
+# inside checkpoints too; every restart must open and answer /readyz.
+# Stops at the first store that does not open, keeping its data dir.
+#   benches/load/kill_soak.sh [BINARY] [ROUNDS]   (default 15)
+# Needs wrk, curl, python3.
+set -uo pipefail
+BIN=${1:-target/release/emisor}
+ROUNDS=${2:-15}
+LUA=benches/load/facturacion.lua
+PID=
+trap 'kill -9 "$PID" 2>/dev/null || true' EXIT
+
+start() {
+  rm -f "$DIR/data/listening"
+  EMISOR_STORE__CHECKPOINT_MS=20 EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE=1000000000 RUST_LOG=warn \
+    setsid "$BIN" serve --data-dir "$DIR/data" --bind 127.0.0.1:0 >"$DIR/log" 2>&1 </dev/null &
+  PID=$!
+  until [ -s "$DIR/data/listening" ] && curl -sf -o /dev/null "$(cat "$DIR/data/listening")/readyz"; do
+    if ! kill -0 "$PID" 2>/dev/null; then
+      echo "the store in $DIR/data did not open after a kill -9:" >&2
+      tail -5 "$DIR/log" >&2
+      exit 1
+    fi
+    sleep 0.05
+  done
+  URL=$(cat "$DIR/data/listening")
+}
+
+for round in $(seq 1 "$ROUNDS"); do
+  DIR=$(mktemp -d)
+  start
+  . benches/load/demo_company.sh
+  demo_company
+  for kill in 1 2 3; do
+    secs=$((RANDOM % 3 + 1))
+    wrk -t2 -c16 -d"${secs}s" -s "$LUA" "$URL/v1/api/facturacion" >/dev/null 2>&1 &
+    load=$!
+    sleep "$(python3 -c "import random; print(random.uniform(0.3, $secs))")"
+    kill -9 "$PID"
+    wait "$PID" 2>/dev/null
+    kill "$load" 2>/dev/null
+    wait "$load" 2>/dev/null
+    start
+  done
+  kill -9 "$PID"
+  wait "$PID" 2>/dev/null
+  rm -rf "$DIR"
+  echo "round $round: 3 kills, every restart opened"
+done
