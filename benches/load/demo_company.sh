@@ -1,7 +1,20 @@
-# Sourced by the load scripts, once the server of data dir "$DIR" listens
-# at "$URL": `keys NAME` reads a key of its demo-keys.json, and
+# Sourced by the load scripts. `await_ready WHAT` waits until the server
+# of data dir "$DIR" (process "$PID") answers /readyz and sets its "$URL",
+# or prints WHAT and the server's log and exits if the process ended.
+# Once it listens: `keys NAME` reads a key of its demo-keys.json, and
 # `demo_company` lifts the demo company's monthly limit out of the load's
 # way and exports its test key (KEY) and TRANSMIT=false for the wrk scripts.
+await_ready() {
+  until [ -s "$DIR/data/listening" ] && curl -sf -o /dev/null "$(cat "$DIR/data/listening")/readyz"; do
+    if ! kill -0 "$PID" 2>/dev/null; then
+      echo "$1" >&2
+      tail -20 "$DIR/log" >&2
+      exit 1
+    fi
+    sleep 0.01
+  done
+  URL=$(cat "$DIR/data/listening")
+}
 keys() { python3 -c "import json,sys;print(json.load(open('$DIR/data/demo-keys.json'))[sys.argv[1]])" "$1"; }
 demo_company() {
   curl -sf -o /dev/null --retry 50 --retry-connrefused --retry-delay 1 -X PATCH \

@@ -12,27 +12,19 @@ ROUNDS=${2:-15}
 LUA=benches/load/facturacion.lua
 PID=
 trap 'kill -9 "$PID" 2>/dev/null || true' EXIT
+. benches/load/demo_company.sh
 
 start() {
   rm -f "$DIR/data/listening"
   EMISOR_STORE__CHECKPOINT_MS=20 EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE=1000000000 RUST_LOG=warn \
     setsid "$BIN" serve --data-dir "$DIR/data" --bind 127.0.0.1:0 >"$DIR/log" 2>&1 </dev/null &
   PID=$!
-  until [ -s "$DIR/data/listening" ] && curl -sf -o /dev/null "$(cat "$DIR/data/listening")/readyz"; do
-    if ! kill -0 "$PID" 2>/dev/null; then
-      echo "the store in $DIR/data did not open after a kill -9:" >&2
-      tail -5 "$DIR/log" >&2
-      exit 1
-    fi
-    sleep 0.05
-  done
-  URL=$(cat "$DIR/data/listening")
+  await_ready "the store in $DIR/data did not open after a kill -9:"
 }
 
 for round in $(seq 1 "$ROUNDS"); do
   DIR=$(mktemp -d)
   start
-  . benches/load/demo_company.sh
   demo_company
   for kill in 1 2 3; do
     secs=$((RANDOM % 3 + 1))

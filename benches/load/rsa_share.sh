@@ -20,16 +20,8 @@ EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE=1000000000 RUST_LOG=warn \
   setsid "$BIN" serve --data-dir "$DIR/data" --bind 127.0.0.1:0 >"$DIR/log" 2>&1 </dev/null &
 PID=$!
 disown "$PID"
-until [ -s "$DIR/data/listening" ] && curl -sf -o /dev/null "$(cat "$DIR/data/listening")/readyz"; do
-  if ! kill -0 "$PID" 2>/dev/null; then
-    echo "the server did not start:" >&2
-    cat "$DIR/log" >&2
-    exit 1
-  fi
-  sleep 0.05
-done
-URL=$(cat "$DIR/data/listening")
 . benches/load/demo_company.sh
+await_ready "the server did not start:"
 demo_company
 
 # A short warm-up, then the load outlasts the sampling on both sides.

@@ -20,6 +20,7 @@ LUA=benches/load/facturacion.lua
 DIR=${SCALE_DIR:-$(mktemp -d)}
 PID=
 trap 'kill -9 "$PID" 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$DIR"' EXIT
+. benches/load/demo_company.sh
 
 start() {
   rm -f "$DIR/data/listening"
@@ -31,14 +32,7 @@ start() {
 ready() {
   local t0 t1
   t0=$(date +%s.%N)
-  until [ -s "$DIR/data/listening" ] && curl -sf -o /dev/null "$(cat "$DIR/data/listening")/readyz"; do
-    if ! kill -0 "$PID" 2>/dev/null; then
-      echo "the server did not start:" >&2
-      tail -20 "$DIR/log" >&2
-      exit 1
-    fi
-    sleep 0.01
-  done
+  await_ready "the server did not start:"
   t1=$(date +%s.%N)
   python3 -c "print(f'{$t1 - $t0:.2f}')"
 }
@@ -52,7 +46,6 @@ mkdir -p "$DIR"
 start
 ready >/dev/null
 URL=$(cat "$DIR/data/listening")
-. benches/load/demo_company.sh
 demo_company
 # One RSA-2048 signature in µs (openssl speed, one core).
 rsa() {

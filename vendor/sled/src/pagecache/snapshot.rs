@@ -899,35 +899,34 @@ fn write_snapshot(config: &RunningConfig, snapshot: &Snapshot) -> Result<()> {
 }
 
 /// Removes every snapshot file but `newest`.
-fn remove_older_snapshots(config: &RunningConfig, path_2: &std::path::Path) -> Result<()> {
-    // emisor: and the half-written files of killed writers (one snapshot is
-    // written at a time, so none is being written now).
-    if let Some(dir) = path_2.parent() {
-        for entry in std::fs::read_dir(dir)?.flatten() {
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            if name.starts_with("snap.") && name.ends_with(".generating") {
-                debug!("removing unfinished snapshot file {:?}", entry.path());
-                let _ = std::fs::remove_file(entry.path());
-            }
+///
+/// emisor: in one pass over the directory, the half-written
+/// `.generating` files of killed writers included (sled's listing of
+/// snapshots skips those; one snapshot is written at a time, so none is
+/// being written now).
+fn remove_older_snapshots(config: &RunningConfig, newest: &std::path::Path) -> Result<()> {
+    let dir = match newest.parent() {
+        Some(dir) => dir,
+        None => return Ok(()),
+    };
+    for entry in std::fs::read_dir(dir)?.flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().starts_with("snap.")
+            || Some(name.as_os_str()) == newest.file_name()
+        {
+            continue;
         }
-    }
-    // clean up any old snapshots
-    let candidates = config.get_snapshot_files()?;
-    for path in candidates {
-        let path_str = path.file_name().unwrap().to_str().unwrap();
-        if !path_2.to_string_lossy().ends_with(&*path_str) {
-            debug!("removing old snapshot file {:?}", path);
+        let path = entry.path();
+        debug!("removing old snapshot file {:?}", path);
 
-            io_fail!(config, "snap write rm old");
+        io_fail!(config, "snap write rm old");
 
-            if let Err(e) = std::fs::remove_file(&path) {
-                // TODO should this just be a try return?
-                warn!(
-                    "failed to remove old snapshot file, maybe snapshot race? {}",
-                    e
-                );
-            }
+        if let Err(e) = std::fs::remove_file(&path) {
+            // TODO should this just be a try return?
+            warn!(
+                "failed to remove old snapshot file, maybe snapshot race? {}",
+                e
+            );
         }
     }
     Ok(())
