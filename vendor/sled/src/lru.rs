@@ -308,7 +308,7 @@ impl Shard {
         }
     }
 
-    /// `PageId`s in the shard list are indexes of the entries.
+    /// `PageId`s in the shard list are the keys of the entries.
     fn accessed(&mut self, pos: usize, size: u64) -> Vec<PageId> {
         {
             let entry = self.entries.entry(pos).or_default();
