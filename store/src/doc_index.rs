@@ -12,8 +12,10 @@
 //! (dimension, day) cell has a counter: `total` is a sum of day counters,
 //! and a deep page skips whole days by their counts before it reads a chunk.
 //!
-//! Entries and counters are written with the record (by the flusher, in the
-//! document's group commit). Before the record, a marker naming the
+//! Entries and counters are written after the record, in the document's
+//! group commit: gathered with the other documents' and written once per
+//! chunk and counter just before its flush (`set_changes`). Before the
+//! record, a marker naming the
 //! document and its previous indexed view is written; the group commit that
 //! makes them durable removes it. sled recovers a prefix of its log, so
 //! after an unclean stop the markers left name every document whose entries
@@ -33,6 +35,7 @@ use crate::error::{StoreError, StoreResult};
 use crate::id_sets::Chunk;
 use crate::model::*;
 use crate::record_parts::{encode_record, Parts, PartsChange};
+use crate::set_changes::SetChanges;
 use crate::sled_documents::Counted;
 use crate::sled_store::SledStore;
 use crate::trees;
@@ -233,7 +236,7 @@ impl IndexMarkers {
         self.next.load(Ordering::Relaxed)
     }
 
-    fn written(&self, key: Vec<u8>) {
+    pub(crate) fn written(&self, key: Vec<u8>) {
         self.lock().push(key);
     }
 
@@ -270,15 +273,16 @@ pub(crate) fn run_from(dim: &[u8], day: u32) -> Vec<u8> {
 }
 
 impl SledStore {
-    /// Writes a document record with its index entries and counters: the
-    /// marker, the record (its stored parts merged with `change`), then the
-    /// entries and counters that changed. Returns what the count of the
-    /// record it replaced needs, and the marker's token (0: no marker, the
-    /// record stayed in the same cells).
+    /// Writes a document record after its marker: the marker, the record
+    /// (its stored parts merged with `change`), and into `changes` the
+    /// index entries and counters that moved (written after the record).
+    /// Returns what the count of the record it replaced needs, and the
+    /// marker's token (0: no marker, the record stayed in the same cells).
     pub(crate) fn put_document(
         &self,
         doc: &DocumentRecord,
         change: PartsChange,
+        changes: &mut SetChanges,
     ) -> StoreResult<(Option<Counted>, u64)> {
         let key = id_key(doc.id);
         let stored = self.documents.get(key)?;
@@ -308,49 +312,40 @@ impl SledStore {
         };
         let mut token = 0;
         if let Some(marker) = marker {
-            self.move_entries(old.as_ref(), &new)?;
+            move_entries(old.as_ref(), &new, changes);
             token = marker_token(&marker);
-            self.index_markers.written(marker);
+            changes.marker(marker);
         }
         Ok((replaced, token))
     }
+}
 
-    fn move_entries(&self, old: Option<&IndexView>, new: &IndexView) -> StoreResult<()> {
-        let before: BTreeSet<(Vec<u8>, u32)> = old
-            .map(|o| o.cells().into_iter().collect())
-            .unwrap_or_default();
-        let after: BTreeSet<(Vec<u8>, u32)> = new.cells().into_iter().collect();
-        // A counter moves only with its set: applying twice is harmless.
-        for (dim, day) in before.difference(&after) {
-            if self.document_index.remove(&run_from(dim, *day), new.id)? {
-                self.bump_cell(&cell_key(dim, *day), -1)?;
-            }
-        }
-        for (dim, day) in after.difference(&before) {
-            if self.document_index.add(&run_from(dim, *day), new.id)? {
-                self.bump_cell(&cell_key(dim, *day), 1)?;
-            }
-        }
-        Ok(())
+/// The index sets and day counters a record leaves and joins. A counter
+/// moves only with its set's bit (`set_changes`).
+fn move_entries(old: Option<&IndexView>, new: &IndexView, changes: &mut SetChanges) {
+    let before: BTreeSet<(Vec<u8>, u32)> = old
+        .map(|o| o.cells().into_iter().collect())
+        .unwrap_or_default();
+    let after: BTreeSet<(Vec<u8>, u32)> = new.cells().into_iter().collect();
+    for (dim, day) in before.difference(&after) {
+        changes.remove_indexed(run_from(dim, *day), cell_key(dim, *day), new.id);
     }
-
-    /// A counter cell moved atomically; a cell at zero is removed.
-    fn bump_cell(&self, key: &[u8], delta: i64) -> StoreResult<()> {
-        self.document_index_counts.fetch_and_update(key, |v| {
-            let n = v.and_then(read_u64).unwrap_or(0) as i64 + delta;
-            (n > 0).then(|| (n as u64).to_be_bytes().to_vec())
-        })?;
-        Ok(())
+    for (dim, day) in after.difference(&before) {
+        changes.add_indexed(run_from(dim, *day), cell_key(dim, *day), new.id);
     }
+}
 
+impl SledStore {
     /// Records written as they are (their index and counts with them), one
     /// flush for all: imports, and the index benchmark's million documents.
     pub fn write_documents(&self, docs: &[DocumentRecord]) -> StoreResult<()> {
+        let mut changes = SetChanges::default();
         for doc in docs {
             self.index_lookup_keys(doc)?;
-            let (old, token) = self.put_document(doc, PartsChange::default())?;
-            self.recount(old, doc, token)?;
+            let (old, token) = self.put_document(doc, PartsChange::default(), &mut changes)?;
+            self.recount(old, doc, token, &mut changes);
         }
+        self.derived.defer(changes);
         self.flush_now()
     }
 

@@ -113,6 +113,25 @@ impl IdSets {
         Ok(before.and_then(|v| read_u64(&v)).unwrap_or(0) & bits != bits)
     }
 
+    /// Sets the bits `set` and clears the bits `clear` of a chunk (`block`
+    /// of `prefix`) in one write, a chunk left empty going. Returns its
+    /// bits before and after.
+    pub(crate) fn update_bits(
+        &self,
+        prefix: &[u8],
+        block: u64,
+        set: u64,
+        clear: u64,
+    ) -> StoreResult<(u64, u64)> {
+        let key = self.chunk_key(prefix, block << 6);
+        let before = self.tree.fetch_and_update(&key, |v| {
+            let after = (v.and_then(read_u64).unwrap_or(0) | set) & !clear;
+            (after != 0).then(|| after.to_be_bytes().to_vec())
+        })?;
+        let before = before.and_then(|v| read_u64(&v)).unwrap_or(0);
+        Ok((before, (before | set) & !clear))
+    }
+
     /// Adds `id` to the set `prefix`; returns whether it was absent.
     pub(crate) fn add(&self, prefix: &[u8], id: u64) -> StoreResult<bool> {
         self.add_bits(prefix, id >> 6, bit(id))

@@ -37,6 +37,7 @@ mod record_parts;
 mod repair;
 pub mod sealing;
 pub mod secret;
+mod set_changes;
 mod sled_documents;
 mod sled_mail;
 mod sled_received;

@@ -13,9 +13,10 @@
 //!   state entry can be missing. The usage value names the last document
 //!   it counted, so a repair knows whether the newest is in it.
 //! - state changes run on the flusher thread, each behind a marker (see
-//!   `doc_index`) whose token grows: every marked document gets its state
-//!   entry checked, and the last marker's count change is applied unless
-//!   the counts it moves carry its token.
+//!   `doc_index`) whose token grows, and their sets and counts are written
+//!   together before the group commit's flush (`set_changes`): every
+//!   marked document gets its state entry checked, and each marked count
+//!   change is applied unless the count carries a token at least its own.
 //!
 //! A data dir written before these witnesses existed is recomputed from
 //! every document once ([`SledStore::repair_derived`]).
@@ -151,42 +152,72 @@ impl SledStore {
             }
             self.restore_state_entry(d.id, Some(state_set(d.state, d.pending_build)))?;
         }
-        let mut last: Option<(u64, u64, Option<IndexView>)> = None;
+        let mut markers: Vec<(u64, u64, Option<IndexView>)> = Vec::new();
         for item in self.document_index_pending.iter() {
             let (k, v) = item?;
             let Some(id) = read_u64(&k) else { continue };
-            let token = marker_token(&k);
             let old: Option<IndexView> = decode(trees::DOCUMENT_INDEX_PENDING, &v)?;
             let current = self.view(id)?;
             self.restore_state_entry(id, current.as_ref().map(IndexView::state_set))?;
             report.documents += 1;
-            if last.as_ref().is_none_or(|(t, _, _)| token > *t) {
-                last = Some((token, id, old));
-            }
+            markers.push((marker_token(&k), id, old));
         }
-        if let Some((token, id, old)) = last {
-            let before = old.as_ref().and_then(IndexView::count_cell);
-            let after = self.view(id)?.as_ref().and_then(IndexView::count_cell);
-            let has = |key: [u8; 2]| -> StoreResult<bool> {
-                Ok(self
-                    .document_counts
-                    .get(key)?
-                    .is_some_and(|v| value_tail(&v) == token))
-            };
-            if before != after && !after.map(has).transpose()?.unwrap_or(false) {
-                if let Some(k) = before {
-                    if !has(k)? {
-                        self.bump_count(k, -1, token)?;
-                    }
-                }
-                if let Some(k) = after {
-                    self.bump_count(k, 1, token)?;
-                }
-                report.counts_restored += 1;
-            }
-        }
+        report.counts_restored = self.restore_counts(markers)?;
         self.flush_now()?;
         Ok(report)
+    }
+
+    /// The per-(type, state) counts of the marked changes that did not
+    /// reach them. A marked change moved its document from the marker's
+    /// view to the next marker's of the same document, or to the stored
+    /// record; each count it moved carries a token at least its own once
+    /// it has it (`set_changes`: a group commit's counts are written
+    /// together, after its records, stamped with their newest token).
+    fn restore_counts(&self, mut markers: Vec<(u64, u64, Option<IndexView>)>) -> StoreResult<u64> {
+        markers.sort_by_key(|(token, _, _)| std::cmp::Reverse(*token));
+        let mut next: HashMap<u64, Option<IndexView>> = HashMap::new();
+        let mut moves = Vec::new();
+        for (token, id, old) in markers {
+            let after = match next.remove(&id) {
+                Some(view) => view,
+                None => self.view(id)?,
+            };
+            let before = old.as_ref().and_then(IndexView::count_cell);
+            let after_cell = after.as_ref().and_then(IndexView::count_cell);
+            if before != after_cell {
+                moves.push((token, before, after_cell));
+            }
+            next.insert(id, old);
+        }
+        // Stamps as recovered, read before any count is restored.
+        let mut stamps: HashMap<[u8; 2], u64> = HashMap::new();
+        let mut deltas: HashMap<[u8; 2], (i64, u64)> = HashMap::new();
+        let mut restored = 0;
+        for (token, before, after) in moves {
+            let mut missing = false;
+            for (key, delta) in [(before, -1), (after, 1)] {
+                let Some(key) = key else { continue };
+                let stamp = match stamps.get(&key) {
+                    Some(s) => *s,
+                    None => {
+                        let s = self.document_counts.get(key)?.map_or(0, |v| value_tail(&v));
+                        stamps.insert(key, s);
+                        s
+                    }
+                };
+                if stamp < token {
+                    let d = deltas.entry(key).or_insert((0, 0));
+                    d.0 += delta;
+                    d.1 = d.1.max(token);
+                    missing = true;
+                }
+            }
+            restored += u64::from(missing);
+        }
+        for (key, (delta, token)) in deltas {
+            self.bump_count(key, delta, token)?;
+        }
+        Ok(restored)
     }
 
     fn view(&self, id: u64) -> StoreResult<Option<IndexView>> {

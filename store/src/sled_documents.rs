@@ -9,6 +9,7 @@ use crate::flusher::Committed;
 use crate::model::*;
 use crate::payload_log;
 use crate::record_parts::{Parts, PartsChange};
+use crate::set_changes::{self, SetChanges};
 use crate::sled_store::SledStore;
 use crate::test_set;
 use crate::trees;
@@ -112,31 +113,28 @@ impl SledStore {
     /// A per-(type, state) count, atomically, outside any transaction,
     /// stamped with the marker token of the change that moved it.
     pub(crate) fn bump_count(&self, key: [u8; 2], delta: i64, token: u64) -> StoreResult<()> {
-        self.document_counts.fetch_and_update(key, |v| {
-            let current = v.and_then(read_u64).unwrap_or(0) as i64;
-            Some(count_value((current + delta).max(0) as u64, token).to_vec())
-        })?;
-        Ok(())
+        set_changes::bump_count(&self.document_counts, key, delta, token)
     }
 
     /// Moves a replaced record's count and state-index entry to its new
-    /// state (after the record itself). `token` is the marker of the
-    /// change ([`SledStore::put_document`]): after a crash the last
-    /// marker's change is the only one that can be half written, and its
-    /// token on a count says the count has it.
+    /// state (into `changes`, written after the record). `token` is the
+    /// marker of the change ([`SledStore::put_document`]): after a crash
+    /// a marked change whose token a count does not carry has not reached
+    /// it (`repair`).
     pub(crate) fn recount(
         &self,
         old: Option<Counted>,
         doc: &DocumentRecord,
         token: u64,
-    ) -> StoreResult<()> {
+        changes: &mut SetChanges,
+    ) {
         let new_set = state_set(doc.state, doc.pending_build);
         let old_set = old.as_ref().map(|o| state_set(o.state, o.pending_build));
         if old_set != Some(new_set) {
             if let Some(set) = old_set {
-                self.documents_by_state.remove(&[set], doc.id)?;
+                changes.remove_state(set, doc.id);
             }
-            self.documents_by_state.add(&[new_set], doc.id)?;
+            changes.add_state(new_set, doc.id);
         }
         let old_count = old
             .as_ref()
@@ -144,13 +142,12 @@ impl SledStore {
         let new_count = counted(doc.document_type, doc.state, doc.pending_build);
         if old_count != new_count {
             if let Some(k) = old_count {
-                self.bump_count(k, -1, token)?;
+                changes.bump_count(k, -1, token);
             }
             if let Some(k) = new_count {
-                self.bump_count(k, 1, token)?;
+                changes.bump_count(k, 1, token);
             }
         }
-        Ok(())
     }
 
     /// The documents with an entry under `state` in the state index.
@@ -213,8 +210,12 @@ impl SledStore {
             files: Some(files.clone()),
             history: Some(history),
         };
-        let (old, token) = self.put_document(doc, change)?;
-        self.recount(old, doc, token)?;
+        let mut changes = SetChanges::default();
+        let (old, token) = self.put_document(doc, change, &mut changes)?;
+        self.recount(old, doc, token, &mut changes);
+        // The sets and counts with the group commit's other documents:
+        // written by the flush that answers its callers.
+        self.derived.defer(changes);
         // The request moved to the file log with the XML (stage_files).
         if files.request_at.is_some() {
             self.document_requests.remove(id_key(doc.id))?;
@@ -230,8 +231,11 @@ impl SledStore {
         doc: &DocumentRecord,
         history: HistoryEntry,
     ) -> StoreResult<()> {
-        let (old, token) = self.put_document(doc, PartsChange::history(history))?;
-        self.recount(old, doc, token)
+        let mut changes = SetChanges::default();
+        let (old, token) = self.put_document(doc, PartsChange::history(history), &mut changes)?;
+        self.recount(old, doc, token, &mut changes);
+        self.derived.defer(changes);
+        Ok(())
     }
 
     /// A request as `document_requests` keeps it: its payload record
@@ -438,7 +442,11 @@ impl DocumentStore for SledStore {
             self.index_reference(new.company_id, r, id)?;
         }
         self.usage.insert(ukey, &usage_value(used + 1, id))?;
-        self.recount(None, &doc, 0)?;
+        // Its pending-build entry now: a crash can only lose that of the
+        // newest record (`repair`).
+        let mut changes = SetChanges::default();
+        self.recount(None, &doc, 0, &mut changes);
+        self.derived.apply_now(changes)?;
         self.remember_payload(&doc, &payload)?;
         // No flush here: until phase two is flushed nothing was promised to
         // a client; a document found half-built after a crash is rebuilt.

@@ -28,6 +28,7 @@ use crate::payload_log::{self, PayloadLog};
 use crate::read_cache::ReadCache;
 use crate::repair::{CLEAN_CLOSE_KEY, DERIVED_V2_KEY, STATE_SETS_KEY};
 use crate::sealing::{Keyring, SealedInventory};
+use crate::set_changes::DerivedWriter;
 use crate::sled_documents::{split_payload, value_tail, PENDING_BUILD};
 use crate::sled_rewrite::{
     finish_rewrite, has_superseded, open_db, rewrite_compact, rewrite_sealed, DEFAULT_CACHE_BYTES,
@@ -99,6 +100,8 @@ pub struct SledStore {
     pub(crate) document_index_counts: Tree,
     pub(crate) document_index_pending: Tree,
     pub(crate) index_markers: Arc<IndexMarkers>,
+    /// Writes the derived sets and counts a change moves (`set_changes`).
+    pub(crate) derived: DerivedWriter,
     pub(crate) dictionaries: Arc<Dictionaries>,
     pub(crate) recent_payloads: Tree,
     /// The duplicate window: payloads older than it (and a slack) go.
@@ -140,15 +143,16 @@ fn flush_all(
     db: &Db,
     commits: &GroupCommit,
     logs: &Logs,
-    markers: &IndexMarkers,
+    derived: &DerivedWriter,
     payloads: PayloadSync,
 ) -> StoreResult<()> {
     commits.commit(|| {
-        let done = markers.before_flush();
+        derived.apply_deferred()?;
+        let done = derived.markers.before_flush();
         let flushed = logs
             .sync(payloads)
             .and_then(|()| Ok(db.flush().map(|_| ())?));
-        markers.after_flush(done, flushed.is_ok());
+        derived.markers.after_flush(done, flushed.is_ok());
         flushed
     })
 }
@@ -395,12 +399,26 @@ impl SledStore {
             document_index_pending.clone(),
             first_token,
         ));
-        let (flush_db, commits_for_flusher, logs_for_flusher, markers_for_flusher) = (
-            db.clone(),
-            commits.clone(),
-            logs.clone(),
+        let documents_by_state = IdSets::new(
+            t(trees::DOCUMENTS_BY_STATE)?,
+            Blocks::Ascending,
+            trees::DOCUMENTS_BY_STATE,
+        );
+        let document_index = IdSets::new(
+            t(trees::DOCUMENT_INDEX)?,
+            Blocks::NewestFirst,
+            trees::DOCUMENT_INDEX,
+        );
+        let document_index_counts = t(trees::DOCUMENT_INDEX_COUNTS)?;
+        let derived = DerivedWriter::new(
+            documents_by_state.clone(),
+            document_index.clone(),
+            document_index_counts.clone(),
+            document_counts.clone(),
             index_markers.clone(),
         );
+        let (flush_db, commits_for_flusher, logs_for_flusher, derived_for_flusher) =
+            (db.clone(), commits.clone(), logs.clone(), derived.clone());
         let store = SledStore {
             meta: meta.clone(),
             companies: t(trees::COMPANIES)?,
@@ -419,11 +437,7 @@ impl SledStore {
             document_refs: HashedIndex::new(t(trees::DOCUMENT_REFS)?),
             documents_by_code: HashedIndex::new(t(trees::DOCUMENTS_BY_CODE)?),
             document_requests: t(trees::DOCUMENT_REQUESTS)?,
-            documents_by_state: IdSets::new(
-                t(trees::DOCUMENTS_BY_STATE)?,
-                Blocks::Ascending,
-                trees::DOCUMENTS_BY_STATE,
-            ),
+            documents_by_state,
             document_history: t(trees::DOCUMENT_HISTORY)?,
             usage: t(trees::USAGE)?,
             jobs: t(trees::JOBS)?,
@@ -432,14 +446,11 @@ impl SledStore {
             email_logs: t(trees::EMAIL_LOGS)?,
             email_logs_by_document: t(trees::EMAIL_LOGS_BY_DOCUMENT)?,
             application_responses: t(trees::APPLICATION_RESPONSES)?,
-            document_index: IdSets::new(
-                t(trees::DOCUMENT_INDEX)?,
-                Blocks::NewestFirst,
-                trees::DOCUMENT_INDEX,
-            ),
-            document_index_counts: t(trees::DOCUMENT_INDEX_COUNTS)?,
+            document_index,
+            document_index_counts,
             document_index_pending,
             index_markers,
+            derived,
             dictionaries: Arc::new(Dictionaries::new(db.clone(), t(trees::DICTIONARIES)?)),
             recent_payloads: t(trees::RECENT_PAYLOADS)?,
             payload_window_ms: Arc::new(AtomicU64::new(DEFAULT_PAYLOAD_WINDOW_MS)),
@@ -449,7 +460,7 @@ impl SledStore {
                     &flush_db,
                     &commits_for_flusher,
                     &logs_for_flusher,
-                    &markers_for_flusher,
+                    &derived_for_flusher,
                     PayloadSync::WhenDue,
                 ),
             })?),
@@ -615,7 +626,7 @@ impl SledStore {
             &self.db,
             &self.commits,
             &logs,
-            &self.index_markers,
+            &self.derived,
             PayloadSync::Now,
         )
     }

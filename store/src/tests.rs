@@ -505,6 +505,85 @@ fn an_unclean_stop_inside_a_state_change_is_repaired_from_its_marker() {
     );
 }
 
+/// A group commit cut short after its records and one of the counts it
+/// moves (`set_changes` writes a batch's counts together, after its
+/// records): every change its markers name reaches the counts it missed,
+/// once, also a document changed twice in the batch.
+#[test]
+fn an_unclean_stop_inside_a_group_commits_counts_is_repaired_from_its_markers() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let s = open(dir.path());
+        let c = s.create_company(company()).unwrap();
+        let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+        let mut queued = Vec::new();
+        for _ in 0..3 {
+            let mut d = s.create_document(new_doc(&r, None)).unwrap();
+            d.pending_build = false;
+            d.state = state::QUEUED;
+            s.update_document(&d, history("built")).unwrap();
+            queued.push(d);
+        }
+        let with_state = |d: &DocumentRecord, state: u8| {
+            let mut d = d.clone();
+            d.state = state;
+            d
+        };
+        // The batch: 1 and 2 accepted, 3 accepted then rejected.
+        let changes = [
+            (queued[0].clone(), with_state(&queued[0], state::ACCEPTED)),
+            (queued[1].clone(), with_state(&queued[1], state::ACCEPTED)),
+            (queued[2].clone(), with_state(&queued[2], state::ACCEPTED)),
+            (
+                with_state(&queued[2], state::ACCEPTED),
+                with_state(&queued[2], state::REJECTED),
+            ),
+        ];
+        let mut token = s.index_markers_next_for_tests();
+        for (old, new) in &changes {
+            let mut marker = crate::codec::id_key(old.id).to_vec();
+            marker.extend_from_slice(&token.to_be_bytes());
+            let view = crate::doc_index::IndexView::of(old);
+            s.document_index_pending
+                .insert(marker, crate::codec::encode("t", &Some(view)).unwrap())
+                .unwrap();
+            s.documents
+                .insert(
+                    crate::codec::id_key(new.id),
+                    crate::codec::encode("t", new).unwrap(),
+                )
+                .unwrap();
+            token += 1;
+        }
+        // Of the batch's counts only the accepted one landed (+2, stamped
+        // with its newest token).
+        s.bump_count(
+            crate::sled_documents::count_key(1, state::ACCEPTED),
+            2,
+            token - 1,
+        )
+        .unwrap();
+        s.flush().unwrap();
+        s.close_uncleanly();
+    }
+    let expected = vec![((1, state::ACCEPTED), 2), ((1, state::REJECTED), 1)];
+    let s = open(dir.path());
+    assert_eq!(s.document_counts().unwrap(), expected);
+    let rejected = s.documents_in_states(None, &[state::REJECTED]).unwrap();
+    assert_eq!(rejected.len(), 1);
+    assert_eq!(
+        s.documents_in_states(None, &[state::ACCEPTED])
+            .unwrap()
+            .len(),
+        2
+    );
+    // Opening uncleanly again moves nothing a second time.
+    s.close_uncleanly();
+    drop(s);
+    let s = open(dir.path());
+    assert_eq!(s.document_counts().unwrap(), expected);
+}
+
 #[test]
 fn a_clean_close_skips_the_repair_and_keeps_the_counter() {
     let dir = tempfile::tempdir().unwrap();

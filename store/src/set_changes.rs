@@ -1,0 +1,267 @@
+//! The derived id sets and counters a document's change moves (its state
+//! set, its document-index sets and day counters, its per-(type, state)
+//! count), gathered and written once per chunk and counter.
+//!
+//! A group commit's documents are numbered one after another, so they share
+//! chunks and counters: written one document at a time, each chunk was
+//! rewritten once per document, and sled copies a whole leaf for every
+//! write. The flusher instead [defers](DerivedWriter::defer) each
+//! document's changes and the next flush writes them all
+//! ([`DerivedWriter::apply_deferred`]), before sled's flush and so before
+//! any caller is answered.
+//!
+//! Crash safety is unchanged: every change that moves a set or a count has
+//! a marker written before its record (`doc_index`), and these writes come
+//! after both, so a crash that lost some of them left the markers that name
+//! their documents, which the repair checks.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use sled::Tree;
+
+use crate::codec::read_u64;
+use crate::doc_index::IndexMarkers;
+use crate::error::StoreResult;
+use crate::id_sets::IdSets;
+use crate::sled_documents::count_value;
+
+/// What becomes of some ids of one chunk: the last change of an id wins.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct Bits {
+    set: u64,
+    clear: u64,
+}
+
+impl Bits {
+    fn add(&mut self, bits: u64) {
+        self.set |= bits;
+        self.clear &= !bits;
+    }
+
+    fn remove(&mut self, bits: u64) {
+        self.clear |= bits;
+        self.set &= !bits;
+    }
+}
+
+fn bit(id: u64) -> u64 {
+    1u64 << (id & 63)
+}
+
+/// One document-index set's chunks and the day counter that counts it.
+#[derive(Debug, Default)]
+struct IndexRun {
+    cell: Vec<u8>,
+    blocks: BTreeMap<u64, Bits>,
+}
+
+/// Changes not yet written (see the module's comment).
+#[derive(Debug, Default)]
+pub(crate) struct SetChanges {
+    /// `documents_by_state`: (state set, block) → bits.
+    states: BTreeMap<(u8, u64), Bits>,
+    /// `document_index`: run key → its chunks and counter cell.
+    index: BTreeMap<Vec<u8>, IndexRun>,
+    /// `document_counts`: key → (delta, the newest marker token moving it).
+    counts: BTreeMap<[u8; 2], (i64, u64)>,
+    /// Markers whose document's writes are complete once these are.
+    markers: Vec<Vec<u8>>,
+}
+
+impl SetChanges {
+    pub(crate) fn add_state(&mut self, set: u8, id: u64) {
+        self.states.entry((set, id >> 6)).or_default().add(bit(id));
+    }
+
+    pub(crate) fn remove_state(&mut self, set: u8, id: u64) {
+        self.states
+            .entry((set, id >> 6))
+            .or_default()
+            .remove(bit(id));
+    }
+
+    fn run(&mut self, run: Vec<u8>, cell: Vec<u8>) -> &mut IndexRun {
+        self.index.entry(run).or_insert_with(|| IndexRun {
+            cell,
+            blocks: BTreeMap::new(),
+        })
+    }
+
+    /// `id` into the index set `run`, counted in the day counter `cell`.
+    pub(crate) fn add_indexed(&mut self, run: Vec<u8>, cell: Vec<u8>, id: u64) {
+        let run = self.run(run, cell);
+        run.blocks.entry(id >> 6).or_default().add(bit(id));
+    }
+
+    pub(crate) fn remove_indexed(&mut self, run: Vec<u8>, cell: Vec<u8>, id: u64) {
+        let run = self.run(run, cell);
+        run.blocks.entry(id >> 6).or_default().remove(bit(id));
+    }
+
+    /// A per-(type, state) count moved by a change whose marker is `token`.
+    pub(crate) fn bump_count(&mut self, key: [u8; 2], delta: i64, token: u64) {
+        let count = self.counts.entry(key).or_insert((0, 0));
+        count.0 += delta;
+        count.1 = count.1.max(token);
+    }
+
+    /// The marker of a change in these, removed once they are durable.
+    pub(crate) fn marker(&mut self, key: Vec<u8>) {
+        self.markers.push(key);
+    }
+
+    fn merge(&mut self, other: SetChanges) {
+        for (key, bits) in other.states {
+            let mine = self.states.entry(key).or_default();
+            mine.remove(bits.clear);
+            mine.add(bits.set);
+        }
+        for (key, run) in other.index {
+            let mine = self.run(key, run.cell);
+            for (block, bits) in run.blocks {
+                let b = mine.blocks.entry(block).or_default();
+                b.remove(bits.clear);
+                b.add(bits.set);
+            }
+        }
+        for (key, (delta, token)) in other.counts {
+            self.bump_count(key, delta, token);
+        }
+        self.markers.extend(other.markers);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.states.is_empty()
+            && self.index.is_empty()
+            && self.counts.is_empty()
+            && self.markers.is_empty()
+    }
+}
+
+/// Writes [`SetChanges`]: at once, or deferred to the next flush.
+#[derive(Clone)]
+pub(crate) struct DerivedWriter {
+    pub(crate) by_state: IdSets,
+    pub(crate) index: IdSets,
+    pub(crate) index_counts: Tree,
+    pub(crate) counts: Tree,
+    pub(crate) markers: Arc<IndexMarkers>,
+    /// Deferred changes; held while any changes are written, so writes
+    /// happen in the order their changes were made (count tokens only grow).
+    deferred: Arc<Mutex<SetChanges>>,
+}
+
+impl DerivedWriter {
+    pub(crate) fn new(
+        by_state: IdSets,
+        index: IdSets,
+        index_counts: Tree,
+        counts: Tree,
+        markers: Arc<IndexMarkers>,
+    ) -> Self {
+        DerivedWriter {
+            by_state,
+            index,
+            index_counts,
+            counts,
+            markers,
+            deferred: Arc::default(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, SetChanges> {
+        self.deferred.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Writes `changes` now. Those deferred stay deferred: only for
+    /// changes that do not depend on them (a new document's own entries).
+    pub(crate) fn apply_now(&self, changes: SetChanges) -> StoreResult<()> {
+        let _order = self.lock();
+        self.write(changes)
+    }
+
+    /// Keeps `changes` for the next flush ([`apply_deferred`](Self::apply_deferred)).
+    pub(crate) fn defer(&self, changes: SetChanges) {
+        self.lock().merge(changes);
+    }
+
+    /// Writes every deferred change: called by each flush before sled's.
+    pub(crate) fn apply_deferred(&self) -> StoreResult<()> {
+        let mut deferred = self.lock();
+        if deferred.is_empty() {
+            return Ok(());
+        }
+        let all = std::mem::take(&mut *deferred);
+        self.write(all)
+    }
+
+    fn write(&self, changes: SetChanges) -> StoreResult<()> {
+        for ((set, block), bits) in changes.states {
+            self.by_state
+                .update_bits(&[set], block, bits.set, bits.clear)?;
+        }
+        for (run, IndexRun { cell, blocks }) in changes.index {
+            let mut delta = 0i64;
+            for (block, bits) in blocks {
+                let (before, after) = self.index.update_bits(&run, block, bits.set, bits.clear)?;
+                delta += i64::from(after.count_ones()) - i64::from(before.count_ones());
+            }
+            if delta != 0 {
+                self.index_counts.fetch_and_update(&cell, |v| {
+                    let n = v.and_then(read_u64).unwrap_or(0) as i64 + delta;
+                    (n > 0).then(|| (n as u64).to_be_bytes().to_vec())
+                })?;
+            }
+        }
+        // Written even when the changes cancel: the stamp says every
+        // change up to it is in the count, whichever markers a crash left.
+        for (key, (delta, token)) in changes.counts {
+            bump_count(&self.counts, key, delta, token)?;
+        }
+        for marker in changes.markers {
+            self.markers.written(marker);
+        }
+        Ok(())
+    }
+}
+
+/// A per-(type, state) count moved atomically, stamped with the newest
+/// marker token that moved it (a stamp never goes back).
+pub(crate) fn bump_count(counts: &Tree, key: [u8; 2], delta: i64, token: u64) -> StoreResult<()> {
+    counts.fetch_and_update(key, |v| {
+        let current = v.and_then(read_u64).unwrap_or(0) as i64;
+        let stamp = v.map(crate::sled_documents::value_tail).unwrap_or(0);
+        Some(count_value((current + delta).max(0) as u64, token.max(stamp)).to_vec())
+    })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_last_change_of_an_id_wins_and_merging_keeps_the_order() {
+        let mut first = SetChanges::default();
+        first.add_state(1, 5);
+        first.remove_state(1, 6);
+        let mut second = SetChanges::default();
+        second.remove_state(1, 5);
+        second.add_state(1, 6);
+        second.add_state(1, 7);
+        first.merge(second);
+        let bits = first.states[&(1, 0)];
+        assert_eq!(bits.set, (1 << 6) | (1 << 7));
+        assert_eq!(bits.clear, 1 << 5);
+    }
+
+    #[test]
+    fn counts_sum_and_keep_the_newest_token() {
+        let mut c = SetChanges::default();
+        c.bump_count([1, 2], 1, 9);
+        c.bump_count([1, 2], 1, 7);
+        c.bump_count([1, 2], -1, 8);
+        assert_eq!(c.counts[&[1, 2]], (1, 9));
+    }
+}
