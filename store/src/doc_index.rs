@@ -351,6 +351,8 @@ impl SledStore {
 
     /// A page of a company's documents ([`crate::DocumentStore::list_documents`]).
     pub(crate) fn list_indexed(&self, q: &ListQuery) -> StoreResult<Page<DocumentRecord>> {
+        // What this store wrote is listed, flushed or not.
+        self.derived.apply_deferred()?;
         let empty = |total| Page {
             items: Vec::new(),
             page: q.page,

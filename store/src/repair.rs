@@ -9,9 +9,11 @@
 //! serial streams, so a crash can cut short at most the last document of
 //! each:
 //! - phase one runs under the numbering lock, one document after another
-//!   in id order: only the newest record's counter, reference, usage and
-//!   state entry can be missing. The usage value names the last document
-//!   it counted, so a repair knows whether the newest is in it.
+//!   in id order: only the newest record's counter, reference and usage
+//!   can be missing. The usage value names the last document it counted,
+//!   so a repair knows whether the newest is in it. Its state entry waits
+//!   for the next flush (`set_changes`): those of the documents above the
+//!   watermark written after them are checked.
 //! - state changes run on the flusher thread, each behind a marker (see
 //!   `doc_index`) whose token grows, and their sets and counts are written
 //!   together before the group commit's flush (`set_changes`): every
@@ -150,7 +152,18 @@ impl SledStore {
                 self.usage.insert(key, &usage_value(n + 1, d.id))?;
                 report.usage_restored += 1;
             }
-            self.restore_state_entry(d.id, Some(state_set(d.state, d.pending_build)))?;
+            // New documents' state entries are written with the flush after
+            // them: those above the watermark are checked (a data dir
+            // without one wrote each with its record: the newest only).
+            let from = match self.derived.pending_written_to()? {
+                Some(w) => w.saturating_add(1),
+                None => d.id,
+            };
+            for item in self.documents.range(id_key(from)..) {
+                let (_, v) = item?;
+                let view: IndexView = decode(trees::DOCUMENTS, &v)?;
+                self.restore_state_entry(view.id(), Some(view.state_set()))?;
+            }
         }
         let mut markers: Vec<(u64, u64, Option<IndexView>)> = Vec::new();
         for item in self.document_index_pending.iter() {

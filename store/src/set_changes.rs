@@ -10,10 +10,13 @@
 //! ([`DerivedWriter::apply_deferred`]), before sled's flush and so before
 //! any caller is answered.
 //!
-//! Crash safety is unchanged: every change that moves a set or a count has
-//! a marker written before its record (`doc_index`), and these writes come
-//! after both, so a crash that lost some of them left the markers that name
-//! their documents, which the repair checks.
+//! Crash safety: every change that moves a set or a count has a marker
+//! written before its record (`doc_index`), and these writes come after
+//! both, so a crash that lost some of them left the markers that name their
+//! documents, which the repair checks. A new document (phase one) has no
+//! marker: its pending-build entry is deferred too, and a watermark written
+//! after the entries ([`PENDING_WRITTEN_TO`]) tells the repair which new
+//! documents to check.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -24,7 +27,12 @@ use crate::codec::read_u64;
 use crate::doc_index::IndexMarkers;
 use crate::error::StoreResult;
 use crate::id_sets::IdSets;
-use crate::sled_documents::count_value;
+use crate::sled_documents::{count_value, PENDING_BUILD};
+
+/// `meta` key: every document up to this id has its state entry written
+/// (phase one defers a new document's pending-build entry to the next
+/// flush, so after a crash those above it are checked: `repair`).
+pub(crate) const PENDING_WRITTEN_TO: &[u8] = b"pending_entries_written_to";
 
 /// What becomes of some ids of one chunk: the last change of an id wins.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -67,11 +75,20 @@ pub(crate) struct SetChanges {
     counts: BTreeMap<[u8; 2], (i64, u64)>,
     /// Markers whose document's writes are complete once these are.
     markers: Vec<Vec<u8>>,
+    /// The newest new document whose pending-build entry is in these.
+    newest_new: u64,
 }
 
 impl SetChanges {
     pub(crate) fn add_state(&mut self, set: u8, id: u64) {
         self.states.entry((set, id >> 6)).or_default().add(bit(id));
+    }
+
+    /// A new document's pending-build entry (phase one): once written, the
+    /// watermark [`PENDING_WRITTEN_TO`] moves to it.
+    pub(crate) fn add_new(&mut self, id: u64) {
+        self.add_state(PENDING_BUILD, id);
+        self.newest_new = self.newest_new.max(id);
     }
 
     pub(crate) fn remove_state(&mut self, set: u8, id: u64) {
@@ -129,6 +146,7 @@ impl SetChanges {
             self.bump_count(key, delta, token);
         }
         self.markers.extend(other.markers);
+        self.newest_new = self.newest_new.max(other.newest_new);
     }
 
     fn is_empty(&self) -> bool {
@@ -136,6 +154,7 @@ impl SetChanges {
             && self.index.is_empty()
             && self.counts.is_empty()
             && self.markers.is_empty()
+            && self.newest_new == 0
     }
 }
 
@@ -147,6 +166,7 @@ pub(crate) struct DerivedWriter {
     pub(crate) index_counts: Tree,
     pub(crate) counts: Tree,
     pub(crate) markers: Arc<IndexMarkers>,
+    meta: Tree,
     /// Deferred changes; held while any changes are written, so writes
     /// happen in the order their changes were made (count tokens only grow).
     deferred: Arc<Mutex<SetChanges>>,
@@ -159,6 +179,7 @@ impl DerivedWriter {
         index_counts: Tree,
         counts: Tree,
         markers: Arc<IndexMarkers>,
+        meta: Tree,
     ) -> Self {
         DerivedWriter {
             by_state,
@@ -166,19 +187,13 @@ impl DerivedWriter {
             index_counts,
             counts,
             markers,
+            meta,
             deferred: Arc::default(),
         }
     }
 
     fn lock(&self) -> MutexGuard<'_, SetChanges> {
         self.deferred.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Writes `changes` now. Those deferred stay deferred: only for
-    /// changes that do not depend on them (a new document's own entries).
-    pub(crate) fn apply_now(&self, changes: SetChanges) -> StoreResult<()> {
-        let _order = self.lock();
-        self.write(changes)
     }
 
     /// Keeps `changes` for the next flush ([`apply_deferred`](Self::apply_deferred)).
@@ -200,6 +215,9 @@ impl DerivedWriter {
         for ((set, block), bits) in changes.states {
             self.by_state
                 .update_bits(&[set], block, bits.set, bits.clear)?;
+        }
+        if changes.newest_new > 0 {
+            self.mark_pending_written(changes.newest_new)?;
         }
         for (run, IndexRun { cell, blocks }) in changes.index {
             let mut delta = 0i64;
@@ -223,6 +241,30 @@ impl DerivedWriter {
             self.markers.written(marker);
         }
         Ok(())
+    }
+}
+
+impl DerivedWriter {
+    /// Every document up to `id` has its state entry (never moves back).
+    pub(crate) fn mark_pending_written(&self, id: u64) -> StoreResult<()> {
+        self.meta.fetch_and_update(PENDING_WRITTEN_TO, |v| {
+            Some(
+                v.and_then(read_u64)
+                    .unwrap_or(0)
+                    .max(id)
+                    .to_be_bytes()
+                    .to_vec(),
+            )
+        })?;
+        Ok(())
+    }
+
+    /// The watermark: documents above it may lack their state entry.
+    pub(crate) fn pending_written_to(&self) -> StoreResult<Option<u64>> {
+        Ok(self
+            .meta
+            .get(PENDING_WRITTEN_TO)?
+            .and_then(|v| read_u64(&v)))
     }
 }
 

@@ -152,6 +152,7 @@ impl SledStore {
 
     /// The documents with an entry under `state` in the state index.
     fn indexed(&self, state: u8) -> StoreResult<Vec<DocumentRecord>> {
+        self.derived.apply_deferred()?;
         let mut out = Vec::new();
         for id in self.documents_by_state.ids(&[state], false) {
             if let Some(d) = self.document(id?)? {
@@ -442,11 +443,10 @@ impl DocumentStore for SledStore {
             self.index_reference(new.company_id, r, id)?;
         }
         self.usage.insert(ukey, &usage_value(used + 1, id))?;
-        // Its pending-build entry now: a crash can only lose that of the
-        // newest record (`repair`).
+        // Its pending-build entry with the next flush's (`set_changes`).
         let mut changes = SetChanges::default();
-        self.recount(None, &doc, 0, &mut changes);
-        self.derived.apply_now(changes)?;
+        changes.add_new(doc.id);
+        self.derived.defer(changes);
         self.remember_payload(&doc, &payload)?;
         // No flush here: until phase two is flushed nothing was promised to
         // a client; a document found half-built after a crash is rebuilt.
@@ -605,6 +605,7 @@ impl DocumentStore for SledStore {
     }
 
     fn pending_builds(&self) -> StoreResult<Vec<DocumentRecord>> {
+        self.derived.apply_deferred()?;
         let mut out = Vec::new();
         for id in self.documents_by_state.ids(&[PENDING_BUILD], false) {
             // The index may lag a record by a crash; the record wins.
@@ -652,6 +653,7 @@ impl DocumentStore for SledStore {
     }
 
     fn document_counts(&self) -> StoreResult<Vec<((u8, u8), u64)>> {
+        self.derived.apply_deferred()?;
         self.document_counts
             .iter()
             .map(|r| {

@@ -416,6 +416,7 @@ impl SledStore {
             document_index_counts.clone(),
             document_counts.clone(),
             index_markers.clone(),
+            meta.clone(),
         );
         let (flush_db, commits_for_flusher, logs_for_flusher, derived_for_flusher) =
             (db.clone(), commits.clone(), logs.clone(), derived.clone());
@@ -517,6 +518,9 @@ impl SledStore {
             tracing::info!(documents = n, "state index built as id sets");
         }
         store.open_index(clean)?;
+        // Every document has its state entry now (repaired or clean).
+        let newest = store.documents.last()?.and_then(|(k, _)| read_u64(&k));
+        store.derived.mark_pending_written(newest.unwrap_or(0))?;
         store.seal_remaining(&inventory)?;
         store.drop_stale_payload_tree()?;
         store.flush_now()?;
@@ -595,9 +599,26 @@ impl SledStore {
             }
         })?;
         // Documents not built yet keep theirs in front of their request
-        // (appends wait in memory: a killed process took them along).
-        for id in self.documents_by_state.ids(&[PENDING_BUILD], false) {
-            let id = id?;
+        // (appends wait in memory: a killed process took them along):
+        // those with a pending-build entry, and the newest, whose entries
+        // wait for a flush (above the watermark, `set_changes`).
+        let mut pending: std::collections::BTreeSet<u64> = self
+            .documents_by_state
+            .ids(&[PENDING_BUILD], false)
+            .collect::<StoreResult<_>>()?;
+        let newest = match self.derived.pending_written_to()? {
+            Some(w) => w.saturating_add(1),
+            None => self
+                .documents
+                .last()?
+                .and_then(|(k, _)| read_u64(&k))
+                .unwrap_or(0),
+        };
+        for item in self.document_requests.range(id_key(newest)..) {
+            let (k, _) = item?;
+            pending.extend(read_u64(&k));
+        }
+        for id in pending {
             if let Some(stored) = self.document_requests.get(id_key(id))? {
                 let (_, payload) = split_payload(&stored);
                 found.extend(payload_log::decode(payload).filter(|p| p.document_id == id));
