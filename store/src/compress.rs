@@ -2,7 +2,7 @@
 //! company: a company's signed XMLs (and its API requests) repeat the same
 //! issuer, certificate, structure and signature policy, so the first one of
 //! each kind is kept as a raw-content dictionary and every later one
-//! compresses to its differences (a 17.8 KB signed invoice to ~0.7 KB,
+//! compresses to its differences (a 17.8 KB signed invoice to ~0.9 KB,
 //! against 4.5 KB without the dictionary).
 //!
 //! A dictionary is written once, durably, before the first frame that uses
@@ -20,9 +20,12 @@ use crate::error::{StoreError, StoreResult};
 use crate::model::CompanyId;
 use crate::trees;
 
-/// Level of a frame against a dictionary: level 1 compresses as well as 9
-/// here (the dictionary does the work) at ~1.5 GB/s.
-const DICT_LEVEL: i32 = 1;
+/// Level of a frame against a dictionary: the dictionary does the work
+/// (level 1 compresses as well as 9 here). Level -1 leaves the literals
+/// (the new bytes: codes, signature, dates) as they are: a signed invoice
+/// of 14.1 KB takes ~800 bytes instead of ~650, compressed ~3× as fast
+/// (`zstd -b`: 3.1 GB/s against 1.1), which is ~2 % of a document's CPU.
+const DICT_LEVEL: i32 = -1;
 /// Level of a frame with no dictionary yet (a company's first of a kind).
 const PLAIN_LEVEL: i32 = 3;
 /// A text becomes a dictionary only within these sizes: a tiny one
