@@ -57,7 +57,7 @@ impl SledStore {
     /// stored code is always in the index.
     pub(crate) fn index_code_unflushed(&self, id: u64, code: Option<&str>) -> StoreResult<()> {
         if let Some(code) = code.filter(|c| !c.is_empty()) {
-            self.documents_by_code.insert(code.as_bytes(), id)?;
+            self.documents_by_code.add(code.as_bytes(), id)?;
         }
         Ok(())
     }
@@ -85,6 +85,17 @@ impl SledStore {
             }
         }
         Ok(None)
+    }
+
+    /// Indexes a new document's reference (one pass: see `HashedIndex::add`).
+    pub(crate) fn add_reference(
+        &self,
+        company: CompanyId,
+        reference: &str,
+        id: u64,
+    ) -> StoreResult<()> {
+        self.document_refs
+            .add(&scoped_text_key(company, reference), id)
     }
 
     /// Indexes a document's reference; true when it was not indexed yet.

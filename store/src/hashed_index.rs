@@ -98,8 +98,32 @@ fn holds(bucket: Option<&[u8]>, entry: Entry) -> bool {
     bucket.is_some_and(|b| decode(b).contains(&entry))
 }
 
+/// sled's merge operator of a bucket: `entry` is a fingerprint and an id
+/// ([`entry_bytes`]), added in its place. sled writes the merged value to
+/// its log, so reading a bucket never needs the operator.
+fn merge_entry(_bucket: &[u8], old: Option<&[u8]>, entry: &[u8]) -> Option<Vec<u8>> {
+    let mut entries = old.map(decode).unwrap_or_default();
+    if let [a, b, id @ ..] = entry {
+        if let Ok(id) = <[u8; 8]>::try_from(id) {
+            add(
+                &mut entries,
+                (u16::from_be_bytes([*a, *b]), u64::from_be_bytes(id)),
+            );
+        }
+    }
+    (!entries.is_empty()).then(|| encode(&entries))
+}
+
+fn entry_bytes((fingerprint, id): Entry) -> [u8; 10] {
+    let mut out = [0u8; 10];
+    out[..2].copy_from_slice(&fingerprint.to_be_bytes());
+    out[2..].copy_from_slice(&id.to_be_bytes());
+    out
+}
+
 impl HashedIndex {
     pub(crate) fn new(tree: Tree) -> Self {
+        tree.set_merge_operator(merge_entry);
         HashedIndex {
             tree,
             bucket_bits: BUCKET_BITS,
@@ -110,6 +134,7 @@ impl HashedIndex {
     /// Fewer buckets and a narrower fingerprint, so tests meet collisions.
     #[cfg(test)]
     pub(crate) fn with_shape(tree: Tree, bucket_bits: u32, fingerprint_mask: u16) -> Self {
+        tree.set_merge_operator(merge_entry);
         HashedIndex {
             tree,
             bucket_bits: bucket_bits.min(BUCKET_BITS),
@@ -140,6 +165,15 @@ impl HashedIndex {
             Some(encode(&entries))
         })?;
         Ok(!holds(before.as_deref(), entry))
+    }
+
+    /// Adds `id` under `key` without telling whether it was there: one
+    /// pass down sled's tree where [`insert`](Self::insert) makes two (a
+    /// read, then a compare-and-swap), for the writes of every document.
+    pub(crate) fn add(&self, key: &[u8], id: u64) -> StoreResult<()> {
+        let (bucket, fingerprint) = self.slot(key);
+        self.tree.merge(bucket, entry_bytes((fingerprint, id)))?;
+        Ok(())
     }
 
     /// Removes `id` from under `key`; true when it was there. (No document
@@ -238,6 +272,27 @@ mod tests {
         assert_eq!(index.candidates(b"a").unwrap(), vec![2]);
         assert!(index.remove(b"a", 2).unwrap());
         assert!(t.is_empty(), "an emptied bucket is removed");
+    }
+
+    #[test]
+    fn add_merges_into_the_bucket_as_insert_does() {
+        let (_dir, t) = tree();
+        let index = HashedIndex::with_shape(t.clone(), 1, u16::MAX);
+        let other = HashedIndex::with_shape(tree().1, 1, u16::MAX);
+        for i in [5u64, 1, 9, 1, 3] {
+            index.add(format!("k{i}").as_bytes(), i).unwrap();
+            other.insert(format!("k{i}").as_bytes(), i).unwrap();
+        }
+        assert_eq!(
+            t.iter().collect::<Result<Vec<_>, _>>().unwrap(),
+            other.tree.iter().collect::<Result<Vec<_>, _>>().unwrap(),
+            "the same buckets, byte for byte"
+        );
+        assert_eq!(index.candidates(b"k9").unwrap(), vec![9]);
+        assert!(
+            !index.insert(b"k9", 9).unwrap(),
+            "insert sees what add wrote"
+        );
     }
 
     #[test]

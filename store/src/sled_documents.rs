@@ -440,7 +440,7 @@ impl DocumentStore for SledStore {
             &(number + 1).to_be_bytes(),
         )?;
         if let Some(r) = new.external_reference.as_deref() {
-            self.index_reference(new.company_id, r, id)?;
+            self.add_reference(new.company_id, r, id)?;
         }
         self.usage.insert(ukey, &usage_value(used + 1, id))?;
         // Its pending-build entry with the next flush's (`set_changes`).
