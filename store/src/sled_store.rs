@@ -42,9 +42,22 @@ use crate::{
 
 pub(crate) type TxResult<T> = Result<T, ConflictableTransactionError<StoreError>>;
 
-/// sled behind the store traits. Cheap to clone (trees are `Arc`s).
+/// sled behind the store traits. Cheap to clone: one `Arc` (a document
+/// clones its store handle several times on its way, and the trees are
+/// forty `Arc`s).
 #[derive(Clone)]
-pub struct SledStore {
+pub struct SledStore(Arc<Stores>);
+
+impl std::ops::Deref for SledStore {
+    type Target = Stores;
+
+    fn deref(&self) -> &Stores {
+        &self.0
+    }
+}
+
+/// What a [`SledStore`] shares: sled's trees and what surrounds them.
+pub struct Stores {
     pub(crate) db: Db,
     /// Coalesces the fsyncs of concurrent writers.
     commits: Arc<GroupCommit>,
@@ -420,7 +433,7 @@ impl SledStore {
         );
         let (flush_db, commits_for_flusher, logs_for_flusher, derived_for_flusher) =
             (db.clone(), commits.clone(), logs.clone(), derived.clone());
-        let store = SledStore {
+        let store = SledStore(Arc::new(Stores {
             meta: meta.clone(),
             companies: t(trees::COMPANIES)?,
             company_by_nit: t(trees::COMPANY_BY_NIT)?,
@@ -482,7 +495,7 @@ impl SledStore {
             resolutions_cache: Default::default(),
             certificates_cache: Default::default(),
             keys: Arc::new(RwLock::new(Arc::new(keys))),
-        };
+        }));
         store.check_schema()?;
         // Before any full flush: one moves the payload mark to the end.
         store.restore_payloads()?;
