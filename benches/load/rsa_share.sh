@@ -6,6 +6,10 @@
 # the same seconds, so a VM whose speed drifts between runs still compares
 # builds: run two binaries alternately a few times.
 #   benches/load/rsa_share.sh [BINARY] [SECONDS] [CONNECTIONS]
+# STORE=<data dir> runs on a copy of that data dir instead of a fresh one
+# (keep one from a scale run: KEEP=1 SCALE_DIR=/tmp/s benches/load/scale.sh
+# BINARY 1000000, then STORE=/tmp/s/data); WARM (3) seconds of load first
+# (15 or more on a large store: its cache fills).
 # Needs perf (Debian package `linux-perf`), wrk, curl, python3.
 set -euo pipefail
 BIN=${1:-target/release/emisor}
@@ -15,6 +19,11 @@ LUA=benches/load/facturacion.lua
 DIR=$(mktemp -d)
 PID=
 trap 'kill -9 "$PID" 2>/dev/null || true; rm -rf "$DIR"' EXIT
+if [ -n "${STORE:-}" ]; then
+  cp -a "$STORE" "$DIR/data"
+  cp -a "$STORE.key" "$DIR/data.key"  # its master key, beside it
+  rm -f "$DIR/data/listening"
+fi
 
 EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE=1000000000 RUST_LOG=warn \
   setsid "$BIN" serve --data-dir "$DIR/data" --bind 127.0.0.1:0 >"$DIR/log" 2>&1 </dev/null &
@@ -25,7 +34,7 @@ await_ready "the server did not start:"
 demo_company
 
 # A short warm-up, then the load outlasts the sampling on both sides.
-wrk -t2 -c"$CONN" -d3s -s "$LUA" "$URL/v1/api/facturacion" >/dev/null
+wrk -t2 -c"$CONN" -d"${WARM:-3}s" -s "$LUA" "$URL/v1/api/facturacion" >/dev/null
 wrk -t2 -c"$CONN" -d"$((SECS + 2))s" -s "$LUA" "$URL/v1/api/facturacion" >"$DIR/wrk" &
 WRK=$!
 sleep 1
