@@ -246,6 +246,9 @@ struct Closer {
     db: Db,
     meta: Tree,
     logs: Logs,
+    /// Changes deferred to a flush that may not come (a new document's
+    /// pending-build entry whose build never finished): written first.
+    derived: DerivedWriter,
     armed: AtomicBool,
 }
 
@@ -255,8 +258,9 @@ impl Drop for Closer {
             return;
         }
         let closed = self
-            .logs
-            .sync(PayloadSync::Now)
+            .derived
+            .apply_deferred()
+            .and_then(|()| self.logs.sync(PayloadSync::Now))
             .and_then(|_| Ok(self.meta.insert(CLEAN_CLOSE_KEY, &[1u8])?))
             .and_then(|_| Ok(self.db.flush()?));
         if let Err(e) = closed {
@@ -398,12 +402,6 @@ impl SledStore {
             payloads: payloads.clone(),
             meta: meta.clone(),
         };
-        let closer = Arc::new(Closer {
-            db: db.clone(),
-            meta: meta.clone(),
-            logs: logs.clone(),
-            armed: AtomicBool::new(true),
-        });
         let commits = Arc::new(GroupCommit::default());
         let document_index_pending = t(trees::DOCUMENT_INDEX_PENDING)?;
         let document_counts = t(trees::DOCUMENT_COUNTS)?;
@@ -431,6 +429,13 @@ impl SledStore {
             index_markers.clone(),
             meta.clone(),
         );
+        let closer = Arc::new(Closer {
+            db: db.clone(),
+            meta: meta.clone(),
+            logs: logs.clone(),
+            derived: derived.clone(),
+            armed: AtomicBool::new(true),
+        });
         let (flush_db, commits_for_flusher, logs_for_flusher, derived_for_flusher) =
             (db.clone(), commits.clone(), logs.clone(), derived.clone());
         let store = SledStore(Arc::new(Stores {

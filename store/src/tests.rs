@@ -583,6 +583,23 @@ fn an_unclean_stop_inside_a_group_commits_counts_is_repaired_from_its_markers() 
     assert_eq!(s.document_counts().unwrap(), expected);
 }
 
+/// A new document's pending-build entry waits for a flush; a store
+/// dropped before any writes it first, so the clean open finds the
+/// half-built document without a repair.
+#[test]
+fn a_store_dropped_before_any_flush_keeps_its_half_built_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = {
+        let s = open(dir.path());
+        let c = s.create_company(company()).unwrap();
+        let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+        s.create_document(new_doc(&r, None)).unwrap().id
+    };
+    let s = open(dir.path());
+    let pending: Vec<u64> = s.pending_builds().unwrap().iter().map(|d| d.id).collect();
+    assert_eq!(pending, vec![id]);
+}
+
 #[test]
 fn a_clean_close_skips_the_repair_and_keeps_the_counter() {
     let dir = tempfile::tempdir().unwrap();
