@@ -74,7 +74,8 @@ impl Iterator for Bits {
     }
 }
 
-fn bit(id: u64) -> u64 {
+/// `id`'s bit in its chunk.
+pub(crate) fn bit(id: u64) -> u64 {
     1u64 << (id & 63)
 }
 
@@ -99,20 +100,6 @@ impl IdSets {
         k
     }
 
-    /// The bits of `bits` set in a chunk (`block` of `prefix`). Returns
-    /// whether any was absent.
-    pub(crate) fn add_bits(&self, prefix: &[u8], block: u64, bits: u64) -> StoreResult<bool> {
-        let key = self.chunk_key(prefix, block << 6);
-        let before = self.tree.fetch_and_update(&key, |v| {
-            Some(
-                (v.and_then(read_u64).unwrap_or(0) | bits)
-                    .to_be_bytes()
-                    .to_vec(),
-            )
-        })?;
-        Ok(before.and_then(|v| read_u64(&v)).unwrap_or(0) & bits != bits)
-    }
-
     /// Sets the bits `set` and clears the bits `clear` of a chunk (`block`
     /// of `prefix`) in one write, a chunk left empty going. Returns its
     /// bits before and after.
@@ -132,6 +119,13 @@ impl IdSets {
         Ok((before, (before | set) & !clear))
     }
 
+    /// The bits of `bits` set in a chunk (`block` of `prefix`). Returns
+    /// whether any was absent.
+    pub(crate) fn add_bits(&self, prefix: &[u8], block: u64, bits: u64) -> StoreResult<bool> {
+        let (before, _) = self.update_bits(prefix, block, bits, 0)?;
+        Ok(before & bits != bits)
+    }
+
     /// Adds `id` to the set `prefix`; returns whether it was absent.
     pub(crate) fn add(&self, prefix: &[u8], id: u64) -> StoreResult<bool> {
         self.add_bits(prefix, id >> 6, bit(id))
@@ -140,13 +134,8 @@ impl IdSets {
     /// Removes `id` from the set `prefix` (a chunk left empty goes);
     /// returns whether it was present.
     pub(crate) fn remove(&self, prefix: &[u8], id: u64) -> StoreResult<bool> {
-        let before = self
-            .tree
-            .fetch_and_update(self.chunk_key(prefix, id), |v| {
-                let left = v.and_then(read_u64).unwrap_or(0) & !bit(id);
-                (left != 0).then(|| left.to_be_bytes().to_vec())
-            })?;
-        Ok(before.and_then(|v| read_u64(&v)).unwrap_or(0) & bit(id) != 0)
+        let (before, _) = self.update_bits(prefix, id >> 6, 0, bit(id))?;
+        Ok(before & bit(id) != 0)
     }
 
     pub(crate) fn contains(&self, prefix: &[u8], id: u64) -> StoreResult<bool> {

@@ -153,12 +153,8 @@ impl SledStore {
                 report.usage_restored += 1;
             }
             // New documents' state entries are written with the flush after
-            // them: those above the watermark are checked (a data dir
-            // without one wrote each with its record: the newest only).
-            let from = match self.derived.pending_written_to()? {
-                Some(w) => w.saturating_add(1),
-                None => d.id,
-            };
+            // them: those above the watermark are checked.
+            let from = self.derived.first_unwritten(&self.documents)?;
             for item in self.documents.range(id_key(from)..) {
                 let (_, v) = item?;
                 let view: IndexView = decode(trees::DOCUMENTS, &v)?;

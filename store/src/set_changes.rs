@@ -26,7 +26,7 @@ use sled::Tree;
 use crate::codec::read_u64;
 use crate::doc_index::IndexMarkers;
 use crate::error::StoreResult;
-use crate::id_sets::IdSets;
+use crate::id_sets::{bit, IdSets};
 use crate::sled_documents::{count_value, PENDING_BUILD};
 
 /// `meta` key: every document up to this id has its state entry written
@@ -51,10 +51,12 @@ impl Bits {
         self.clear |= bits;
         self.set &= !bits;
     }
-}
 
-fn bit(id: u64) -> u64 {
-    1u64 << (id & 63)
+    /// These changes, then `later`'s.
+    fn then(&mut self, later: Bits) {
+        self.remove(later.clear);
+        self.add(later.set);
+    }
 }
 
 /// One document-index set's chunks and the day counter that counts it.
@@ -130,16 +132,12 @@ impl SetChanges {
 
     fn merge(&mut self, other: SetChanges) {
         for (key, bits) in other.states {
-            let mine = self.states.entry(key).or_default();
-            mine.remove(bits.clear);
-            mine.add(bits.set);
+            self.states.entry(key).or_default().then(bits);
         }
         for (key, run) in other.index {
             let mine = self.run(key, run.cell);
             for (block, bits) in run.blocks {
-                let b = mine.blocks.entry(block).or_default();
-                b.remove(bits.clear);
-                b.add(bits.set);
+                mine.blocks.entry(block).or_default().then(bits);
             }
         }
         for (key, (delta, token)) in other.counts {
@@ -158,13 +156,13 @@ impl SetChanges {
     }
 }
 
-/// Writes [`SetChanges`]: at once, or deferred to the next flush.
+/// Keeps [`SetChanges`] for the next flush, which writes them.
 #[derive(Clone)]
 pub(crate) struct DerivedWriter {
-    pub(crate) by_state: IdSets,
-    pub(crate) index: IdSets,
-    pub(crate) index_counts: Tree,
-    pub(crate) counts: Tree,
+    by_state: IdSets,
+    index: IdSets,
+    index_counts: Tree,
+    counts: Tree,
     pub(crate) markers: Arc<IndexMarkers>,
     meta: Tree,
     /// Deferred changes; held while any changes are written, so writes
@@ -259,12 +257,21 @@ impl DerivedWriter {
         Ok(())
     }
 
-    /// The watermark: documents above it may lack their state entry.
-    pub(crate) fn pending_written_to(&self) -> StoreResult<Option<u64>> {
-        Ok(self
+    /// The first new document that may lack its state entry: above the
+    /// watermark, or (a data dir written before it, which wrote each entry
+    /// with its record) the newest of `documents`.
+    pub(crate) fn first_unwritten(&self, documents: &Tree) -> StoreResult<u64> {
+        match self
             .meta
             .get(PENDING_WRITTEN_TO)?
-            .and_then(|v| read_u64(&v)))
+            .and_then(|v| read_u64(&v))
+        {
+            Some(w) => Ok(w.saturating_add(1)),
+            None => Ok(documents
+                .last()?
+                .and_then(|(k, _)| read_u64(&k))
+                .unwrap_or(0)),
+        }
     }
 }
 

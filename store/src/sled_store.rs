@@ -624,14 +624,7 @@ impl SledStore {
             .documents_by_state
             .ids(&[PENDING_BUILD], false)
             .collect::<StoreResult<_>>()?;
-        let newest = match self.derived.pending_written_to()? {
-            Some(w) => w.saturating_add(1),
-            None => self
-                .documents
-                .last()?
-                .and_then(|(k, _)| read_u64(&k))
-                .unwrap_or(0),
-        };
+        let newest = self.derived.first_unwritten(&self.documents)?;
         for item in self.document_requests.range(id_key(newest)..) {
             let (k, _) = item?;
             pending.extend(read_u64(&k));
