@@ -9,11 +9,11 @@
 //! serial streams, so a crash can cut short at most the last document of
 //! each:
 //! - phase one runs under the numbering lock, one document after another
-//!   in id order: only the newest record's counter, reference and usage
-//!   can be missing. The usage value names the last document it counted,
-//!   so a repair knows whether the newest is in it. Its state entry waits
-//!   for the next flush (`set_changes`): those of the documents above the
-//!   watermark written after them are checked.
+//!   in id order: only the newest record's reference can be missing. Its
+//!   state entry, counter and usage wait for the next flush
+//!   (`set_changes`): those of the documents above the watermark written
+//!   after them are checked. The usage value names the last document it
+//!   counted, so a repair knows whether a document is in it.
 //! - state changes run on the flusher thread, each behind a marker (see
 //!   `doc_index`) whose token grows, and their sets and counts are written
 //!   together before the group commit's flush (`set_changes`): every
@@ -132,34 +132,31 @@ impl SledStore {
         Ok(report)
     }
 
-    /// After an unclean stop: the derived data of the newest document and
-    /// of the documents the markers name (see the module's comment). Runs
+    /// After an unclean stop: the derived data of the new documents above
+    /// the watermark and of the documents the markers name (see the module's comment). Runs
     /// before the index's own repair, which clears the markers.
     pub(crate) fn repair_recent(&self) -> StoreResult<RepairReport> {
         let mut report = RepairReport::default();
-        if let Some((_, v)) = self.documents.last()? {
-            let d: DocumentRecord = decode(trees::DOCUMENTS, &v)?;
-            report.documents += 1;
-            report.counters_raised = self.raise_counters(counters_above(&d).collect())?;
-            self.restore_reference(&d, &mut report)?;
-            let key = usage_key(d.company_id, period(&d));
-            let stored = self.usage.get(key)?;
-            let (n, last) = stored
-                .as_ref()
-                .map(|v| (read_u64(v).unwrap_or(0), value_tail(v)))
-                .unwrap_or((0, 0));
-            if last < d.id {
-                self.usage.insert(key, &usage_value(n + 1, d.id))?;
-                report.usage_restored += 1;
-            }
-            // New documents' state entries are written with the flush after
-            // them: those above the watermark are checked.
-            let from = self.derived.first_unwritten(&self.documents)?;
+        // New documents' state entries, counters and usage are written with
+        // the flush after them: those above the watermark are checked, and
+        // the newest's reference (phase one writes it after its record).
+        let newest = self.documents.last()?.and_then(|(k, _)| read_u64(&k));
+        if let Some(newest) = newest {
+            let from = self.derived.first_unwritten(&self.documents)?.min(newest);
+            let mut next: HashMap<Vec<u8>, u64> = HashMap::new();
             for item in self.documents.range(id_key(from)..) {
                 let (_, v) = item?;
-                let view: IndexView = decode(trees::DOCUMENTS, &v)?;
-                self.restore_state_entry(view.id(), Some(view.state_set()))?;
+                let d: DocumentRecord = decode(trees::DOCUMENTS, &v)?;
+                report.documents += 1;
+                for (key, after) in counters_above(&d) {
+                    let n = next.entry(key).or_insert(0);
+                    *n = (*n).max(after);
+                }
+                self.restore_reference(&d, &mut report)?;
+                self.restore_usage(&d, &mut report)?;
+                self.restore_state_entry(d.id, Some(state_set(d.state, d.pending_build)))?;
             }
+            report.counters_raised = self.raise_counters(next)?;
         }
         let mut markers: Vec<(u64, u64, Option<IndexView>)> = Vec::new();
         for item in self.document_index_pending.iter() {
@@ -174,6 +171,22 @@ impl SledStore {
         report.counts_restored = self.restore_counts(markers)?;
         self.flush_now()?;
         Ok(report)
+    }
+
+    /// A new document counted in its month's usage unless the usage names
+    /// it or a newer one (documents are checked in id order).
+    fn restore_usage(&self, d: &DocumentRecord, report: &mut RepairReport) -> StoreResult<()> {
+        let key = usage_key(d.company_id, period(d));
+        let stored = self.usage.get(key)?;
+        let (n, last) = stored
+            .as_ref()
+            .map(|v| (read_u64(v).unwrap_or(0), value_tail(v)))
+            .unwrap_or((0, 0));
+        if last < d.id {
+            self.usage.insert(key, &usage_value(n + 1, d.id))?;
+            report.usage_restored += 1;
+        }
+        Ok(())
     }
 
     /// The per-(type, state) counts of the marked changes that did not

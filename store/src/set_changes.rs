@@ -14,9 +14,11 @@
 //! written before its record (`doc_index`), and these writes come after
 //! both, so a crash that lost some of them left the markers that name their
 //! documents, which the repair checks. A new document (phase one) has no
-//! marker: its pending-build entry is deferred too, and a watermark written
-//! after the entries ([`PENDING_WRITTEN_TO`]) tells the repair which new
-//! documents to check.
+//! marker: its pending-build entry, its numbering counter and its month's
+//! usage are deferred too (phase one reads them through the deferred
+//! values: [`DerivedWriter::counter`], [`DerivedWriter::usage`]), and a
+//! watermark written after them ([`PENDING_WRITTEN_TO`]) tells the repair
+//! which new documents to check.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -27,11 +29,11 @@ use crate::codec::read_u64;
 use crate::doc_index::IndexMarkers;
 use crate::error::StoreResult;
 use crate::id_sets::{bit, IdSets};
-use crate::sled_documents::{count_value, PENDING_BUILD};
+use crate::sled_documents::{count_value, usage_value, value_tail, PENDING_BUILD};
 
-/// `meta` key: every document up to this id has its state entry written
-/// (phase one defers a new document's pending-build entry to the next
-/// flush, so after a crash those above it are checked: `repair`).
+/// `meta` key: every document up to this id has its state entry, counter
+/// and usage written (phase one defers them to the next flush, so after a
+/// crash those above it are checked: `repair`).
 pub(crate) const PENDING_WRITTEN_TO: &[u8] = b"pending_entries_written_to";
 
 /// What becomes of some ids of one chunk: the last change of an id wins.
@@ -79,6 +81,10 @@ pub(crate) struct SetChanges {
     markers: Vec<Vec<u8>>,
     /// The newest new document whose pending-build entry is in these.
     newest_new: u64,
+    /// `counters`: key → the next number (phase one's, so only growing).
+    counters: BTreeMap<Vec<u8>, u64>,
+    /// `usage`: key → (documents counted, the newest of them).
+    usage: BTreeMap<[u8; 12], (u64, u64)>,
 }
 
 impl SetChanges {
@@ -91,6 +97,16 @@ impl SetChanges {
     pub(crate) fn add_new(&mut self, id: u64) {
         self.add_state(PENDING_BUILD, id);
         self.newest_new = self.newest_new.max(id);
+    }
+
+    /// A numbering counter's next number, taken by a new document.
+    pub(crate) fn set_counter(&mut self, key: Vec<u8>, next: u64) {
+        self.counters.insert(key, next);
+    }
+
+    /// A month's usage once a new document `last` is counted in it.
+    pub(crate) fn set_usage(&mut self, key: [u8; 12], count: u64, last: u64) {
+        self.usage.insert(key, (count, last));
     }
 
     pub(crate) fn remove_state(&mut self, set: u8, id: u64) {
@@ -145,6 +161,8 @@ impl SetChanges {
         }
         self.markers.extend(other.markers);
         self.newest_new = self.newest_new.max(other.newest_new);
+        self.counters.extend(other.counters);
+        self.usage.extend(other.usage);
     }
 
     fn is_empty(&self) -> bool {
@@ -153,39 +171,39 @@ impl SetChanges {
             && self.counts.is_empty()
             && self.markers.is_empty()
             && self.newest_new == 0
+            && self.counters.is_empty()
+            && self.usage.is_empty()
     }
+}
+
+/// The trees [`SetChanges`] are written to.
+#[derive(Clone)]
+pub(crate) struct DerivedTrees {
+    pub by_state: IdSets,
+    pub index: IdSets,
+    pub index_counts: Tree,
+    pub counts: Tree,
+    pub counters: Tree,
+    pub usage: Tree,
+    pub meta: Tree,
 }
 
 /// Keeps [`SetChanges`] for the next flush, which writes them.
 #[derive(Clone)]
 pub(crate) struct DerivedWriter {
-    by_state: IdSets,
-    index: IdSets,
-    index_counts: Tree,
-    counts: Tree,
+    trees: DerivedTrees,
     pub(crate) markers: Arc<IndexMarkers>,
-    meta: Tree,
     /// Deferred changes; held while any changes are written, so writes
-    /// happen in the order their changes were made (count tokens only grow).
+    /// happen in the order their changes were made (count tokens only grow)
+    /// and a read through them never sees a value between the two.
     deferred: Arc<Mutex<SetChanges>>,
 }
 
 impl DerivedWriter {
-    pub(crate) fn new(
-        by_state: IdSets,
-        index: IdSets,
-        index_counts: Tree,
-        counts: Tree,
-        markers: Arc<IndexMarkers>,
-        meta: Tree,
-    ) -> Self {
+    pub(crate) fn new(trees: DerivedTrees, markers: Arc<IndexMarkers>) -> Self {
         DerivedWriter {
-            by_state,
-            index,
-            index_counts,
-            counts,
+            trees,
             markers,
-            meta,
             deferred: Arc::default(),
         }
     }
@@ -209,10 +227,42 @@ impl DerivedWriter {
         self.write(all)
     }
 
+    /// A numbering counter's next number: deferred, else stored.
+    pub(crate) fn counter(&self, key: &[u8]) -> StoreResult<Option<u64>> {
+        let deferred = self.lock();
+        if let Some(next) = deferred.counters.get(key) {
+            return Ok(Some(*next));
+        }
+        Ok(self.trees.counters.get(key)?.and_then(|v| read_u64(&v)))
+    }
+
+    /// A month's usage (documents, the newest counted): deferred, else
+    /// stored, else none.
+    pub(crate) fn usage(&self, key: [u8; 12]) -> StoreResult<(u64, u64)> {
+        let deferred = self.lock();
+        if let Some(usage) = deferred.usage.get(&key) {
+            return Ok(*usage);
+        }
+        Ok(self
+            .trees
+            .usage
+            .get(key)?
+            .map(|v| (read_u64(&v).unwrap_or(0), value_tail(&v)))
+            .unwrap_or((0, 0)))
+    }
+
     fn write(&self, changes: SetChanges) -> StoreResult<()> {
+        let trees = &self.trees;
         for ((set, block), bits) in changes.states {
-            self.by_state
+            trees
+                .by_state
                 .update_bits(&[set], block, bits.set, bits.clear)?;
+        }
+        for (key, next) in changes.counters {
+            trees.counters.insert(key, &next.to_be_bytes())?;
+        }
+        for (key, (count, last)) in changes.usage {
+            trees.usage.insert(key, &usage_value(count, last))?;
         }
         if changes.newest_new > 0 {
             self.mark_pending_written(changes.newest_new)?;
@@ -220,11 +270,11 @@ impl DerivedWriter {
         for (run, IndexRun { cell, blocks }) in changes.index {
             let mut delta = 0i64;
             for (block, bits) in blocks {
-                let (before, after) = self.index.update_bits(&run, block, bits.set, bits.clear)?;
+                let (before, after) = trees.index.update_bits(&run, block, bits.set, bits.clear)?;
                 delta += i64::from(after.count_ones()) - i64::from(before.count_ones());
             }
             if delta != 0 {
-                self.index_counts.fetch_and_update(&cell, |v| {
+                trees.index_counts.fetch_and_update(&cell, |v| {
                     let n = v.and_then(read_u64).unwrap_or(0) as i64 + delta;
                     (n > 0).then(|| (n as u64).to_be_bytes().to_vec())
                 })?;
@@ -233,7 +283,7 @@ impl DerivedWriter {
         // Written even when the changes cancel: the stamp says every
         // change up to it is in the count, whichever markers a crash left.
         for (key, (delta, token)) in changes.counts {
-            bump_count(&self.counts, key, delta, token)?;
+            bump_count(&trees.counts, key, delta, token)?;
         }
         for marker in changes.markers {
             self.markers.written(marker);
@@ -243,9 +293,10 @@ impl DerivedWriter {
 }
 
 impl DerivedWriter {
-    /// Every document up to `id` has its state entry (never moves back).
+    /// Every document up to `id` has its state entry, counter and usage
+    /// (never moves back).
     pub(crate) fn mark_pending_written(&self, id: u64) -> StoreResult<()> {
-        self.meta.fetch_and_update(PENDING_WRITTEN_TO, |v| {
+        self.trees.meta.fetch_and_update(PENDING_WRITTEN_TO, |v| {
             Some(
                 v.and_then(read_u64)
                     .unwrap_or(0)
@@ -262,6 +313,7 @@ impl DerivedWriter {
     /// with its record) the newest of `documents`.
     pub(crate) fn first_unwritten(&self, documents: &Tree) -> StoreResult<u64> {
         match self
+            .trees
             .meta
             .get(PENDING_WRITTEN_TO)?
             .and_then(|v| read_u64(&v))

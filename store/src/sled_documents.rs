@@ -376,11 +376,7 @@ impl DocumentStore for SledStore {
                 return Err(StoreError::DuplicateReference { id: existing });
             }
         }
-        let used = self
-            .usage
-            .get(ukey)?
-            .and_then(|v| read_u64(&v))
-            .unwrap_or(0);
+        let (used, _) = self.derived.usage(ukey)?;
         if let Some(limit) = new.monthly_limit {
             if used >= limit {
                 return Err(StoreError::LimitReached { limit });
@@ -435,17 +431,18 @@ impl DocumentStore for SledStore {
         self.document_requests.insert(id_key(id), request)?;
         self.documents
             .insert(id_key(id), encode(trees::DOCUMENTS, &doc)?)?;
-        self.counters.insert(
-            test_set::counter_key(new.company_id, resolution.id),
-            &(number + 1).to_be_bytes(),
-        )?;
         if let Some(r) = new.external_reference.as_deref() {
             self.add_reference(new.company_id, r, id)?;
         }
-        self.usage.insert(ukey, &usage_value(used + 1, id))?;
-        // Its pending-build entry with the next flush's (`set_changes`).
+        // Its pending-build entry, counter and usage with the next flush's
+        // (`set_changes`; read back through it until then).
         let mut changes = SetChanges::default();
         changes.add_new(doc.id);
+        changes.set_counter(
+            test_set::counter_key(new.company_id, resolution.id),
+            number + 1,
+        );
+        changes.set_usage(ukey, used + 1, id);
         self.derived.defer(changes);
         self.remember_payload(&doc, &payload)?;
         // No flush here: until phase two is flushed nothing was promised to
@@ -641,11 +638,7 @@ impl DocumentStore for SledStore {
     }
 
     fn monthly_usage(&self, company: CompanyId, period: u32) -> StoreResult<u64> {
-        Ok(self
-            .usage
-            .get(usage_key(company, period))?
-            .and_then(|v| read_u64(&v))
-            .unwrap_or(0))
+        Ok(self.derived.usage(usage_key(company, period))?.0)
     }
 
     fn list_documents(&self, query: &ListQuery) -> StoreResult<Page<DocumentRecord>> {

@@ -28,7 +28,7 @@ use crate::payload_log::{self, PayloadLog};
 use crate::read_cache::ReadCache;
 use crate::repair::{CLEAN_CLOSE_KEY, DERIVED_V2_KEY, STATE_SETS_KEY};
 use crate::sealing::{Keyring, SealedInventory};
-use crate::set_changes::DerivedWriter;
+use crate::set_changes::{DerivedTrees, DerivedWriter};
 use crate::sled_documents::{split_payload, value_tail, PENDING_BUILD};
 use crate::sled_rewrite::{
     finish_rewrite, has_superseded, open_db, rewrite_compact, rewrite_sealed, DEFAULT_CACHE_BYTES,
@@ -421,13 +421,18 @@ impl SledStore {
             trees::DOCUMENT_INDEX,
         );
         let document_index_counts = t(trees::DOCUMENT_INDEX_COUNTS)?;
+        let (counters, usage) = (t(trees::COUNTERS)?, t(trees::USAGE)?);
         let derived = DerivedWriter::new(
-            documents_by_state.clone(),
-            document_index.clone(),
-            document_index_counts.clone(),
-            document_counts.clone(),
+            DerivedTrees {
+                by_state: documents_by_state.clone(),
+                index: document_index.clone(),
+                index_counts: document_index_counts.clone(),
+                counts: document_counts.clone(),
+                counters: counters.clone(),
+                usage: usage.clone(),
+                meta: meta.clone(),
+            },
             index_markers.clone(),
-            meta.clone(),
         );
         let closer = Arc::new(Closer {
             db: db.clone(),
@@ -444,7 +449,7 @@ impl SledStore {
             company_by_nit: t(trees::COMPANY_BY_NIT)?,
             software: t(trees::SOFTWARE)?,
             resolutions: t(trees::RESOLUTIONS)?,
-            counters: t(trees::COUNTERS)?,
+            counters,
             certificates: t(trees::CERTIFICATES)?,
             api_keys: t(trees::API_KEYS)?,
             api_key_by_hash: t(trees::API_KEY_BY_HASH)?,
@@ -458,7 +463,7 @@ impl SledStore {
             document_requests: t(trees::DOCUMENT_REQUESTS)?,
             documents_by_state,
             document_history: t(trees::DOCUMENT_HISTORY)?,
-            usage: t(trees::USAGE)?,
+            usage,
             jobs: t(trees::JOBS)?,
             jobs_by_document: t(trees::JOBS_BY_DOCUMENT)?,
             events: t(trees::EVENTS)?,
@@ -944,9 +949,8 @@ impl CredentialStore for SledStore {
 
     fn next_number(&self, resolution: &NumberingResolution) -> StoreResult<u64> {
         Ok(self
-            .counters
-            .get(test_set::counter_key(resolution.company_id, resolution.id))?
-            .and_then(|v| read_u64(&v))
+            .derived
+            .counter(&test_set::counter_key(resolution.company_id, resolution.id))?
             .unwrap_or(resolution.from))
     }
 

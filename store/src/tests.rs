@@ -448,6 +448,50 @@ fn an_unclean_stop_that_lost_the_newest_documents_derived_writes_is_repaired_on_
     assert_eq!(s.monthly_usage(r.company_id, 202611).unwrap(), 4);
 }
 
+/// Phase one's counters and usage wait for the next flush, read back
+/// through what is deferred until then; a crash that loses them leaves
+/// the records, from which the next open raises them again.
+#[test]
+fn deferred_counters_and_usage_lost_in_a_crash_come_back_from_the_new_documents() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = {
+        let s = open(dir.path());
+        let c = s.create_company(company()).unwrap();
+        let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+        for _ in 0..3 {
+            s.create_document(new_doc(&r, None)).unwrap();
+        }
+        assert_eq!(s.next_number(&r).unwrap(), 4, "read through the deferred");
+        assert_eq!(s.monthly_usage(r.company_id, 202611).unwrap(), 3);
+        assert_eq!(
+            s.counters
+                .get(crate::codec::id_key(r.id))
+                .unwrap()
+                .map(|v| v.to_vec()),
+            Some(1u64.to_be_bytes().to_vec()),
+            "not written before a flush"
+        );
+        // Sled alone flushed: the deferred writes are lost as in a crash.
+        s.db.flush().unwrap();
+        s.close_uncleanly();
+        r
+    };
+    let s = open(dir.path());
+    assert_eq!(s.next_number(&r).unwrap(), 4, "no number given twice");
+    assert_eq!(s.monthly_usage(r.company_id, 202611).unwrap(), 3);
+    assert_eq!(s.create_document(new_doc(&r, None)).unwrap().number, 4);
+    s.flush_now().unwrap();
+    assert_eq!(
+        s.counters
+            .get(crate::codec::id_key(r.id))
+            .unwrap()
+            .map(|v| v.to_vec()),
+        Some(5u64.to_be_bytes().to_vec()),
+        "written by the flush"
+    );
+    assert_eq!(s.monthly_usage(r.company_id, 202611).unwrap(), 4);
+}
+
 /// A state change cut short after its record: its marker is left, and the
 /// counts and state entry follow the record on the next open, once.
 #[test]
