@@ -22,6 +22,10 @@ pub const FORMAT_V1: u8 = 1;
 /// JSON compressed against [`RECORDS_DICTIONARY_V1`]. That dictionary is
 /// never changed: another one would come with another format byte.
 pub const FORMAT_ZSTD_V1: u8 = 2;
+/// A half-built document's record value: its length (`u32`), the value as
+/// either format above, then the request it is built from (phase one
+/// writes both in one entry; phase two moves the request to the file log).
+pub const FORMAT_WITH_REQUEST: u8 = 3;
 
 /// Sample values of the compressed trees (real records, history lines and
 /// file references of the demo company), as a raw-content dictionary.
@@ -69,9 +73,34 @@ pub fn decode<T: DeserializeOwned>(tree: &'static str, bytes: &[u8]) -> StoreRes
     parse(tree, &json_of(tree, bytes)?)
 }
 
+/// `value` (an [`encode`]d record) with the request behind it.
+pub(crate) fn with_request(value: &[u8], request: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(5 + value.len() + request.len());
+    out.push(FORMAT_WITH_REQUEST);
+    out.extend_from_slice(&(value.len() as u32).to_be_bytes());
+    out.extend_from_slice(value);
+    out.extend_from_slice(request);
+    out
+}
+
+/// The record's own value and the request behind it, if any.
+pub(crate) fn split_request(bytes: &[u8]) -> (&[u8], Option<&[u8]>) {
+    if let Some((&FORMAT_WITH_REQUEST, rest)) = bytes.split_first() {
+        if let Some((len, rest)) = rest.split_first_chunk::<4>() {
+            let len = u32::from_be_bytes(*len) as usize;
+            if len <= rest.len() {
+                let (value, request) = rest.split_at(len);
+                return (value, Some(request));
+            }
+        }
+    }
+    (bytes, None)
+}
+
 /// The JSON of a stored value, decompressed if it is a frame: a caller that
 /// reads one value as two types decompresses it once.
 pub(crate) fn json_of<'a>(tree: &'static str, bytes: &'a [u8]) -> StoreResult<Cow<'a, [u8]>> {
+    let (bytes, _) = split_request(bytes);
     match bytes.split_first() {
         Some((&FORMAT_V1, body)) => Ok(Cow::Borrowed(body)),
         Some((&FORMAT_ZSTD_V1, frame)) => decompress_frame(frame, Some(&DECOMPRESS))
@@ -80,7 +109,7 @@ pub(crate) fn json_of<'a>(tree: &'static str, bytes: &'a [u8]) -> StoreResult<Co
         Some((&found, _)) => Err(StoreError::UnknownFormat {
             tree,
             found,
-            supported: FORMAT_ZSTD_V1,
+            supported: FORMAT_WITH_REQUEST,
         }),
         None => Err(corrupt(tree, "empty value")),
     }
@@ -156,6 +185,25 @@ mod tests {
             decode::<Sample>(trees::DOCUMENTS, &bytes).unwrap(),
             sample()
         );
+    }
+
+    #[test]
+    fn a_value_with_a_request_decodes_as_its_record_and_splits_back() {
+        let record = encode(trees::DOCUMENTS, &sample()).unwrap();
+        let bytes = with_request(&record, b"the request");
+        assert_eq!(bytes[0], FORMAT_WITH_REQUEST);
+        assert_eq!(
+            decode::<Sample>(trees::DOCUMENTS, &bytes).unwrap(),
+            sample()
+        );
+        assert_eq!(
+            split_request(&bytes),
+            (&record[..], Some(&b"the request"[..]))
+        );
+        assert_eq!(split_request(&record), (&record[..], None));
+        // A length past the end is no request (and then no known format).
+        let err = decode::<Sample>(trees::DOCUMENTS, &[FORMAT_WITH_REQUEST, 0, 0, 9, 9, 2]);
+        assert!(err.is_err());
     }
 
     #[test]

@@ -30,7 +30,7 @@ use chrono::{Datelike, NaiveDate};
 use serde::{Deserialize, Serialize};
 use sled::Tree;
 
-use crate::codec::{decode, encode, id_key, json_of, parse, read_u64};
+use crate::codec::{decode, encode, id_key, json_of, parse, read_u64, split_request, with_request};
 use crate::error::{StoreError, StoreResult};
 use crate::id_sets::Chunk;
 use crate::model::*;
@@ -294,6 +294,12 @@ impl SledStore {
             .as_deref()
             .map(|j| parse(trees::DOCUMENTS, j))
             .transpose()?;
+        // A half-built record keeps its request until phase two (the one
+        // change with files) moves it to the file log.
+        let request = match (&change.files, stored.as_deref()) {
+            (None, Some(v)) => split_request(v).1.map(<[u8]>::to_vec),
+            _ => None,
+        };
         let parts = Parts::merged(json.as_deref(), change)?;
         let new = IndexView::of(doc);
         let moved = old.as_ref().map(IndexView::cells) != Some(new.cells());
@@ -302,7 +308,11 @@ impl SledStore {
         } else {
             None
         };
-        let replaced = self.documents.insert(key, encode_record(doc, &parts)?)?;
+        let mut value = encode_record(doc, &parts)?;
+        if let Some(request) = request {
+            value = with_request(&value, &request);
+        }
+        let replaced = self.documents.insert(key, value)?;
         // The value read above, unless a writer came between: then the
         // one replaced is decompressed and read for its count.
         let replaced = match replaced {

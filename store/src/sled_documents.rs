@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::codec::{decode, encode, id_key, read_u64, scoped_key};
+use crate::codec::{decode, encode, id_key, read_u64, scoped_key, split_request, with_request};
 use crate::compress::Kind;
 use crate::error::{StoreError, StoreResult};
 use crate::flusher::Committed;
@@ -217,8 +217,9 @@ impl SledStore {
         // The sets and counts with the group commit's other documents:
         // written by the flush that answers its callers.
         self.derived.defer(changes);
-        // The request moved to the file log with the XML (stage_files).
-        if files.request_at.is_some() {
+        // The request moved to the file log with the XML (stage_files);
+        // the record's new value is without it.
+        if self.legacy_requests && files.request_at.is_some() {
             self.document_requests.remove(id_key(doc.id))?;
         }
         Ok(job)
@@ -261,6 +262,21 @@ impl SledStore {
         }
         out.extend_from_slice(&frame);
         Ok(out)
+    }
+
+    /// A half-built document's request as phase one stored it (behind its
+    /// payload record): in its record's value, or (data dirs written
+    /// before) in `document_requests`.
+    pub(crate) fn pending_request(&self, id: u64) -> StoreResult<Option<Vec<u8>>> {
+        if let Some(value) = self.documents.get(id_key(id))? {
+            if let (_, Some(stored)) = split_request(&value) {
+                return Ok(Some(stored.to_vec()));
+            }
+        }
+        if !self.legacy_requests {
+            return Ok(None);
+        }
+        Ok(self.document_requests.get(id_key(id))?.map(|v| v.to_vec()))
     }
 
     fn unpack_request(&self, stored: &[u8]) -> StoreResult<Vec<u8>> {
@@ -425,12 +441,13 @@ impl DocumentStore for SledStore {
             created_at: now,
             updated_at: now,
         };
-        // The request before the record: a record never lacks its request.
+        // The request in the record's value until phase two moves it to
+        // the file log: a record never lacks its request.
         let payload = payload_log::encode(now, id, new.company_id, &new.payload_hash);
         let request = self.pack_request(new.company_id, &new.request, &payload)?;
-        self.document_requests.insert(id_key(id), request)?;
+        let record = encode(trees::DOCUMENTS, &doc)?;
         self.documents
-            .insert(id_key(id), encode(trees::DOCUMENTS, &doc)?)?;
+            .insert(id_key(id), with_request(&record, &request))?;
         if let Some(r) = new.external_reference.as_deref() {
             self.add_reference(new.company_id, r, id)?;
         }
@@ -469,7 +486,7 @@ impl DocumentStore for SledStore {
         // so a built document keeps nothing in `document_requests`.
         // Its duplicate-window payload goes with it, so the payload log
         // need not be synced with every commit (`payload_log`).
-        let request_at = match self.document_requests.get(id_key(document_id))? {
+        let request_at = match self.pending_request(document_id)? {
             Some(stored) => {
                 let (packed, payload) = split_payload(&stored);
                 Some(self.files.append(document_id, packed, payload)?)
@@ -504,12 +521,17 @@ impl DocumentStore for SledStore {
     }
 
     fn document_request(&self, id: u64) -> StoreResult<Option<Vec<u8>>> {
-        if let Some(stored) = self.document_requests.get(id_key(id))? {
-            return self.unpack_request(&stored).map(Some);
+        if self.legacy_requests {
+            if let Some(stored) = self.document_requests.get(id_key(id))? {
+                return self.unpack_request(&stored).map(Some);
+            }
         }
         let Some(value) = self.documents.get(id_key(id))? else {
             return Ok(None);
         };
+        if let (_, Some(stored)) = split_request(&value) {
+            return self.unpack_request(stored).map(Some);
+        }
         if let Some(at) = Parts::of(&value)?.stored_files.and_then(|f| f.request_at) {
             let (packed, _) = self.files.read(id, &at)?;
             return self.unpack_request(&packed).map(Some);

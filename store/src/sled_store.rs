@@ -99,7 +99,11 @@ pub struct Stores {
     pub(crate) document_refs: HashedIndex,
     /// document code → candidate ids (`doc_lookup`).
     pub(crate) documents_by_code: HashedIndex,
+    /// Requests of half-built documents in data dirs written before phase
+    /// one kept them in the record's value ([`Self::legacy_requests`]).
     pub(crate) document_requests: Tree,
+    /// `document_requests` held entries at open (nothing adds any now).
+    pub(crate) legacy_requests: bool,
     pub(crate) documents_by_state: IdSets,
     pub(crate) document_history: Tree,
     pub(crate) usage: Tree,
@@ -422,6 +426,7 @@ impl SledStore {
         );
         let document_index_counts = t(trees::DOCUMENT_INDEX_COUNTS)?;
         let (counters, usage) = (t(trees::COUNTERS)?, t(trees::USAGE)?);
+        let document_requests = t(trees::DOCUMENT_REQUESTS)?;
         let derived = DerivedWriter::new(
             DerivedTrees {
                 by_state: documents_by_state.clone(),
@@ -460,7 +465,8 @@ impl SledStore {
             document_files: t(trees::DOCUMENT_FILES)?,
             document_refs: HashedIndex::new(t(trees::DOCUMENT_REFS)?),
             documents_by_code: HashedIndex::new(t(trees::DOCUMENTS_BY_CODE)?),
-            document_requests: t(trees::DOCUMENT_REQUESTS)?,
+            legacy_requests: !document_requests.is_empty(),
+            document_requests,
             documents_by_state,
             document_history: t(trees::DOCUMENT_HISTORY)?,
             usage,
@@ -630,12 +636,12 @@ impl SledStore {
             .ids(&[PENDING_BUILD], false)
             .collect::<StoreResult<_>>()?;
         let newest = self.derived.first_unwritten(&self.documents)?;
-        for item in self.document_requests.range(id_key(newest)..) {
+        for item in self.documents.range(id_key(newest)..) {
             let (k, _) = item?;
             pending.extend(read_u64(&k));
         }
         for id in pending {
-            if let Some(stored) = self.document_requests.get(id_key(id))? {
+            if let Some(stored) = self.pending_request(id)? {
                 let (_, payload) = split_payload(&stored);
                 found.extend(payload_log::decode(payload).filter(|p| p.document_id == id));
             }

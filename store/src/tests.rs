@@ -448,6 +448,118 @@ fn an_unclean_stop_that_lost_the_newest_documents_derived_writes_is_repaired_on_
     assert_eq!(s.monthly_usage(r.company_id, 202611).unwrap(), 4);
 }
 
+/// Phase one keeps the request in the half-built record's value (one
+/// entry, not two); a change before the build keeps it there, and phase
+/// two moves it to the file log with the XML.
+#[tokio::test]
+async fn a_half_built_documents_request_stays_in_its_record_until_phase_two() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let c = s.create_company(company()).unwrap();
+    let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+    let mut new = new_doc(&r, Some("ref-1"));
+    new.request = br#"{"numero":"1"}"#.to_vec();
+    let mut d = s.create_document(new).unwrap();
+    let value = s
+        .documents
+        .get(crate::codec::id_key(d.id))
+        .unwrap()
+        .unwrap();
+    assert_eq!(value[0], crate::codec::FORMAT_WITH_REQUEST);
+    assert!(s.document_requests.is_empty(), "no entry of its own");
+    assert_eq!(
+        s.document_request(d.id).unwrap().unwrap(),
+        br#"{"numero":"1"}"#
+    );
+    // A change that is not the build (a note, a state) keeps it.
+    s.update_document(&d, history("noted")).unwrap();
+    assert_eq!(
+        s.document_request(d.id).unwrap().unwrap(),
+        br#"{"numero":"1"}"#
+    );
+    assert_eq!(s.document(d.id).unwrap().unwrap().number, 1);
+    d.pending_build = false;
+    d.state = state::QUEUED;
+    let files = DocumentFiles {
+        xml: "<x/>".into(),
+        xml_name: "a.xml".into(),
+        zip_name: "a.zip".into(),
+        zip: ZipFile::Stored(vec![1]),
+    };
+    let staged = s.stage_files(d.id, c.id, d.document_type, &files).unwrap();
+    assert!(staged.request_at.is_some());
+    s.commit_staged(d.clone(), staged, None, history("built"))
+        .await
+        .unwrap();
+    let value = s
+        .documents
+        .get(crate::codec::id_key(d.id))
+        .unwrap()
+        .unwrap();
+    assert_eq!(value[0], crate::codec::FORMAT_ZSTD_V1, "the record alone");
+    assert_eq!(
+        s.document_request(d.id).unwrap().unwrap(),
+        br#"{"numero":"1"}"#,
+        "read from the file log"
+    );
+    let h: Vec<String> = s
+        .history(d.id)
+        .unwrap()
+        .into_iter()
+        .map(|h| h.event)
+        .collect();
+    assert_eq!(h, vec!["noted", "built"]);
+}
+
+/// A data dir written before kept a half-built document's request in
+/// `document_requests`: it is still read, built and removed from there.
+#[tokio::test]
+async fn a_half_built_request_in_the_old_tree_is_still_read_and_moved() {
+    let dir = tempfile::tempdir().unwrap();
+    let (r, mut d) = {
+        let s = open(dir.path());
+        let c = s.create_company(company()).unwrap();
+        let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+        let mut new = new_doc(&r, None);
+        new.request = br#"{"old":true}"#.to_vec();
+        let d = s.create_document(new).unwrap();
+        // As the build before wrote it: the record alone, the request
+        // in a tree of its own.
+        let key = crate::codec::id_key(d.id);
+        let value = s.documents.get(key).unwrap().unwrap();
+        let (record, request) = crate::codec::split_request(&value);
+        s.document_requests.insert(key, request.unwrap()).unwrap();
+        s.documents.insert(key, record).unwrap();
+        s.flush_now().unwrap();
+        (r, d)
+    };
+    let s = open(dir.path());
+    assert!(s.legacy_requests);
+    assert_eq!(
+        s.document_request(d.id).unwrap().unwrap(),
+        br#"{"old":true}"#
+    );
+    d.pending_build = false;
+    d.state = state::QUEUED;
+    let files = DocumentFiles {
+        xml: "<x/>".into(),
+        xml_name: "a.xml".into(),
+        zip_name: "a.zip".into(),
+        zip: ZipFile::Stored(vec![1]),
+    };
+    let staged = s
+        .stage_files(d.id, r.company_id, d.document_type, &files)
+        .unwrap();
+    s.commit_staged(d.clone(), staged, None, history("built"))
+        .await
+        .unwrap();
+    assert!(s.document_requests.is_empty(), "moved to the file log");
+    assert_eq!(
+        s.document_request(d.id).unwrap().unwrap(),
+        br#"{"old":true}"#
+    );
+}
+
 /// Phase one's counters and usage wait for the next flush, read back
 /// through what is deferred until then; a crash that loses them leaves
 /// the records, from which the next open raises them again.
