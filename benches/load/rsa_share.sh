@@ -23,6 +23,7 @@ if [ -n "${STORE:-}" ]; then
   cp -a "$STORE" "$DIR/data"
   cp -a "$STORE.key" "$DIR/data.key"  # its master key, beside it
   rm -f "$DIR/data/listening"
+  sync  # the copy's gigabytes written back now, not during the window
 fi
 
 EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE=1000000000 RUST_LOG=warn \
