@@ -295,6 +295,33 @@ mod tests {
         );
     }
 
+    /// An index far larger than sled's cache: its leaves are read back
+    /// from the log, each fragment of a leaf (the merges' deltas) whole in
+    /// one read (`vendor/sled`, PATCHES.md item 9), and every id is found.
+    #[test]
+    fn an_index_larger_than_the_cache_reads_its_leaves_back_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = sled::Config::new()
+            .path(dir.path())
+            .cache_capacity(16 * 1024)
+            .open()
+            .unwrap();
+        let index = HashedIndex::new(db.open_tree("h").unwrap());
+        for i in 0..20_000u64 {
+            index.add(format!("key-{i}").as_bytes(), i).unwrap();
+        }
+        db.flush().unwrap();
+        for i in (0..20_000u64).step_by(7) {
+            assert!(
+                index
+                    .candidates(format!("key-{i}").as_bytes())
+                    .unwrap()
+                    .contains(&i),
+                "{i}"
+            );
+        }
+    }
+
     #[test]
     fn keys_sharing_a_bucket_are_told_apart_by_fingerprint() {
         let (_dir, t) = tree();

@@ -49,6 +49,18 @@ impl Log {
 
     /// read a buffer from the disk
     pub fn read(&self, pid: PageId, lsn: Lsn, ptr: DiskPtr) -> Result<LogRead> {
+        self.read_sized(pid, lsn, ptr, 0)
+    }
+
+    // emisor: `len`, when known (a page's `CacheInfo::log_size`), is the
+    // whole message's length: header and body are read in one `pread`.
+    pub(crate) fn read_sized(
+        &self,
+        pid: PageId,
+        lsn: Lsn,
+        ptr: DiskPtr,
+        len: u64,
+    ) -> Result<LogRead> {
         trace!("reading log lsn {} ptr {}", lsn, ptr);
 
         let expected_segment_number = SegmentNumber(
@@ -59,7 +71,13 @@ impl Log {
         if ptr.is_inline() {
             iobuf::make_durable(&self.iobufs, lsn)?;
             let f = &self.config.file;
-            read_message(&**f, ptr.lid(), expected_segment_number, &self.config)
+            read_message_sized(
+                &**f,
+                ptr.lid(),
+                expected_segment_number,
+                &self.config,
+                len,
+            )
         } else {
             // we short-circuit the inline read
             // here because it might not still
@@ -707,6 +725,19 @@ pub(crate) fn read_message<R: ReadAt>(
     expected_segment_number: SegmentNumber,
     config: &Config,
 ) -> Result<LogRead> {
+    read_message_sized(file, lid, expected_segment_number, config, 0)
+}
+
+// emisor: the first read covers `len` bytes when that is more than the
+// header's 128 (never past the segment), so a message whose length is
+// known is read whole at once instead of header, then body.
+pub(crate) fn read_message_sized<R: ReadAt>(
+    file: &R,
+    lid: LogOffset,
+    expected_segment_number: SegmentNumber,
+    config: &Config,
+    len: u64,
+) -> Result<LogRead> {
     let _measure = Measure::new(&M.read);
     let segment_len = config.segment_size;
     let seg_start = lid / segment_len as LogOffset * segment_len as LogOffset;
@@ -718,9 +749,20 @@ pub(crate) fn read_message<R: ReadAt>(
         "tried to read a message from the red zone"
     );
 
-    let msg_header_buf = &mut [0; 128];
+    let room = (seg_start + segment_len as LogOffset) - lid;
+    let first_read = usize::try_from(len.min(room))
+        .unwrap_or(128)
+        .max(128);
+    let mut small = [0; 128];
+    let mut large;
+    let msg_header_buf: &mut [u8] = if first_read > 128 {
+        large = vec![0; first_read];
+        &mut large
+    } else {
+        &mut small
+    };
     let _read_bytes = file.pread_exact_or_eof(msg_header_buf, lid)?;
-    let header_cursor = &mut msg_header_buf.as_ref();
+    let header_cursor = &mut &msg_header_buf[..];
     let len_before = header_cursor.len();
     let header = MessageHeader::deserialize(header_cursor)?;
     let len_after = header_cursor.len();

@@ -1726,7 +1726,7 @@ impl PageCache {
             let updates_result: Result<Vec<Update>> = page_view
                 .cache_infos
                 .iter()
-                .map(|ci| self.pull(pid, ci.lsn, ci.pointer))
+                .map(|ci| self.pull(pid, ci.lsn, ci.pointer, ci.log_size))
                 .collect();
 
             last_err = if let Ok(updates) = updates_result {
@@ -1975,7 +1975,13 @@ impl PageCache {
         Ok(())
     }
 
-    fn pull(&self, pid: PageId, lsn: Lsn, pointer: DiskPtr) -> Result<Update> {
+    fn pull(
+        &self,
+        pid: PageId,
+        lsn: Lsn,
+        pointer: DiskPtr,
+        log_size: u64,
+    ) -> Result<Update> {
         use MessageKind::*;
 
         trace!("pulling pid {} lsn {} pointer {} from disk", pid, lsn, pointer);
@@ -1986,7 +1992,7 @@ impl PageCache {
                 / u64::try_from(self.config.segment_size).unwrap(),
         );
 
-        let (header, bytes) = match self.log.read(pid, lsn, pointer) {
+        let (header, bytes) = match self.log.read_sized(pid, lsn, pointer, log_size) {
             Ok(LogRead::Inline(header, buf, _len)) => {
                 assert_eq!(
                     header.pid, pid,
@@ -2136,7 +2142,12 @@ impl PageCache {
 
             let update = if pid == META_PID || pid == COUNTER_PID {
                 let update =
-                    self.pull(pid, cache_infos[0].lsn, cache_infos[0].pointer)?;
+                    self.pull(
+                        pid,
+                        cache_infos[0].lsn,
+                        cache_infos[0].pointer,
+                        cache_infos[0].log_size,
+                    )?;
                 Some(Box::new(update))
             } else if state.is_free() {
                 Some(Box::new(Update::Free))
