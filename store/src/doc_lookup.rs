@@ -176,28 +176,15 @@ impl SledStore {
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use crate::codec::{id_key, scoped_text_key};
-    use crate::tests::{company, history, new_doc, open, resolution};
+    use crate::tests::{commit_built, company, new_doc, open, resolution};
     use crate::*;
 
     use super::HASHED_INDEXES_KEY;
 
     /// Phase two as issuing runs it: the record built with `code`.
     async fn built(s: &SledStore, mut d: DocumentRecord, code: &str) -> DocumentRecord {
-        d.pending_build = false;
-        d.state = state::QUEUED;
         d.code = Some(code.into());
-        let files = DocumentFiles {
-            xml: "<x/>".into(),
-            xml_name: "a.xml".into(),
-            zip_name: "a.zip".into(),
-            zip: ZipFile::Stored(vec![1]),
-        };
-        let staged = s
-            .stage_files(d.id, d.company_id, d.document_type, &files)
-            .unwrap();
-        s.commit_staged(d.clone(), staged, None, history("built"))
-            .await
-            .unwrap();
+        commit_built(s, &mut d).await;
         d
     }
 

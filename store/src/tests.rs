@@ -86,6 +86,26 @@ pub(crate) fn new_doc(r: &NumberingResolution, reference: Option<&str>) -> NewDo
     }
 }
 
+/// Phase two of a half-built document with a one-byte ZIP: staged and
+/// committed as built (queued), the staged files handed back.
+pub(crate) async fn commit_built(s: &SledStore, d: &mut DocumentRecord) -> StagedFiles {
+    d.pending_build = false;
+    d.state = state::QUEUED;
+    let files = DocumentFiles {
+        xml: "<x/>".into(),
+        xml_name: "a.xml".into(),
+        zip_name: "a.zip".into(),
+        zip: ZipFile::Stored(vec![1]),
+    };
+    let staged = s
+        .stage_files(d.id, d.company_id, d.document_type, &files)
+        .unwrap();
+    s.commit_staged(d.clone(), staged.clone(), None, history("built"))
+        .await
+        .unwrap();
+    staged
+}
+
 pub(crate) fn history(event: &str) -> HistoryEntry {
     HistoryEntry {
         at: Utc::now(),
@@ -478,19 +498,7 @@ async fn a_half_built_documents_request_stays_in_its_record_until_phase_two() {
         br#"{"numero":"1"}"#
     );
     assert_eq!(s.document(d.id).unwrap().unwrap().number, 1);
-    d.pending_build = false;
-    d.state = state::QUEUED;
-    let files = DocumentFiles {
-        xml: "<x/>".into(),
-        xml_name: "a.xml".into(),
-        zip_name: "a.zip".into(),
-        zip: ZipFile::Stored(vec![1]),
-    };
-    let staged = s.stage_files(d.id, c.id, d.document_type, &files).unwrap();
-    assert!(staged.request_at.is_some());
-    s.commit_staged(d.clone(), staged, None, history("built"))
-        .await
-        .unwrap();
+    assert!(commit_built(&s, &mut d).await.request_at.is_some());
     let value = s
         .documents
         .get(crate::codec::id_key(d.id))
@@ -516,7 +524,7 @@ async fn a_half_built_documents_request_stays_in_its_record_until_phase_two() {
 #[tokio::test]
 async fn a_half_built_request_in_the_old_tree_is_still_read_and_moved() {
     let dir = tempfile::tempdir().unwrap();
-    let (r, mut d) = {
+    let mut d = {
         let s = open(dir.path());
         let c = s.create_company(company()).unwrap();
         let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
@@ -531,7 +539,7 @@ async fn a_half_built_request_in_the_old_tree_is_still_read_and_moved() {
         s.document_requests.insert(key, request.unwrap()).unwrap();
         s.documents.insert(key, record).unwrap();
         s.flush_now().unwrap();
-        (r, d)
+        d
     };
     let s = open(dir.path());
     assert!(s.legacy_requests);
@@ -539,20 +547,7 @@ async fn a_half_built_request_in_the_old_tree_is_still_read_and_moved() {
         s.document_request(d.id).unwrap().unwrap(),
         br#"{"old":true}"#
     );
-    d.pending_build = false;
-    d.state = state::QUEUED;
-    let files = DocumentFiles {
-        xml: "<x/>".into(),
-        xml_name: "a.xml".into(),
-        zip_name: "a.zip".into(),
-        zip: ZipFile::Stored(vec![1]),
-    };
-    let staged = s
-        .stage_files(d.id, r.company_id, d.document_type, &files)
-        .unwrap();
-    s.commit_staged(d.clone(), staged, None, history("built"))
-        .await
-        .unwrap();
+    commit_built(&s, &mut d).await;
     assert!(s.document_requests.is_empty(), "moved to the file log");
     assert_eq!(
         s.document_request(d.id).unwrap().unwrap(),
