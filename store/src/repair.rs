@@ -39,7 +39,7 @@ use crate::doc_index::{marker_token, IndexView};
 use crate::error::StoreResult;
 use crate::model::DocumentRecord;
 use crate::sled_documents::{
-    count_value, counted, state_set, usage_key, usage_value, value_tail, PENDING_BUILD,
+    count_value, counted, read_usage, state_set, usage_key, usage_value, value_tail, PENDING_BUILD,
 };
 use crate::sled_store::SledStore;
 use crate::test_set;
@@ -133,8 +133,9 @@ impl SledStore {
     }
 
     /// After an unclean stop: the derived data of the new documents above
-    /// the watermark and of the documents the markers name (see the module's comment). Runs
-    /// before the index's own repair, which clears the markers.
+    /// the watermark and of the documents the markers name (see the
+    /// module's comment). Runs before the index's own repair, which clears
+    /// the markers.
     pub(crate) fn repair_recent(&self) -> StoreResult<RepairReport> {
         let mut report = RepairReport::default();
         // New documents' state entries, counters and usage are written with
@@ -177,11 +178,7 @@ impl SledStore {
     /// it or a newer one (documents are checked in id order).
     fn restore_usage(&self, d: &DocumentRecord, report: &mut RepairReport) -> StoreResult<()> {
         let key = usage_key(d.company_id, period(d));
-        let stored = self.usage.get(key)?;
-        let (n, last) = stored
-            .as_ref()
-            .map(|v| (read_u64(v).unwrap_or(0), value_tail(v)))
-            .unwrap_or((0, 0));
+        let (n, last) = read_usage(self.usage.get(key)?.as_deref());
         if last < d.id {
             self.usage.insert(key, &usage_value(n + 1, d.id))?;
             report.usage_restored += 1;

@@ -29,7 +29,7 @@ use crate::codec::read_u64;
 use crate::doc_index::IndexMarkers;
 use crate::error::StoreResult;
 use crate::id_sets::{bit, IdSets};
-use crate::sled_documents::{count_value, usage_value, value_tail, PENDING_BUILD};
+use crate::sled_documents::{count_value, read_usage, usage_value, PENDING_BUILD};
 
 /// `meta` key: every document up to this id has its state entry, counter
 /// and usage written (phase one defers them to the next flush, so after a
@@ -243,12 +243,7 @@ impl DerivedWriter {
         if let Some(usage) = deferred.usage.get(&key) {
             return Ok(*usage);
         }
-        Ok(self
-            .trees
-            .usage
-            .get(key)?
-            .map(|v| (read_u64(&v).unwrap_or(0), value_tail(&v)))
-            .unwrap_or((0, 0)))
+        Ok(read_usage(self.trees.usage.get(key)?.as_deref()))
     }
 
     fn write(&self, changes: SetChanges) -> StoreResult<()> {

@@ -83,6 +83,13 @@ pub(crate) fn usage_value(count: u64, last_id: u64) -> [u8; 16] {
     count_value(count, last_id)
 }
 
+/// A stored [`usage_value`] as (count, last id counted); none is (0, 0).
+pub(crate) fn read_usage(value: Option<&[u8]>) -> (u64, u64) {
+    value
+        .map(|v| (read_u64(v).unwrap_or(0), value_tail(v)))
+        .unwrap_or((0, 0))
+}
+
 /// `created_at (µs) ‖ id` → `company ‖ payload hash`: the
 /// duplicate window's payloads, read at start-up without any record.
 pub(crate) fn payload_key(created_at: DateTime<Utc>, id: u64) -> [u8; 16] {
@@ -268,10 +275,14 @@ impl SledStore {
     /// payload record): in its record's value, or (data dirs written
     /// before) in `document_requests`.
     pub(crate) fn pending_request(&self, id: u64) -> StoreResult<Option<Vec<u8>>> {
-        if let Some(value) = self.documents.get(id_key(id))? {
-            if let (_, Some(stored)) = split_request(&value) {
-                return Ok(Some(stored.to_vec()));
-            }
+        let value = self.documents.get(id_key(id))?;
+        self.pending_request_in(id, value.as_deref())
+    }
+
+    /// [`Self::pending_request`] with the record's value already read.
+    fn pending_request_in(&self, id: u64, value: Option<&[u8]>) -> StoreResult<Option<Vec<u8>>> {
+        if let Some((_, Some(stored))) = value.map(split_request) {
+            return Ok(Some(stored.to_vec()));
         }
         if !self.legacy_requests {
             return Ok(None);
@@ -521,17 +532,13 @@ impl DocumentStore for SledStore {
     }
 
     fn document_request(&self, id: u64) -> StoreResult<Option<Vec<u8>>> {
-        if self.legacy_requests {
-            if let Some(stored) = self.document_requests.get(id_key(id))? {
-                return self.unpack_request(&stored).map(Some);
-            }
+        let value = self.documents.get(id_key(id))?;
+        if let Some(stored) = self.pending_request_in(id, value.as_deref())? {
+            return self.unpack_request(&stored).map(Some);
         }
-        let Some(value) = self.documents.get(id_key(id))? else {
+        let Some(value) = value else {
             return Ok(None);
         };
-        if let (_, Some(stored)) = split_request(&value) {
-            return self.unpack_request(stored).map(Some);
-        }
         if let Some(at) = Parts::of(&value)?.stored_files.and_then(|f| f.request_at) {
             let (packed, _) = self.files.read(id, &at)?;
             return self.unpack_request(&packed).map(Some);

@@ -629,14 +629,14 @@ impl SledStore {
         })?;
         // Documents not built yet keep theirs in front of their request
         // (appends wait in memory: a killed process took them along):
-        // those with a pending-build entry, and the newest, whose entries
-        // wait for a flush (above the watermark, `set_changes`).
+        // those with a pending-build entry, and those above the watermark,
+        // whose entries wait for a flush (`set_changes`).
         let mut pending: std::collections::BTreeSet<u64> = self
             .documents_by_state
             .ids(&[PENDING_BUILD], false)
             .collect::<StoreResult<_>>()?;
-        let newest = self.derived.first_unwritten(&self.documents)?;
-        for item in self.documents.range(id_key(newest)..) {
+        let from = self.derived.first_unwritten(&self.documents)?;
+        for item in self.documents.range(id_key(from)..) {
             let (k, _) = item?;
             pending.extend(read_u64(&k));
         }
