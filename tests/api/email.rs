@@ -29,17 +29,23 @@ fn python() -> &'static str {
     found.expect("python3-aiosmtpd is required for the mail tests")
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+/// A port held bound but not listening: a connection to it is refused
+/// (an SMTP server that is down), and no other test's server can take it
+/// meanwhile (a port found free and let go was, once, taken by a parallel
+/// test's server, and the "down" server answered).
+fn reserved_port() -> (u16, socket2::Socket) {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    let any: std::net::SocketAddr = "127.0.0.1:0".parse().unwrap();
+    socket.bind(&any.into()).unwrap();
+    let port = socket.local_addr().unwrap().as_socket().unwrap().port();
+    (port, socket)
 }
 
 /// `python3 -m aiosmtpd -n` on a port, keeping every message in a maildir.
 struct Smtp {
     port: u16,
+    /// Holds the port until the server starts.
+    reserved: Option<socket2::Socket>,
     maildir: PathBuf,
     child: Option<Child>,
     _tmp: tempfile::TempDir,
@@ -49,8 +55,10 @@ impl Smtp {
     /// A port and a maildir, no server yet (an SMTP server that is down).
     fn down() -> Smtp {
         let tmp = tempfile::tempdir().unwrap();
+        let (port, reserved) = reserved_port();
         Smtp {
-            port: free_port(),
+            port,
+            reserved: Some(reserved),
             maildir: tmp.path().join("maildir"),
             child: None,
             _tmp: tmp,
@@ -64,6 +72,7 @@ impl Smtp {
     }
 
     fn start(&mut self) {
+        self.reserved = None;
         let child = Command::new(python())
             .args(["-m", "aiosmtpd", "-n", "-l"])
             .arg(format!("127.0.0.1:{}", self.port))
