@@ -35,7 +35,16 @@ impl Metrics {
             .map_err(|e| e.to_string())?
             .install_recorder()
             .map_err(|e| e.to_string())?;
-        let handle = HANDLE.get_or_init(|| handle).clone();
+        let mut first = false;
+        let handle = HANDLE
+            .get_or_init(|| {
+                first = true;
+                handle
+            })
+            .clone();
+        if first {
+            spawn_upkeep(handle.clone());
+        }
         Ok(Metrics { handle })
     }
 
@@ -47,5 +56,50 @@ impl Metrics {
                 .set(n as f64);
         }
         self.handle.render()
+    }
+}
+
+/// How often the recorded latencies are folded into their buckets.
+const UPKEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// `install_recorder` leaves the upkeep to us: until it runs (or a scrape
+/// renders), every latency recorded is kept, 8 bytes a request for ever.
+fn spawn_upkeep(handle: PrometheusHandle) {
+    let spawned = std::thread::Builder::new()
+        .name("metrics-upkeep".into())
+        .spawn(move || loop {
+            std::thread::sleep(UPKEEP_EVERY);
+            handle.run_upkeep();
+        });
+    if let Err(e) = spawned {
+        tracing::warn!(error = %e, "metrics upkeep thread not started");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn upkeep_threads() -> usize {
+        std::fs::read_dir("/proc/self/task")
+            .unwrap()
+            .filter_map(|t| std::fs::read_to_string(t.unwrap().path().join("comm")).ok())
+            .filter(|name| name.trim() == "metrics-upkeep")
+            .count()
+    }
+
+    /// Latencies are folded into their buckets by a thread of their own,
+    /// started with the recorder and only then, however often `install`
+    /// is called.
+    #[test]
+    fn the_recorder_comes_with_one_upkeep_thread() {
+        Metrics::install().unwrap();
+        Metrics::install().unwrap();
+        // A new thread names itself once it runs.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while upkeep_threads() == 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(upkeep_threads(), 1);
     }
 }
