@@ -278,3 +278,5 @@ mod tests_index;
 mod tests_mail;
 #[cfg(test)]
 mod tests_sealing;
+#[cfg(test)]
+mod tests_space;
