@@ -2,7 +2,6 @@
 //! item 10): segments left mostly garbage by rewritten pages are cleaned
 //! (their few live pages moved) as fast as they appear, not one a round.
 
-
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use std::time::Duration;
 
