@@ -8,10 +8,11 @@ use std::time::Duration;
 /// New keys never written again among keys rewritten all the time, as a
 /// store's records among its indexes: every segment ends up holding a few
 /// cold pages amid garbage, and is freed only once the cleaner has moved
-/// them. After a pause of two cleaning rounds, writing as much again grows
-/// the log by little more than the new live data (~1.2× here); cleaning
-/// one segment a round (sled's own rule) it grew by ~2.1×, the garbage of
-/// the first pass still there.
+/// them. After two such passes with a pause between, the log holds
+/// 1.8-1.9× the live data here; cleaning one segment a round (sled's own
+/// rule) it held 2.3×. (The log's length between the passes is no
+/// measure: it depends on how far the cleaner got while the first pass
+/// ran, 4.2-6.9 MB in ten runs, while the end varied 7.7-8.2 MB.)
 #[test]
 fn a_log_of_mostly_rewritten_pages_is_reused_instead_of_growing() {
     let dir = tempfile::tempdir().unwrap();
@@ -40,16 +41,62 @@ fn a_log_of_mostly_rewritten_pages_is_reused_instead_of_growing() {
     pass();
     // The flusher cleans every 500 ms.
     std::thread::sleep(Duration::from_millis(1200));
-    let before = log_len();
     pass();
-    let grown = log_len() - before;
-    let new_live = 10_000 * (200 + 13);
+    let (log, live) = (log_len(), cold * (200 + 13));
     assert!(
-        grown * 10 < new_live * 16,
-        "the log grew {grown} bytes for {new_live} bytes of new data: freed segments not reused"
+        log * 10 < live * 21,
+        "the log is {log} bytes for {live} bytes of live data: freed segments not reused"
     );
     // Nothing was lost by the moves.
     for i in (0..cold).step_by(97) {
         assert!(db.get(format!("cold-{i:08}")).unwrap().is_some(), "{i}");
     }
+}
+
+/// The cleaner moves a page that is out of the cache and in one piece as
+/// its stored bytes (PATCHES.md item 11): cold leaves, consolidated and
+/// evicted by a small cache, are moved that way when the hot pages around
+/// them leave their segments mostly garbage, and every value reads back
+/// exactly, from the new place and after a reopen.
+#[test]
+fn cold_pages_are_moved_as_their_bytes_and_read_back_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = || {
+        sled::Config::new()
+            .path(dir.path())
+            .segment_size(64 * 1024)
+            .cache_capacity(64 * 1024)
+            .flush_every_ms(Some(200))
+            .open()
+            .unwrap()
+    };
+    let value = |i: u64| format!("cold value {i} {}", "x".repeat((i % 50) as usize));
+    let db = open();
+    let mut cold = 0u64;
+    for _ in 0..3 {
+        for _ in 0..1000 {
+            for _ in 0..10 {
+                db.insert(format!("cold-{cold:08}"), value(cold).as_bytes())
+                    .unwrap();
+                cold += 1;
+            }
+            for hot in 0..50u32 {
+                db.insert(format!("hot-{hot:04}"), &[hot as u8; 150][..])
+                    .unwrap();
+            }
+        }
+        db.flush().unwrap();
+        // Two cleaning rounds of the flusher.
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    assert!(db.raw_relocations() > 0, "no page was moved as its bytes");
+    let check = |db: &sled::Db| {
+        for i in 0..cold {
+            let got = db.get(format!("cold-{i:08}")).unwrap();
+            assert_eq!(got.as_deref(), Some(value(i).as_bytes()), "cold-{i:08}");
+        }
+    };
+    check(&db);
+    drop(db);
+    check(&open());
 }

@@ -808,6 +808,13 @@ impl Tree {
         self.context.pagecache.checkpoint()
     }
 
+    /// emisor: pages the segment cleaner moved as their stored bytes,
+    /// without reading them into the cache, since the open (for tests).
+    #[doc(hidden)]
+    pub fn raw_relocations(&self) -> u64 {
+        self.context.pagecache.raw_relocations()
+    }
+
     /// Asynchronously flushes all dirty IO buffers
     /// and calls fsync. If this succeeds, it is
     /// guaranteed that all previous writes will

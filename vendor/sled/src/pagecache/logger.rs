@@ -129,6 +129,18 @@ impl Log {
         )
     }
 
+    // emisor: a node's fragment written again as the bytes it was read
+    // back as (no compression: `PageCache::relocate_raw` checks), for the
+    // segment cleaner to move a page it never deserializes.
+    pub(super) fn reserve_raw_node(
+        &self,
+        pid: PageId,
+        bytes: &[u8],
+        guard: &Guard,
+    ) -> Result<Reservation<'_>> {
+        self.reserve_inner(LogKind::Replace, pid, &RawBytes(bytes), None, guard)
+    }
+
     /// Tries to claim a reservation for writing a buffer to a
     /// particular location in stable storge, which may either be
     /// completed or aborted later. Useful for maintaining
@@ -889,5 +901,25 @@ pub(crate) fn read_message_sized<R: ReadAt>(
             "corrupted should have been handled \
              before reading message length above"
         ),
+    }
+}
+
+// emisor: bytes that serialize as themselves (`Log::reserve_raw_node`).
+#[derive(Debug)]
+struct RawBytes<'a>(&'a [u8]);
+
+impl Serialize for RawBytes<'_> {
+    fn serialized_size(&self) -> u64 {
+        self.0.len() as u64
+    }
+
+    fn serialize_into(&self, buf: &mut &mut [u8]) {
+        let (head, tail) = std::mem::take(buf).split_at_mut(self.0.len());
+        head.copy_from_slice(self.0);
+        *buf = tail;
+    }
+
+    fn deserialize(_: &mut &[u8]) -> Result<Self> {
+        unreachable!("raw bytes are only ever written")
     }
 }

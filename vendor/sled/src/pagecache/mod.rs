@@ -517,6 +517,8 @@ pub struct PageCache {
     idgen_persists: Arc<AtomicU64>,
     idgen_persist_mu: Arc<Mutex<()>>,
     was_recovered: bool,
+    // emisor: pages the segment cleaner moved as bytes (`relocate_raw`).
+    raw_relocations: AtomicU64,
 }
 
 unsafe impl Send for PageCache {}
@@ -656,6 +658,7 @@ impl PageCache {
             idgen_persist_mu: Arc::new(Mutex::new(())),
             idgen: Arc::new(AtomicU64::new(0)),
             idgen_persists: Arc::new(AtomicU64::new(0)),
+            raw_relocations: AtomicU64::new(0),
             was_recovered: false,
         };
 
@@ -1265,6 +1268,14 @@ impl PageCache {
                 return Ok(());
             }
 
+            // emisor: a page out of the cache in one inline fragment is
+            // moved as its bytes (PATCHES.md item 11).
+            match self.relocate_raw(pid, &page_view, guard)? {
+                Some(true) => return Ok(()),
+                Some(false) => continue,
+                None => {}
+            }
+
             // if the page is just a single blob pointer, rewrite it.
             if let Some(disk_pointer) = page_view.lone_blob() {
                 trace!("rewriting blob with pid {}", pid);
@@ -1386,6 +1397,91 @@ impl PageCache {
                 }
             }
         }
+    }
+
+    // emisor: the segment cleaner's move of a page that is not in the cache
+    // and lies whole in one inline node fragment (a consolidated leaf that
+    // has not been written since: most of what a cleaned segment still
+    // holds). Its bytes are read and written again under a new header,
+    // where sled read the page into the cache (deserializing every key and
+    // value, and evicting a page that is in use to make room), cloned it
+    // and serialized it back. The page stays out of the cache. `None`: not
+    // such a page (the caller moves it sled's way); `Some(false)`: the page
+    // changed meanwhile, look again.
+    fn relocate_raw(
+        &self,
+        pid: PageId,
+        page_view: &PageView<'_>,
+        guard: &Guard,
+    ) -> Result<Option<bool>> {
+        let cache_info = match page_view.cache_infos.as_slice() {
+            [only]
+                if page_view.update.is_none()
+                    && only.pointer.is_inline()
+                    && pid != META_PID
+                    && pid != COUNTER_PID
+                    && !self.config.use_compression =>
+            {
+                *only
+            }
+            _ => return Ok(None),
+        };
+        let bytes = match self.log.read_sized(
+            pid,
+            cache_info.lsn,
+            cache_info.pointer,
+            cache_info.log_size,
+        )? {
+            LogRead::Inline(header, bytes, _)
+                if header.pid == pid
+                    && header.kind == MessageKind::InlineNode =>
+            {
+                bytes
+            }
+            _ => return Ok(None),
+        };
+
+        let log_reservation = self.log.reserve_raw_node(pid, &bytes, guard)?;
+        let new_cache_info = CacheInfo {
+            ts: page_view.ts(),
+            lsn: log_reservation.lsn,
+            pointer: log_reservation.pointer,
+            log_size: u64::try_from(log_reservation.reservation_len())
+                .unwrap(),
+        };
+        let new_page =
+            Owned::new(Page { update: None, cache_infos: vec![new_cache_info] });
+
+        debug_delay();
+        let result = page_view.entry.compare_and_set(
+            page_view.read,
+            new_page,
+            SeqCst,
+            guard,
+        );
+        if result.is_err() {
+            let _pointer = log_reservation.abort()?;
+            return Ok(Some(false));
+        }
+        unsafe {
+            guard.defer_destroy(page_view.read);
+        }
+        self.log.iobufs.sa_mark_replace(
+            pid,
+            log_reservation.lsn(),
+            &page_view.cache_infos,
+            new_cache_info,
+            guard,
+        )?;
+        // As in `rewrite_page`: complete after the segment accountant.
+        let _pointer = log_reservation.complete()?;
+        self.raw_relocations.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(Some(true))
+    }
+
+    // emisor: how many pages `relocate_raw` moved since the open.
+    pub(crate) fn raw_relocations(&self) -> u64 {
+        self.raw_relocations.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Traverses all files and calculates their total physical
