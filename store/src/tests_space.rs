@@ -3,7 +3,20 @@
 //! (their few live pages moved) as fast as they appear, not one a round.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+use std::path::Path;
 use std::time::Duration;
+
+/// A sled of small segments (many to clean), with `cache` bytes of cache
+/// and its flusher (which cleans) every `flush_ms`.
+fn open_small(dir: &Path, cache: u64, flush_ms: u64) -> sled::Db {
+    sled::Config::new()
+        .path(dir)
+        .segment_size(64 * 1024)
+        .cache_capacity(cache)
+        .flush_every_ms(Some(flush_ms))
+        .open()
+        .unwrap()
+}
 
 /// New keys never written again among keys rewritten all the time, as a
 /// store's records among its indexes: every segment ends up holding a few
@@ -16,13 +29,7 @@ use std::time::Duration;
 #[test]
 fn a_log_of_mostly_rewritten_pages_is_reused_instead_of_growing() {
     let dir = tempfile::tempdir().unwrap();
-    let db = sled::Config::new()
-        .path(dir.path())
-        .segment_size(64 * 1024)
-        .cache_capacity(1024 * 1024)
-        .flush_every_ms(Some(500))
-        .open()
-        .unwrap();
+    let db = open_small(dir.path(), 1024 * 1024, 500);
     let log_len = || std::fs::metadata(dir.path().join("db")).unwrap().len();
     let value = [7u8; 200];
     let mut cold = 0u64;
@@ -61,15 +68,7 @@ fn a_log_of_mostly_rewritten_pages_is_reused_instead_of_growing() {
 #[test]
 fn cold_pages_are_moved_as_their_bytes_and_read_back_exactly() {
     let dir = tempfile::tempdir().unwrap();
-    let open = || {
-        sled::Config::new()
-            .path(dir.path())
-            .segment_size(64 * 1024)
-            .cache_capacity(64 * 1024)
-            .flush_every_ms(Some(200))
-            .open()
-            .unwrap()
-    };
+    let open = || open_small(dir.path(), 64 * 1024, 200);
     let value = |i: u64| format!("cold value {i} {}", "x".repeat((i % 50) as usize));
     let db = open();
     let mut cold = 0u64;
