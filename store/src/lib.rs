@@ -273,6 +273,8 @@ impl<T> Store for T where
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_flush;
+#[cfg(test)]
 mod tests_index;
 #[cfg(test)]
 mod tests_mail;

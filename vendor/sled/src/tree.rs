@@ -815,6 +815,13 @@ impl Tree {
         self.context.pagecache.raw_relocations()
     }
 
+    /// emisor: IO buffers a flush wrote on the thread that asked for it,
+    /// instead of handing them to sled's IO pool, since the open (for tests).
+    #[doc(hidden)]
+    pub fn written_by_flush(&self) -> u64 {
+        self.context.pagecache.written_by_flush()
+    }
+
     /// Asynchronously flushes all dirty IO buffers
     /// and calls fsync. If this succeeds, it is
     /// guaranteed that all previous writes will

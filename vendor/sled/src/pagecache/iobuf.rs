@@ -314,6 +314,8 @@ pub(crate) struct IoBufs {
     pub segment_accountant: Mutex<SegmentAccountant>,
     pub segment_cleaner: SegmentCleaner,
     deferred_segment_ops: stack::Stack<SegmentOp>,
+    /// emisor: buffers a flush wrote on its own thread (`seal_and_write`).
+    pub written_by_flush: AtomicU64,
     #[cfg(feature = "io_uring")]
     pub submission_mutex: Mutex<()>,
     #[cfg(feature = "io_uring")]
@@ -417,6 +419,7 @@ impl IoBufs {
             segment_accountant: Mutex::new(segment_accountant),
             segment_cleaner,
             deferred_segment_ops: stack::Stack::default(),
+            written_by_flush: AtomicU64::new(0),
             #[cfg(feature = "io_uring")]
             submission_mutex: Mutex::new(()),
             #[cfg(feature = "io_uring")]
@@ -933,7 +936,8 @@ pub(in crate::pagecache) fn make_stable_inner(
             // nothing to write, don't bother sealing
             // current IO buffer.
         } else {
-            maybe_seal_and_write_iobuf(iobufs, &iobuf, header, false)?;
+            // emisor: written here, see `seal_and_write`.
+            seal_and_write(iobufs, &iobuf, header, false, true)?;
             stable = iobufs.stable();
             // NB we have to continue here to possibly clear
             // the next io buffer, which may have dirty
@@ -1022,6 +1026,21 @@ pub(in crate::pagecache) fn maybe_seal_and_write_iobuf(
     iobuf: &Arc<IoBuf>,
     header: Header,
     from_reserve: bool,
+) -> Result<()> {
+    seal_and_write(iobufs, iobuf, header, from_reserve, false)
+}
+
+/// emisor: `maybe_seal_and_write_iobuf`, and with `write_here` the sealed
+/// buffer is written on the calling thread instead of an IO thread of
+/// sled's pool. `make_stable` asks for that: its caller waits for exactly
+/// this write, so handing it over only added two thread wake-ups (the IO
+/// thread, then the waiter) to every flush.
+fn seal_and_write(
+    iobufs: &Arc<IoBufs>,
+    iobuf: &Arc<IoBuf>,
+    header: Header,
+    from_reserve: bool,
+    write_here: bool,
 ) -> Result<()> {
     if header::is_sealed(header) {
         // this buffer is already sealed. nothing to do here.
@@ -1178,9 +1197,10 @@ pub(in crate::pagecache) fn maybe_seal_and_write_iobuf(
             "asynchronously writing iobuf with lsn {} to log from maybe_seal",
             lsn
         );
-        let iobufs = iobufs.clone();
+        let shared = iobufs.clone();
         let iobuf = iobuf.clone();
-        let _result = threadpool::spawn(move || {
+        let write = move || {
+            let iobufs = shared;
             if let Err(e) = iobufs.write_to_log(&iobuf) {
                 error!(
                     "hit error while writing iobuf with lsn {}: {:?}",
@@ -1199,7 +1219,15 @@ pub(in crate::pagecache) fn maybe_seal_and_write_iobuf(
 
                 let _notified = iobufs.interval_updated.notify_all();
             }
-        })?;
+        };
+        if write_here {
+            iobufs
+                .written_by_flush
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            write();
+            return iobufs.config.global_error();
+        }
+        let _result = threadpool::spawn(write)?;
 
         #[cfg(feature = "event_log")]
         _result.wait();

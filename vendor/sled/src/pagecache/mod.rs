@@ -1484,6 +1484,11 @@ impl PageCache {
         self.raw_relocations.load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// emisor: IO buffers written by a flush on its own thread.
+    pub(crate) fn written_by_flush(&self) -> u64 {
+        self.log.iobufs.written_by_flush.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Traverses all files and calculates their total physical
     /// size, then traverses all pages and calculates their
     /// total logical size, then divides the physical size
