@@ -1194,8 +1194,9 @@ fn seal_and_write(
     if header::n_writers(sealed) == 0 {
         iobufs.config.global_error()?;
         trace!(
-            "asynchronously writing iobuf with lsn {} to log from maybe_seal",
-            lsn
+            "writing iobuf with lsn {} to log from maybe_seal ({})",
+            lsn,
+            if write_here { "on this thread" } else { "on the IO pool" }
         );
         let shared = iobufs.clone();
         let iobuf = iobuf.clone();
