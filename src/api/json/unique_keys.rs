@@ -274,11 +274,14 @@ struct Map<'de, A> {
 const FEW: usize = 16;
 
 /// The keys of one object so far. Keys without escapes borrow from the
-/// body, so there is no allocation per key; a large object moves to a hash
-/// set, so a body of many keys stays linear.
+/// body, and the first [`FEW`] sit in an array inside the map's reader, so
+/// a request's objects allocate nothing for their keys; a large object
+/// moves to a hash set, so a body of many keys stays linear.
 #[derive(Default)]
 struct Seen<'de> {
-    few: Vec<Cow<'de, str>>,
+    few: [Option<Cow<'de, str>>; FEW],
+    /// How many of `few` are set (they are its first ones).
+    len: usize,
     many: HashSet<Cow<'de, str>>,
 }
 
@@ -286,14 +289,16 @@ impl<'de> Seen<'de> {
     /// Adds `key`, or gives it back when it is already there.
     fn add(&mut self, key: Cow<'de, str>) -> Result<(), Cow<'de, str>> {
         if self.many.is_empty() {
-            if self.few.contains(&key) {
+            if self.few[..self.len].iter().flatten().any(|k| *k == key) {
                 return Err(key);
             }
-            if self.few.len() < FEW {
-                self.few.push(key);
+            if let Some(free) = self.few.get_mut(self.len) {
+                *free = Some(key);
+                self.len += 1;
                 return Ok(());
             }
-            self.many.extend(self.few.drain(..));
+            self.many
+                .extend(self.few.iter_mut().filter_map(Option::take));
         }
         if self.many.contains(&key) {
             return Err(key);

@@ -41,17 +41,17 @@ pub const AUTHORITY_NIT: &str = "800197268";
 pub const AUTHORITY_NIT_DV: &str = "4";
 
 /// An amount with exactly 2 decimals (rounded half-up), never `-0.00`.
-pub fn fmt_amount(d: Decimal) -> String {
+pub fn fmt_amount(d: Decimal) -> NumText {
     let mut r = round2(d);
     if r.is_zero() {
         r = Decimal::ZERO;
     }
     r.rescale(2);
-    r.to_string()
+    NumText::of(r)
 }
 
 /// A percent or quantity: its own decimals, at least 2 (`19.00`, `0.966`).
-pub fn fmt_decimal(d: Decimal) -> String {
+pub fn fmt_decimal(d: Decimal) -> NumText {
     let mut r = d.normalize();
     if r.is_zero() {
         r = Decimal::ZERO;
@@ -59,7 +59,61 @@ pub fn fmt_decimal(d: Decimal) -> String {
     if r.scale() < 2 {
         r.rescale(2);
     }
-    r.to_string()
+    NumText::of(r)
+}
+
+/// A number's text on the stack: a document writes a few dozen of them,
+/// and a `String` each was a heap block each. Any `Decimal` fits: at most
+/// 29 digits, a sign and a point.
+pub struct NumText {
+    bytes: [u8; NumText::CAPACITY],
+    len: usize,
+}
+
+impl NumText {
+    const CAPACITY: usize = 40;
+
+    fn of(d: Decimal) -> Self {
+        use std::fmt::Write;
+        let mut text = NumText {
+            bytes: [0; Self::CAPACITY],
+            len: 0,
+        };
+        // Cannot fail: every `Decimal` fits (tested at its extremes).
+        let _ = write!(text, "{d}");
+        text
+    }
+}
+
+impl std::fmt::Write for NumText {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        let free = self.bytes.get_mut(self.len..end).ok_or(std::fmt::Error)?;
+        free.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+impl std::ops::Deref for NumText {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        // Only whole `str`s are ever copied in.
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Display for NumText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self)
+    }
+}
+
+impl std::fmt::Debug for NumText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self, f)
+    }
 }
 
 /// The writer state shared by the builder functions.

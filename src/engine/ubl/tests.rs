@@ -1116,3 +1116,41 @@ fn a_container_read_from_the_signed_document_equals_one_built_from_the_request()
         Err(super::UblError::Unreadable(_))
     ));
 }
+
+/// A number's text on the stack is `Decimal`'s own, for every `Decimal`
+/// up to its extremes (the longest texts it has).
+#[test]
+fn number_text_is_the_decimals_own_at_its_extremes() {
+    use super::common::{fmt_amount, fmt_decimal};
+    use rust_decimal::Decimal;
+    let smallest = Decimal::new(1, 28);
+    for d in [
+        Decimal::MAX,
+        Decimal::MIN,
+        smallest,
+        -smallest,
+        Decimal::from_i128_with_scale(-79_228_162_514_264_337_593_543_950_335, 28),
+        dec!(1234.5),
+        dec!(-0.004),
+        Decimal::ZERO,
+    ] {
+        let mut two =
+            d.round_dp_with_strategy(2, rust_decimal::RoundingStrategy::MidpointAwayFromZero);
+        if two.is_zero() {
+            two = Decimal::ZERO;
+        }
+        two.rescale(2);
+        assert_eq!(&*fmt_amount(d), two.to_string(), "{d}");
+        let mut own = d.normalize();
+        if own.is_zero() {
+            own = Decimal::ZERO;
+        }
+        if own.scale() < 2 {
+            own.rescale(2);
+        }
+        assert_eq!(&*fmt_decimal(d), own.to_string(), "{d}");
+    }
+    assert_eq!(&*fmt_amount(dec!(-0.004)), "0.00");
+    assert_eq!(&*fmt_decimal(dec!(19)), "19.00");
+    assert_eq!(&*fmt_decimal(dec!(0.9660)), "0.966");
+}
