@@ -13,6 +13,8 @@
 //! [`verify`] is the general path (roxmltree + `c14n.rs`) used by the
 //! authority simulator for arbitrary documents.
 
+use std::borrow::Cow;
+
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
 use chrono::{DateTime, FixedOffset};
@@ -103,24 +105,27 @@ pub struct VerifiedSignature {
 // ---------------------------------------------------------------------------
 
 /// Namespace declarations and inherited `xml:*` attributes in scope at the
-/// insertion point, values kept in canonical (escaped) form.
+/// insertion point, values kept in canonical (escaped) form. The texts
+/// borrow from the root's start tag (or are constants) on the fast path:
+/// no heap block each.
 #[derive(Debug, Default, Clone)]
-struct Scope {
-    ns: Vec<(String, String)>,
-    xml_attrs: Vec<(String, String)>,
+struct Scope<'a> {
+    ns: Vec<(Cow<'a, str>, Cow<'a, str>)>,
+    xml_attrs: Vec<(Cow<'a, str>, Cow<'a, str>)>,
 }
 
-impl Scope {
-    fn set_ns(&mut self, prefix: &str, uri: &str) {
-        match self.ns.iter_mut().find(|(p, _)| p == prefix) {
-            Some(e) => e.1 = uri.to_string(),
-            None => self.ns.push((prefix.to_string(), uri.to_string())),
+impl<'a> Scope<'a> {
+    fn set_ns(&mut self, prefix: impl Into<Cow<'a, str>>, uri: impl Into<Cow<'a, str>>) {
+        let (prefix, uri) = (prefix.into(), uri.into());
+        match self.ns.iter_mut().find(|(p, _)| *p == prefix) {
+            Some(e) => e.1 = uri,
+            None => self.ns.push((prefix, uri)),
         }
     }
 
     /// ` xmlns="…" xmlns:a="…" …` in canonical order (default first, then by prefix).
     fn render_ns(&self, out: &mut String) {
-        let mut v: Vec<&(String, String)> = self
+        let mut v: Vec<&(Cow<str>, Cow<str>)> = self
             .ns
             .iter()
             .filter(|(p, u)| !(p.is_empty() && u.is_empty()))
@@ -140,7 +145,7 @@ impl Scope {
     }
 
     fn render_xml_attrs(&self, out: &mut String) {
-        let mut v: Vec<&(String, String)> = self.xml_attrs.iter().collect();
+        let mut v: Vec<&(Cow<str>, Cow<str>)> = self.xml_attrs.iter().collect();
         v.sort_by(|a, b| a.0.cmp(&b.0));
         for (l, val) in v {
             out.push_str(" xml:");
@@ -167,7 +172,7 @@ fn start_tag_end(root: &str) -> Option<usize> {
 }
 
 /// Namespace declarations and `xml:*` attributes of a canonical start tag.
-fn scan_start_tag(tag: &str, scope: &mut Scope) -> Result<(), XadesError> {
+fn scan_start_tag<'a>(tag: &'a str, scope: &mut Scope<'a>) -> Result<(), XadesError> {
     // Skip `<qname`.
     let body = tag
         .strip_prefix('<')
@@ -193,7 +198,7 @@ fn scan_start_tag(tag: &str, scope: &mut Scope) -> Result<(), XadesError> {
         } else if let Some(p) = name.strip_prefix("xmlns:") {
             scope.set_ns(p, value);
         } else if let Some(l) = name.strip_prefix("xml:") {
-            scope.xml_attrs.push((l.to_string(), value.to_string()));
+            scope.xml_attrs.push((l.into(), value.into()));
         }
         rest = after.get(close + 1..).unwrap_or("");
     }
@@ -202,7 +207,7 @@ fn scan_start_tag(tag: &str, scope: &mut Scope) -> Result<(), XadesError> {
 /// Slow path, only when the builder contract is bent (namespace declarations
 /// or `xml:*` attributes below the root): read the scope of the target
 /// `ext:ExtensionContent` with a parser.
-fn scope_by_parsing(root: &str, insert_at: usize) -> Result<Scope, XadesError> {
+fn scope_by_parsing(root: &str, insert_at: usize) -> Result<Scope<'static>, XadesError> {
     let doc = roxmltree::Document::parse(root).map_err(|e| XadesError::Xml(e.to_string()))?;
     let target = doc
         .descendants()
@@ -223,16 +228,18 @@ fn scope_by_parsing(root: &str, insert_at: usize) -> Result<Scope, XadesError> {
         }
         let mut v = String::new();
         c14n::escape_attr(ns.uri(), &mut v);
-        scope.set_ns(ns.name().unwrap_or(""), &v);
+        scope.set_ns(ns.name().unwrap_or("").to_string(), v);
     }
     for anc in target.ancestors().filter(|n| n.is_element()) {
         for a in anc.attributes() {
             if a.namespace() == Some(c14n::NS_XML)
-                && !scope.xml_attrs.iter().any(|(l, _)| l == a.name())
+                && !scope.xml_attrs.iter().any(|(l, _)| *l == a.name())
             {
                 let mut v = String::new();
                 c14n::escape_attr(a.value(), &mut v);
-                scope.xml_attrs.push((a.name().to_string(), v));
+                scope
+                    .xml_attrs
+                    .push((a.name().to_string().into(), v.into()));
             }
         }
     }

@@ -27,7 +27,7 @@ use super::transmit::new_job;
 use super::Issuing;
 use crate::authority::Transmission;
 use crate::engine::codes::CodeScheme;
-use crate::engine::model::{Document, DocumentKind};
+use crate::engine::model::{Document, DocumentKind, IssuerContext};
 use crate::engine::pipeline::IssuedDocument;
 use crate::engine::signing_key::SigningKey;
 use crate::engine::totals::Totals;
@@ -336,7 +336,7 @@ pub async fn issue(
     issue_numbered(issuing, transmit, asynchronous, {
         let issuing = issuing.clone();
         move || {
-            let (doc, (document, setup, key, totals)) = store.create_checked_blocking(
+            let (doc, (document, context, key, totals)) = store.create_checked_blocking(
                 company,
                 SoftwareKind::Invoicing,
                 choice,
@@ -344,21 +344,33 @@ pub async fn issue(
                     let setup =
                         setup_from(records, SoftwareKind::Invoicing, env, kind_code, today)?;
                     let key = signing_key(&issuing, &setup)?;
-                    let (new, totals) =
+                    let (new, totals, context) =
                         checked_document(&mapped, &setup, &key, caller, today, request)?;
-                    Ok::<_, IssueError>((new, (mapped.document, setup, key, totals)))
+                    Ok::<_, IssueError>((new, (mapped.document, context, key, totals)))
                 },
             )?;
-            let input = build_input(document, &setup, key, env, doc.number, Some(totals));
+            // The context the checks used, with the number taken and the
+            // signing instant (the issuer's setup is the same).
+            let input = IssueRequest {
+                document,
+                context: IssuerContext {
+                    number: doc.number,
+                    issue_instant: colombia_now(),
+                    ..context
+                },
+                key,
+                totals: Some(totals),
+            };
             Ok((doc, input.into()))
         }
     })
     .await
 }
 
-/// The document `mapped` makes for `caller`, and its totals, once
-/// everything a number must not be taken for has been checked: the request
-/// against the issuer's setup and certificate, and the totals it declares.
+/// The document `mapped` makes for `caller`, its totals and the issuer's
+/// context they were checked in, once everything a number must not be
+/// taken for has been checked: the request against the issuer's setup and
+/// certificate, and the totals it declares.
 fn checked_document(
     mapped: &DocumentRequest,
     setup: &IssuerSetup,
@@ -366,7 +378,7 @@ fn checked_document(
     caller: Caller,
     today: NaiveDate,
     request: Payload,
-) -> IssueResult<(NewDocument, Totals)> {
+) -> IssueResult<(NewDocument, Totals, IssuerContext)> {
     let env = caller.environment;
     let ctx = issuer_context(setup, env, setup.next_number, colombia_now());
     let cert = CertificateValidity {
@@ -398,7 +410,7 @@ fn checked_document(
         monthly_limit: Some(limit),
         period: today.year() as u32 * 100 + today.month(),
     };
-    Ok((new, totals))
+    Ok((new, totals, ctx))
 }
 
 /// Phase two of a document just built (any family), handed to the store's
