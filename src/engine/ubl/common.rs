@@ -104,18 +104,6 @@ impl std::ops::Deref for NumText {
     }
 }
 
-impl std::fmt::Display for NumText {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self)
-    }
-}
-
-impl std::fmt::Debug for NumText {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(&**self, f)
-    }
-}
-
 /// The writer state shared by the builder functions.
 pub struct Ctx<'a, 'b> {
     pub w: &'b mut XmlWriter,
