@@ -7,9 +7,9 @@ use super::mapping::{support_document, Amounts};
 use super::model::{SupportRequest, SupportResponse};
 use crate::api::auth::AuthContext;
 use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::api::error::{ApiResult, ErrorEnvelope};
 use crate::api::family::{estado_tax, money};
-use crate::api::json::{parse_value, Json};
+use crate::api::json::{parse_canonical, RawBody};
 use crate::issuing::context::colombia_now;
 use crate::issuing::issue::{submit, Issued};
 use crate::state::AppState;
@@ -67,12 +67,9 @@ pub fn answer(issued: Issued, amounts: &Amounts, reference: Option<u64>) -> Http
 pub async fn emitir(
     state: web::Data<AppState>,
     ctx: AuthContext,
-    body: Json<serde_json::Value>,
+    body: RawBody,
 ) -> ApiResult<HttpResponse> {
-    let value = body.0;
-    let canonical =
-        serde_json::to_vec(&value).map_err(|e| ApiError::MalformedJson(e.to_string()))?;
-    let req: SupportRequest = parse_value(&value)?;
+    let (req, canonical): (SupportRequest, _) = parse_canonical(&body.0)?;
     let translated = support_document(&req, colombia_now().date_naive())?;
     let issued = submit(&state.issuing, ctx.caller(), translated.request, canonical).await?;
     Ok(answer(issued, &translated.amounts, None))

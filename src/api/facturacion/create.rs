@@ -10,7 +10,7 @@ use super::responses::{summary, IssuedResponse, QueuedEnvelope, QueuedResponse};
 use crate::api::auth::AuthContext;
 use crate::api::envelope;
 use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
-use crate::api::json::{parse, parse_value, RawBody};
+use crate::api::json::{parse_canonical, RawBody};
 use crate::issuing::issue::{referenced_document, submit, Issued};
 use crate::state::AppState;
 
@@ -83,15 +83,8 @@ pub async fn create(
     ctx: AuthContext,
     body: RawBody,
 ) -> ApiResult<HttpResponse> {
-    // What the `Json` extractor does, with the body's length at hand.
-    let value: serde_json::Value = parse(&body.0)?;
-    // serde_json maps are ordered, so this is the canonical JSON; it is
-    // never longer than the body (no whitespace; escapes kept or shortened).
-    let mut canonical = Vec::with_capacity(body.0.len());
-    serde_json::to_writer(&mut canonical, &value)
-        .map_err(|e| ApiError::MalformedJson(e.to_string()))?;
+    let (req, canonical): (FacturacionRequest, _) = parse_canonical(&body.0)?;
     drop(body);
-    let req: FacturacionRequest = parse_value(&value)?;
     let issuing = state.issuing.clone();
     document_kind(&req)?;
     let reference =

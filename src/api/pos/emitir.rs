@@ -11,10 +11,10 @@ use super::mapping::{receipt, Amounts};
 use super::model::{PosRequest, PosResponse};
 use crate::api::auth::AuthContext;
 use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::api::error::{ApiResult, ErrorEnvelope};
 use crate::api::family::estado_tax;
 use crate::api::family::money;
-use crate::api::json::{parse_value, Json};
+use crate::api::json::{parse_canonical, RawBody};
 use crate::issuing::issue::{submit, Issued};
 use crate::state::AppState;
 
@@ -77,13 +77,10 @@ pub fn answer(
 pub async fn emitir(
     state: web::Data<AppState>,
     ctx: AuthContext,
-    body: Json<serde_json::Value>,
+    body: RawBody,
 ) -> ApiResult<HttpResponse> {
     let started = Instant::now();
-    let value = body.0;
-    let canonical =
-        serde_json::to_vec(&value).map_err(|e| ApiError::MalformedJson(e.to_string()))?;
-    let req: PosRequest = parse_value(&value)?;
+    let (req, canonical): (PosRequest, _) = parse_canonical(&body.0)?;
     let translated = receipt(&req)?;
     let issued = submit(&state.issuing, ctx.caller(), translated.request, canonical).await?;
     Ok(answer(issued, &translated.amounts, started, None))
