@@ -329,7 +329,7 @@ pub fn context(kind: DocumentKind, at: DateTime<FixedOffset>) -> IssuerContext {
     };
     let date = |y, m, d| NaiveDate::from_ymd_opt(y, m, d).expect("date");
     IssuerContext {
-        company: company(),
+        company: company().into(),
         software: Software {
             id: "56f2ae4e-9812-4fad-9255-643fc6b2d5a4".into(),
             pin: PIN.into(),

@@ -443,10 +443,6 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
                     }
                 })
             })
-            .service(
-                SwaggerUi::new("/v1/api/docs/{_:.*}")
-                    .config(SwaggerConfig::from("/v1/api/openapi.json")),
-            )
             .route(
                 "/v1/api/docs",
                 web::get().to(|| async {
@@ -455,6 +451,11 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
                         .finish()
                 }),
             )
+            // Under a plain prefix: the UI's pattern is a regex, which every
+            // other request tried (and failed) on its way to its route.
+            .service(web::scope("/v1/api/docs").service(
+                SwaggerUi::new("/{_:.*}").config(SwaggerConfig::from("/v1/api/openapi.json")),
+            ))
             .configure(crate::admin::configure)
             .configure(crate::api::configure)
             .default_service(web::to(|| async {

@@ -63,10 +63,11 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .wrap(from_fn(auth::own_company))
             .wrap(from_fn(rate_limit::limit))
             .wrap(from_fn(auth::authenticate))
+            // Routes are tried in order: the busiest first.
+            .configure(facturacion::configure)
             .service(key_check::test_key)
             .configure(clientes::configure)
             .configure(email::configure)
-            .configure(facturacion::configure)
             .configure(eventos::configure)
             .configure(registry::configure)
             .configure(facturacion_es::configure)

@@ -757,7 +757,8 @@ pub const ENVIRONMENT_TESTING: u8 = 2;
 /// Everything about the issuer and this issuance that is not in the request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IssuerContext {
-    pub company: Party,
+    /// Shared: the same for every document of a company.
+    pub company: std::sync::Arc<Party>,
     pub software: Software,
     pub resolution: Resolution,
     /// 1 production, 2 testing.

@@ -667,7 +667,7 @@ mod tests {
         doc.counterparty.name = " ".into();
         doc.counterparty.check_digit = Some(5);
         let mut ctx = context(DocumentKind::Invoice);
-        ctx.company.address = None;
+        std::sync::Arc::make_mut(&mut ctx.company).address = None;
         ctx.software.provider_check_digit = 7;
         let errs = validate(&doc, &ctx, None);
         assert_eq!(
@@ -695,7 +695,7 @@ mod tests {
     fn nested_field_names() {
         let mut doc = sample(DocumentKind::Invoice);
         let mut ctx = context(DocumentKind::Invoice);
-        if let Some(a) = ctx.company.address.as_mut() {
+        if let Some(a) = std::sync::Arc::make_mut(&mut ctx.company).address.as_mut() {
             a.country_name = "x\u{1}".into();
         }
         doc.counterparty.trade_name = Some("\u{2}".into());

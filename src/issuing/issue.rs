@@ -302,7 +302,7 @@ pub(crate) async fn under_claim(
 pub async fn issue(
     issuing: &Arc<Issuing>,
     caller: Caller,
-    mapped: DocumentRequest,
+    mut mapped: DocumentRequest,
     request: Payload,
 ) -> IssueResult<Issued> {
     let Caller {
@@ -345,7 +345,7 @@ pub async fn issue(
                         setup_from(records, SoftwareKind::Invoicing, env, kind_code, today)?;
                     let key = signing_key(&issuing, &setup)?;
                     let (new, totals, context) =
-                        checked_document(&mapped, &setup, &key, caller, today, request)?;
+                        checked_document(&mut mapped, &setup, &key, caller, today, request)?;
                     Ok::<_, IssueError>((new, (mapped.document, context, key, totals)))
                 },
             )?;
@@ -372,7 +372,7 @@ pub async fn issue(
 /// taken for has been checked: the request against the issuer's setup and
 /// certificate, and the totals it declares.
 fn checked_document(
-    mapped: &DocumentRequest,
+    mapped: &mut DocumentRequest,
     setup: &IssuerSetup,
     key: &SigningKey,
     caller: Caller,
@@ -402,7 +402,8 @@ fn checked_document(
         resolution_id: setup.resolution.id,
         issue_date: today,
         external_reference: mapped.external_reference.clone(),
-        customer: Some(mapped.customer.clone()),
+        // Only the store's upsert reads it from here on.
+        customer: Some(std::mem::take(&mut mapped.customer)),
         api: mapped.api.tag().map(str::to_string),
         list_keys: mapped.list_keys.clone(),
         request: request.canonical,

@@ -29,10 +29,10 @@ use crate::{
 /// read together: what is missing is `None`, for the caller to name.
 #[derive(Debug, Clone)]
 pub struct IssuerRecords {
-    pub company: Option<Company>,
-    pub software: Option<SoftwareRegistration>,
+    pub company: Option<Arc<Company>>,
+    pub software: Option<Arc<SoftwareRegistration>>,
     pub resolution: Option<NumberingResolution>,
-    pub certificate: Option<CertificateRecord>,
+    pub certificate: Option<Arc<CertificateRecord>>,
     /// The resolution's next number (none is taken).
     pub next_number: Option<u64>,
 }
@@ -57,10 +57,10 @@ fn read_issuer_records(
         None => None,
     };
     Ok(IssuerRecords {
-        company: s.company(company)?,
-        software: s.software(company, kind)?,
+        company: s.shared_company(company)?,
+        software: s.shared_software(company, kind)?,
         resolution,
-        certificate: s.certificate(company)?,
+        certificate: s.shared_certificate(company)?,
         next_number,
     })
 }
@@ -131,7 +131,7 @@ impl AsyncStore {
 
     pub async fn company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
         if let Some(c) = self.store.companies_cache.peek(id) {
-            return Ok(Some(c));
+            return Ok(Some(Arc::unwrap_or_clone(c)));
         }
         self.off_thread(move |s| s.company(id)).await
     }
@@ -256,7 +256,7 @@ impl AsyncStore {
         company: CompanyId,
         input: CustomerInput,
     ) -> StoreResult<Customer> {
-        self.durable(move |s| s.upsert_customer_unflushed(company, input))
+        self.durable(move |s| s.upsert_customer_unflushed(company, &input))
             .await
     }
 

@@ -416,10 +416,7 @@ impl DocumentStore for SledStore {
             });
         }
         let customer_id = match &new.customer {
-            Some(c) => Some(
-                self.upsert_customer_unflushed(new.company_id, c.clone())?
-                    .id,
-            ),
+            Some(c) => Some(self.upsert_customer_id(new.company_id, c)?),
             None => None,
         };
         let id = self.next_document_id(&mut numbering)?;

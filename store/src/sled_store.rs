@@ -74,10 +74,11 @@ pub struct Stores {
     /// its `Drop`).
     #[cfg_attr(not(test), allow(dead_code))]
     closer: Arc<Closer>,
-    pub(crate) companies_cache: Arc<ReadCache<CompanyId, Company>>,
-    software_cache: Arc<ReadCache<(CompanyId, u8), SoftwareRegistration>>,
-    resolutions_cache: Arc<ReadCache<CompanyId, Vec<NumberingResolution>>>,
-    certificates_cache: Arc<ReadCache<CompanyId, CertificateRecord>>,
+    // Shared values: a document's setup holds them without copying.
+    pub(crate) companies_cache: Arc<ReadCache<CompanyId, Arc<Company>>>,
+    software_cache: Arc<ReadCache<(CompanyId, u8), Arc<SoftwareRegistration>>>,
+    resolutions_cache: Arc<ReadCache<CompanyId, Arc<Vec<NumberingResolution>>>>,
+    certificates_cache: Arc<ReadCache<CompanyId, Arc<CertificateRecord>>>,
     /// The master key secrets are sealed under (and, while a rotation
     /// completes, the previous one): see `sealing`.
     pub(crate) keys: Arc<RwLock<Arc<Keyring>>>,
@@ -805,10 +806,7 @@ impl CompanyStore for SledStore {
     }
 
     fn company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
-        let _sealing = self.sealing_scope();
-        self.companies_cache.get_or_load(id, || {
-            Self::get_decode(&self.companies, trees::COMPANIES, &id_key(id))
-        })
+        Ok(self.shared_company(id)?.map(Arc::unwrap_or_clone))
     }
 
     fn company_by_nit(&self, nit: &str) -> StoreResult<Option<Company>> {
@@ -855,14 +853,9 @@ impl CredentialStore for SledStore {
         company: CompanyId,
         kind: SoftwareKind,
     ) -> StoreResult<Option<SoftwareRegistration>> {
-        let _sealing = self.sealing_scope();
-        self.software_cache.get_or_load((company, kind.tag()), || {
-            Self::get_decode(
-                &self.software,
-                trees::SOFTWARE,
-                &software_key(company, kind),
-            )
-        })
+        Ok(self
+            .shared_software(company, kind)?
+            .map(Arc::unwrap_or_clone))
     }
 
     fn add_resolution(
@@ -908,23 +901,18 @@ impl CredentialStore for SledStore {
     }
 
     fn resolutions(&self, company: CompanyId) -> StoreResult<Vec<NumberingResolution>> {
-        let _sealing = self.sealing_scope();
-        let all = self.resolutions_cache.get_or_load(company, || {
-            Self::scan_decode(
-                &self.resolutions,
-                trees::RESOLUTIONS,
-                &company.to_be_bytes(),
-            )
-            .map(Some)
-        })?;
-        Ok(all.unwrap_or_default())
+        Ok(Arc::unwrap_or_clone(self.shared_resolutions(company)?))
     }
 
     fn resolution(&self, company: CompanyId, id: u64) -> StoreResult<Option<NumberingResolution>> {
         if let Some(set) = test_set::by_id(id) {
             return Ok(Some(set.resolution(company)));
         }
-        Ok(self.resolutions(company)?.into_iter().find(|r| r.id == id))
+        Ok(self
+            .shared_resolutions(company)?
+            .iter()
+            .find(|r| r.id == id)
+            .cloned())
     }
 
     fn active_resolution(
@@ -934,20 +922,23 @@ impl CredentialStore for SledStore {
         document_type: u8,
         date: NaiveDate,
     ) -> StoreResult<Option<NumberingResolution>> {
-        let mut candidates: Vec<NumberingResolution> =
-            match test_set::for_document_type(document_type) {
-                Some(set) if environment == Environment::Test => vec![set.resolution(company)],
-                _ => self
-                    .resolutions(company)?
-                    .into_iter()
-                    .filter(|r| r.serves(document_type))
-                    .collect(),
-            };
-        candidates.retain(|r| r.valid_from <= date && date <= r.valid_to);
+        if let Some(set) = test_set::for_document_type(document_type) {
+            if environment == Environment::Test {
+                let r = set.resolution(company);
+                let open = r.valid_from <= date && date <= r.valid_to;
+                return Ok((open && self.next_number(&r)? <= r.to).then_some(r));
+            }
+        }
+        let all = self.shared_resolutions(company)?;
+        let mut candidates: Vec<&NumberingResolution> = all
+            .iter()
+            .filter(|r| r.serves(document_type))
+            .filter(|r| r.valid_from <= date && date <= r.valid_to)
+            .collect();
         candidates.sort_by_key(|r| std::cmp::Reverse(r.id));
         for r in candidates {
-            if self.next_number(&r)? <= r.to {
-                return Ok(Some(r));
+            if self.next_number(r)? <= r.to {
+                return Ok(Some(r.clone()));
             }
         }
         Ok(None)
@@ -971,9 +962,63 @@ impl CredentialStore for SledStore {
     }
 
     fn certificate(&self, company: CompanyId) -> StoreResult<Option<CertificateRecord>> {
+        Ok(self.shared_certificate(company)?.map(Arc::unwrap_or_clone))
+    }
+}
+
+/// The records read for every document, shared with the read cache: a
+/// document's setup holds them without copying their strings and the
+/// certificate's bytes.
+impl SledStore {
+    pub(crate) fn shared_company(&self, id: CompanyId) -> StoreResult<Option<Arc<Company>>> {
+        let _sealing = self.sealing_scope();
+        self.companies_cache.get_or_load(id, || {
+            Ok(Self::get_decode(&self.companies, trees::COMPANIES, &id_key(id))?.map(Arc::new))
+        })
+    }
+
+    pub(crate) fn shared_software(
+        &self,
+        company: CompanyId,
+        kind: SoftwareKind,
+    ) -> StoreResult<Option<Arc<SoftwareRegistration>>> {
+        let _sealing = self.sealing_scope();
+        self.software_cache.get_or_load((company, kind.tag()), || {
+            Ok(Self::get_decode(
+                &self.software,
+                trees::SOFTWARE,
+                &software_key(company, kind),
+            )?
+            .map(Arc::new))
+        })
+    }
+
+    pub(crate) fn shared_resolutions(
+        &self,
+        company: CompanyId,
+    ) -> StoreResult<Arc<Vec<NumberingResolution>>> {
+        let _sealing = self.sealing_scope();
+        let all = self.resolutions_cache.get_or_load(company, || {
+            Self::scan_decode(
+                &self.resolutions,
+                trees::RESOLUTIONS,
+                &company.to_be_bytes(),
+            )
+            .map(|v| Some(Arc::new(v)))
+        })?;
+        Ok(all.unwrap_or_default())
+    }
+
+    pub(crate) fn shared_certificate(
+        &self,
+        company: CompanyId,
+    ) -> StoreResult<Option<Arc<CertificateRecord>>> {
         let _sealing = self.sealing_scope();
         self.certificates_cache.get_or_load(company, || {
-            Self::get_decode(&self.certificates, trees::CERTIFICATES, &id_key(company))
+            Ok(
+                Self::get_decode(&self.certificates, trees::CERTIFICATES, &id_key(company))?
+                    .map(Arc::new),
+            )
         })
     }
 }
@@ -1035,10 +1080,31 @@ impl ApiKeyStore for SledStore {
 impl SledStore {
     /// The upsert without the flush, for phase one of a document (phase
     /// two's flush makes the customer durable too).
+    /// The id [`upsert_customer_unflushed`](Self::upsert_customer_unflushed)
+    /// gives, without copying a recent customer the input leaves as it is
+    /// (the usual invoice: the same customer again).
+    pub(crate) fn upsert_customer_id(
+        &self,
+        company: CompanyId,
+        input: &CustomerInput,
+    ) -> StoreResult<u64> {
+        {
+            let recent = self
+                .customer_writes
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let ident_key = scoped_text_key(company, &input.identification_number);
+            if let Some(c) = recent.get(&ident_key).filter(|c| unchanged_by(c, input)) {
+                return Ok(c.id);
+            }
+        }
+        Ok(self.upsert_customer_unflushed(company, input)?.id)
+    }
+
     pub(crate) fn upsert_customer_unflushed(
         &self,
         company: CompanyId,
-        input: CustomerInput,
+        input: &CustomerInput,
     ) -> StoreResult<Customer> {
         // One writer at a time; the index goes first, so a crash between
         // the two writes leaves an index entry the next upsert reuses.
@@ -1121,9 +1187,26 @@ impl SledStore {
     }
 }
 
+/// Whether upserting `input` over `c` would leave it as it is: what
+/// [`SledStore::upsert_customer_unflushed`] builds (a field left out keeps
+/// its stored value, an empty email keeps the stored one) equals `c`.
+fn unchanged_by(c: &Customer, input: &CustomerInput) -> bool {
+    let kept = |new: &Option<String>, old: &Option<String>| new.is_none() || new == old;
+    c.identification_number == input.identification_number
+        && c.name == input.name
+        && (input.email.is_empty() || c.email == input.email)
+        && kept(&input.id_type_code, &c.id_type_code)
+        && kept(&input.organization_type_code, &c.organization_type_code)
+        && kept(&input.address, &c.address)
+        && kept(&input.municipality_code, &c.municipality_code)
+        && kept(&input.municipality_name, &c.municipality_name)
+        && kept(&input.country_code, &c.country_code)
+        && kept(&input.phone, &c.phone)
+}
+
 impl CustomerStore for SledStore {
     fn upsert_customer(&self, company: CompanyId, input: CustomerInput) -> StoreResult<Customer> {
-        let c = self.upsert_customer_unflushed(company, input)?;
+        let c = self.upsert_customer_unflushed(company, &input)?;
         self.flush_now()?;
         Ok(c)
     }

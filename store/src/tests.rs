@@ -226,6 +226,69 @@ fn repeat_customers_upsert_alike_whether_remembered_or_read_from_sled() {
     assert_eq!(s.customers(c.id, 1, 1, None).unwrap().total, 1026);
 }
 
+/// A document's upsert (the id only, a recent customer left as it is
+/// not copied) stores what the customers API's upsert stores, step by
+/// step: fields left out kept, an empty email keeping the stored one.
+#[test]
+fn a_documents_customer_upsert_stores_what_the_full_upsert_stores() {
+    let (da, db) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (a, b) = (open(da.path()), open(db.path()));
+    let (ca, cb) = (
+        a.create_company(company()).unwrap(),
+        b.create_company(company()).unwrap(),
+    );
+    let base = CustomerInput {
+        identification_number: "123".into(),
+        name: "Ana".into(),
+        email: "ana@example.com".into(),
+        address: Some("Cra 7".into()),
+        phone: Some("300".into()),
+        ..Default::default()
+    };
+    let steps = [
+        base.clone(),
+        base.clone(),
+        CustomerInput {
+            phone: None,
+            address: None,
+            ..base.clone()
+        },
+        CustomerInput {
+            email: String::new(),
+            ..base.clone()
+        },
+        CustomerInput {
+            phone: Some("301".into()),
+            ..base.clone()
+        },
+        CustomerInput {
+            phone: Some("301".into()),
+            ..base.clone()
+        },
+        CustomerInput {
+            email: "otra@example.com".into(),
+            municipality_code: Some("11001".into()),
+            ..base.clone()
+        },
+        CustomerInput {
+            name: "Ana María".into(),
+            ..base.clone()
+        },
+        base.clone(),
+    ];
+    let plain = |mut c: Customer| {
+        c.created_at = Default::default();
+        c.updated_at = Default::default();
+        c
+    };
+    for (i, input) in steps.iter().enumerate() {
+        let id = a.upsert_customer_id(ca.id, input).unwrap();
+        let full = b.upsert_customer(cb.id, input.clone()).unwrap();
+        let stored = a.customer(ca.id, id).unwrap().unwrap();
+        assert_eq!(plain(stored), plain(full), "step {i}");
+    }
+}
+
 #[test]
 fn numbers_are_gapless_and_bounded_by_the_range() {
     let dir = tempfile::tempdir().unwrap();

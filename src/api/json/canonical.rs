@@ -24,18 +24,44 @@ const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 /// refusal read the body again the ordinary way.
 pub fn canonical(body: &[u8]) -> Result<Vec<u8>, serde_json::Error> {
     let mut out = Vec::with_capacity(body.len());
+    let mut work = Work::default();
     let mut de = serde_json::Deserializer::from_slice(body);
-    Writer { out: &mut out }.deserialize(&mut de)?;
+    Writer {
+        out: &mut out,
+        work: &mut work,
+    }
+    .deserialize(&mut de)?;
     de.end()?;
     Ok(out)
 }
 
-/// Writes the value it is given, canonically, at the end of `out`.
-struct Writer<'o> {
-    out: &'o mut Vec<u8>,
+/// Room every object of a body shares, so that none allocates its own: a
+/// stack of entries (an object's above those of the objects it is in) and
+/// the buffer an object's entries are put in order through.
+#[derive(Default)]
+struct Work<'de> {
+    /// An entry: its key, and where its `"key":value` bytes lie in `out`.
+    entries: Vec<(Cow<'de, str>, usize, usize)>,
+    scratch: Vec<u8>,
 }
 
-impl<'de> DeserializeSeed<'de> for Writer<'_> {
+/// Writes the value it is given, canonically, at the end of `out`.
+struct Writer<'o, 'de> {
+    out: &'o mut Vec<u8>,
+    work: &'o mut Work<'de>,
+}
+
+impl<'de> Writer<'_, 'de> {
+    /// A writer for a value inside this one.
+    fn child(&mut self) -> Writer<'_, 'de> {
+        Writer {
+            out: self.out,
+            work: self.work,
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Writer<'_, 'de> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
@@ -48,7 +74,7 @@ fn write_str<E: de::Error>(out: &mut Vec<u8>, s: &str) -> Result<(), E> {
     serde_json::to_writer(out, s).map_err(E::custom)
 }
 
-impl<'de> Visitor<'de> for Writer<'_> {
+impl<'de> Visitor<'de> for Writer<'_, 'de> {
     type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -66,14 +92,14 @@ impl<'de> Visitor<'de> for Writer<'_> {
         Ok(())
     }
 
-    // With `arbitrary_precision` serde_json gives numbers as a map (below);
-    // these are here for completeness and write what a `Value` would.
+    // An integer's digits, as a `Value`'s number writes them (other
+    // numbers come as a map, below).
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<(), E> {
-        serde_json::to_writer(self.out, &serde_json::Number::from(v)).map_err(E::custom)
+        serde_json::to_writer(self.out, &v).map_err(E::custom)
     }
 
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<(), E> {
-        serde_json::to_writer(self.out, &serde_json::Number::from(v)).map_err(E::custom)
+        serde_json::to_writer(self.out, &v).map_err(E::custom)
     }
 
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<(), E> {
@@ -84,7 +110,7 @@ impl<'de> Visitor<'de> for Writer<'_> {
         write_str(self.out, v)
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
         self.out.push(b'[');
         let mut first = true;
         loop {
@@ -92,7 +118,7 @@ impl<'de> Visitor<'de> for Writer<'_> {
             if !first {
                 self.out.push(b',');
             }
-            if seq.next_element_seed(Writer { out: self.out })?.is_none() {
+            if seq.next_element_seed(self.child())?.is_none() {
                 self.out.truncate(mark);
                 break;
             }
@@ -102,12 +128,11 @@ impl<'de> Visitor<'de> for Writer<'_> {
         Ok(())
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+    fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
         let start = self.out.len();
-        // Each entry: its key, and where its `"key":value` bytes lie.
-        let mut entries: Vec<(Cow<'de, str>, usize, usize)> = Vec::new();
+        let base = self.work.entries.len();
         while let Some(key) = map.next_key_seed(KeyText)? {
-            if entries.is_empty() && key == NUMBER_TOKEN {
+            if self.work.entries.len() == base && key == NUMBER_TOKEN {
                 // A number, as a `Value` reads it: its text, parsed.
                 let text = map.next_value_seed(KeyText)?;
                 let number: serde_json::Number = text.parse().map_err(de::Error::custom)?;
@@ -116,26 +141,32 @@ impl<'de> Visitor<'de> for Writer<'_> {
             let from = self.out.len();
             write_str(self.out, &key)?;
             self.out.push(b':');
-            map.next_value_seed(Writer { out: self.out })?;
-            entries.push((key, from, self.out.len()));
+            map.next_value_seed(self.child())?;
+            let to = self.out.len();
+            self.work.entries.push((key, from, to));
         }
-        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        if let Some(pair) = entries.windows(2).find(|w| w[0].0 == w[1].0) {
+        let Work { entries, scratch } = &mut *self.work;
+        let mine = &mut entries[base..];
+        mine.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        if let Some(pair) = mine.windows(2).find(|w| w[0].0 == w[1].0) {
             return Err(de::Error::custom(format_args!(
                 "duplicate key `{}`",
                 pair[0].0
             )));
         }
-        let written = self.out.split_off(start);
+        scratch.clear();
+        scratch.extend_from_slice(&self.out[start..]);
+        self.out.truncate(start);
         self.out.push(b'{');
-        for (i, (_, from, to)) in entries.iter().enumerate() {
+        for (i, (_, from, to)) in mine.iter().enumerate() {
             if i > 0 {
                 self.out.push(b',');
             }
             self.out
-                .extend_from_slice(&written[from - start..to - start]);
+                .extend_from_slice(&scratch[from - start..to - start]);
         }
         self.out.push(b'}');
+        entries.truncate(base);
         Ok(())
     }
 }
