@@ -6,6 +6,7 @@
 // Cryptography and codes.
 pub mod c14n;
 pub mod codes;
+pub mod date_text;
 pub mod events;
 pub mod signing_key;
 pub mod xades;

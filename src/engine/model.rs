@@ -785,13 +785,13 @@ impl IssuerContext {
     }
 
     /// `cbc:IssueDate` text (Colombian date).
-    pub fn issue_date(&self) -> String {
-        self.colombia_instant().format("%Y-%m-%d").to_string()
+    pub fn issue_date(&self) -> super::date_text::DateText {
+        super::date_text::date(self.colombia_instant().date_naive())
     }
 
     /// `cbc:IssueTime` text, `HH:MM:SS-05:00`.
-    pub fn issue_time(&self) -> String {
-        self.colombia_instant().format("%H:%M:%S%:z").to_string()
+    pub fn issue_time(&self) -> super::date_text::DateText {
+        super::date_text::time(&self.colombia_instant())
     }
 
     /// The Colombian calendar date of issue.

@@ -353,7 +353,7 @@ fn sign_inner(
 
     let colombia = FixedOffset::west_opt(5 * 3600).ok_or(XadesError::Contract("offset"))?;
     let signing_time = signing_time.with_timezone(&colombia);
-    let time_text = signing_time.format("%Y-%m-%dT%H:%M:%S%.3f%:z").to_string();
+    let time_text = super::date_text::instant_millis(&signing_time);
 
     // Deterministic Ids: same document, time and certificate → same bytes.
     let mut h = Sha256::new();

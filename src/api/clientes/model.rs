@@ -152,11 +152,13 @@ impl CustomerRequest {
         ];
         for (name, value, max) in texts {
             let Some(value) = value else { continue };
-            let field = f(name);
-            if errors.iter().any(|e| e.field == field) {
+            // The field's name is only made for a problem (the usual
+            // customer has none).
+            let Some(problem) = text_problem(value, max) else {
                 continue;
-            }
-            if let Some(problem) = text_problem(value, max) {
+            };
+            let field = f(name);
+            if !errors.iter().any(|e| e.field == field) {
                 errors.push(FieldError::new(field, problem));
             }
         }

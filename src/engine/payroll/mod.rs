@@ -30,11 +30,11 @@ pub fn generation(doc: &PayrollDocument, ctx: &IssuerContext) -> (String, String
     let date = doc
         .generation_date
         .map(|d| d.format("%Y-%m-%d").to_string())
-        .unwrap_or_else(|| ctx.issue_date());
+        .unwrap_or_else(|| ctx.issue_date().to_string());
     let time = doc
         .generation_time
         .clone()
-        .unwrap_or_else(|| ctx.issue_time());
+        .unwrap_or_else(|| ctx.issue_time().to_string());
     (date, time)
 }
 

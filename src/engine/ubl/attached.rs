@@ -135,7 +135,7 @@ pub fn build(input: &AttachedInput<'_>) -> Result<String, UblError> {
         code: b.code.to_string(),
         scheme_name: b.doc.kind.code_scheme().scheme_name().to_string(),
         environment: b.ctx.environment.to_string(),
-        issue_date: b.ctx.issue_date(),
+        issue_date: b.ctx.issue_date().to_string(),
         sender: TaxParty::of(sender),
         receiver: TaxParty::of(receiver),
     };

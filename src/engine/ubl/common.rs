@@ -6,6 +6,7 @@ use rust_decimal::Decimal;
 
 use super::{BuildInput, UblError};
 use crate::engine::codes::nit_check_digit;
+use crate::engine::date_text;
 use crate::engine::model::{
     Address, AllowanceCharge, Document, DocumentKind, Line, Party, RootElement, TaxRate,
 };
@@ -145,11 +146,8 @@ fn write_dian_extension(w: &mut XmlWriter, input: &BuildInput<'_>) {
         w.open("sts:InvoiceControl");
         w.el("sts:InvoiceAuthorization", &res.number);
         w.open("sts:AuthorizationPeriod");
-        w.el(
-            "cbc:StartDate",
-            &res.valid_from.format("%Y-%m-%d").to_string(),
-        );
-        w.el("cbc:EndDate", &res.valid_to.format("%Y-%m-%d").to_string());
+        w.el("cbc:StartDate", &date_text::date(res.valid_from));
+        w.el("cbc:EndDate", &date_text::date(res.valid_to));
         w.end("sts:AuthorizationPeriod");
         w.open("sts:AuthorizedInvoices");
         if !res.prefix.is_empty() {
@@ -668,10 +666,7 @@ fn write_paper_reference(w: &mut XmlWriter, input: &BuildInput<'_>) {
         return;
     }
     let (number, date) = match &input.doc.paper_reference {
-        Some(r) => (
-            r.number.clone(),
-            r.issue_date.format("%Y-%m-%d").to_string(),
-        ),
+        Some(r) => (r.number.clone(), date_text::date(r.issue_date)),
         None => (input.ctx.document_number(), input.ctx.issue_date()),
     };
     w.open("cac:AdditionalDocumentReference");

@@ -258,19 +258,21 @@ fn map_line(
     let mut withholdings = Vec::new();
     let mut tax_sources = Vec::new();
     let mut withholding_sources = Vec::new();
-    let mut seen: Vec<String> = Vec::new();
     for (j, t) in l.tax_totals.iter().flatten().enumerate() {
         let field = TaxAt { at, j };
         let Some(tax) = map_tax(&field, t, true, e) else {
             continue;
         };
-        if seen.contains(&tax.code) {
+        if taxes
+            .iter()
+            .chain(&withholdings)
+            .any(|s: &LineTax| s.code == tax.code)
+        {
             e.push(
                 format!("{field}.tax_code"),
                 format!("tax {} appears twice on the line", tax.code),
             );
         }
-        seen.push(tax.code.clone());
         if codes::is_withholding(&tax.code) {
             withholdings.push(tax);
             withholding_sources.push(j);

@@ -357,6 +357,11 @@ impl FacturacionRequest {
 /// (enabled by rust_decimal's `serde-with-arbitrary-precision`) a
 /// [`serde_json::Number`] keeps the literal text, which is parsed exactly.
 pub(crate) mod amount {
+    use std::fmt;
+
+    use serde::de::value::MapAccessDeserializer;
+    use serde::de::{MapAccess, Visitor};
+
     use super::*;
 
     /// Parses a JSON number literal without rounding; `None` when it does
@@ -369,37 +374,85 @@ pub(crate) mod amount {
         }
     }
 
-    fn convert<E: serde::de::Error>(n: serde_json::Number) -> Result<Decimal, E> {
-        let text = n.to_string();
-        parse_exact(&text).ok_or_else(|| {
+    fn exact<E: serde::de::Error>(text: &str) -> Result<Decimal, E> {
+        parse_exact(text).ok_or_else(|| {
             E::custom(format!(
                 "number {text} is out of range or has more than 28 decimals"
             ))
         })
     }
 
+    /// A JSON number read as a `serde_json::Number` reads it, then exactly:
+    /// an integer straight from the parser's value (its text is its
+    /// digits), any other from its text (arbitrary precision hands it over
+    /// as a one-entry map). No text is copied for an integer.
+    struct Exact(Decimal);
+
+    impl<'de> Deserialize<'de> for Exact {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(ExactVisitor).map(Exact)
+        }
+    }
+
+    struct ExactVisitor;
+
+    impl<'de> Visitor<'de> for ExactVisitor {
+        type Value = Decimal;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON number")
+        }
+
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Decimal, E> {
+            Ok(Decimal::from(v))
+        }
+
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Decimal, E> {
+            Ok(Decimal::from(v))
+        }
+
+        fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Decimal, E> {
+            let n =
+                serde_json::Number::from_f64(v).ok_or_else(|| E::custom("not a JSON number"))?;
+            exact(n.as_str())
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Decimal, A::Error> {
+            let n = serde_json::Number::deserialize(MapAccessDeserializer::new(map))?;
+            exact(n.as_str())
+        }
+    }
+
     pub fn required<'de, D: Deserializer<'de>>(d: D) -> Result<Decimal, D::Error> {
-        convert(serde_json::Number::deserialize(d)?)
+        Exact::deserialize(d).map(|e| e.0)
     }
 
     pub fn option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Decimal>, D::Error> {
-        Option::<serde_json::Number>::deserialize(d)?
-            .map(convert)
-            .transpose()
+        Ok(Option::<Exact>::deserialize(d)?.map(|e| e.0))
     }
 }
 
 /// Code strings that also accept a JSON integer.
 pub(crate) mod code {
-    use super::*;
+    use std::fmt;
+
+    use serde::de::value::{MapAccessDeserializer, SeqAccessDeserializer};
+    use serde::de::{MapAccess, SeqAccess, Visitor};
     use serde_json::Value;
 
+    use super::*;
+
+    const NOT_AN_INTEGER: Unexpected<'static> =
+        Unexpected::Other("a number that is not a non-negative integer");
+
+    /// What a code read as a JSON value gives: a string as it is, a
+    /// non-negative integer as its digits, anything else refused.
     fn convert<E: serde::de::Error>(v: Value) -> Result<String, E> {
         let unexpected = match &v {
             Value::String(s) => return Ok(s.clone()),
             Value::Number(n) => match n.as_u64() {
                 Some(u) => return Ok(u.to_string()),
-                None => Unexpected::Other("a number that is not a non-negative integer"),
+                None => NOT_AN_INTEGER,
             },
             Value::Null => Unexpected::Unit,
             Value::Bool(b) => Unexpected::Bool(*b),
@@ -409,11 +462,163 @@ pub(crate) mod code {
         Err(E::invalid_type(unexpected, &"a code string"))
     }
 
+    /// [`convert`] without the `Value` for a string or an integer (nearly
+    /// every code); anything else is read as a `Value` and converted.
+    struct Code(String);
+
+    impl<'de> Deserialize<'de> for Code {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            d.deserialize_any(CodeVisitor).map(Code)
+        }
+    }
+
+    struct CodeVisitor;
+
+    impl<'de> Visitor<'de> for CodeVisitor {
+        type Value = String;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a code string")
+        }
+
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<String, E> {
+            Ok(v.to_owned())
+        }
+
+        fn visit_string<E: serde::de::Error>(self, v: String) -> Result<String, E> {
+            Ok(v)
+        }
+
+        fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<String, E> {
+            Ok(v.to_string())
+        }
+
+        fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<String, E> {
+            convert(Value::from(v))
+        }
+
+        fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<String, E> {
+            convert(Value::from(v))
+        }
+
+        fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<String, E> {
+            convert(Value::Bool(v))
+        }
+
+        fn visit_unit<E: serde::de::Error>(self) -> Result<String, E> {
+            convert(Value::Null)
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<String, A::Error> {
+            convert(Value::deserialize(SeqAccessDeserializer::new(seq))?)
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<String, A::Error> {
+            convert(Value::deserialize(MapAccessDeserializer::new(map))?)
+        }
+    }
+
     pub fn required<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
-        convert(Value::deserialize(d)?)
+        Code::deserialize(d).map(|c| c.0)
     }
 
     pub fn option<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-        Option::<Value>::deserialize(d)?.map(convert).transpose()
+        Ok(Option::<Code>::deserialize(d)?.map(|c| c.0))
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #![allow(clippy::unwrap_used)]
+        use super::*;
+
+        #[derive(Debug, Deserialize)]
+        struct Codes {
+            #[serde(deserialize_with = "required")]
+            code: String,
+            #[serde(default, deserialize_with = "option")]
+            optional: Option<String>,
+            #[serde(default, deserialize_with = "super::super::amount::option")]
+            amount: Option<Decimal>,
+        }
+
+        /// The route these replaced: the field read as a `Value` (or a
+        /// `Number`), then converted.
+        fn through_value(json: &str) -> Result<String, String> {
+            let v: Value = serde_json::from_str(json).map_err(|e| e.to_string())?;
+            let code =
+                convert::<serde_json::Error>(v["code"].clone()).map_err(|e| e.to_string())?;
+            let optional = match &v["optional"] {
+                Value::Null => None,
+                o => Some(convert::<serde_json::Error>(o.clone()).map_err(|e| e.to_string())?),
+            };
+            let amount = match &v["amount"] {
+                Value::Null => None,
+                Value::Number(n) => Some(
+                    super::super::amount::parse_exact(&n.to_string())
+                        .ok_or_else(|| format!("number {n} is out of range"))?,
+                ),
+                other => return Err(format!("invalid type: {other}")),
+            };
+            Ok(format!("{code:?} {optional:?} {amount:?}"))
+        }
+
+        fn directly(json: &str) -> Result<String, String> {
+            let c: Codes = serde_json::from_str(json).map_err(|e| e.to_string())?;
+            Ok(format!("{:?} {:?} {:?}", c.code, c.optional, c.amount))
+        }
+
+        #[test]
+        fn codes_and_amounts_read_as_through_a_value() {
+            for json in [
+                r#"{"code":"01","optional":"ZZ","amount":19}"#,
+                r#"{"code":2,"optional":null,"amount":12.50}"#,
+                r#"{"code":"\u0041","amount":-0}"#,
+                r#"{"code":18446744073709551615,"amount":1e-2}"#,
+                r#"{"code":"x","amount":-7}"#,
+                r#"{"code":"x","amount":79228162514264337593543950335}"#,
+                r#"{"code":"x","amount":0.0000000000000000000000000001}"#,
+            ] {
+                assert_eq!(directly(json), through_value(json), "{json}");
+            }
+            // Refusals: the same kind and the same words (the position aside).
+            for (json, words) in [
+                (
+                    r#"{"code":-1}"#,
+                    "a number that is not a non-negative integer",
+                ),
+                (
+                    r#"{"code":1.5}"#,
+                    "a number that is not a non-negative integer",
+                ),
+                (
+                    r#"{"code":true}"#,
+                    "invalid type: boolean `true`, expected a code string",
+                ),
+                (
+                    r#"{"code":null}"#,
+                    "invalid type: null, expected a code string",
+                ),
+                (
+                    r#"{"code":[1]}"#,
+                    "invalid type: sequence, expected a code string",
+                ),
+                (
+                    r#"{"code":{"a":1}}"#,
+                    "invalid type: map, expected a code string",
+                ),
+                (
+                    r#"{"code":"x","optional":3.5}"#,
+                    "not a non-negative integer",
+                ),
+                (r#"{"code":"x","amount":"1"}"#, "expected a JSON number"),
+                (
+                    r#"{"code":"x","amount":1e400}"#,
+                    "out of range or has more than 28 decimals",
+                ),
+            ] {
+                let got = directly(json).unwrap_err();
+                assert!(got.contains(words), "{json}: {got}");
+            }
+        }
     }
 }
