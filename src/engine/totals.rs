@@ -14,6 +14,7 @@
 //! All arithmetic is checked: an overflow is an error, never a panic.
 
 use std::collections::BTreeMap;
+use std::fmt::Display;
 
 use rust_decimal::{Decimal, RoundingStrategy};
 use thiserror::Error;
@@ -183,22 +184,26 @@ impl Totals {
     }
 }
 
-fn add(a: Decimal, b: Decimal, what: &str) -> Result<Decimal, TotalsError> {
+fn add(a: Decimal, b: Decimal, what: &(impl Display + ?Sized)) -> Result<Decimal, TotalsError> {
     a.checked_add(b)
         .ok_or_else(|| TotalsError::Overflow(what.to_string()))
 }
 
-fn sub(a: Decimal, b: Decimal, what: &str) -> Result<Decimal, TotalsError> {
+fn sub(a: Decimal, b: Decimal, what: &(impl Display + ?Sized)) -> Result<Decimal, TotalsError> {
     a.checked_sub(b)
         .ok_or_else(|| TotalsError::Overflow(what.to_string()))
 }
 
-fn mul(a: Decimal, b: Decimal, what: &str) -> Result<Decimal, TotalsError> {
+fn mul(a: Decimal, b: Decimal, what: &(impl Display + ?Sized)) -> Result<Decimal, TotalsError> {
     a.checked_mul(b)
         .ok_or_else(|| TotalsError::Overflow(what.to_string()))
 }
 
-fn percent_of(base: Decimal, percent: Decimal, what: &str) -> Result<Decimal, TotalsError> {
+fn percent_of(
+    base: Decimal,
+    percent: Decimal,
+    what: &(impl Display + ?Sized),
+) -> Result<Decimal, TotalsError> {
     let product = mul(base, percent, what)?;
     product
         .checked_div(Decimal::ONE_HUNDRED)
@@ -209,7 +214,7 @@ fn percent_of(base: Decimal, percent: Decimal, what: &str) -> Result<Decimal, To
 fn sum_allowances(
     items: &[AllowanceCharge],
     charges: bool,
-    what: &str,
+    what: &(impl Display + ?Sized),
 ) -> Result<Decimal, TotalsError> {
     items
         .iter()
@@ -221,7 +226,7 @@ fn compute_tax(
     tax: &LineTax,
     line: &Line,
     default_base: Decimal,
-    what: &str,
+    what: &(impl Display + ?Sized),
 ) -> Result<ComputedTax, TotalsError> {
     let (taxable, amount) = match tax.rate {
         TaxRate::Percent(p) => {
@@ -242,7 +247,8 @@ fn compute_tax(
 
 /// Totals of one line; `index` only names the line in errors.
 pub fn line_totals(line: &Line, index: usize) -> Result<LineTotals, TotalsError> {
-    let what = format!("lines[{index}]");
+    // Named only in an error.
+    let what = &format_args!("lines[{index}]");
     let gross = round2(mul(line.quantity, line.unit_price, &what)?);
     let allowances = sum_allowances(&line.allowances_charges, false, &what)?;
     let charges = sum_allowances(&line.allowances_charges, true, &what)?;
@@ -288,16 +294,21 @@ fn rate_key(rate: TaxRate) -> (u8, Decimal) {
 
 fn group<'a>(
     items: impl Iterator<Item = &'a ComputedTax>,
-    what: &str,
+    what: &(impl Display + ?Sized),
 ) -> Result<Vec<TaxGroup>, TotalsError> {
     let mut map: BTreeMap<String, BTreeMap<(u8, Decimal), TaxSubtotal>> = BTreeMap::new();
     for t in items {
         if t.is_omitted_empty() {
             continue;
         }
+        // The code copied only for its first tax.
+        if !map.contains_key(t.code.as_str()) {
+            map.insert(t.code.clone(), BTreeMap::new());
+        }
         let sub = map
-            .entry(t.code.clone())
-            .or_default()
+            .get_mut(t.code.as_str())
+            // Never: the entry is there (inserted just above).
+            .ok_or_else(|| TotalsError::Overflow(what.to_string()))?
             .entry(rate_key(t.rate))
             .or_insert_with(|| TaxSubtotal {
                 rate: t.rate,
@@ -379,19 +390,35 @@ pub fn compute(doc: &Document) -> Result<Totals, TotalsError> {
     })
 }
 
-fn compare(field: String, declared: Option<Decimal>, computed: Decimal) -> Result<(), TotalsError> {
+/// The field's name is formatted only for a mismatch: a document that
+/// agrees (nearly all) formats none.
+fn compare(
+    field: impl Display,
+    declared: Option<Decimal>,
+    computed: Decimal,
+) -> Result<(), TotalsError> {
     match declared {
         Some(d)
             if d.checked_sub(computed)
                 .is_none_or(|diff| diff.abs() > TOLERANCE) =>
         {
             Err(TotalsError::Mismatch {
-                field,
+                field: field.to_string(),
                 declared: d,
                 computed,
             })
         }
         _ => Ok(()),
+    }
+}
+
+/// `prefix` then `name`, written when displayed.
+struct Prefixed(&'static str, &'static str);
+
+impl Display for Prefixed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)?;
+        f.write_str(self.1)
     }
 }
 
@@ -402,27 +429,27 @@ fn compare(field: String, declared: Option<Decimal>, computed: Decimal) -> Resul
 pub fn check_declared(doc: &Document, totals: &Totals) -> Result<(), TotalsError> {
     for (i, (line, lt)) in doc.lines.iter().zip(&totals.lines).enumerate() {
         compare(
-            format!("lines[{i}].line_extension_amount"),
+            format_args!("lines[{i}].line_extension_amount"),
             line.line_extension,
             lt.line_extension,
         )?;
         for (j, (tax, ct)) in line.taxes.iter().zip(&lt.taxes).enumerate() {
             compare(
-                format!("lines[{i}].tax_totals[{j}].tax_amount"),
+                format_args!("lines[{i}].tax_totals[{j}].tax_amount"),
                 tax.amount,
                 ct.amount,
             )?;
         }
         for (j, (tax, ct)) in line.withholdings.iter().zip(&lt.withholdings).enumerate() {
             compare(
-                format!("lines[{i}].withholdings[{j}].tax_amount"),
+                format_args!("lines[{i}].withholdings[{j}].tax_amount"),
                 tax.amount,
                 ct.amount,
             )?;
         }
     }
     if let Some(d) = &doc.declared {
-        let f = |name: &str| format!("legal_monetary_totals.{name}");
+        let f = |name: &'static str| Prefixed("legal_monetary_totals.", name);
         compare(
             f("line_extension_amount"),
             d.line_extension,

@@ -2,6 +2,8 @@
 //! extensions block, parties, taxes, totals and lines, and the document
 //! skeleton that each family parameterizes.
 
+use std::borrow::Cow;
+
 use rust_decimal::Decimal;
 
 use super::{BuildInput, UblError};
@@ -294,16 +296,30 @@ fn write_address(w: &mut XmlWriter, element: &str, a: &Address) {
 /// `cbc:CompanyID` (or `cbc:ID`) of a party: the number, with the DV in
 /// `schemeID` and the identification type in `schemeName`.
 fn write_party_id(w: &mut XmlWriter, element: &str, p: &Party) {
-    let dv = p.effective_check_digit().map(|d| d.to_string());
-    let mut attrs: Vec<(&str, &str)> = vec![
+    write_scheme_id(w, element, p, &p.id_type, p.effective_check_digit());
+}
+
+/// A check digit's text (a single digit, nearly always, is not copied).
+fn digit_text(d: u8) -> Cow<'static, str> {
+    const DIGITS: [&str; 10] = ["0", "1", "2", "3", "4", "5", "6", "7", "8", "9"];
+    match DIGITS.get(usize::from(d)) {
+        Some(text) => Cow::Borrowed(text),
+        None => Cow::Owned(d.to_string()),
+    }
+}
+
+/// `element` holding the party's number, with the authority as the scheme's
+/// agency, `scheme_name`, and the check digit (if any) as `schemeID`.
+fn write_scheme_id(w: &mut XmlWriter, element: &str, p: &Party, scheme_name: &str, dv: Option<u8>) {
+    let dv = dv.map(digit_text);
+    let attrs = [
         ("schemeAgencyID", DIAN_AGENCY_ID),
         ("schemeAgencyName", DIAN_AGENCY_NAME),
-        ("schemeName", p.id_type.as_str()),
+        ("schemeName", scheme_name),
+        ("schemeID", dv.as_deref().unwrap_or_default()),
     ];
-    if let Some(dv) = dv.as_deref() {
-        attrs.push(("schemeID", dv));
-    }
-    w.leaf(element, &attrs, &p.id_number);
+    let with_digit = if dv.is_some() { 4 } else { 3 };
+    w.leaf(element, &attrs[..with_digit], &p.id_number);
 }
 
 /// `cbc:CompanyID` as a NIT: `schemeName` 31 and the check digit of the
@@ -316,17 +332,8 @@ fn write_nit_id(w: &mut XmlWriter, element: &str, p: &Party) {
         p.effective_check_digit()
     } else {
         nit_check_digit(&p.id_number)
-    }
-    .map(|d| d.to_string());
-    let mut attrs: Vec<(&str, &str)> = vec![
-        ("schemeAgencyID", DIAN_AGENCY_ID),
-        ("schemeAgencyName", DIAN_AGENCY_NAME),
-        ("schemeName", "31"),
-    ];
-    if let Some(dv) = dv.as_deref() {
-        attrs.push(("schemeID", dv));
-    }
-    w.leaf(element, &attrs, &p.id_number);
+    };
+    write_scheme_id(w, element, p, "31", dv);
 }
 
 /// How a party's `cac:PartyTaxScheme/cbc:CompanyID` is written.
