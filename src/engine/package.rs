@@ -25,6 +25,8 @@
 //!
 //! One XML per ZIP (the synchronous operation accepts no more).
 
+use std::fmt::Write as _;
+
 use chrono::{DateTime, Datelike, FixedOffset, Timelike};
 use thiserror::Error;
 
@@ -78,24 +80,30 @@ pub struct FileNames {
 }
 
 /// NIT without anything but digits, left-padded to 10 (longer NITs are kept
-/// whole).
-fn nit10(nit: &str) -> String {
-    let digits: String = nit.chars().filter(|c| c.is_ascii_digit()).collect();
-    format!("{digits:0>10}")
+/// whole), written at the end of `out`.
+fn push_nit10(out: &mut String, nit: &str) {
+    let digits = nit.bytes().filter(u8::is_ascii_digit).count();
+    out.extend(std::iter::repeat_n('0', 10usize.saturating_sub(digits)));
+    out.extend(nit.chars().filter(char::is_ascii_digit));
 }
 
 /// Names for a document of `kind` issued by `nit` in `year`, with the
-/// year's file consecutive.
+/// year's file consecutive. Each name is made at its length (no `String`
+/// grows): three a document.
 pub fn file_names(kind: DocumentKind, nit: &str, year: i32, consecutive: u32) -> FileNames {
-    let tail = format!(
-        "{}{PROVIDER_CODE}{:02}{consecutive:08x}",
-        nit10(nit),
-        year.rem_euclid(100)
-    );
+    let name = |head: &str, ext: &str| {
+        let mut out = String::with_capacity(head.len() + nit.len().max(10) + 17);
+        out.push_str(head);
+        push_nit10(&mut out, nit);
+        out.push_str(PROVIDER_CODE);
+        let _ = write!(out, "{:02}{consecutive:08x}", year.rem_euclid(100));
+        out.push_str(ext);
+        out
+    };
     FileNames {
-        xml: format!("{}{tail}.xml", file_prefix(kind)),
-        zip: format!("z{tail}.zip"),
-        attached: format!("ad{tail}.xml"),
+        xml: name(file_prefix(kind), ".xml"),
+        zip: name("z", ".zip"),
+        attached: name("ad", ".xml"),
     }
 }
 
@@ -152,6 +160,9 @@ mod tests {
         assert_eq!(n.attached, "ad0900000001000253b023381.xml");
         let n = file_names(DocumentKind::SupportAdjustment, "800.197.268", 2009, 12);
         assert_eq!(n.xml, "nds080019726800009".to_string() + "0000000c.xml");
+        // A NIT of more than ten digits is kept whole.
+        let n = file_names(DocumentKind::Invoice, "123-456789012", 2026, 255);
+        assert_eq!(n.zip, "z12345678901200026000000ff.zip");
         let prefixes: Vec<_> = DocumentKind::ALL.iter().map(|k| file_prefix(*k)).collect();
         assert_eq!(
             prefixes,
