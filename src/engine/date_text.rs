@@ -6,53 +6,15 @@
 //! 0-9999, an offset with seconds, a leap second) is written by chrono,
 //! into the same buffer.
 
-use std::fmt::{self, Write as _};
-use std::ops::Deref;
+use std::fmt::Write as _;
 
 use chrono::{DateTime, Datelike, FixedOffset, NaiveDate, Timelike};
 
-/// A date or time's text, at most 48 bytes (chrono's longest for these
-/// patterns is 33).
-pub struct DateText {
-    buf: [u8; 48],
-    len: usize,
-}
+use super::stack_text::StackText;
 
-impl DateText {
-    fn new() -> Self {
-        DateText {
-            buf: [0; 48],
-            len: 0,
-        }
-    }
-}
-
-impl fmt::Write for DateText {
-    fn write_str(&mut self, s: &str) -> fmt::Result {
-        let end = self.len + s.len();
-        self.buf
-            .get_mut(self.len..end)
-            .ok_or(fmt::Error)?
-            .copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
-    }
-}
-
-impl Deref for DateText {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        // Only whole `str`s are ever written in.
-        std::str::from_utf8(&self.buf[..self.len]).unwrap_or_default()
-    }
-}
-
-impl fmt::Display for DateText {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self)
-    }
-}
+/// A date or time's text (chrono's longest for these patterns is 33
+/// bytes).
+pub type DateText = StackText<48>;
 
 fn four_digit_year(year: i32) -> bool {
     (0..=9999).contains(&year)
@@ -75,7 +37,7 @@ pub fn date(d: NaiveDate) -> DateText {
     let fast = four_digit_year(d.year())
         && write!(t, "{:04}-{:02}-{:02}", d.year(), d.month(), d.day()).is_ok();
     if !fast {
-        t.len = 0;
+        t.clear();
         let _ = write!(t, "{}", d.format("%Y-%m-%d"));
     }
     t
@@ -88,7 +50,7 @@ pub fn time(at: &DateTime<FixedOffset>) -> DateText {
         && write!(t, "{:02}:{:02}:{:02}", at.hour(), at.minute(), at.second()).is_ok()
         && write_offset(&mut t, at.offset()).is_some();
     if !fast {
-        t.len = 0;
+        t.clear();
         let _ = write!(t, "{}", at.format("%H:%M:%S%:z"));
     }
     t
@@ -113,7 +75,7 @@ pub fn instant_millis(at: &DateTime<FixedOffset>) -> DateText {
         .is_ok()
         && write_offset(&mut t, at.offset()).is_some();
     if !fast {
-        t.len = 0;
+        t.clear();
         let _ = write!(t, "{}", at.format("%Y-%m-%dT%H:%M:%S%.3f%:z"));
     }
     t

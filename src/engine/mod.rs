@@ -9,6 +9,7 @@ pub mod codes;
 pub mod date_text;
 pub mod events;
 pub mod signing_key;
+pub mod stack_text;
 pub mod xades;
 
 // Document model, totals and XML.

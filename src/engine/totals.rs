@@ -296,19 +296,15 @@ fn group<'a>(
     items: impl Iterator<Item = &'a ComputedTax>,
     what: &(impl Display + ?Sized),
 ) -> Result<Vec<TaxGroup>, TotalsError> {
-    let mut map: BTreeMap<String, BTreeMap<(u8, Decimal), TaxSubtotal>> = BTreeMap::new();
+    // Keyed by the borrowed code: it is copied once a group, below.
+    let mut map: BTreeMap<&str, BTreeMap<(u8, Decimal), TaxSubtotal>> = BTreeMap::new();
     for t in items {
         if t.is_omitted_empty() {
             continue;
         }
-        // The code copied only for its first tax.
-        if !map.contains_key(t.code.as_str()) {
-            map.insert(t.code.clone(), BTreeMap::new());
-        }
         let sub = map
-            .get_mut(t.code.as_str())
-            // Never: the entry is there (inserted just above).
-            .ok_or_else(|| TotalsError::Overflow(what.to_string()))?
+            .entry(t.code.as_str())
+            .or_default()
             .entry(rate_key(t.rate))
             .or_insert_with(|| TaxSubtotal {
                 rate: t.rate,
@@ -328,7 +324,7 @@ fn group<'a>(
                 .iter()
                 .try_fold(Decimal::ZERO, |acc, s| add(acc, s.amount, what))?;
             Ok(TaxGroup {
-                code,
+                code: code.to_string(),
                 amount,
                 subtotals,
             })

@@ -1132,6 +1132,15 @@ impl SledStore {
                 (indexed, existing)
             }
         };
+        // A repeat customer with nothing new (the usual invoice) is not
+        // rewritten: its `updated_at` is when its data last changed.
+        let existing = match existing {
+            Some(old) if unchanged_by(&old, input) => {
+                recent.put(ident_key, &old);
+                return Ok(old);
+            }
+            other => other,
+        };
         let (id, created_at) = match (&existing, indexed) {
             (Some(c), _) => (c.id, c.created_at),
             (None, Some(id)) => (id, now),
@@ -1166,17 +1175,7 @@ impl SledStore {
             created_at,
             updated_at: now,
         };
-        // A repeat customer with nothing new (the usual invoice) is not
-        // rewritten: its `updated_at` is when its data last changed.
-        if let Some(old) = existing.filter(|o| {
-            Customer {
-                updated_at: o.updated_at,
-                ..c.clone()
-            } == *o
-        }) {
-            recent.put(ident_key, &old);
-            return Ok(old);
-        }
+
         if indexed.is_none() {
             self.customer_by_ident.insert(&ident_key, &id_key(id))?;
         }

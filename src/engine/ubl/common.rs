@@ -12,6 +12,7 @@ use crate::engine::date_text;
 use crate::engine::model::{
     Address, AllowanceCharge, Document, DocumentKind, Line, Party, RootElement, TaxRate,
 };
+use crate::engine::stack_text::StackText;
 use crate::engine::totals::{round2, tax_name, ComputedTax, LineTotals, TaxGroup, Totals};
 use crate::engine::xml_writer::XmlWriter;
 
@@ -50,7 +51,7 @@ pub fn fmt_amount(d: Decimal) -> NumText {
         r = Decimal::ZERO;
     }
     r.rescale(2);
-    NumText::of(r)
+    num_text(r)
 }
 
 /// A percent or quantity: its own decimals, at least 2 (`19.00`, `0.966`).
@@ -62,49 +63,19 @@ pub fn fmt_decimal(d: Decimal) -> NumText {
     if r.scale() < 2 {
         r.rescale(2);
     }
-    NumText::of(r)
+    num_text(r)
 }
 
-/// A number's text on the stack: a document writes a few dozen of them,
-/// and a `String` each was a heap block each. Any `Decimal` fits: at most
-/// 29 digits, a sign and a point.
-pub struct NumText {
-    bytes: [u8; NumText::CAPACITY],
-    len: usize,
-}
+/// A number's text on the stack. Any `Decimal` fits: at most 29 digits,
+/// a sign and a point.
+pub type NumText = StackText<40>;
 
-impl NumText {
-    const CAPACITY: usize = 40;
-
-    fn of(d: Decimal) -> Self {
-        use std::fmt::Write;
-        let mut text = NumText {
-            bytes: [0; Self::CAPACITY],
-            len: 0,
-        };
-        // Cannot fail: every `Decimal` fits (tested at its extremes).
-        let _ = write!(text, "{d}");
-        text
-    }
-}
-
-impl std::fmt::Write for NumText {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        let end = self.len + s.len();
-        let free = self.bytes.get_mut(self.len..end).ok_or(std::fmt::Error)?;
-        free.copy_from_slice(s.as_bytes());
-        self.len = end;
-        Ok(())
-    }
-}
-
-impl std::ops::Deref for NumText {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        // Only whole `str`s are ever copied in.
-        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or_default()
-    }
+fn num_text(d: Decimal) -> NumText {
+    use std::fmt::Write;
+    let mut text = NumText::new();
+    // Cannot fail: every `Decimal` fits (tested at its extremes).
+    let _ = write!(text, "{d}");
+    text
 }
 
 /// The writer state shared by the builder functions.
