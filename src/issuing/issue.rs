@@ -156,10 +156,14 @@ pub(crate) async fn issue_numbered(
     let store = issuing.store.clone();
     let (tx, rx) = tokio::sync::oneshot::channel::<IssueResult<Built>>();
     let answer = Answer(tx);
+    // The flusher's group commit waits for this document (not for a
+    // window's end) until the job is over.
+    let incoming = store.incoming_commit();
     issuing
         .builds
         .run_then(
             move |pipeline| {
+                let _incoming = incoming;
                 let built = phase_one().and_then(|(doc, input)| {
                     let issued = pipeline.build(input).map_err(building)?;
                     Ok((doc, issued))

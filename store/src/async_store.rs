@@ -16,7 +16,7 @@ use std::sync::Arc;
 use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::error::{StoreError, StoreResult};
-use crate::flusher::{delivered, Committed};
+use crate::flusher::{delivered, Committed, IncomingCommit};
 use crate::model::*;
 use crate::pool::StorePool;
 use crate::sled_store::SledStore;
@@ -281,6 +281,13 @@ impl AsyncStore {
     /// Phase one of issuing ([`DocumentStore::create_document`]).
     pub async fn create_document(&self, new: NewDocument) -> StoreResult<DocumentRecord> {
         self.off_thread(move |s| s.create_document(new)).await
+    }
+
+    /// Tells the flusher a document's phase two is coming (it is queued for
+    /// its build): a group commit waits for it, within its window, until
+    /// the guard is dropped (once the commit was handed over, or failed).
+    pub fn incoming_commit(&self) -> IncomingCommit {
+        self.store.flusher.incoming()
     }
 
     /// Phase two of a document in one round trip to the flusher: its files

@@ -52,7 +52,7 @@ pub mod trees;
 pub use async_store::{AsyncStore, IssuerRecords, ResolutionChoice};
 pub use error::{StoreError, StoreResult};
 pub use file_log::FileRef;
-pub use flusher::Committed;
+pub use flusher::{Committed, IncomingCommit};
 pub use model::*;
 pub use received::*;
 pub use repair::RepairReport;
