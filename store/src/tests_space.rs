@@ -99,3 +99,75 @@ fn cold_pages_are_moved_as_their_bytes_and_read_back_exactly() {
     drop(db);
     check(&open());
 }
+
+/// The length of the newest snapshot in `dir` (one entry a page).
+fn snapshot_len(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.starts_with("snap.") && !name.ends_with(".generating")
+        })
+        .map(|e| e.metadata().unwrap().len())
+        .max()
+        .unwrap()
+}
+
+/// A tree written in key order with larger leaves (`Tree::set_leaf_split`,
+/// PATCHES.md item 13), as the store's `documents`: the same entries in
+/// far fewer pages (sled keeps every page's table entry resident), and
+/// updates among old entries, a reopen and a read in order find them as
+/// written.
+#[test]
+fn larger_leaves_hold_the_same_entries_in_fewer_pages() {
+    const N: u64 = 3_000;
+    let value = |id: u64, round: u8| vec![(id as u8) ^ round; 300];
+    let open = |dir: &Path, leaf: Option<usize>| {
+        let db = sled::Config::new().path(dir).open().unwrap();
+        let tree = db.open_tree("documents").unwrap();
+        if let Some(entries) = leaf {
+            tree.set_leaf_split(entries);
+        }
+        (db, tree)
+    };
+    let fill = |dir: &Path, leaf: Option<usize>| {
+        let (db, tree) = open(dir, leaf);
+        for id in 0..N {
+            tree.insert(id.to_be_bytes(), value(id, 0)).unwrap();
+        }
+        assert!(db.checkpoint().unwrap().is_some());
+        let snapshot = snapshot_len(dir);
+        // A record's state changing later: its full leaf is not split.
+        for id in (0..N).step_by(7) {
+            tree.insert(id.to_be_bytes(), value(id, 1)).unwrap();
+        }
+        drop((tree, db));
+        let (_db, tree) = open(dir, leaf);
+        let read: Vec<(u64, Vec<u8>)> = tree
+            .iter()
+            .map(|kv| {
+                let (k, v) = kv.unwrap();
+                (
+                    u64::from_be_bytes(k.as_ref().try_into().unwrap()),
+                    v.to_vec(),
+                )
+            })
+            .collect();
+        assert_eq!(read.len() as u64, N);
+        for (i, (id, v)) in read.iter().enumerate() {
+            assert_eq!(*id, i as u64);
+            assert_eq!(*v, value(*id, u8::from(id % 7 == 0)));
+        }
+        snapshot
+    };
+    let (small, large) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let with_16 = fill(small.path(), None);
+    let with_64 = fill(large.path(), Some(64));
+    // One entry a page: ~230 leaves of 13 against ~50 of 61 (4.1 KB
+    // against 1.1 KB here, ~0.3 KB of it the tree's other pages).
+    assert!(
+        with_64 * 3 < with_16,
+        "snapshot with 64-entry leaves {with_64} B, with 16 {with_16} B"
+    );
+}

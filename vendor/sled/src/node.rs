@@ -6,6 +6,9 @@ use super::*;
 /// (see `Node::split`): `should_merge` merges a leaf below 4.
 const APPEND_SPLIT_RIGHT: usize = 4;
 
+/// emisor: sled's leaf size, the least `Tree::set_leaf_split` takes.
+pub(crate) const LEAF_SPLIT: usize = 16;
+
 #[derive(Default, Debug, Clone, PartialEq)]
 pub struct Node {
     pub(crate) prefix_len: u8,
@@ -615,13 +618,14 @@ impl Node {
         }
     }
 
-    pub(crate) fn should_split(&self) -> bool {
+    pub(crate) fn should_split(&self, leaf_split: usize) -> bool {
         let threshold = if cfg!(any(test, feature = "lock_free_delays")) {
             2
         } else if self.data.is_index() {
             256
         } else {
-            16
+            // emisor: per tree (`Tree::set_leaf_split`), sled's 16 unless set.
+            leaf_split
         };
 
         let size_checks = self.data.len() > threshold;

@@ -3,7 +3,7 @@ use std::{
     borrow::Cow,
     fmt::{self, Debug},
     ops::{self, Deref, RangeBounds},
-    sync::atomic::Ordering::SeqCst,
+    sync::atomic::Ordering::{Relaxed, SeqCst},
 };
 
 use parking_lot::RwLock;
@@ -93,6 +93,9 @@ pub struct TreeInner {
     pub(crate) subscribers: Subscribers,
     pub(crate) root: AtomicU64,
     pub(crate) merge_operator: RwLock<Option<Box<dyn MergeOperator>>>,
+    // emisor: how many entries a leaf of this tree holds before it splits
+    // (`Tree::set_leaf_split`).
+    pub(crate) leaf_split: AtomicUsize,
 }
 
 impl Drop for TreeInner {
@@ -1151,6 +1154,15 @@ impl Tree {
     /// assert_eq!(db.get(k), Ok(Some(IVec::from(vec![4]))));
     /// # Ok(()) }
     /// ```
+    /// emisor: a leaf of this tree splits once it holds more than `entries`
+    /// (sled's 16 unless set; at least 16). For this handle's process only:
+    /// set it at every open. A tree written in key order with larger leaves
+    /// has fewer pages, and sled keeps every page's table entry resident.
+    pub fn set_leaf_split(&self, entries: usize) {
+        self.leaf_split
+            .store(entries.max(crate::node::LEAF_SPLIT), Relaxed);
+    }
+
     pub fn set_merge_operator(
         &self,
         merge_operator: impl MergeOperator + 'static,
@@ -1693,7 +1705,7 @@ impl Tree {
                 retry!();
             }
 
-            if view.should_split() {
+            if view.should_split(self.leaf_split.load(Relaxed)) {
                 self.split_node(&view, &parent_view, root_pid, guard)?;
                 retry!();
             }
