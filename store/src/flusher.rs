@@ -96,15 +96,15 @@ fn serve(batch: Vec<Request>, sync: &impl Fn(Scope) -> StoreResult<()>) {
     }
 }
 
-/// How long a busy flusher waits for more requests before it syncs.
-/// 4.5 ms rather than 1: under the README's load the batches grow and the
-/// process's context switches fall from 3.5 to 2.1 a document (the
-/// flusher's 1.1 → 0.5, sled's IO threads' 0.45 → 0.2, the signers
-/// preempted 0.55 → 0.2): on this VM a switch costs tens of µs. CPU per
+/// The longest a flusher waits for the commits on their way before it
+/// syncs. Measured when it waited the whole window whenever busy: 4.5 ms
+/// rather than 1 made the batches grow and the context switches fall from
+/// 3.5 to 2.1 a document (on this VM a switch costs tens of µs); CPU per
 /// document as a multiple of its signature (`rsa_share.sh`, alternating
-/// 12 s runs): 1 ms 2.87, 3 ms 2.61 and 2.48, 4.5 ms 2.36; 6 ms no lower
-/// but ~8 % fewer documents/s (the signers starved). The mean answer time
-/// grows by about the window under that load; a lone caller never waits.
+/// 12 s runs) 1 ms 2.87, 3 ms 2.61 and 2.48, 4.5 ms 2.36; 6 ms no lower
+/// but ~8 % fewer documents/s. Now it ends once nothing is on its way, so
+/// the window bounds only a batch whose builds outlast it (a queue longer
+/// than the signers clear in 4.5 ms).
 const GATHER: Duration = Duration::from_micros(4_500);
 
 /// `first`, every request waiting behind it, and those that arrive within
