@@ -21,7 +21,7 @@ fn open_small(dir: &Path, cache: u64, flush_ms: u64) -> sled::Db {
 /// New keys never written again among keys rewritten all the time, as a
 /// store's records among its indexes: every segment ends up holding a few
 /// cold pages amid garbage, and is freed only once the cleaner has moved
-/// them. After two such passes with a pause between, the log holds
+/// them. After two such passes, the cleaner caught up between them, the log holds
 /// 1.8-1.9× the live data here; cleaning one segment a round (sled's own
 /// rule) it held 2.3×. (The log's length between the passes is no
 /// measure: it depends on how far the cleaner got while the first pass
@@ -46,8 +46,21 @@ fn a_log_of_mostly_rewritten_pages_is_reused_instead_of_growing() {
         db.flush().unwrap();
     };
     pass();
-    // The flusher cleans every 500 ms.
-    std::thread::sleep(Duration::from_millis(1200));
+    // The flusher cleans every 500 ms, and its moves leave more segments
+    // to drain: wait until it has had nothing left to move for two rounds
+    // (a fixed 1.2 s was too short on a loaded machine), or 10 s (a debug
+    // build's cleaner, half a round's work at most each round, keeps
+    // ~800 pages in hand here however long it runs).
+    let waiting = std::time::Instant::now();
+    let mut quiet_since = waiting;
+    while quiet_since.elapsed() < Duration::from_millis(1200)
+        && waiting.elapsed() < Duration::from_secs(10)
+    {
+        if db.cleaning_backlog() > 0 {
+            quiet_since = std::time::Instant::now();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
     pass();
     let (log, live) = (log_len(), cold * (200 + 13));
     assert!(

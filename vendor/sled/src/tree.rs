@@ -818,6 +818,13 @@ impl Tree {
         self.context.pagecache.raw_relocations()
     }
 
+    /// emisor: pages of draining segments the cleaner has still to move
+    /// (for tests: they wait for the cleaner instead of a fixed time).
+    #[doc(hidden)]
+    pub fn cleaning_backlog(&self) -> usize {
+        self.context.pagecache.cleaning_backlog()
+    }
+
     /// emisor: IO buffers a flush wrote on the thread that asked for it,
     /// instead of handing them to sled's IO pool, since the open (for tests).
     #[doc(hidden)]

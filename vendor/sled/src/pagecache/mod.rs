@@ -1484,6 +1484,11 @@ impl PageCache {
         self.raw_relocations.load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// emisor: pages the segment cleaner has still to move.
+    pub(crate) fn cleaning_backlog(&self) -> usize {
+        self.log.iobufs.segment_cleaner.backlog()
+    }
+
     /// emisor: IO buffers written by a flush on its own thread.
     pub(crate) fn written_by_flush(&self) -> u64 {
         self.log.iobufs.written_by_flush.load(std::sync::atomic::Ordering::Relaxed)

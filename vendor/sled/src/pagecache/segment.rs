@@ -122,6 +122,11 @@ impl SegmentCleaner {
         }
     }
 
+    /// emisor: the pages waiting to be moved out of draining segments.
+    pub(crate) fn backlog(&self) -> usize {
+        self.inner.lock().values().map(BTreeSet::len).sum()
+    }
+
     fn add_pids(&self, offset: LogOffset, pids: BTreeSet<PageId>) {
         let mut inner = self.inner.lock();
         let prev = inner.insert(offset, pids);
