@@ -73,6 +73,42 @@ fn a_log_of_mostly_rewritten_pages_is_reused_instead_of_growing() {
     }
 }
 
+/// The cleaner moves pages much faster than sled's IO threads write them
+/// out, each IO buffer a fresh segment-sized allocation until written:
+/// it waits for the log once four segments are unwritten
+/// (`vendor/sled` item 15), so however much it moves it never holds more
+/// than about five (a round of it held ~500 in a server once).
+#[test]
+fn the_cleaner_waits_for_its_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open_small(dir.path(), 64 * 1024, 100);
+    let mut cold = 0u64;
+    for _ in 0..3 {
+        for _ in 0..1000 {
+            for _ in 0..10 {
+                db.insert(format!("cold-{cold:08}"), &[3u8; 300][..])
+                    .unwrap();
+                cold += 1;
+            }
+            for hot in 0..50u32 {
+                db.insert(format!("hot-{hot:04}"), &[hot as u8; 150][..])
+                    .unwrap();
+            }
+        }
+        db.flush().unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    let peak = db.cleaner_unwritten_peak();
+    assert!(peak > 0, "the cleaner moved nothing");
+    assert!(
+        peak <= 5 * 64 * 1024,
+        "{peak} bytes of log unwritten behind the cleaner"
+    );
+    for i in (0..cold).step_by(101) {
+        assert!(db.get(format!("cold-{i:08}")).unwrap().is_some(), "{i}");
+    }
+}
+
 /// The cleaner moves a page that is out of the cache and in one piece as
 /// its stored bytes (PATCHES.md item 11): cold leaves, consolidated and
 /// evicted by a small cache, are moved that way when the hot pages around

@@ -127,7 +127,8 @@ fn run(
                     return;
                 }
                 Ok(false) => false,
-                Ok(true) => true,
+                // emisor: the cleaner waits for its writes (PATCHES.md item 15).
+                Ok(true) => pagecache.bound_unwritten().is_ok(),
             };
             made_progress
                 && shutdown.is_running()

@@ -818,6 +818,13 @@ impl Tree {
         self.context.pagecache.raw_relocations()
     }
 
+    /// emisor: the most of the log the cleaner found reserved but not yet
+    /// written, between its pages, since the open (for tests).
+    #[doc(hidden)]
+    pub fn cleaner_unwritten_peak(&self) -> u64 {
+        self.context.pagecache.cleaner_unwritten_peak()
+    }
+
     /// emisor: pages of draining segments the cleaner has still to move
     /// (for tests: they wait for the cleaner instead of a fixed time).
     #[doc(hidden)]
