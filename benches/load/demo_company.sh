@@ -4,6 +4,15 @@
 # Once it listens: `keys NAME` reads a key of its demo-keys.json, and
 # `demo_company` lifts the demo company's monthly limit out of the load's
 # way and exports its test key (KEY) and TRANSMIT=false for the wrk scripts.
+# Before it starts: `copy_store` puts a copy of the data dir STORE (and the
+# master key beside it) at "$DIR/data", when STORE is set.
+copy_store() {
+  [ -n "${STORE:-}" ] || return 0
+  cp -a "$STORE" "$DIR/data"
+  cp -a "$STORE.key" "$DIR/data.key"  # its master key, beside it
+  rm -f "$DIR/data/listening"
+  sync  # the copy's gigabytes written back now, not during the load
+}
 await_ready() {
   until [ -s "$DIR/data/listening" ] && curl -sf -o /dev/null "$(cat "$DIR/data/listening")/readyz"; do
     if ! kill -0 "$PID" 2>/dev/null; then

@@ -19,18 +19,13 @@ LUA=benches/load/facturacion.lua
 DIR=$(mktemp -d)
 PID=
 trap 'kill -9 "$PID" 2>/dev/null || true; rm -rf "$DIR"' EXIT
-if [ -n "${STORE:-}" ]; then
-  cp -a "$STORE" "$DIR/data"
-  cp -a "$STORE.key" "$DIR/data.key"  # its master key, beside it
-  rm -f "$DIR/data/listening"
-  sync  # the copy's gigabytes written back now, not during the window
-fi
+. benches/load/demo_company.sh
+copy_store
 
 EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE=1000000000 RUST_LOG=warn \
   setsid "$BIN" serve --data-dir "$DIR/data" --bind 127.0.0.1:0 >"$DIR/log" 2>&1 </dev/null &
 PID=$!
 disown "$PID"
-. benches/load/demo_company.sh
 await_ready "the server did not start:"
 demo_company
 
