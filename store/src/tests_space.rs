@@ -18,6 +18,23 @@ fn open_small(dir: &Path, cache: u64, flush_ms: u64) -> sled::Db {
         .unwrap()
 }
 
+/// 10,000 new keys from `cold` on (each `value(i)`), ten at a time among
+/// rewrites of 50 hot keys, then a flush: cold pages amid garbage.
+fn cold_among_hot(db: &sled::Db, cold: &mut u64, value: impl Fn(u64) -> Vec<u8>) {
+    for _ in 0..1000 {
+        for _ in 0..10 {
+            db.insert(format!("cold-{:08}", *cold), value(*cold))
+                .unwrap();
+            *cold += 1;
+        }
+        for hot in 0..50u32 {
+            db.insert(format!("hot-{hot:04}"), &[hot as u8; 150][..])
+                .unwrap();
+        }
+    }
+    db.flush().unwrap();
+}
+
 /// New keys never written again among keys rewritten all the time, as a
 /// store's records among its indexes: every segment ends up holding a few
 /// cold pages amid garbage, and is freed only once the cleaner has moved
@@ -84,18 +101,7 @@ fn the_cleaner_waits_for_its_writes() {
     let db = open_small(dir.path(), 64 * 1024, 100);
     let mut cold = 0u64;
     for _ in 0..3 {
-        for _ in 0..1000 {
-            for _ in 0..10 {
-                db.insert(format!("cold-{cold:08}"), &[3u8; 300][..])
-                    .unwrap();
-                cold += 1;
-            }
-            for hot in 0..50u32 {
-                db.insert(format!("hot-{hot:04}"), &[hot as u8; 150][..])
-                    .unwrap();
-            }
-        }
-        db.flush().unwrap();
+        cold_among_hot(&db, &mut cold, |_| vec![3u8; 300]);
         std::thread::sleep(Duration::from_millis(300));
     }
     let peak = db.cleaner_unwritten_peak();
@@ -122,18 +128,7 @@ fn cold_pages_are_moved_as_their_bytes_and_read_back_exactly() {
     let db = open();
     let mut cold = 0u64;
     for _ in 0..3 {
-        for _ in 0..1000 {
-            for _ in 0..10 {
-                db.insert(format!("cold-{cold:08}"), value(cold).as_bytes())
-                    .unwrap();
-                cold += 1;
-            }
-            for hot in 0..50u32 {
-                db.insert(format!("hot-{hot:04}"), &[hot as u8; 150][..])
-                    .unwrap();
-            }
-        }
-        db.flush().unwrap();
+        cold_among_hot(&db, &mut cold, |i| value(i).into_bytes());
         // Two cleaning rounds of the flusher.
         std::thread::sleep(Duration::from_millis(500));
     }
