@@ -38,7 +38,7 @@ fn cold_among_hot(db: &sled::Db, cold: &mut u64, value: impl Fn(u64) -> Vec<u8>)
 /// New keys never written again among keys rewritten all the time, as a
 /// store's records among its indexes: every segment ends up holding a few
 /// cold pages amid garbage, and is freed only once the cleaner has moved
-/// them. After two such passes, the cleaner caught up between them, the log holds
+/// them. After two such passes (the cleaner caught up between), the log holds
 /// 1.8-1.9× the live data here; cleaning one segment a round (sled's own
 /// rule) it held 2.3×. (The log's length between the passes is no
 /// measure: it depends on how far the cleaner got while the first pass

@@ -107,7 +107,16 @@ fn run(
         // this looks weird because it's a rust-style do-while
         // where the conditional is the full body
         while {
-            let made_progress = match pagecache.attempt_gc() {
+            // emisor: after each page it moves, the cleaner waits for its
+            // writes (PATCHES.md item 15); an IO error there ends the
+            // flusher as one in the move does.
+            let cleaned = pagecache.attempt_gc().and_then(|moved| {
+                if moved {
+                    pagecache.bound_unwritten()?;
+                }
+                Ok(moved)
+            });
+            let made_progress = match cleaned {
                 Err(e) => {
                     error!(
                         "failed to clean file from periodic flush thread: {}",
@@ -127,8 +136,7 @@ fn run(
                     return;
                 }
                 Ok(false) => false,
-                // emisor: the cleaner waits for its writes (PATCHES.md item 15).
-                Ok(true) => pagecache.bound_unwritten().is_ok(),
+                Ok(true) => true,
             };
             made_progress
                 && shutdown.is_running()
