@@ -4,6 +4,7 @@
 # each size, and at each size prints documents/s, latency p99, server CPU per
 # document, disk per document, resident memory (at the window's end, and its
 # peak within the window), and the time to be ready again after a kill -9.
+# Below each row, the window's CPU by thread (µs a document).
 # The CPU is also divided by one RSA-2048 signature timed right after each
 # window (`rsa_us`, `ratio`): the VM's speed drifts over a 13-minute run,
 # and the first reading alone can be minutes away from the window.
@@ -37,6 +38,12 @@ ready() {
   python3 -c "print(f'{$t1 - $t0:.2f}')"
 }
 ticks() { awk '{print $14 + $15}' "/proc/$PID/stat"; }
+# CPU ticks of each thread, summed by name ("signer-0 123" a line).
+thread_ticks() {
+  for t in /proc/"$PID"/task/*; do
+    echo "$(tr ' ' _ <"$t/comm") $(awk '{print $14 + $15}' "$t/stat")"
+  done | awk '{s[$1] += $2} END {for (k in s) print k, s[k]}'
+}
 # Accepted documents of one wrk run (its output on stdin).
 accepted() {
   awk '/requests in/ {r=$1} /Non-2xx/ {n=$NF} END {print r - n}'
@@ -74,8 +81,10 @@ for size in "${SIZES[@]}"; do
   # The kernel's peak resident size (VmHWM) starts again from now.
   echo 5 > "/proc/$PID/clear_refs"
   before=$(ticks)
+  threads_before=$(thread_ticks)
   out=$(wrk -t2 -c"$CONN" -d"${WINDOW}s" --latency -s "$LUA" "$URL/v1/api/facturacion")
   after=$(ticks)
+  threads_after=$(thread_ticks)
   n=$(echo "$out" | accepted)
   total=$((total + n))
   p99=$(echo "$out" | awk '/ 99%/ {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; print v}')
@@ -97,6 +106,15 @@ print(f"{int(total):>10} {n / float(window):>8.0f} {float(p99):>9.1f} {cpu:>12.0
       f"{cpu / float(rsa):>5.2f}x {int(disk) / int(total) / 1024:>8.1f}KB "
       f"{int(rss) / 1024:>8.0f} {int(peak) / 1024:>8.0f} {float(restart):>10.2f} "
       f"{float(rsa_now):>7.0f} {cpu / float(rsa_now):>5.2f}x")
+PY
+  # Where the window's CPU went, by thread (µs a document, ≥ 1).
+  python3 - "$n" "$(getconf CLK_TCK)" "$threads_before" "$threads_after" <<'PY'
+import sys
+n, hz, before, after = max(int(sys.argv[1]), 1), float(sys.argv[2]), sys.argv[3], sys.argv[4]
+load = lambda text: {k: float(v) for k, v in (line.split() for line in text.splitlines() if line)}
+b, a = load(before), load(after)
+rows = sorted(((a[k] - b.get(k, 0)) / hz * 1e6 / n, k) for k in a)
+print("           by thread (us/doc):", ", ".join(f"{k} {us:.0f}" for us, k in reversed(rows) if us >= 1))
 PY
 done
 echo "filled in $(( $(date +%s) - started )) s"
