@@ -15,17 +15,9 @@ ROUTE=${ROUTE:-/v1/api/facturacion}
 DIR=$(mktemp -d)
 trap 'kill "$PID" 2>/dev/null || true; rm -rf "$DIR"' EXIT
 
-EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE=1000000000 RUST_LOG=warn \
-  setsid "$BIN" serve --data-dir "$DIR/data" --bind 127.0.0.1:0 >"$DIR/log" 2>&1 </dev/null &
-PID=$!
-for _ in $(seq 1 300); do [ -s "$DIR/data/listening" ] && break; sleep 0.1; done
-if [ ! -s "$DIR/data/listening" ]; then
-  echo "the server did not start:" >&2
-  cat "$DIR/log" >&2
-  exit 1
-fi
-URL=$(cat "$DIR/data/listening")
 . benches/load/demo_company.sh
+start_server "$BIN"
+await_ready "the server did not start:"
 demo_company
 
 ticks() { awk '{print $14 + $15}' "/proc/$PID/stat"; }

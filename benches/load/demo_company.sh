@@ -5,13 +5,22 @@
 # `demo_company` lifts the demo company's monthly limit out of the load's
 # way and exports its test key (KEY) and TRANSMIT=false for the wrk scripts.
 # Before it starts: `copy_store` puts a copy of the data dir STORE (and the
-# master key beside it) at "$DIR/data", when STORE is set.
+# master key beside it) at "$DIR/data", when STORE is set. `start_server BIN`
+# starts BIN on data dir "$DIR/data" on a free port, its output appended to
+# "$DIR/log", with the rate limit out of the load's way, and sets PID (other
+# settings as environment variables before the call).
 copy_store() {
   [ -n "${STORE:-}" ] || return 0
   cp -a "$STORE" "$DIR/data"
   cp -a "$STORE.key" "$DIR/data.key"  # its master key, beside it
   rm -f "$DIR/data/listening"
   sync  # the copy's gigabytes written back now, not during the load
+}
+start_server() {
+  rm -f "$DIR/data/listening"
+  EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE=1000000000 RUST_LOG=${RUST_LOG:-warn} \
+    setsid "$1" serve --data-dir "$DIR/data" --bind 127.0.0.1:0 >>"$DIR/log" 2>&1 </dev/null &
+  PID=$!
 }
 await_ready() {
   until [ -s "$DIR/data/listening" ] && curl -sf -o /dev/null "$(cat "$DIR/data/listening")/readyz"; do

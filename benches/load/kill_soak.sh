@@ -15,10 +15,7 @@ trap 'kill -9 "$PID" 2>/dev/null || true' EXIT
 . benches/load/demo_company.sh
 
 start() {
-  rm -f "$DIR/data/listening"
-  EMISOR_STORE__CHECKPOINT_MS=20 EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE=1000000000 RUST_LOG=warn \
-    setsid "$BIN" serve --data-dir "$DIR/data" --bind 127.0.0.1:0 >"$DIR/log" 2>&1 </dev/null &
-  PID=$!
+  EMISOR_STORE__CHECKPOINT_MS=20 start_server "$BIN"
   await_ready "the store in $DIR/data did not open after a kill -9:"
 }
 

@@ -21,9 +21,7 @@ PID=
 trap 'kill -9 "$PID" 2>/dev/null || true; rm -rf "$DIR"' EXIT
 . benches/load/demo_company.sh
 copy_store
-EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE=1000000000 RUST_LOG=warn \
-  setsid "$BIN" serve --data-dir "$DIR/data" --bind 127.0.0.1:0 >"$DIR/log" 2>&1 </dev/null &
-PID=$!
+start_server "$BIN"
 disown "$PID"
 await_ready "the server did not start:"
 demo_company

@@ -23,12 +23,7 @@ PID=
 trap 'kill -9 "$PID" 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$DIR"' EXIT
 . benches/load/demo_company.sh
 
-start() {
-  rm -f "$DIR/data/listening"
-  EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE=1000000000 RUST_LOG=warn \
-    setsid "$BIN" serve --data-dir "$DIR/data" --bind 127.0.0.1:0 >>"$DIR/log" 2>&1 </dev/null &
-  PID=$!
-}
+start() { start_server "$BIN"; }
 # Seconds from the process start to the first 200 of /readyz.
 ready() {
   local t0 t1
