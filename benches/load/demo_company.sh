@@ -8,7 +8,10 @@
 # master key beside it) at "$DIR/data", when STORE is set. `start_server BIN`
 # starts BIN on data dir "$DIR/data" on a free port, its output appended to
 # "$DIR/log", with the rate limit out of the load's way, and sets PID (other
-# settings as environment variables before the call).
+# settings as environment variables before the call). `serve_demo BIN` is
+# all of it for a load on one server: the copy of STORE (if set), BIN
+# started (disowned: no job notice when the trap kills it) and awaited, and
+# the demo company ready.
 copy_store() {
   [ -n "${STORE:-}" ] || return 0
   cp -a "$STORE" "$DIR/data"
@@ -21,6 +24,13 @@ start_server() {
   EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE=1000000000 RUST_LOG=${RUST_LOG:-warn} \
     setsid "$1" serve --data-dir "$DIR/data" --bind 127.0.0.1:0 >>"$DIR/log" 2>&1 </dev/null &
   PID=$!
+}
+serve_demo() {
+  copy_store
+  start_server "$1"
+  disown "$PID"
+  await_ready "the server did not start:"
+  demo_company
 }
 await_ready() {
   until [ -s "$DIR/data/listening" ] && curl -sf -o /dev/null "$(cat "$DIR/data/listening")/readyz"; do

@@ -20,12 +20,7 @@ DIR=$(mktemp -d)
 PID=
 trap 'kill -9 "$PID" 2>/dev/null || true; rm -rf "$DIR"' EXIT
 . benches/load/demo_company.sh
-copy_store
-
-start_server "$BIN"
-disown "$PID"
-await_ready "the server did not start:"
-demo_company
+serve_demo "$BIN"
 
 # A short warm-up, then the load outlasts the sampling on both sides.
 wrk -t2 -c"$CONN" -d"${WARM:-3}s" -s "$LUA" "$URL/v1/api/facturacion" >/dev/null

@@ -20,11 +20,7 @@ DIR=$(mktemp -d)
 PID=
 trap 'kill -9 "$PID" 2>/dev/null || true; rm -rf "$DIR"' EXIT
 . benches/load/demo_company.sh
-copy_store
-start_server "$BIN"
-disown "$PID"
-await_ready "the server did not start:"
-demo_company
+serve_demo "$BIN"
 mib() { awk "/^$1:/ {print int(\$2 / 1024)}" "/proc/$PID/status"; }
 echo "minute documents_added refused rss_MiB peak_MiB"
 echo "0 0 0 $(mib VmRSS) $(mib VmHWM)"
