@@ -164,15 +164,20 @@ pub(crate) async fn issue_numbered(
         .run_then(
             move |pipeline| {
                 let _incoming = incoming;
-                let built = phase_one().and_then(|(doc, input)| {
-                    let issued = pipeline.build(input).map_err(building)?;
-                    Ok((doc, issued))
-                });
-                match built {
-                    Ok((doc, issued)) => {
-                        commit_built(&store, doc, issued, transmit, asynchronous, answer)
+                let (doc, input) = match phase_one() {
+                    Ok(numbered) => numbered,
+                    Err(e) => return answer.send(Err(e)),
+                };
+                match pipeline.build(input) {
+                    Ok(issued) => commit_built(&store, doc, issued, transmit, asynchronous, answer),
+                    Err(e) => {
+                        // Numbered but not built: kept half-built, as phase
+                        // one's record always was (start-up rebuilds it).
+                        if let Err(kept) = store.keep_pending_blocking(doc.id) {
+                            tracing::error!(error = %kept, id = doc.id, "a document whose build failed could not be kept half-built");
+                        }
+                        answer.send(Err(building(e)))
                     }
-                    Err(e) => answer.send(Err(e)),
                 }
             },
             // A panic: the job's answer was dropped with it, and the

@@ -220,7 +220,17 @@ impl AsyncStore {
     {
         let records = read_issuer_records(&self.store, company, kind, resolution)?;
         let (new, kept) = check(records)?;
-        Ok((self.store.create_document(new)?, kept))
+        // Held out of sled until its commit (`intents`): the caller hands
+        // it to [`commit_document_then`](Self::commit_document_then), or,
+        // if its build fails, to [`keep_pending_blocking`](Self::keep_pending_blocking).
+        Ok((self.store.number_document(new, true)?, kept))
+    }
+
+    /// A document from [`create_checked_blocking`](Self::create_checked_blocking)
+    /// whose build failed, written half-built (start-up rebuilds it, as
+    /// any document whose build did not finish). Blocking, like it.
+    pub fn keep_pending_blocking(&self, id: u64) -> StoreResult<()> {
+        self.store.keep_pending(id)
     }
 
     // API keys and settings.
@@ -321,7 +331,18 @@ impl AsyncStore {
         history: HistoryEntry,
         deliver: impl FnOnce(StoreResult<(Option<Job>, DocumentFiles, DocumentRecord)>) + Send + 'static,
     ) {
-        let (stager, writer) = (self.store.clone(), self.store.clone());
+        let (stager, writer, keeper) = (self.store.clone(), self.store.clone(), self.store.clone());
+        let id = doc.id;
+        // A held document (`intents`) whose commit failed before its record
+        // was written is written half-built instead.
+        let deliver = move |result: StoreResult<_>| {
+            if result.is_err() {
+                if let Err(e) = keeper.keep_pending(id) {
+                    tracing::error!(error = %e, id, "a document whose commit failed could not be kept half-built");
+                }
+            }
+            deliver(result)
+        };
         self.store.flusher.stage_and_commit_then(
             move || {
                 let staged =

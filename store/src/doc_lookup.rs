@@ -117,6 +117,10 @@ impl SledStore {
         company: CompanyId,
         reference: &str,
     ) -> StoreResult<Option<u64>> {
+        // A document between its two phases holds its reference too.
+        if let Some(id) = self.intents.holder(company, reference) {
+            return Ok(Some(id));
+        }
         let key = scoped_text_key(company, reference);
         for id in self.document_refs.candidates(&key)? {
             if self

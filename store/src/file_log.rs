@@ -237,6 +237,12 @@ impl FileLog {
         Ok(())
     }
 
+    /// Writes the records waiting in memory to their file, without a sync:
+    /// a killed process no longer takes them along.
+    pub(crate) fn write_waiting(&self) -> StoreResult<()> {
+        Ok(lock(&self.active).write_pending()?)
+    }
+
     /// Where the next record will go (every record before it is appended).
     pub fn end(&self) -> FilePos {
         let active = lock(&self.active);

@@ -28,6 +28,7 @@ mod flusher;
 mod group_commit;
 mod hashed_index;
 mod id_sets;
+mod intents;
 pub mod model;
 mod payload_log;
 mod pool;
@@ -276,6 +277,8 @@ mod tests;
 mod tests_flush;
 #[cfg(test)]
 mod tests_index;
+#[cfg(test)]
+mod tests_intents;
 #[cfg(test)]
 mod tests_mail;
 #[cfg(test)]

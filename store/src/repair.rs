@@ -34,7 +34,7 @@ use std::collections::HashMap;
 
 use chrono::Datelike;
 
-use crate::codec::{decode, id_key, read_u64};
+use crate::codec::{decode, id_key, read_u64, with_request};
 use crate::doc_index::{marker_token, IndexView};
 use crate::error::StoreResult;
 use crate::model::DocumentRecord;
@@ -172,6 +172,37 @@ impl SledStore {
         report.counts_restored = self.restore_counts(markers)?;
         self.flush_now()?;
         Ok(report)
+    }
+
+    /// The documents found held when the last process stopped (`intents`:
+    /// each id, its record and its request), unless their record was
+    /// written since: written half-built, with their state entry,
+    /// reference, usage and counters. Returns how many.
+    pub(crate) fn recover_held(&self, mut held: Vec<(u64, Vec<u8>, Vec<u8>)>) -> StoreResult<u64> {
+        held.sort_by_key(|(id, _, _)| *id);
+        let mut report = RepairReport::default();
+        let mut next: HashMap<Vec<u8>, u64> = HashMap::new();
+        let mut recovered = 0;
+        for (id, record, request) in held {
+            if self.documents.contains_key(id_key(id))? {
+                continue;
+            }
+            let d: DocumentRecord = decode(trees::DOCUMENTS, &record)?;
+            self.documents
+                .insert(id_key(id), with_request(&record, &request))?;
+            for (key, after) in counters_above(&d) {
+                let n = next.entry(key).or_insert(0);
+                *n = (*n).max(after);
+            }
+            self.restore_reference(&d, &mut report)?;
+            self.restore_usage(&d, &mut report)?;
+            self.restore_state_entry(id, Some(state_set(d.state, d.pending_build)))?;
+            recovered += 1;
+        }
+        // Durable with the open's flush (the payload mark moves only then,
+        // so a crash before it finds them again).
+        self.raise_counters(next)?;
+        Ok(recovered)
     }
 
     /// A new document counted in its month's usage unless the usage names

@@ -28,6 +28,7 @@ use sled::Tree;
 use crate::codec::read_u64;
 use crate::doc_index::IndexMarkers;
 use crate::error::StoreResult;
+use crate::file_log::FileLog;
 use crate::id_sets::{bit, IdSets};
 use crate::sled_documents::{count_value, read_usage, usage_value, PENDING_BUILD};
 
@@ -96,6 +97,13 @@ impl SetChanges {
     /// watermark [`PENDING_WRITTEN_TO`] moves to it.
     pub(crate) fn add_new(&mut self, id: u64) {
         self.add_state(PENDING_BUILD, id);
+        self.newest_new = self.newest_new.max(id);
+    }
+
+    /// A new document held out of sled until phase two (`intents`): the
+    /// watermark moves past it with its counter and usage, and its record
+    /// (with a marker) or its intent gives it a state entry.
+    pub(crate) fn note_new(&mut self, id: u64) {
         self.newest_new = self.newest_new.max(id);
     }
 
@@ -197,13 +205,20 @@ pub(crate) struct DerivedWriter {
     /// happen in the order their changes were made (count tokens only grow)
     /// and a read through them never sees a value between the two.
     deferred: Arc<Mutex<SetChanges>>,
+    /// Its waiting appends are written before any deferred change.
+    files: Arc<FileLog>,
 }
 
 impl DerivedWriter {
-    pub(crate) fn new(trees: DerivedTrees, markers: Arc<IndexMarkers>) -> Self {
+    pub(crate) fn new(
+        trees: DerivedTrees,
+        markers: Arc<IndexMarkers>,
+        files: Arc<FileLog>,
+    ) -> Self {
         DerivedWriter {
             trees,
             markers,
+            files,
             deferred: Arc::default(),
         }
     }
@@ -223,6 +238,10 @@ impl DerivedWriter {
         if deferred.is_empty() {
             return Ok(());
         }
+        // Phase one's counters and usage of held documents go to sled
+        // only after their intents are in the file (`intents`): a killed
+        // process cannot leave a number taken without its document.
+        self.files.write_waiting()?;
         let all = std::mem::take(&mut *deferred);
         self.write(all)
     }

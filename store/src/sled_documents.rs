@@ -6,6 +6,7 @@ use crate::codec::{decode, encode, id_key, read_u64, scoped_key, split_request, 
 use crate::compress::Kind;
 use crate::error::{StoreError, StoreResult};
 use crate::flusher::Committed;
+use crate::intents::{self, Intent};
 use crate::model::*;
 use crate::payload_log;
 use crate::record_parts::{Parts, PartsChange};
@@ -111,6 +112,16 @@ pub(crate) fn split_payload(stored: &[u8]) -> (&[u8], &[u8]) {
         }
         _ => (stored, &[]),
     }
+}
+
+/// A request as a half-built record keeps it, from the file log's two
+/// parts ([`split_payload`] undone).
+pub(crate) fn join_payload(packed: &[u8], payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(1 + payload.len() + packed.len());
+    out.push(REQUEST_WITH_PAYLOAD);
+    out.extend_from_slice(payload);
+    out.extend_from_slice(packed);
+    out
 }
 
 /// Payloads are kept this much longer than the window, then dropped.
@@ -220,6 +231,8 @@ impl SledStore {
         };
         let mut changes = SetChanges::default();
         let (old, token) = self.put_document(doc, change, &mut changes)?;
+        // Its record is written: no longer held.
+        self.intents.take(doc.id);
         self.recount(old, doc, token, &mut changes);
         // The sets and counts with the group commit's other documents:
         // written by the flush that answers its callers.
@@ -230,6 +243,150 @@ impl SledStore {
             self.document_requests.remove(id_key(doc.id))?;
         }
         Ok(job)
+    }
+
+    /// Phase one ([`DocumentStore::create_document`]); `held` keeps the new
+    /// record out of sled until phase two (`intents`).
+    pub(crate) fn number_document(
+        &self,
+        new: NewDocument,
+        held: bool,
+    ) -> StoreResult<DocumentRecord> {
+        let resolution = self
+            .resolution(new.company_id, new.resolution_id)?
+            .ok_or(StoreError::NotFound("numbering resolution"))?;
+        let ukey = usage_key(new.company_id, new.period);
+
+        let mut numbering = self
+            .numbering
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // Confirmed against the holder's record (pending or built): a hash
+        // collision never refuses a reference.
+        if let Some(r) = new.external_reference.as_deref() {
+            if let Some(existing) = self.find_by_reference(new.company_id, r)? {
+                return Err(StoreError::DuplicateReference { id: existing });
+            }
+        }
+        let (used, _) = self.derived.usage(ukey)?;
+        if let Some(limit) = new.monthly_limit {
+            if used >= limit {
+                return Err(StoreError::LimitReached { limit });
+            }
+        }
+        let number = self.next_number(&resolution)?;
+        if number < resolution.from || number > resolution.to {
+            return Err(StoreError::RangeExhausted {
+                resolution_id: resolution.id,
+            });
+        }
+        let customer_id = match &new.customer {
+            Some(c) => Some(self.upsert_customer_id(new.company_id, c)?),
+            None => None,
+        };
+        let id = self.next_document_id(&mut numbering)?;
+        let now = Utc::now();
+        let doc = DocumentRecord {
+            id,
+            company_id: new.company_id,
+            environment: new.environment,
+            document_type: new.document_type,
+            resolution_id: resolution.id,
+            prefix: resolution.prefix.clone(),
+            number,
+            state: state::DRAFT,
+            pending_build: true,
+            code: None,
+            code_scheme: None,
+            qr_url: None,
+            issue_date: new.issue_date,
+            total: String::new(),
+            external_reference: new.external_reference.clone(),
+            customer_id,
+            user_id: new.user_id,
+            request: serde_json::Value::Null,
+            transmission: None,
+            attempts: 0,
+            track_id: None,
+            application_response_missing: None,
+            api: new.api.clone(),
+            list_keys: new.list_keys.clone(),
+            created_at: now,
+            updated_at: now,
+        };
+        // The request in the record's value until phase two moves it to
+        // the file log: a record never lacks its request.
+        let payload = payload_log::encode(now, id, new.company_id, &new.payload_hash);
+        let request = self.pack_request(new.company_id, &new.request, &payload)?;
+        let record = encode(trees::DOCUMENTS, &doc)?;
+        if held {
+            self.hold(&doc, record, request)?;
+        } else {
+            self.documents
+                .insert(id_key(id), with_request(&record, &request))?;
+        }
+        if let Some(r) = new.external_reference.as_deref() {
+            if let Err(e) = self.add_reference(new.company_id, r, id) {
+                // Kept half-built, as a record written before it would be.
+                self.keep_pending(id)?;
+                return Err(e);
+            }
+        }
+        // Its pending-build entry (a held one has none until it is kept),
+        // counter and usage with the next flush's (`set_changes`; read back
+        // through it until then).
+        let mut changes = SetChanges::default();
+        if held {
+            changes.note_new(doc.id);
+        } else {
+            changes.add_new(doc.id);
+        }
+        changes.set_counter(
+            test_set::counter_key(new.company_id, resolution.id),
+            number + 1,
+        );
+        changes.set_usage(ukey, used + 1, id);
+        self.derived.defer(changes);
+        self.remember_payload(&doc, &payload)?;
+        // No flush here: until phase two is flushed nothing was promised to
+        // a client; a document found half-built after a crash is rebuilt.
+        Ok(doc)
+    }
+
+    /// Phase one's record and request of a held document: the request
+    /// appended to the file log with the record behind its payload, and
+    /// the document held in memory (`intents`).
+    fn hold(&self, doc: &DocumentRecord, record: Vec<u8>, request: Vec<u8>) -> StoreResult<()> {
+        let second = intents::encode_second(split_payload(&request).1, &record);
+        self.intents.append(doc.id, || {
+            let at = self
+                .files
+                .append(doc.id, split_payload(&request).0, &second)?;
+            Ok::<_, StoreError>(Intent {
+                company: doc.company_id,
+                reference: doc.external_reference.clone(),
+                record,
+                request,
+                at,
+            })
+        })?;
+        Ok(())
+    }
+
+    /// A held document written half-built, as phase one would have
+    /// written it without holding it: its build or its commit failed, and
+    /// start-up rebuilds it. Nothing if it is not held (its record is
+    /// written).
+    pub(crate) fn keep_pending(&self, id: u64) -> StoreResult<()> {
+        let Some(intent) = self.intents.take(id) else {
+            return Ok(());
+        };
+        self.documents
+            .insert(id_key(id), with_request(&intent.record, &intent.request))?;
+        let mut changes = SetChanges::default();
+        changes.add_new(id);
+        self.derived.defer(changes);
+        Ok(())
     }
 
     /// The writes of [`DocumentStore::update_document`], not yet flushed
@@ -387,92 +544,7 @@ impl DocumentStore for SledStore {
     /// from the documents, and [`SledStore::repair_derived`] rebuilds them
     /// on the first open after an unclean stop.
     fn create_document(&self, new: NewDocument) -> StoreResult<DocumentRecord> {
-        let resolution = self
-            .resolution(new.company_id, new.resolution_id)?
-            .ok_or(StoreError::NotFound("numbering resolution"))?;
-        let ukey = usage_key(new.company_id, new.period);
-
-        let mut numbering = self
-            .numbering
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // Confirmed against the holder's record (pending or built): a hash
-        // collision never refuses a reference.
-        if let Some(r) = new.external_reference.as_deref() {
-            if let Some(existing) = self.find_by_reference(new.company_id, r)? {
-                return Err(StoreError::DuplicateReference { id: existing });
-            }
-        }
-        let (used, _) = self.derived.usage(ukey)?;
-        if let Some(limit) = new.monthly_limit {
-            if used >= limit {
-                return Err(StoreError::LimitReached { limit });
-            }
-        }
-        let number = self.next_number(&resolution)?;
-        if number < resolution.from || number > resolution.to {
-            return Err(StoreError::RangeExhausted {
-                resolution_id: resolution.id,
-            });
-        }
-        let customer_id = match &new.customer {
-            Some(c) => Some(self.upsert_customer_id(new.company_id, c)?),
-            None => None,
-        };
-        let id = self.next_document_id(&mut numbering)?;
-        let now = Utc::now();
-        let doc = DocumentRecord {
-            id,
-            company_id: new.company_id,
-            environment: new.environment,
-            document_type: new.document_type,
-            resolution_id: resolution.id,
-            prefix: resolution.prefix.clone(),
-            number,
-            state: state::DRAFT,
-            pending_build: true,
-            code: None,
-            code_scheme: None,
-            qr_url: None,
-            issue_date: new.issue_date,
-            total: String::new(),
-            external_reference: new.external_reference.clone(),
-            customer_id,
-            user_id: new.user_id,
-            request: serde_json::Value::Null,
-            transmission: None,
-            attempts: 0,
-            track_id: None,
-            application_response_missing: None,
-            api: new.api.clone(),
-            list_keys: new.list_keys.clone(),
-            created_at: now,
-            updated_at: now,
-        };
-        // The request in the record's value until phase two moves it to
-        // the file log: a record never lacks its request.
-        let payload = payload_log::encode(now, id, new.company_id, &new.payload_hash);
-        let request = self.pack_request(new.company_id, &new.request, &payload)?;
-        let record = encode(trees::DOCUMENTS, &doc)?;
-        self.documents
-            .insert(id_key(id), with_request(&record, &request))?;
-        if let Some(r) = new.external_reference.as_deref() {
-            self.add_reference(new.company_id, r, id)?;
-        }
-        // Its pending-build entry, counter and usage with the next flush's
-        // (`set_changes`; read back through it until then).
-        let mut changes = SetChanges::default();
-        changes.add_new(doc.id);
-        changes.set_counter(
-            test_set::counter_key(new.company_id, resolution.id),
-            number + 1,
-        );
-        changes.set_usage(ukey, used + 1, id);
-        self.derived.defer(changes);
-        self.remember_payload(&doc, &payload)?;
-        // No flush here: until phase two is flushed nothing was promised to
-        // a client; a document found half-built after a crash is rebuilt.
-        Ok(doc)
+        self.number_document(new, false)
     }
 
     fn stage_files(
@@ -494,12 +566,16 @@ impl DocumentStore for SledStore {
         // so a built document keeps nothing in `document_requests`.
         // Its duplicate-window payload goes with it, so the payload log
         // need not be synced with every commit (`payload_log`).
-        let request_at = match self.pending_request(document_id)? {
-            Some(stored) => {
-                let (packed, payload) = split_payload(&stored);
-                Some(self.files.append(document_id, packed, payload)?)
-            }
-            None => None,
+        // A held document's request is there already (phase one).
+        let request_at = match self.intents.request_at(document_id) {
+            Some(at) => Some(at),
+            None => match self.pending_request(document_id)? {
+                Some(stored) => {
+                    let (packed, payload) = split_payload(&stored);
+                    Some(self.files.append(document_id, packed, payload)?)
+                }
+                None => None,
+            },
         };
         Ok(StagedFiles {
             xml_name: files.xml_name.clone(),

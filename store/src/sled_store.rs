@@ -23,13 +23,14 @@ use crate::flusher::{Flusher, Scope};
 use crate::group_commit::GroupCommit;
 use crate::hashed_index::HashedIndex;
 use crate::id_sets::{Blocks, IdSets};
+use crate::intents::{self, Intents};
 use crate::model::*;
 use crate::payload_log::{self, PayloadLog};
 use crate::read_cache::ReadCache;
 use crate::repair::{CLEAN_CLOSE_KEY, DERIVED_V2_KEY, STATE_SETS_KEY};
 use crate::sealing::{Keyring, SealedInventory};
 use crate::set_changes::{DerivedTrees, DerivedWriter};
-use crate::sled_documents::{split_payload, value_tail, PENDING_BUILD};
+use crate::sled_documents::{join_payload, split_payload, value_tail, PENDING_BUILD};
 use crate::sled_rewrite::{
     finish_rewrite, has_superseded, open_db, rewrite_compact, rewrite_sealed, DEFAULT_CACHE_BYTES,
 };
@@ -65,6 +66,8 @@ pub struct Stores {
     pub(crate) flusher: Arc<Flusher>,
     /// Document files, outside sled (see `file_log`).
     pub(crate) files: Arc<FileLog>,
+    /// New documents between phase one and phase two (`intents`).
+    pub(crate) intents: Arc<Intents>,
     /// Serializes phase one of documents (checks, number, record).
     pub(crate) numbering: Arc<Mutex<IdBlock>>,
     /// Serializes customer writes, and holds the customers last written or
@@ -195,6 +198,9 @@ pub(crate) struct Logs {
     pub files: Arc<FileLog>,
     pub payloads: Arc<PayloadLog>,
     pub meta: Tree,
+    /// The documents phase one holds out of sled: the mark never passes
+    /// their intents.
+    pub intents: Arc<Intents>,
 }
 
 impl Logs {
@@ -203,7 +209,9 @@ impl Logs {
         if payloads == PayloadSync::Now || self.payloads.sync_due() {
             // The end read before the sync: every record before it had its
             // payload appended first. Durable with the sled flush after.
-            let end = self.files.end();
+            // Not past an intent still held: the next open reads it back
+            // (`intents`).
+            let end = self.intents.mark(|| self.files.end());
             self.payloads.sync()?;
             self.meta.insert(PAYLOADS_SYNCED_TO, &end.to_bytes())?;
         }
@@ -411,10 +419,12 @@ impl SledStore {
         let files = Arc::new(FileLog::open(&dir.join("files"))?);
         let payloads = Arc::new(PayloadLog::open(&dir.join("payloads"))?);
         let meta = t(trees::META)?;
+        let intents = Arc::new(Intents::default());
         let logs = Logs {
             files: files.clone(),
             payloads: payloads.clone(),
             meta: meta.clone(),
+            intents: intents.clone(),
         };
         let commits = Arc::new(GroupCommit::default());
         let document_index_pending = t(trees::DOCUMENT_INDEX_PENDING)?;
@@ -448,6 +458,7 @@ impl SledStore {
                 meta: meta.clone(),
             },
             index_markers.clone(),
+            files.clone(),
         );
         let closer = Arc::new(Closer {
             db: db.clone(),
@@ -515,6 +526,7 @@ impl SledStore {
             )?),
             files,
             payloads,
+            intents,
             commits,
             db,
             closer,
@@ -636,11 +648,25 @@ impl SledStore {
             return Ok(());
         };
         let mut found = Vec::new();
-        self.files.scan_from(from, |id, _, second| {
-            if let Some(p) = payload_log::decode(second).filter(|p| p.document_id == id) {
+        let mut held = Vec::new();
+        self.files.scan_from(from, |id, first, second| {
+            let (payload, record) = intents::decode_second(second);
+            if let Some(p) = payload_log::decode(payload).filter(|p| p.document_id == id) {
                 found.push(p);
+                if let Some(record) = record {
+                    held.push((id, record.to_vec(), join_payload(first, payload)));
+                }
             }
         })?;
+        // Documents held out of sled when the last process stopped
+        // (`intents`): written half-built, as phase one used to.
+        let recovered = self.recover_held(held)?;
+        if recovered > 0 {
+            tracing::warn!(
+                recovered,
+                "documents numbered but not built when the last process stopped written back half-built"
+            );
+        }
         // Documents not built yet keep theirs in front of their request
         // (appends wait in memory: a killed process took them along):
         // those with a pending-build entry, and those above the watermark,
@@ -678,6 +704,7 @@ impl SledStore {
             files: self.files.clone(),
             payloads: self.payloads.clone(),
             meta: self.meta.clone(),
+            intents: self.intents.clone(),
         };
         flush_all(
             &self.db,

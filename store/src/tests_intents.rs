@@ -1,0 +1,133 @@
+//! Documents held out of sled between their two phases (`intents`).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use crate::tests::{commit_built, company, new_doc, open, resolution};
+use crate::*;
+
+/// A held document's request body.
+fn body(n: u64) -> Vec<u8> {
+    format!("{{\"n\":{n}}}").into_bytes()
+}
+
+fn held(s: &SledStore, r: &NumberingResolution, n: u64, reference: &str) -> DocumentRecord {
+    let mut new = new_doc(r, Some(reference));
+    new.request = body(n);
+    s.number_document(new, true).unwrap()
+}
+
+#[tokio::test]
+async fn a_held_document_is_written_once_by_its_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (id, r) = {
+        let s = open(dir.path());
+        let c = s.create_company(company()).unwrap();
+        let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+        let mut d = held(&s, &r, 1, "ref-1");
+        assert_eq!(d.number, 1);
+        // Not in sled until its commit, but its reference and number are
+        // taken.
+        assert!(s.document(d.id).unwrap().is_none());
+        assert!(s.pending_builds().unwrap().is_empty());
+        assert_eq!(s.document_by_reference(c.id, "ref-1").unwrap(), Some(d.id));
+        assert!(matches!(
+            s.number_document(new_doc(&r, Some("ref-1")), true),
+            Err(StoreError::DuplicateReference { id }) if id == d.id
+        ));
+        assert_eq!(s.next_number(&r).unwrap(), 2);
+        commit_built(&s, &mut d).await;
+        assert_eq!(s.intents.len(), 0);
+        let stored = s.document(d.id).unwrap().unwrap();
+        assert_eq!(stored.state, state::QUEUED);
+        assert!(!stored.pending_build);
+        assert_eq!(s.document_request(d.id).unwrap().unwrap(), body(1));
+        assert_eq!(s.document_counts().unwrap(), vec![((1, state::QUEUED), 1)]);
+        s.close_uncleanly();
+        (d.id, r)
+    };
+    let s = open(dir.path());
+    assert!(s.pending_builds().unwrap().is_empty());
+    assert_eq!(s.document(id).unwrap().unwrap().state, state::QUEUED);
+    assert_eq!(s.document_request(id).unwrap().unwrap(), body(1));
+    assert_eq!(s.next_number(&r).unwrap(), 2);
+    assert_eq!(s.monthly_usage(r.company_id, 202611).unwrap(), 1);
+}
+
+/// Killed between a document's phase one and its commit, after a later
+/// document's commit: the number it took is not lost, the next open writes
+/// it half-built (start-up rebuilds it), once.
+#[tokio::test]
+async fn a_held_document_outlived_by_a_later_commit_comes_back_half_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, r) = {
+        let s = open(dir.path());
+        let c = s.create_company(company()).unwrap();
+        let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+        let first = held(&s, &r, 1, "ref-1");
+        let mut second = held(&s, &r, 2, "ref-2");
+        commit_built(&s, &mut second).await;
+        s.close_uncleanly();
+        (first, r)
+    };
+    for _ in 0..2 {
+        let s = open(dir.path());
+        let pending = s.pending_builds().unwrap();
+        assert_eq!(pending.len(), 1, "written back once");
+        assert_eq!(pending[0].id, first.id);
+        assert_eq!(pending[0].number, 1);
+        assert!(pending[0].pending_build);
+        assert_eq!(s.document_request(first.id).unwrap().unwrap(), body(1));
+        assert_eq!(
+            s.document_by_reference(r.company_id, "ref-1").unwrap(),
+            Some(first.id)
+        );
+        assert_eq!(s.next_number(&r).unwrap(), 3);
+        assert_eq!(s.monthly_usage(r.company_id, 202611).unwrap(), 2);
+        s.close_uncleanly();
+    }
+}
+
+#[test]
+fn a_held_document_whose_build_failed_is_kept_half_built() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = {
+        let s = open(dir.path());
+        let c = s.create_company(company()).unwrap();
+        let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+        let d = held(&s, &r, 1, "ref-1");
+        s.keep_pending(d.id).unwrap();
+        assert_eq!(s.intents.len(), 0);
+        let pending = s.pending_builds().unwrap();
+        assert_eq!(pending.iter().map(|d| d.id).collect::<Vec<_>>(), [d.id]);
+        assert_eq!(s.document_request(d.id).unwrap().unwrap(), body(1));
+        // Kept once: a second call finds nothing held.
+        s.keep_pending(d.id).unwrap();
+        d.id
+    };
+    let s = open(dir.path());
+    let pending = s.pending_builds().unwrap();
+    assert_eq!(pending.iter().map(|d| d.id).collect::<Vec<_>>(), [id]);
+    assert_eq!(s.document_request(id).unwrap().unwrap(), body(1));
+}
+
+/// Killed before anything was flushed: neither the document nor its
+/// number was kept, and the number is given again (no gap).
+#[test]
+fn a_held_document_lost_before_any_flush_leaves_no_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = {
+        let s = open(dir.path());
+        let c = s.create_company(company()).unwrap();
+        let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+        s.flush().unwrap();
+        held(&s, &r, 1, "ref-1");
+        s.close_uncleanly();
+        r
+    };
+    let s = open(dir.path());
+    assert!(s.pending_builds().unwrap().is_empty());
+    assert_eq!(
+        s.document_by_reference(r.company_id, "ref-1").unwrap(),
+        None
+    );
+    assert_eq!(s.next_number(&r).unwrap(), 1);
+}
