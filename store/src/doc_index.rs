@@ -284,8 +284,24 @@ impl SledStore {
         change: PartsChange,
         changes: &mut SetChanges,
     ) -> StoreResult<(Option<Counted>, u64)> {
+        self.put_record(doc, change, changes, false)
+    }
+
+    /// [`put_document`](Self::put_document); `fresh` when no record of the
+    /// document can be stored yet (a held one, `intents`): none is read.
+    pub(crate) fn put_record(
+        &self,
+        doc: &DocumentRecord,
+        change: PartsChange,
+        changes: &mut SetChanges,
+        fresh: bool,
+    ) -> StoreResult<(Option<Counted>, u64)> {
         let key = id_key(doc.id);
-        let stored = self.documents.get(key)?;
+        let stored = if fresh {
+            None
+        } else {
+            self.documents.get(key)?
+        };
         let json = stored
             .as_deref()
             .map(|v| json_of(trees::DOCUMENTS, v))

@@ -64,6 +64,16 @@ pub struct FileRef {
     pub zip_len: u32,
 }
 
+impl FileRef {
+    /// Where its record ends.
+    pub(crate) fn end(&self) -> FilePos {
+        FilePos {
+            segment: self.segment,
+            offset: self.offset + HEADER_LEN + u64::from(self.xml_len) + u64::from(self.zip_len),
+        }
+    }
+}
+
 struct Active {
     segment: u32,
     file: Arc<File>,
@@ -84,6 +94,9 @@ pub struct FileLog {
     /// Held for a whole sync, so a caller never returns while another is
     /// still syncing the records it took.
     syncing: Mutex<()>,
+    /// Every record that ends at or before this is durable (the end of
+    /// the log as of the last sync that finished).
+    synced_to: Mutex<FilePos>,
 }
 
 fn segment_path(dir: &Path, segment: u32) -> PathBuf {
@@ -172,6 +185,10 @@ impl FileLog {
             }),
             readers: Mutex::new(readers),
             syncing: Mutex::new(()),
+            synced_to: Mutex::new(FilePos {
+                segment: 0,
+                offset: 0,
+            }),
         })
     }
 
@@ -220,10 +237,14 @@ impl FileLog {
     /// Makes every record appended before this call durable.
     pub fn sync(&self) -> StoreResult<()> {
         let _one_at_a_time = lock(&self.syncing);
-        let pending = {
+        let (pending, end) = {
             let mut active = lock(&self.active);
             active.write_pending()?;
-            std::mem::take(&mut active.unsynced)
+            let end = FilePos {
+                segment: active.segment,
+                offset: active.len,
+            };
+            (std::mem::take(&mut active.unsynced), end)
         };
         for (i, file) in pending.iter().enumerate() {
             if let Err(e) = file.sync_data() {
@@ -234,13 +255,14 @@ impl FileLog {
                 return Err(e.into());
             }
         }
+        let mut synced_to = lock(&self.synced_to);
+        *synced_to = (*synced_to).max(end);
         Ok(())
     }
 
-    /// Writes the records waiting in memory to their file, without a sync:
-    /// a killed process no longer takes them along.
-    pub(crate) fn write_waiting(&self) -> StoreResult<()> {
-        Ok(lock(&self.active).write_pending()?)
+    /// Every record ending at or before this is durable.
+    pub(crate) fn synced_to(&self) -> FilePos {
+        *lock(&self.synced_to)
     }
 
     /// Where the next record will go (every record before it is appended).

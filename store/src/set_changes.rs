@@ -20,7 +20,7 @@
 //! watermark written after them ([`PENDING_WRITTEN_TO`]) tells the repair
 //! which new documents to check.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use sled::Tree;
@@ -28,7 +28,7 @@ use sled::Tree;
 use crate::codec::read_u64;
 use crate::doc_index::IndexMarkers;
 use crate::error::StoreResult;
-use crate::file_log::FileLog;
+use crate::file_log::{FileLog, FilePos};
 use crate::id_sets::{bit, IdSets};
 use crate::sled_documents::{count_value, read_usage, usage_value, PENDING_BUILD};
 
@@ -169,8 +169,19 @@ impl SetChanges {
         }
         self.markers.extend(other.markers);
         self.newest_new = self.newest_new.max(other.newest_new);
-        self.counters.extend(other.counters);
-        self.usage.extend(other.usage);
+        // Counters only grow, and a usage that counts a newer document
+        // wins, whichever order the changes are merged in (held documents'
+        // changes are merged once their intents are durable).
+        for (key, next) in other.counters {
+            let mine = self.counters.entry(key).or_insert(next);
+            *mine = (*mine).max(next);
+        }
+        for (key, usage) in other.usage {
+            let mine = self.usage.entry(key).or_insert(usage);
+            if usage.1 > mine.1 {
+                *mine = usage;
+            }
+        }
     }
 
     fn is_empty(&self) -> bool {
@@ -204,9 +215,46 @@ pub(crate) struct DerivedWriter {
     /// Deferred changes; held while any changes are written, so writes
     /// happen in the order their changes were made (count tokens only grow)
     /// and a read through them never sees a value between the two.
-    deferred: Arc<Mutex<SetChanges>>,
-    /// Its waiting appends are written before any deferred change.
+    deferred: Arc<Mutex<Deferred>>,
+    /// Tells how far it is durable: held documents' changes wait for it.
     files: Arc<FileLog>,
+}
+
+/// Changes waiting for a flush.
+#[derive(Default)]
+struct Deferred {
+    /// Written by the next flush.
+    ready: SetChanges,
+    /// Phase one's changes of documents held out of sled (`intents`), each
+    /// with the end of its intent in the file log: a counter or usage that
+    /// counts a document goes to sled only once the intent that brings the
+    /// document back after a crash is durable. In phase one's order.
+    awaiting: VecDeque<(FilePos, SetChanges)>,
+}
+
+impl Deferred {
+    /// The awaiting changes whose intents end at or before `synced`, moved
+    /// to `ready` (in order).
+    fn release(&mut self, synced: FilePos) {
+        while self.awaiting.front().is_some_and(|(end, _)| *end <= synced) {
+            if let Some((_, changes)) = self.awaiting.pop_front() {
+                self.ready.merge(changes);
+            }
+        }
+    }
+
+    /// Every deferred change to `key`'s counter, newest last.
+    fn counters<'a>(&'a self, key: &'a [u8]) -> impl Iterator<Item = u64> + 'a {
+        std::iter::once(&self.ready)
+            .chain(self.awaiting.iter().map(|(_, c)| c))
+            .filter_map(move |c| c.counters.get(key).copied())
+    }
+
+    fn usages(&self, key: [u8; 12]) -> impl Iterator<Item = (u64, u64)> + '_ {
+        std::iter::once(&self.ready)
+            .chain(self.awaiting.iter().map(|(_, c)| c))
+            .filter_map(move |c| c.usage.get(&key).copied())
+    }
 }
 
 impl DerivedWriter {
@@ -223,34 +271,39 @@ impl DerivedWriter {
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, SetChanges> {
+    fn lock(&self) -> MutexGuard<'_, Deferred> {
         self.deferred.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Keeps `changes` for the next flush ([`apply_deferred`](Self::apply_deferred)).
     pub(crate) fn defer(&self, changes: SetChanges) {
-        self.lock().merge(changes);
+        self.lock().ready.merge(changes);
+    }
+
+    /// Phase one's changes of a held document whose intent ends at `end`
+    /// in the file log: written by the first flush after a sync of the
+    /// file log that covers it.
+    pub(crate) fn defer_held(&self, changes: SetChanges, end: FilePos) {
+        self.lock().awaiting.push_back((end, changes));
     }
 
     /// Writes every deferred change: called by each flush before sled's.
     pub(crate) fn apply_deferred(&self) -> StoreResult<()> {
         let mut deferred = self.lock();
-        if deferred.is_empty() {
+        deferred.release(self.files.synced_to());
+        if deferred.ready.is_empty() {
             return Ok(());
         }
-        // Phase one's counters and usage of held documents go to sled
-        // only after their intents are in the file (`intents`): a killed
-        // process cannot leave a number taken without its document.
-        self.files.write_waiting()?;
-        let all = std::mem::take(&mut *deferred);
+        let all = std::mem::take(&mut deferred.ready);
         self.write(all)
     }
 
     /// A numbering counter's next number: deferred, else stored.
     pub(crate) fn counter(&self, key: &[u8]) -> StoreResult<Option<u64>> {
         let deferred = self.lock();
-        if let Some(next) = deferred.counters.get(key) {
-            return Ok(Some(*next));
+        // A counter only grows.
+        if let Some(next) = deferred.counters(key).max() {
+            return Ok(Some(next));
         }
         Ok(self.trees.counters.get(key)?.and_then(|v| read_u64(&v)))
     }
@@ -259,8 +312,9 @@ impl DerivedWriter {
     /// stored, else none.
     pub(crate) fn usage(&self, key: [u8; 12]) -> StoreResult<(u64, u64)> {
         let deferred = self.lock();
-        if let Some(usage) = deferred.usage.get(&key) {
-            return Ok(*usage);
+        // The one that counts the newest document.
+        if let Some(usage) = deferred.usages(key).max_by_key(|(_, last)| *last) {
+            return Ok(usage);
         }
         Ok(read_usage(self.trees.usage.get(key)?.as_deref()))
     }

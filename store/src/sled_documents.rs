@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use crate::codec::{decode, encode, id_key, read_u64, scoped_key, split_request, with_request};
 use crate::compress::Kind;
 use crate::error::{StoreError, StoreResult};
+use crate::file_log::FileRef;
 use crate::flusher::Committed;
 use crate::intents::{self, Intent};
 use crate::model::*;
@@ -230,7 +231,8 @@ impl SledStore {
             history: Some(history),
         };
         let mut changes = SetChanges::default();
-        let (old, token) = self.put_document(doc, change, &mut changes)?;
+        let held = self.intents.request_at(doc.id).is_some();
+        let (old, token) = self.put_record(doc, change, &mut changes, held)?;
         // Its record is written: no longer held.
         self.intents.take(doc.id);
         self.recount(old, doc, token, &mut changes);
@@ -319,34 +321,40 @@ impl SledStore {
         let payload = payload_log::encode(now, id, new.company_id, &new.payload_hash);
         let request = self.pack_request(new.company_id, &new.request, &payload)?;
         let record = encode(trees::DOCUMENTS, &doc)?;
-        if held {
-            self.hold(&doc, record, request)?;
+        let intent_end = if held {
+            Some(self.hold(&doc, record, request)?.end())
         } else {
             self.documents
                 .insert(id_key(id), with_request(&record, &request))?;
-        }
-        if let Some(r) = new.external_reference.as_deref() {
-            if let Err(e) = self.add_reference(new.company_id, r, id) {
-                // Kept half-built, as a record written before it would be.
-                self.keep_pending(id)?;
-                return Err(e);
-            }
-        }
+            None
+        };
         // Its pending-build entry (a held one has none until it is kept),
         // counter and usage with the next flush's (`set_changes`; read back
-        // through it until then).
+        // through it until then), a held one's once its intent is durable.
         let mut changes = SetChanges::default();
-        if held {
-            changes.note_new(doc.id);
-        } else {
-            changes.add_new(doc.id);
-        }
         changes.set_counter(
             test_set::counter_key(new.company_id, resolution.id),
             number + 1,
         );
         changes.set_usage(ukey, used + 1, id);
-        self.derived.defer(changes);
+        match intent_end {
+            Some(end) => {
+                changes.note_new(doc.id);
+                self.derived.defer_held(changes, end);
+            }
+            None => {
+                changes.add_new(doc.id);
+                self.derived.defer(changes);
+            }
+        }
+        if let Some(r) = new.external_reference.as_deref() {
+            if let Err(e) = self.add_reference(new.company_id, r, id) {
+                // Kept half-built, as a record written before it would be
+                // (its number stays taken).
+                self.keep_pending(id)?;
+                return Err(e);
+            }
+        }
         self.remember_payload(&doc, &payload)?;
         // No flush here: until phase two is flushed nothing was promised to
         // a client; a document found half-built after a crash is rebuilt.
@@ -356,7 +364,12 @@ impl SledStore {
     /// Phase one's record and request of a held document: the request
     /// appended to the file log with the record behind its payload, and
     /// the document held in memory (`intents`).
-    fn hold(&self, doc: &DocumentRecord, record: Vec<u8>, request: Vec<u8>) -> StoreResult<()> {
+    fn hold(
+        &self,
+        doc: &DocumentRecord,
+        record: Vec<u8>,
+        request: Vec<u8>,
+    ) -> StoreResult<FileRef> {
         let second = intents::encode_second(split_payload(&request).1, &record);
         self.intents.append(doc.id, || {
             let at = self
@@ -369,8 +382,7 @@ impl SledStore {
                 request,
                 at,
             })
-        })?;
-        Ok(())
+        })
     }
 
     /// A held document written half-built, as phase one would have
@@ -383,8 +395,10 @@ impl SledStore {
         };
         self.documents
             .insert(id_key(id), with_request(&intent.record, &intent.request))?;
+        // Its entry only: the watermark moves past it with its counter,
+        // once its intent is durable, so until then a repair checks it.
         let mut changes = SetChanges::default();
-        changes.add_new(id);
+        changes.add_state(PENDING_BUILD, id);
         self.derived.defer(changes);
         Ok(())
     }

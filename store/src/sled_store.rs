@@ -168,10 +168,18 @@ fn flush_all(
     payloads: PayloadSync,
 ) -> StoreResult<()> {
     commits.commit(|| {
+        // A full flush makes the held documents' intents durable first, so
+        // their counters and usage go with it (`set_changes`). A group
+        // commit's flush needs no sync of the file log: its batch synced
+        // it before its writes, and what was appended since is intents,
+        // whose changes wait for the next batch's sync.
+        if payloads == PayloadSync::Now {
+            logs.files.sync()?;
+        }
         derived.apply_deferred()?;
         let done = derived.markers.before_flush();
         let flushed = logs
-            .sync(payloads)
+            .sync_payloads(payloads)
             .and_then(|()| Ok(db.flush().map(|_| ())?));
         derived.markers.after_flush(done, flushed.is_ok());
         flushed
@@ -206,6 +214,11 @@ pub(crate) struct Logs {
 impl Logs {
     pub(crate) fn sync(&self, payloads: PayloadSync) -> StoreResult<()> {
         self.files.sync()?;
+        self.sync_payloads(payloads)
+    }
+
+    /// The payload log, when due (or `Now`), and its mark.
+    fn sync_payloads(&self, payloads: PayloadSync) -> StoreResult<()> {
         if payloads == PayloadSync::Now || self.payloads.sync_due() {
             // The end read before the sync: every record before it had its
             // payload appended first. Durable with the sled flush after.
@@ -279,9 +292,12 @@ impl Drop for Closer {
         if !self.armed.load(Ordering::SeqCst) {
             return;
         }
+        // The file log first: the held documents' changes go with it.
         let closed = self
-            .derived
-            .apply_deferred()
+            .logs
+            .files
+            .sync()
+            .and_then(|()| self.derived.apply_deferred())
             .and_then(|()| self.logs.sync(PayloadSync::Now))
             .and_then(|_| Ok(self.meta.insert(CLEAN_CLOSE_KEY, &[1u8])?))
             .and_then(|_| Ok(self.db.flush()?));

@@ -131,3 +131,33 @@ fn a_held_document_lost_before_any_flush_leaves_no_gap() {
     );
     assert_eq!(s.next_number(&r).unwrap(), 1);
 }
+
+/// The invariant that makes a held document safe: sled never counts its
+/// number before the intent that brings it back is durable, while phase
+/// one reads the number as taken at once.
+#[test]
+fn a_held_documents_counter_waits_for_its_intent_to_be_durable() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let c = s.create_company(company()).unwrap();
+    let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+    s.flush().unwrap();
+    let stored = |s: &SledStore| {
+        s.counters
+            .get(crate::test_set::counter_key(c.id, r.id))
+            .unwrap()
+            .map(|v| crate::codec::read_u64(&v).unwrap())
+    };
+    let before = stored(&s);
+    held(&s, &r, 1, "ref-1");
+    assert_eq!(s.next_number(&r).unwrap(), 2, "taken at once");
+    s.derived.apply_deferred().unwrap();
+    assert_eq!(
+        stored(&s),
+        before,
+        "not written before its intent is synced"
+    );
+    s.files.sync().unwrap();
+    s.derived.apply_deferred().unwrap();
+    assert_eq!(stored(&s), Some(2));
+}
