@@ -15,20 +15,29 @@ fn held(s: &SledStore, r: &NumberingResolution, n: u64, reference: &str) -> Docu
     s.number_document(new, true).unwrap()
 }
 
+/// A store in `dir` with a company and its numbering resolution.
+fn issuer(dir: &std::path::Path) -> (SledStore, NumberingResolution) {
+    let s = open(dir);
+    let c = s.create_company(company()).unwrap();
+    let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+    (s, r)
+}
+
 #[tokio::test]
 async fn a_held_document_is_written_once_by_its_commit() {
     let dir = tempfile::tempdir().unwrap();
     let (id, r) = {
-        let s = open(dir.path());
-        let c = s.create_company(company()).unwrap();
-        let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+        let (s, r) = issuer(dir.path());
         let mut d = held(&s, &r, 1, "ref-1");
         assert_eq!(d.number, 1);
         // Not in sled until its commit, but its reference and number are
         // taken.
         assert!(s.document(d.id).unwrap().is_none());
         assert!(s.pending_builds().unwrap().is_empty());
-        assert_eq!(s.document_by_reference(c.id, "ref-1").unwrap(), Some(d.id));
+        assert_eq!(
+            s.document_by_reference(r.company_id, "ref-1").unwrap(),
+            Some(d.id)
+        );
         assert!(matches!(
             s.number_document(new_doc(&r, Some("ref-1")), true),
             Err(StoreError::DuplicateReference { id }) if id == d.id
@@ -59,9 +68,7 @@ async fn a_held_document_is_written_once_by_its_commit() {
 async fn a_held_document_outlived_by_a_later_commit_comes_back_half_built() {
     let dir = tempfile::tempdir().unwrap();
     let (first, r) = {
-        let s = open(dir.path());
-        let c = s.create_company(company()).unwrap();
-        let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+        let (s, r) = issuer(dir.path());
         let first = held(&s, &r, 1, "ref-1");
         let mut second = held(&s, &r, 2, "ref-2");
         commit_built(&s, &mut second).await;
@@ -90,9 +97,7 @@ async fn a_held_document_outlived_by_a_later_commit_comes_back_half_built() {
 fn a_held_document_whose_build_failed_is_kept_half_built() {
     let dir = tempfile::tempdir().unwrap();
     let id = {
-        let s = open(dir.path());
-        let c = s.create_company(company()).unwrap();
-        let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+        let (s, r) = issuer(dir.path());
         let d = held(&s, &r, 1, "ref-1");
         s.keep_pending(d.id).unwrap();
         assert_eq!(s.intents.len(), 0);
@@ -115,9 +120,7 @@ fn a_held_document_whose_build_failed_is_kept_half_built() {
 fn a_held_document_lost_before_any_flush_leaves_no_gap() {
     let dir = tempfile::tempdir().unwrap();
     let r = {
-        let s = open(dir.path());
-        let c = s.create_company(company()).unwrap();
-        let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+        let (s, r) = issuer(dir.path());
         s.flush().unwrap();
         held(&s, &r, 1, "ref-1");
         s.close_uncleanly();
@@ -138,13 +141,11 @@ fn a_held_document_lost_before_any_flush_leaves_no_gap() {
 #[test]
 fn a_held_documents_counter_waits_for_its_intent_to_be_durable() {
     let dir = tempfile::tempdir().unwrap();
-    let s = open(dir.path());
-    let c = s.create_company(company()).unwrap();
-    let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+    let (s, r) = issuer(dir.path());
     s.flush().unwrap();
     let stored = |s: &SledStore| {
         s.counters
-            .get(crate::test_set::counter_key(c.id, r.id))
+            .get(crate::test_set::counter_key(r.company_id, r.id))
             .unwrap()
             .map(|v| crate::codec::read_u64(&v).unwrap())
     };
