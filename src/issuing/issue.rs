@@ -168,14 +168,20 @@ pub(crate) async fn issue_numbered(
                     Ok(numbered) => numbered,
                     Err(e) => return answer.send(Err(e)),
                 };
+                // Numbered but not built (an error, or a panic unwinding
+                // through here): kept half-built, as phase one's record
+                // always was (start-up rebuilds it).
+                let mut unbuilt = KeepUnbuilt {
+                    store: &store,
+                    id: Some(doc.id),
+                };
                 match pipeline.build(input) {
-                    Ok(issued) => commit_built(&store, doc, issued, transmit, asynchronous, answer),
+                    Ok(issued) => {
+                        unbuilt.id = None;
+                        commit_built(&store, doc, issued, transmit, asynchronous, answer)
+                    }
                     Err(e) => {
-                        // Numbered but not built: kept half-built, as phase
-                        // one's record always was (start-up rebuilds it).
-                        if let Err(kept) = store.keep_pending_blocking(doc.id) {
-                            tracing::error!(error = %kept, id = doc.id, "a document whose build failed could not be kept half-built");
-                        }
+                        drop(unbuilt);
                         answer.send(Err(building(e)))
                     }
                 }
@@ -189,6 +195,23 @@ pub(crate) async fn issue_numbered(
         .await
         .map_err(|_| building("the signer stopped before answering"))??;
     send_committed(issuing, doc, job, files, asynchronous).await
+}
+
+/// Keeps a numbered document half-built when dropped: its build failed or
+/// panicked (`id` taken away once the build succeeded and phase two has
+/// it).
+struct KeepUnbuilt<'a> {
+    store: &'a AsyncStore,
+    id: Option<u64>,
+}
+
+impl Drop for KeepUnbuilt<'_> {
+    fn drop(&mut self) {
+        let Some(id) = self.id else { return };
+        if let Err(e) = self.store.keep_pending_blocking(id) {
+            tracing::error!(error = %e, id, "a document whose build failed could not be kept half-built");
+        }
+    }
 }
 
 /// What phase two hands back: the stored job, the files and the document.
