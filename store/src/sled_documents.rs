@@ -263,7 +263,7 @@ impl SledStore {
             .numbering
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // Confirmed against the holder's record (pending or built): a hash
+        // Confirmed against the holder's record (held, pending or built): a hash
         // collision never refuses a reference.
         if let Some(r) = new.external_reference.as_deref() {
             if let Some(existing) = self.find_by_reference(new.company_id, r)? {
@@ -316,8 +316,9 @@ impl SledStore {
             created_at: now,
             updated_at: now,
         };
-        // The request in the record's value until phase two moves it to
-        // the file log: a record never lacks its request.
+        // The request with the record, in sled (behind the record's value)
+        // or in the file log (a held document's intent), until phase two
+        // points the record at it: a record never lacks its request.
         let payload = payload_log::encode(now, id, new.company_id, &new.payload_hash);
         let request = self.pack_request(new.company_id, &new.request, &payload)?;
         let record = encode(trees::DOCUMENTS, &doc)?;

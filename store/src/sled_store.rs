@@ -298,7 +298,7 @@ impl Drop for Closer {
             .files
             .sync()
             .and_then(|()| self.derived.apply_deferred())
-            .and_then(|()| self.logs.sync(PayloadSync::Now))
+            .and_then(|()| self.logs.sync_payloads(PayloadSync::Now))
             .and_then(|_| Ok(self.meta.insert(CLEAN_CLOSE_KEY, &[1u8])?))
             .and_then(|_| Ok(self.db.flush()?));
         if let Err(e) = closed {
