@@ -137,7 +137,9 @@ impl Dictionaries {
                 .compare_and_swap(id.to_be_bytes(), None as Option<&[u8]>, Some(text))?
                 .is_ok();
             if won {
-                self.db.flush()?;
+                // Durable against a power cut too: the file log, synced
+                // with every group commit, soon holds frames that need it.
+                self.db.flush_durable()?;
             }
         }
         Ok((None, frame))

@@ -5,6 +5,8 @@
 //! the simulator received each exactly once, whether it accepts or rejects.
 //! Mid-issuing: nothing answered is lost.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use emisor::api::facturacion::request::examples;
@@ -174,12 +176,48 @@ fn sigkill_after_checkpoints_keeps_every_answered_document_and_its_files() {
 /// Eight clients issue until `kill_when(app, answered)`; the server is
 /// killed with SIGKILL and restarted on its data dir: every answered
 /// document is there with its number, XML and ZIP, and new numbers are new.
-fn issue_kill_and_check(launch: Launch, mut kill_when: impl FnMut(&TestApp, usize) -> bool) {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    use std::sync::{Arc, Mutex};
-
+fn issue_kill_and_check(launch: Launch, kill_when: impl FnMut(&TestApp, usize) -> bool) {
     let mut app = TestApp::spawn_with(launch.clone());
-    let answered: Arc<Mutex<Vec<(u64, u64)>>> = Arc::default();
+    let clients = issue_until(&app, kill_when);
+    app.kill();
+    let before = clients.finish();
+    let dir = app.dir.clone();
+    let restarted = TestApp::start_in(&dir, launch);
+    check_answered(&restarted, &before, Duration::ZERO);
+}
+
+/// A document answered 200.
+#[derive(Clone)]
+pub struct Answered {
+    pub id: u64,
+    pub number: u64,
+    pub code: String,
+}
+
+/// Clients issuing: [`finish`](Self::finish) them once the server is
+/// gone.
+pub struct Clients {
+    answered: Arc<Mutex<Vec<Answered>>>,
+    stop: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Clients {
+    /// The ids and numbers answered 200.
+    pub fn finish(self) -> Vec<Answered> {
+        self.stop.store(true, Ordering::SeqCst);
+        for c in self.threads {
+            let _ = c.join();
+        }
+        let answered = self.answered.lock().expect("lock");
+        answered.clone()
+    }
+}
+
+/// Eight clients issue synchronously (`transmit: false`) until
+/// `kill_when(app, answered)`; the caller then kills the server.
+pub fn issue_until(app: &TestApp, mut kill_when: impl FnMut(&TestApp, usize) -> bool) -> Clients {
+    let answered: Arc<Mutex<Vec<Answered>>> = Arc::default();
     let stop = Arc::new(AtomicBool::new(false));
     let (url, key) = (app.url.clone(), app.sk_test());
     let clients: Vec<_> = (0..8)
@@ -204,10 +242,12 @@ fn issue_kill_and_check(launch: Launch, mut kill_when: impl FnMut(&TestApp, usiz
                             let doc = &v["data"]["documento"];
                             let id = doc["id"].as_u64().expect("id");
                             let number = doc["numero"].as_str().expect("numero");
-                            answered
-                                .lock()
-                                .expect("lock")
-                                .push((id, number.parse().expect("number")));
+                            let code = v["data"]["cufe"].as_str().expect("cufe");
+                            answered.lock().expect("lock").push(Answered {
+                                id,
+                                number: number.parse().expect("number"),
+                                code: code.to_string(),
+                            });
                         }
                     }
                 }
@@ -217,7 +257,7 @@ fn issue_kill_and_check(launch: Launch, mut kill_when: impl FnMut(&TestApp, usiz
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let n = answered.lock().expect("lock").len();
-        if kill_when(&app, n) {
+        if kill_when(app, n) {
             break;
         }
         assert!(
@@ -226,22 +266,32 @@ fn issue_kill_and_check(launch: Launch, mut kill_when: impl FnMut(&TestApp, usiz
         );
         std::thread::sleep(Duration::from_millis(5));
     }
-    app.kill();
-    stop.store(true, Ordering::SeqCst);
-    for c in clients {
-        let _ = c.join();
+    Clients {
+        answered,
+        stop,
+        threads: clients,
     }
-    let before = answered.lock().expect("lock").clone();
+}
 
-    let dir = app.dir.clone();
-    let restarted = TestApp::start_in(&dir, launch);
+/// Every answered document is there in `restarted` with its number, and
+/// has its XML and ZIP within `rebuilt` (documents a restart builds again);
+/// numbers taken after the restart are new ones.
+pub fn check_answered(restarted: &TestApp, before: &[Answered], rebuilt: Duration) {
     let key = restarted.sk_test();
+    let deadline = Instant::now() + rebuilt;
     let mut numbers: Vec<u64> = Vec::new();
-    for (id, number) in &before {
-        let rec = status_of(&restarted, *id);
+    for Answered { id, number, code } in before {
+        let rec = status_of(restarted, *id);
         assert_eq!(rec["numero"], number.to_string(), "{rec}");
-        let xml = restarted.get(&format!("/v1/api/facturacion/{id}/xml"), &key);
-        assert_eq!(xml.status().as_u16(), 200);
+        assert_eq!(rec["cufe"], code.as_str(), "{rec}");
+        let xml = loop {
+            let res = restarted.get(&format!("/v1/api/facturacion/{id}/xml"), &key);
+            if res.status().as_u16() == 200 || Instant::now() >= deadline {
+                break res;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(xml.status().as_u16(), 200, "document {id}");
         let xml = xml.text().expect("xml");
         assert!(
             xml.contains(&format!("<cbc:ID>SETP{number}</cbc:ID>")),

@@ -29,6 +29,7 @@ mod openapi;
 mod ops;
 mod pdf;
 mod pos;
+mod power_cut;
 mod rate_limit;
 mod registry;
 mod resilience;

@@ -362,6 +362,12 @@ fn advance_snapshot(
     }
 
     if snapshot.stable_lsn > old_stable_lsn {
+        // emisor: the log just read may be the last run's unsynced writes
+        // (a kill, then a power cut): synced before the snapshot that
+        // claims it (PATCHES.md item 16).
+        if !config.temporary {
+            config.file.sync_all()?;
+        }
         write_snapshot(config, &snapshot)?;
     }
 
