@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use std::time::Instant;
 
-use chrono::{Datelike, NaiveDate, Utc};
+use chrono::{DateTime, Datelike, FixedOffset, NaiveDate, Utc};
 use emisor_actors::document_builder::Pipeline;
 use emisor_actors::idempotency::{Claim, Duplicate};
 use emisor_actors::retry_scheduler::JobOutcome;
@@ -27,7 +27,7 @@ use super::transmit::new_job;
 use super::Issuing;
 use crate::authority::Transmission;
 use crate::engine::codes::CodeScheme;
-use crate::engine::model::{Document, DocumentKind, IssuerContext};
+use crate::engine::model::{colombia_offset, Document, DocumentKind, IssuerContext};
 use crate::engine::pipeline::IssuedDocument;
 use crate::engine::signing_key::SigningKey;
 use crate::engine::totals::Totals;
@@ -110,12 +110,12 @@ fn build_input(
     setup: &IssuerSetup,
     key: Arc<SigningKey>,
     env: Environment,
-    number: u64,
+    (number, instant): (u64, DateTime<FixedOffset>),
     totals: Option<Totals>,
 ) -> IssueRequest {
     IssueRequest {
         document,
-        context: issuer_context(setup, env, number, colombia_now()),
+        context: issuer_context(setup, env, number, instant),
         key,
         totals,
     }
@@ -128,9 +128,9 @@ async fn build(
     setup: &IssuerSetup,
     key: Arc<SigningKey>,
     env: Environment,
-    number: u64,
+    numbered: (u64, DateTime<FixedOffset>),
 ) -> IssueResult<IssuedDocument> {
-    let input = build_input(mapped.document.clone(), setup, key, env, number, None);
+    let input = build_input(mapped.document.clone(), setup, key, env, numbered, None);
     // Queued straight on the builder's pool; the result comes back from it.
     issuing
         .builds
@@ -387,7 +387,7 @@ pub async fn issue(
                 document,
                 context: IssuerContext {
                     number: doc.number,
-                    issue_instant: colombia_now(),
+                    issue_instant: issued_at(&doc),
                     ..context
                 },
                 key,
@@ -442,6 +442,7 @@ fn checked_document(
         payload_hash: request.hash,
         monthly_limit: Some(limit),
         period: today.year() as u32 * 100 + today.month(),
+        queued: mapped.transmit,
     };
     Ok((new, totals, ctx))
 }
@@ -518,15 +519,43 @@ async fn send_committed(
     }
 }
 
+/// When a document is issued: the instant its number was taken (its
+/// code's date and time), in Colombia's offset.
+pub(crate) fn issued_at(doc: &DocumentRecord) -> DateTime<FixedOffset> {
+    doc.created_at.with_timezone(&colombia_offset())
+}
+
+/// The instant a document is built again at: its own (a half-built one
+/// after a crash or a power cut: the code its caller may hold stays the
+/// same), or now (a draft or rejected one being resent).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Again {
+    SameInstant,
+    Now,
+}
+
+impl Again {
+    /// The instant, and the issue date the record takes.
+    pub(crate) fn instant(self, doc: &DocumentRecord) -> (DateTime<FixedOffset>, NaiveDate) {
+        match self {
+            Again::SameInstant => (issued_at(doc), doc.issue_date),
+            Again::Now => {
+                let now = colombia_now();
+                (now, now.date_naive())
+            }
+        }
+    }
+}
+
 /// Builds a stored document again from its request, with the number it
-/// holds and a new signing instant: a half-built one after a crash, or a
-/// draft or rejected one being resent. The caller stores the result.
+/// holds, at the instant `again` says. The caller stores the result.
 async fn build_again(
     issuing: &Arc<Issuing>,
     mut doc: DocumentRecord,
+    again: Again,
 ) -> IssueResult<(DocumentRecord, DocumentFiles)> {
     if super::payroll::is_payroll(&doc) {
-        return super::payroll::build_again(issuing, doc).await;
+        return super::payroll::build_again(issuing, doc, again).await;
     }
     let raw = issuing
         .store
@@ -552,9 +581,11 @@ async fn build_again(
     )
     .await?;
     let key = signing_key(issuing, &setup)?;
-    let issued = build(issuing, &mapped, &setup, key, doc.environment, doc.number).await?;
+    let (instant, date) = again.instant(&doc);
+    let numbered = (doc.number, instant);
+    let issued = build(issuing, &mapped, &setup, key, doc.environment, numbered).await?;
     let files = apply_build(&mut doc, issued);
-    doc.issue_date = colombia_now().date_naive();
+    doc.issue_date = date;
     Ok((doc, files))
 }
 
@@ -580,23 +611,27 @@ async fn store_rebuilt(
         .await?)
 }
 
-/// A half-built document found at start-up, rebuilt and kept as a draft.
+/// A half-built document found at start-up, rebuilt into the state it
+/// holds: a draft, or queued for transmission (its job stored with it)
+/// when its caller asked for that and was answered before a power cut
+/// took the built record (the store keeps QUEUED only then).
 pub async fn rebuild(issuing: &Arc<Issuing>, doc: DocumentRecord) -> IssueResult<()> {
-    let (mut doc, files) = build_again(issuing, doc).await?;
-    let entry = history(
-        "worker",
-        "rebuilt",
-        state::DRAFT,
-        json!({ "code": doc.code }),
-    );
-    store_rebuilt(issuing, &mut doc, files, state::DRAFT, None, entry).await?;
+    let to = if doc.state == state::QUEUED {
+        state::QUEUED
+    } else {
+        state::DRAFT
+    };
+    let (mut doc, files) = build_again(issuing, doc, Again::SameInstant).await?;
+    let job = (to == state::QUEUED).then(|| new_job(&doc));
+    let entry = history("worker", "rebuilt", to, json!({ "code": doc.code }));
+    store_rebuilt(issuing, &mut doc, files, to, job, entry).await?;
     Ok(())
 }
 
 /// `reenviar`: a draft or rejected document is built again (new signing
 /// instant, same number), signed and transmitted synchronously.
 pub async fn resend(issuing: &Arc<Issuing>, doc: DocumentRecord) -> IssueResult<Issued> {
-    let (mut doc, files) = build_again(issuing, doc).await?;
+    let (mut doc, files) = build_again(issuing, doc, Again::Now).await?;
     let entry = history("api", "resend", state::QUEUED, json!({ "code": doc.code }));
     let job = Some(new_job(&doc));
     let (job, files) = store_rebuilt(issuing, &mut doc, files, state::QUEUED, job, entry).await?;

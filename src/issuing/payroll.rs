@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use chrono::{Datelike, NaiveDate};
+use chrono::{DateTime, Datelike, FixedOffset, NaiveDate};
 use emisor_store::{
     DocumentFiles, DocumentRecord, Environment, NewDocument, ResolutionChoice, SoftwareKind,
     PAYROLL_ADJUSTMENT_DOCUMENT_TYPE, PAYROLL_DOCUMENT_TYPE,
@@ -20,7 +20,8 @@ use super::context::{colombia_now, issuer_context, load_setup_for, setup_from, I
 use super::duplicates::Payload;
 use super::error::{IssueError, IssueResult};
 use super::issue::{
-    apply_build, issue_numbered, signing_key, Caller, Issued, DEFAULT_MONTHLY_LIMIT,
+    apply_build, issue_numbered, issued_at, signing_key, Again, Caller, Issued,
+    DEFAULT_MONTHLY_LIMIT,
 };
 use super::request::{cap, named, Api};
 use super::worker::PayrollIssueRequest;
@@ -91,9 +92,9 @@ async fn build(
     setup: &IssuerSetup,
     key: Arc<SigningKey>,
     env: Environment,
-    number: u64,
+    (number, instant): (u64, DateTime<FixedOffset>),
 ) -> IssueResult<IssuedDocument> {
-    let context = issuer_context(setup, env, number, colombia_now());
+    let context = issuer_context(setup, env, number, instant);
     let input = PayrollIssueRequest {
         document: document.clone(),
         context,
@@ -174,7 +175,7 @@ pub async fn issue(
                 },
             )?;
             let input = PayrollIssueRequest {
-                context: issuer_context(&setup, env, doc.number, colombia_now()),
+                context: issuer_context(&setup, env, doc.number, issued_at(&doc)),
                 document,
                 key,
             };
@@ -233,6 +234,7 @@ fn checked_payroll(
         payload_hash: payload.hash,
         monthly_limit: Some(limit),
         period: today.year() as u32 * 100 + today.month(),
+        queued: request.transmit,
     })
 }
 
@@ -241,6 +243,7 @@ fn checked_payroll(
 pub(crate) async fn build_again(
     issuing: &Arc<Issuing>,
     mut doc: DocumentRecord,
+    again: Again,
 ) -> IssueResult<(DocumentRecord, DocumentFiles)> {
     let raw = issuing
         .store
@@ -259,17 +262,18 @@ pub(crate) async fn build_again(
     )
     .await?;
     let key = signing_key(issuing, &setup)?;
+    let (instant, date) = again.instant(&doc);
     let issued = build(
         issuing,
         &request.document,
         &setup,
         key,
         doc.environment,
-        doc.number,
+        (doc.number, instant),
     )
     .await?;
     let files = apply_build(&mut doc, issued);
-    doc.issue_date = colombia_now().date_naive();
+    doc.issue_date = date;
     Ok((doc, files))
 }
 

@@ -1,6 +1,8 @@
 //! What a restart picks up: documents whose build did not finish are built
-//! again with the number they already hold, and every stored job goes back
-//! on the scheduler (a job that was in flight asks the authority first).
+//! again with the number they already hold (queued again when a power cut
+//! took an answered one's record: `rebuild`), and every stored job goes
+//! back on the scheduler (a job that was in flight asks the authority
+//! first).
 
 use std::sync::Arc;
 

@@ -538,6 +538,11 @@ pub struct NewDocument {
     pub monthly_limit: Option<u64>,
     /// `YYYYMM` of the issue date, the subscription period.
     pub period: u32,
+    /// The caller asked for its transmission: it is built into QUEUED
+    /// (else DRAFT). Its half-built record holds that state, so that one
+    /// recovered after a power cut with its XML in the file log (phase two
+    /// reached the disk: it was likely answered) is built again into it.
+    pub queued: bool,
 }
 
 /// The files of an issued document.

@@ -177,8 +177,17 @@ impl SledStore {
     /// The documents found held when the last process stopped (`intents`:
     /// each id, its record and its request), unless their record was
     /// written since: written half-built, with their state entry,
-    /// reference, usage and counters. Returns how many.
-    pub(crate) fn recover_held(&self, mut held: Vec<(u64, Vec<u8>, Vec<u8>)>) -> StoreResult<u64> {
+    /// reference, usage and counters. One whose XML is in the file log
+    /// (`staged`) passed phase two's sync, so its caller was likely
+    /// answered before a power cut took its record: it keeps its target
+    /// state (`NewDocument::queued`) and is built again into it; any
+    /// other was never answered and waits as a draft, as before. Returns
+    /// how many.
+    pub(crate) fn recover_held(
+        &self,
+        mut held: Vec<(u64, Vec<u8>, Vec<u8>)>,
+        staged: &std::collections::HashSet<u64>,
+    ) -> StoreResult<u64> {
         held.sort_by_key(|(id, _, _)| *id);
         let mut report = RepairReport::default();
         let mut next: HashMap<Vec<u8>, u64> = HashMap::new();
@@ -187,7 +196,12 @@ impl SledStore {
             if self.documents.contains_key(id_key(id))? {
                 continue;
             }
-            let d: DocumentRecord = decode(trees::DOCUMENTS, &record)?;
+            let mut d: DocumentRecord = decode(trees::DOCUMENTS, &record)?;
+            let record = if staged.contains(&id) {
+                record
+            } else {
+                as_draft(&mut d)?
+            };
             self.documents
                 .insert(id_key(id), with_request(&record, &request))?;
             for (key, after) in counters_above(&d) {
@@ -363,4 +377,12 @@ impl SledStore {
         self.flush_now()?;
         Ok(raised)
     }
+}
+
+/// A half-built document's record with DRAFT as the state it is built
+/// into: its caller was not answered (or was answered with an error), so
+/// it is not transmitted unasked.
+pub(crate) fn as_draft(d: &mut DocumentRecord) -> StoreResult<Vec<u8>> {
+    d.state = crate::model::state::DRAFT;
+    crate::codec::encode(trees::DOCUMENTS, d)
 }

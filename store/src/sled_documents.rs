@@ -296,7 +296,12 @@ impl SledStore {
             resolution_id: resolution.id,
             prefix: resolution.prefix.clone(),
             number,
-            state: state::DRAFT,
+            // Its target until built (`NewDocument::queued`).
+            state: if new.queued {
+                state::QUEUED
+            } else {
+                state::DRAFT
+            },
             pending_build: true,
             code: None,
             code_scheme: None,
@@ -394,8 +399,11 @@ impl SledStore {
         let Some(intent) = self.intents.take(id) else {
             return Ok(());
         };
+        // Its caller hears of the failure: a draft, not queued.
+        let mut d: DocumentRecord = decode(trees::DOCUMENTS, &intent.record)?;
+        let record = crate::repair::as_draft(&mut d)?;
         self.documents
-            .insert(id_key(id), with_request(&intent.record, &intent.request))?;
+            .insert(id_key(id), with_request(&record, &intent.request))?;
         // Its entry only: the watermark moves past it with its counter,
         // once its intent is durable, so until then a repair checks it.
         let mut changes = SetChanges::default();

@@ -665,6 +665,8 @@ impl SledStore {
         };
         let mut found = Vec::new();
         let mut held = Vec::new();
+        // Documents whose XML is here: phase two reached the disk.
+        let mut staged = std::collections::HashSet::new();
         self.files.scan_from(from, |id, first, second| {
             let (payload, record) = intents::decode_second(second);
             if let Some(p) = payload_log::decode(payload).filter(|p| p.document_id == id) {
@@ -672,11 +674,13 @@ impl SledStore {
                 if let Some(record) = record {
                     held.push((id, record.to_vec(), join_payload(first, payload)));
                 }
+            } else {
+                staged.insert(id);
             }
         })?;
         // Documents held out of sled when the last process stopped
         // (`intents`): written half-built, as phase one used to.
-        let recovered = self.recover_held(held)?;
+        let recovered = self.recover_held(held, &staged)?;
         if recovered > 0 {
             tracing::warn!(
                 recovered,

@@ -83,6 +83,7 @@ pub(crate) fn new_doc(r: &NumberingResolution, reference: Option<&str>) -> NewDo
         list_keys: Default::default(),
         monthly_limit: None,
         period: 202611,
+        queued: false,
     }
 }
 

@@ -162,3 +162,43 @@ fn a_held_documents_counter_waits_for_its_intent_to_be_durable() {
     s.derived.apply_deferred().unwrap();
     assert_eq!(stored(&s), Some(2));
 }
+
+/// A held document asked to be queued comes back queued only when its
+/// XML reached the file log (phase two's sync passed: its caller was
+/// answered, and a power cut took its record); otherwise, and when its
+/// build failed, it comes back as a draft, not transmitted unasked.
+#[test]
+fn a_held_document_comes_back_queued_only_with_its_xml() {
+    let dir = tempfile::tempdir().unwrap();
+    let (staged, bare, failed) = {
+        let (s, r) = issuer(dir.path());
+        let queued = |n: u64, reference: &str| {
+            let mut new = new_doc(&r, Some(reference));
+            new.request = body(n);
+            new.queued = true;
+            s.number_document(new, true).unwrap()
+        };
+        let staged = queued(1, "ref-1");
+        let bare = queued(2, "ref-2");
+        let failed = queued(3, "ref-3");
+        assert_eq!(staged.state, state::QUEUED, "its target until built");
+        let files = DocumentFiles {
+            xml: "<x/>".into(),
+            xml_name: "a.xml".into(),
+            zip_name: "a.zip".into(),
+            zip: ZipFile::Stored(vec![1]),
+        };
+        s.stage_files(staged.id, staged.company_id, staged.document_type, &files)
+            .unwrap();
+        s.keep_pending(failed.id).unwrap();
+        s.files.sync().unwrap();
+        s.close_uncleanly();
+        (staged.id, bare.id, failed.id)
+    };
+    let s = open(dir.path());
+    let pending = s.pending_builds().unwrap();
+    let state_of = |id: u64| pending.iter().find(|d| d.id == id).unwrap().state;
+    assert_eq!(state_of(staged), state::QUEUED);
+    assert_eq!(state_of(bare), state::DRAFT);
+    assert_eq!(state_of(failed), state::DRAFT);
+}

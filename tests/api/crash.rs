@@ -17,7 +17,7 @@ use crate::flow_helpers::*;
 use crate::helpers::*;
 
 /// 50 asynchronous invoices; their ids and codes.
-fn post_fifty(app: &TestApp) -> Vec<(u64, String)> {
+pub fn post_fifty(app: &TestApp) -> Vec<(u64, String)> {
     (0..50)
         .map(|_| {
             let res = post_async(app, &examples::invoice());
@@ -31,7 +31,7 @@ fn post_fifty(app: &TestApp) -> Vec<(u64, String)> {
 
 /// SIGKILL once a call is in flight at the simulator (it has judged the
 /// document and holds the answer back); the simulator's stats then.
-fn kill_mid_call(app: &mut TestApp, sim: &ExternalSim) -> Value {
+pub fn kill_mid_call(app: &mut TestApp, sim: &ExternalSim) -> Value {
     let deadline = Instant::now() + Duration::from_secs(10);
     while sim_stats_at(&sim.base)["in_flight"].as_u64().unwrap_or(0) == 0 {
         assert!(Instant::now() < deadline, "nothing in flight");
@@ -192,6 +192,7 @@ pub struct Answered {
     pub id: u64,
     pub number: u64,
     pub code: String,
+    pub xml: String,
 }
 
 /// Clients issuing: [`finish`](Self::finish) them once the server is
@@ -243,10 +244,12 @@ pub fn issue_until(app: &TestApp, mut kill_when: impl FnMut(&TestApp, usize) -> 
                             let id = doc["id"].as_u64().expect("id");
                             let number = doc["numero"].as_str().expect("numero");
                             let code = v["data"]["cufe"].as_str().expect("cufe");
+                            let xml = v["data"]["xml"].as_str().expect("xml");
                             answered.lock().expect("lock").push(Answered {
                                 id,
                                 number: number.parse().expect("number"),
                                 code: code.to_string(),
+                                xml: xml.to_string(),
                             });
                         }
                     }
@@ -273,14 +276,20 @@ pub fn issue_until(app: &TestApp, mut kill_when: impl FnMut(&TestApp, usize) -> 
     }
 }
 
-/// Every answered document is there in `restarted` with its number, and
-/// has its XML and ZIP within `rebuilt` (documents a restart builds again);
-/// numbers taken after the restart are new ones.
+/// Every answered document is there in `restarted` with its number and
+/// code, and has the XML answered and a ZIP within `rebuilt` (documents a
+/// restart builds again); numbers taken after the restart are new ones.
 pub fn check_answered(restarted: &TestApp, before: &[Answered], rebuilt: Duration) {
     let key = restarted.sk_test();
     let deadline = Instant::now() + rebuilt;
     let mut numbers: Vec<u64> = Vec::new();
-    for Answered { id, number, code } in before {
+    for Answered {
+        id,
+        number,
+        code,
+        xml: answered_xml,
+    } in before
+    {
         let rec = status_of(restarted, *id);
         assert_eq!(rec["numero"], number.to_string(), "{rec}");
         assert_eq!(rec["cufe"], code.as_str(), "{rec}");
@@ -297,6 +306,10 @@ pub fn check_answered(restarted: &TestApp, before: &[Answered], rebuilt: Duratio
             xml.contains(&format!("<cbc:ID>SETP{number}</cbc:ID>")),
             "document {id}"
         );
+        // Byte for byte the XML answered, also when built again after a
+        // power cut (the same instant: the same signing time and, RSA
+        // PKCS#1 v1.5 being deterministic, the same signature).
+        assert!(xml == *answered_xml, "document {id}: not the XML answered");
         let zip = restarted.get(&format!("/v1/api/facturacion/{id}/zip"), &key);
         assert_eq!(zip.status().as_u16(), 200);
         assert!(

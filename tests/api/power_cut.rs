@@ -14,8 +14,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use crate::crash::{check_answered, issue_until};
-use crate::flow_helpers::fast_launch;
+use serde_json::json;
+
+use crate::crash::{check_answered, issue_until, kill_mid_call, post_fifty};
+use crate::external_sim::ExternalSim;
+use crate::flow_helpers::*;
 use crate::helpers::*;
 
 /// The shim, built into `dir` with the system's C compiler.
@@ -153,35 +156,68 @@ fn power_cut(journal: &Path, mut keep: impl FnMut(usize) -> usize) -> Cut {
     cut
 }
 
-/// A data dir with the demo company, written and closed before the cut's
-/// run (what a server running for a while has on disk), then the server
-/// with the shim, issuing until `answered` documents and `snapshots` of
-/// sled's checkpoints (every `checkpoint_ms`, or its default); the cut
-/// keeps `keep(unsynced)` of each file's writes.
+/// A data dir whose server runs with the shim.
+struct Cutting {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+    journal: PathBuf,
+}
+
+impl Cutting {
+    /// A data dir with the demo company, written and closed before the
+    /// cut's run (what a server running for a while has on disk), then
+    /// its server started with the shim.
+    fn start(launch: &Launch) -> (Cutting, TestApp) {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let dir = tmp.path().canonicalize().expect("dir").join("data");
+        std::fs::create_dir(&dir).expect("data dir");
+        let mut first = TestApp::start_in(&dir, launch.clone());
+        first.stop();
+        let shim = build_shim(tmp.path());
+        let journal = tmp.path().join("journal");
+        let shimmed = launch
+            .clone()
+            .env("LD_PRELOAD", shim.to_str().expect("path"))
+            .env("POWERCUT_DIR", dir.to_str().expect("path"))
+            .env("POWERCUT_JOURNAL", journal.to_str().expect("path"));
+        let app = TestApp::start_in(&dir, shimmed);
+        let cutting = Cutting {
+            _tmp: tmp,
+            dir,
+            journal,
+        };
+        (cutting, app)
+    }
+
+    /// The cut, once the server is killed; the restart's server.
+    fn cut_and_restart(&self, keep: impl FnMut(usize) -> usize, launch: Launch) -> TestApp {
+        let cut = power_cut(&self.journal, keep);
+        eprintln!(
+            "power cut: {} unsynced writes undone, {} kept (undone, kept by file: {:?})",
+            cut.writes_undone, cut.writes_kept, cut.files
+        );
+        assert!(
+            cut.writes_undone + cut.writes_kept > 0,
+            "the cut came with nothing unsynced: {cut:?}"
+        );
+        TestApp::start_in(&self.dir, launch)
+    }
+}
+
+/// Issuing until `answered` documents and `snapshots` of sled's
+/// checkpoints (every `checkpoint_ms`, or its default), then the cut,
+/// which keeps `keep(unsynced)` of each file's writes.
 fn issue_cut_and_check(
     checkpoint_ms: Option<&str>,
     answered: usize,
     snapshots: usize,
     keep: impl FnMut(usize) -> usize,
 ) {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let dir = tmp.path().canonicalize().expect("dir").join("data");
-    std::fs::create_dir(&dir).expect("data dir");
     let mut launch = fast_launch();
     if let Some(ms) = checkpoint_ms {
         launch = launch.env("EMISOR_STORE__CHECKPOINT_MS", ms);
     }
-    let mut first = TestApp::start_in(&dir, launch.clone());
-    first.stop();
-
-    let shim = build_shim(tmp.path());
-    let journal = tmp.path().join("journal");
-    let cut_launch = launch
-        .clone()
-        .env("LD_PRELOAD", shim.to_str().expect("path"))
-        .env("POWERCUT_DIR", dir.to_str().expect("path"))
-        .env("POWERCUT_JOURNAL", journal.to_str().expect("path"));
-    let mut app = TestApp::start_in(&dir, cut_launch);
+    let (cutting, mut app) = Cutting::start(&launch);
     let mut seen = std::collections::BTreeSet::new();
     let clients = issue_until(&app, |app, n| {
         if let Ok(entries) = std::fs::read_dir(app.dir.join("sled")) {
@@ -196,20 +232,8 @@ fn issue_cut_and_check(
     });
     app.kill();
     let before = clients.finish();
-    let cut = power_cut(&journal, keep);
-    eprintln!(
-        "power cut: {} answered; {} unsynced writes undone, {} kept (undone, kept by file: {:?})",
-        before.len(),
-        cut.writes_undone,
-        cut.writes_kept,
-        cut.files
-    );
-    assert!(
-        cut.writes_undone + cut.writes_kept > 0,
-        "the cut came with nothing unsynced: {cut:?}"
-    );
-
-    let restarted = TestApp::start_in(&dir, launch);
+    eprintln!("power cut: {} answered", before.len());
+    let restarted = cutting.cut_and_restart(keep, launch);
     check_answered(&restarted, &before, Duration::from_secs(30));
 }
 
@@ -243,4 +267,46 @@ fn a_power_cut_that_kept_part_of_the_unsynced_writes_keeps_every_answered_docume
             (x % (n as u64 + 1)) as usize
         });
     }
+}
+
+/// A power cut while fifty asynchronous documents are being transmitted
+/// to `emisor tax-sim` (three calls held for half a second each): after
+/// the restart every one ends accepted with the CUFE it was answered with.
+/// A state change sled had not synced is lost, so a document may reach the
+/// simulator twice; the second send is answered with rule 90 ("Documento
+/// procesado anteriormente"), the acceptance of the first.
+#[test]
+fn a_power_cut_mid_transmission_ends_every_document_accepted() {
+    let sim = ExternalSim::start();
+    let launch = fast_launch().env("EMISOR_AUTHORITY__URL", &sim.service_url());
+    let (cutting, mut app) = Cutting::start(&launch);
+    sim_mode_at(&sim.base, json!({"mode": "slow", "latency_ms": 500}));
+    let docs = post_fifty(&app);
+    let at_cut = kill_mid_call(&mut app, &sim);
+    sim_mode_at(&sim.base, json!({"mode": "up"}));
+    let restarted = cutting.cut_and_restart(|_| 0, launch);
+    let ids: Vec<u64> = docs.iter().map(|(id, _)| *id).collect();
+    wait_all(&restarted, &ids, 2, Duration::from_secs(30));
+
+    let stats = sim_stats_at(&sim.base);
+    let accepted = stats["accepted"].as_object().expect("accepted");
+    assert_eq!(accepted.len(), 50, "each accepted: {stats}");
+    let mut twice = 0;
+    for (id, code) in &docs {
+        let rec = status_of(&restarted, *id);
+        assert_eq!(rec["cufe"], code.as_str(), "{rec}");
+        assert_eq!(rec["tax_response"]["isValid"], true, "{rec}");
+        let received = stats["received"][code].as_u64().unwrap_or(0);
+        assert!(
+            received >= 1,
+            "document {id} reached the simulator: {stats}"
+        );
+        if received > 1 {
+            twice += 1;
+        }
+    }
+    eprintln!(
+        "power cut mid-transmission: {} accepted and {} in flight at the cut; {twice} sent again after it",
+        at_cut["accepted_count"], at_cut["in_flight"]
+    );
 }
