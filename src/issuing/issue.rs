@@ -528,7 +528,7 @@ pub(crate) fn issued_at(doc: &DocumentRecord) -> DateTime<FixedOffset> {
 /// The instant a document is built again at: its own (a half-built one
 /// after a crash or a power cut: the code its caller may hold stays the
 /// same), or now (a draft or rejected one being resent).
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub(crate) enum Again {
     SameInstant,
     Now,
@@ -616,13 +616,10 @@ async fn store_rebuilt(
 /// when its caller asked for that and was answered before a power cut
 /// took the built record (the store keeps QUEUED only then).
 pub async fn rebuild(issuing: &Arc<Issuing>, doc: DocumentRecord) -> IssueResult<()> {
-    let to = if doc.state == state::QUEUED {
-        state::QUEUED
-    } else {
-        state::DRAFT
-    };
+    let queued = doc.state == state::QUEUED;
+    let to = if queued { state::QUEUED } else { state::DRAFT };
     let (mut doc, files) = build_again(issuing, doc, Again::SameInstant).await?;
-    let job = (to == state::QUEUED).then(|| new_job(&doc));
+    let job = queued.then(|| new_job(&doc));
     let entry = history("worker", "rebuilt", to, json!({ "code": doc.code }));
     store_rebuilt(issuing, &mut doc, files, to, job, entry).await?;
     Ok(())
