@@ -2,9 +2,11 @@
 # Power-cut soak: ROUNDS rounds, each a fresh data dir (the demo company
 # written and closed first) whose server runs SECS seconds of the README's
 # issuing load with tests/powercut/shim.c preloaded, is killed at a random
-# moment past half of it, and loses every write no fsync covered (odd
-# rounds) or a random prefix of each file's (even rounds). The restart must
-# open, and hold at least as many documents as were answered 2xx.
+# moment past half of it, and loses every write no fsync covered and every
+# rename and removal no fsync of its directory covered (odd rounds), or a
+# random prefix of each file's writes and some of the renames and removals
+# (even rounds). The restart must open, and hold at least as many
+# documents as were answered 2xx.
 # Stops at the first round that fails, keeping its data dir.
 #   benches/load/power_cut_soak.sh [BINARY] [ROUNDS] [SECS]   (default 5, 10)
 # Needs wrk, curl, python3, cc.

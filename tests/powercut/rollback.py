@@ -1,21 +1,28 @@
 #!/usr/bin/env python3
 """A power cut: undoes every write in a journal of tests/powercut/shim.c that
-no fsync covered, so that the data dir holds what a disk would after the
-power went at the kill. Used by tests/api/power_cut.rs and
+no fsync covered, and every rename and removal no fsync of its directory
+covered, so that the data dir holds what a disk would after the power went
+at the kill. Used by tests/api/power_cut.rs and
 benches/load/power_cut_soak.sh.
     rollback.py JOURNAL [none|some [SEED]]
-`none` keeps none of a file's unsynced writes; `some` keeps a random prefix
-of each file's (a disk that wrote part of them), from SEED if given.
-Prints each file's writes undone and kept, then `total: U undone, K kept`.
+`none` keeps none of a file's unsynced writes and none of the unsynced
+renames and removals; `some` keeps a random prefix of each file's writes (a
+disk that wrote part of them) and each rename or removal with even odds
+(directory blocks reach the disk in any order), from SEED if given.
+Prints each file's writes undone and kept, the renames and removals undone
+and kept, then `total: U undone, K kept` (all of them).
 """
 import os
 import random
+import shutil
 import struct
 import sys
 
 
 def records(data):
-    """(kind, sequence, path, at, size before, bytes) of each record."""
+    """(kind, sequence, path, fields) of each record: for a write or a
+    truncate (at, size before, bytes), a sync (upto,), a rename (new path,
+    set aside), a removal (set aside,)."""
     at = 0
     while at < len(data):
         kind = data[at:at + 1]
@@ -23,15 +30,54 @@ def records(data):
         at += 13
         path = data[at:at + length].decode()
         at += length
-        (where,) = struct.unpack_from("<Q", data, at)
-        at += 8
         if kind == b"S":
-            yield kind, seq, path, where, 0, b""
-            continue
-        before, n = struct.unpack_from("<QQ", data, at)
-        at += 16
-        yield kind, seq, path, where, before, data[at:at + n]
-        at += n
+            (upto,) = struct.unpack_from("<Q", data, at)
+            at += 8
+            yield kind, seq, path, (upto,)
+        elif kind == b"N":
+            (n,) = struct.unpack_from("<I", data, at)
+            at += 4
+            to = data[at:at + n].decode()
+            at += n
+            yield kind, seq, path, (to, data[at] == 1)
+            at += 1
+        elif kind == b"U":
+            yield kind, seq, path, (data[at] == 1,)
+            at += 1
+        else:
+            where, before, n = struct.unpack_from("<QQQ", data, at)
+            at += 24
+            yield kind, seq, path, (where, before, data[at:at + n])
+            at += n
+
+
+def undo_write(kind, path, fields):
+    where, before, old = fields
+    try:
+        fd = os.open(path, os.O_WRONLY)
+    except FileNotFoundError:
+        return  # renamed or removed since, and that stayed
+    if kind == b"W":
+        os.pwrite(fd, old, where)
+        os.ftruncate(fd, before)
+    else:
+        os.ftruncate(fd, before)
+        os.pwrite(fd, old, where)
+    os.close(fd)
+
+
+def undo_rename(journal, seq, path, fields):
+    to, saved = fields
+    if os.path.lexists(to) and os.path.isdir(os.path.dirname(path)):
+        os.rename(to, path)
+    if saved:
+        shutil.copyfile(f"{journal}.{seq}", to)
+
+
+def undo_removal(journal, seq, path, fields):
+    (saved,) = fields
+    if saved and not os.path.lexists(path):
+        shutil.copyfile(f"{journal}.{seq}", path)
 
 
 def main():
@@ -40,15 +86,25 @@ def main():
     rng = random.Random(int(sys.argv[3]) if len(sys.argv) > 3 else None)
     with open(journal, "rb") as f:
         recs = list(records(f.read()))
-    # A sync record: this path's records below its sequence are durable.
+    # A sync record: this path's records below its sequence are durable
+    # (a directory's: the renames and removals in it).
     synced = {}
-    for kind, _, path, upto, _, _ in recs:
+    for kind, _, path, fields in recs:
         if kind == b"S":
-            synced[path] = max(synced.get(path, 0), upto)
-    unsynced = {}
+            synced[path] = max(synced.get(path, 0), fields[0])
+
+    def durable_in(path, seq):
+        return seq < synced.get(os.path.dirname(path), 0)
+
+    unsynced, names = {}, []
     for r in recs:
-        if r[0] != b"S" and r[1] >= synced.get(r[2], 0):
-            unsynced.setdefault(r[2], []).append(r)
+        kind, seq, path, fields = r
+        if kind in (b"W", b"T") and seq >= synced.get(path, 0):
+            unsynced.setdefault(path, []).append(r)
+        elif kind == b"N" and not (durable_in(path, seq) and durable_in(fields[0], seq)):
+            names.append(r)
+        elif kind == b"U" and not durable_in(path, seq):
+            names.append(r)
     undo, undone, kept = [], 0, 0
     for path, writes in unsynced.items():
         k = 0 if mode == "none" else rng.randint(0, len(writes))
@@ -57,20 +113,20 @@ def main():
         kept += k
         name = os.path.relpath(path, os.path.dirname(os.path.dirname(path)))
         print(f"{name}: {len(writes) - k} undone, {k} kept")
-    # Newest first: each undo puts back the file as it was before.
+    lost = [r for r in names if mode == "none" or rng.random() < 0.5]
+    undo += lost
+    print(f"renames and removals: {len(lost)} undone, {len(names) - len(lost)} kept")
+    undone += len(lost)
+    kept += len(names) - len(lost)
+    # Newest first: each undo puts back the file (or name) as it was before.
     undo.sort(key=lambda r: -r[1])
-    for kind, _, path, at, before, old in undo:
-        try:
-            fd = os.open(path, os.O_WRONLY)
-        except FileNotFoundError:
-            continue  # renamed or removed since: the directory kept that
-        if kind == b"W":
-            os.pwrite(fd, old, at)
-            os.ftruncate(fd, before)
+    for kind, seq, path, fields in undo:
+        if kind == b"N":
+            undo_rename(journal, seq, path, fields)
+        elif kind == b"U":
+            undo_removal(journal, seq, path, fields)
         else:
-            os.ftruncate(fd, before)
-            os.pwrite(fd, old, at)
-        os.close(fd)
+            undo_write(kind, path, fields)
     print(f"total: {undone} undone, {kept} kept")
 
 

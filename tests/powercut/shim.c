@@ -7,18 +7,26 @@
  *
  * The model: a write is durable once an fsync or fdatasync of its file
  * starts after it; sync_file_range makes nothing durable (it flushes no
- * disk cache and no file size). Creating, renaming and removing files
- * are taken as durable at once (an optimistic model of the directory).
+ * disk cache and no file size). A rename or a removal is durable once
+ * an fsync of its directory starts after it (of both directories, for a
+ * rename between two); the file it replaced or removed is copied aside
+ * first (POWERCUT_JOURNAL.<sequence>), so that a cut can bring it back.
+ * Creating a file is taken as durable at once (optimistic).
  *
  * Journal records (POWERCUT_JOURNAL, appended under one lock, each
- * 'W'/'T'/'S', then u64 sequence, u32 path length, path):
+ * 'W'/'T'/'S'/'N'/'U', then u64 sequence, u32 path length, path):
  *   'W' write:    u64 offset, u64 size before, u64 n, n bytes it overwrote
  *   'T' truncate: u64 new size, u64 size before, u64 n, n bytes cut off
  *   'S' sync:     u64 every record of this path below this sequence
- *                 is durable
+ *                 is durable (for a directory: the renames and removals
+ *                 in it)
+ *   'N' rename:   u32 length, the new path, u8 1 if the file it replaced
+ *                 was copied aside
+ *   'U' removal:  u8 1 if the file was copied aside
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -30,11 +38,20 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+/* Stops the server, saying where and why (a journal it cannot keep is no
+ * test). */
+#define fail()                                                             \
+  do {                                                                     \
+    dprintf(2, "powercut shim: line %d: %s\n", __LINE__, strerror(errno)); \
+    abort();                                                               \
+  } while (0)
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int journal = -1;
 static uint64_t seq = 0;
 static const char *dir = NULL;
 static size_t dir_len = 0;
+static const char *journal_path = NULL;
 
 static ssize_t (*real_write)(int, const void *, size_t);
 static ssize_t (*real_writev)(int, const struct iovec *, int);
@@ -42,6 +59,8 @@ static ssize_t (*real_pwrite64)(int, const void *, size_t, off_t);
 static int (*real_ftruncate64)(int, off_t);
 static int (*real_fsync)(int);
 static int (*real_fdatasync)(int);
+static int (*real_rename)(const char *, const char *);
+static int (*real_unlink)(const char *);
 
 __attribute__((constructor)) static void init(void) {
   real_write = dlsym(RTLD_NEXT, "write");
@@ -50,6 +69,8 @@ __attribute__((constructor)) static void init(void) {
   real_ftruncate64 = dlsym(RTLD_NEXT, "ftruncate64");
   real_fsync = dlsym(RTLD_NEXT, "fsync");
   real_fdatasync = dlsym(RTLD_NEXT, "fdatasync");
+  real_rename = dlsym(RTLD_NEXT, "rename");
+  real_unlink = dlsym(RTLD_NEXT, "unlink");
   dir = getenv("POWERCUT_DIR");
   const char *path = getenv("POWERCUT_JOURNAL");
   if (dir == NULL || path == NULL) {
@@ -57,11 +78,20 @@ __attribute__((constructor)) static void init(void) {
     return;
   }
   dir_len = strlen(dir);
+  journal_path = path;
   journal = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-  if (journal < 0) abort();
+  if (journal < 0) fail();
 }
 
-/* The file's path when it lies under POWERCUT_DIR. */
+/* Whether an absolute path is POWERCUT_DIR or lies under it. */
+static int under(const char *path) {
+  size_t n = strlen(path);
+  return n >= dir_len && strncmp(path, dir, dir_len) == 0 &&
+         (path[dir_len] == '/' || path[dir_len] == 0);
+}
+
+/* The file's path when it lies under POWERCUT_DIR (or is it: a
+ * directory's fsync). */
 static int watched(int fd, char *path, size_t cap) {
   if (dir == NULL || fd == journal) return 0;
   char link[64];
@@ -69,14 +99,22 @@ static int watched(int fd, char *path, size_t cap) {
   ssize_t n = readlink(link, path, cap - 1);
   if (n <= 0) return 0;
   path[n] = 0;
-  return (size_t)n > dir_len && strncmp(path, dir, dir_len) == 0 && path[dir_len] == '/';
+  return under(path);
+}
+
+/* `p` made absolute (against the working directory) into `out`. */
+static int absolute(const char *p, char *out, size_t cap) {
+  if (p[0] == '/') return snprintf(out, cap, "%s", p) < (int)cap;
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) == NULL) return 0;
+  return snprintf(out, cap, "%s/%s", cwd, p) < (int)cap;
 }
 
 static void put(const void *p, size_t n) {
   const char *c = p;
   while (n > 0) {
     ssize_t w = real_write(journal, c, n);
-    if (w <= 0) abort();
+    if (w <= 0) fail();
     c += w;
     n -= (size_t)w;
   }
@@ -94,16 +132,27 @@ static void head(char kind, const char *path) {
 /* Journals the bytes [at, at + n) of fd's file before they change. */
 static void save(char kind, int fd, const char *path, uint64_t at, uint64_t n) {
   struct stat st;
-  if (fstat(fd, &st) != 0) abort();
+  if (fstat(fd, &st) != 0) fail();
   uint64_t before = (uint64_t)st.st_size;
   uint64_t kept = at >= before ? 0 : (before - at < n ? before - at : n);
   char *old = malloc(kept ? kept : 1);
-  if (old == NULL) abort();
+  if (old == NULL) fail();
+  /* A file opened write-only is read through a descriptor of its own (a
+   * server once stopped here on EBADF, overwriting such a file). */
+  int from = fd;
+  if (kept > 0 && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_WRONLY) {
+    from = open(path, O_RDONLY | O_CLOEXEC);
+    if (from < 0) fail();
+  }
   for (uint64_t got = 0; got < kept;) {
-    ssize_t r = pread(fd, old + got, kept - got, (off_t)(at + got));
-    if (r <= 0) abort();
+    ssize_t r = pread(from, old + got, kept - got, (off_t)(at + got));
+    if (r <= 0) {
+      dprintf(2, "powercut shim: reading the old bytes of %s\n", path);
+      fail();
+    }
     got += (uint64_t)r;
   }
+  if (from != fd) close(from);
   head(kind, path);
   put(&at, 8);
   put(&before, 8);
@@ -115,7 +164,7 @@ static void save(char kind, int fd, const char *path, uint64_t at, uint64_t n) {
 static uint64_t position(int fd) {
   if (fcntl(fd, F_GETFL) & O_APPEND) {
     struct stat st;
-    if (fstat(fd, &st) != 0) abort();
+    if (fstat(fd, &st) != 0) fail();
     return (uint64_t)st.st_size;
   }
   return (uint64_t)lseek(fd, 0, SEEK_CUR);
@@ -189,3 +238,62 @@ static int synced(int fd, int (*real)(int)) {
 int fsync(int fd) { return synced(fd, real_fsync); }
 
 int fdatasync(int fd) { return synced(fd, real_fdatasync); }
+
+/* Copies the regular file at `path` to POWERCUT_JOURNAL.<at>; 1 if it did. */
+static uint8_t set_aside(const char *path, uint64_t at) {
+  struct stat st;
+  if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+  char copy[4200];
+  snprintf(copy, sizeof copy, "%s.%llu", journal_path, (unsigned long long)at);
+  int in = open(path, O_RDONLY | O_CLOEXEC);
+  if (in < 0) return 0;
+  int out = open(copy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (out < 0) fail();
+  char buf[65536];
+  for (;;) {
+    ssize_t r = read(in, buf, sizeof buf);
+    if (r < 0) fail();
+    if (r == 0) break;
+    for (ssize_t done = 0; done < r;) {
+      ssize_t w = real_write(out, buf + done, (size_t)(r - done));
+      if (w <= 0) fail();
+      done += w;
+    }
+  }
+  close(in);
+  close(out);
+  return 1;
+}
+
+int rename(const char *from, const char *to) {
+  char a[4096], b[4096];
+  if (dir == NULL || !absolute(from, a, sizeof a) || !absolute(to, b, sizeof b) ||
+      !(under(a) || under(b)))
+    return real_rename(from, to);
+  pthread_mutex_lock(&lock);
+  uint8_t saved = set_aside(b, seq);
+  int r = real_rename(from, to);
+  if (r == 0) {
+    head('N', a);
+    uint32_t len = (uint32_t)strlen(b);
+    put(&len, 4);
+    put(b, len);
+    put(&saved, 1);
+  }
+  pthread_mutex_unlock(&lock);
+  return r;
+}
+
+int unlink(const char *path) {
+  char a[4096];
+  if (dir == NULL || !absolute(path, a, sizeof a) || !under(a)) return real_unlink(path);
+  pthread_mutex_lock(&lock);
+  uint8_t saved = set_aside(a, seq);
+  int r = real_unlink(path);
+  if (r == 0) {
+    head('U', a);
+    put(&saved, 1);
+  }
+  pthread_mutex_unlock(&lock);
+  return r;
+}

@@ -880,8 +880,14 @@ fn write_snapshot(config: &RunningConfig, snapshot: &Snapshot) -> Result<()> {
 
     let parent = path_1.parent().unwrap();
     std::fs::create_dir_all(parent)?;
-    let mut f =
-        std::fs::OpenOptions::new().write(true).create(true).open(&path_1)?;
+    // emisor: truncated, as `write_snapshot_file` does: a leftover of a
+    // killed writer with this name would otherwise keep its tail past
+    // the new bytes (PATCHES.md item 17).
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path_1)?;
 
     // write the snapshot bytes, followed by a crc64 checksum at the end
     io_fail!(config, "snap write");
@@ -915,6 +921,12 @@ fn remove_older_snapshots(config: &RunningConfig, newest: &std::path::Path) -> R
         Some(dir) => dir,
         None => return Ok(()),
     };
+    // emisor: the new snapshot's name made durable (its directory synced)
+    // before an older one is removed: a power cut could otherwise keep
+    // the removal and lose the rename, leaving no snapshot (PATCHES.md
+    // item 17).
+    #[cfg(unix)]
+    std::fs::File::open(dir)?.sync_all()?;
     for entry in std::fs::read_dir(dir)?.flatten() {
         let name = entry.file_name();
         if !name.to_string_lossy().starts_with("snap.")
