@@ -34,16 +34,17 @@ fn build_shim(dir: &Path) -> PathBuf {
     out
 }
 
-/// What a cut keeps of each file's unsynced writes.
+/// What a cut keeps of what no sync covered.
 #[derive(Clone, Copy)]
 enum Keep {
-    /// None of them.
+    /// None of it.
     None,
-    /// A random prefix, from this seed.
+    /// A random prefix of each file's writes and each rename or removal
+    /// with even odds, from this seed.
     Some(u64),
 }
 
-/// Undoes the writes no sync covered (`tests/powercut/rollback.py`);
+/// Undoes what no sync covered (`tests/powercut/rollback.py`);
 /// returns how many were undone and kept, and its report by file.
 fn power_cut(journal: &Path, keep: Keep) -> (usize, usize, String) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/powercut/rollback.py");
@@ -137,7 +138,7 @@ impl Cutting {
 
 /// Issuing until `answered` documents and `snapshots` of sled's
 /// checkpoints (every `checkpoint_ms`, or its default), then the cut,
-/// which keeps what `keep` says of each file's unsynced writes.
+/// which keeps what `keep` says of what no sync covered.
 fn issue_cut_and_check(checkpoint_ms: Option<&str>, answered: usize, snapshots: usize, keep: Keep) {
     let mut launch = fast_launch();
     if let Some(ms) = checkpoint_ms {

@@ -137,8 +137,8 @@ static void save(char kind, int fd, const char *path, uint64_t at, uint64_t n) {
   uint64_t kept = at >= before ? 0 : (before - at < n ? before - at : n);
   char *old = malloc(kept ? kept : 1);
   if (old == NULL) fail();
-  /* A file opened write-only is read through a descriptor of its own (a
-   * server once stopped here on EBADF, overwriting such a file). */
+  /* pread needs read access: a file opened write-only is read through a
+   * descriptor of its own. */
   int from = fd;
   if (kept > 0 && (fcntl(fd, F_GETFL) & O_ACCMODE) == O_WRONLY) {
     from = open(path, O_RDONLY | O_CLOEXEC);
