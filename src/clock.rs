@@ -1,24 +1,37 @@
-//! The one "now" of the business rules that wait for days (the tacit
-//! acceptance of an invoice, event 034): the system clock plus a test-only
-//! offset. The service and the in-process simulator read it, so a test can
-//! move both forward at once: `[testing] clock_offset_s` sets the offset at
-//! start, `POST /__sim/clock {"offset_s": N}` changes it while running.
-//! Transport timestamps (WS-Security, retries) keep the real clock.
+//! The business clock: the one "now" of every rule that reads the date
+//! (issue dates and times, signing times, "today" checks, event deadlines).
+//!
+//! It is the system clock, except under `[testing] shared_clock`: then it
+//! follows the in-process simulator's test clock (`POST /__sim/clock`,
+//! starting at `[testing] clock_offset_s`), so a test can move the service
+//! and the authority past a deadline or a midnight together. Off (the
+//! default), whatever the simulator's clock says, the service keeps the real
+//! time. Transport timestamps (WS-Security, retries) always keep the real
+//! clock.
 
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use chrono::{DateTime, FixedOffset, Utc};
 
-static OFFSET_S: AtomicI64 = AtomicI64::new(0);
+/// Seconds the simulator's test clock runs ahead of the system clock.
+static SIM_OFFSET_S: AtomicI64 = AtomicI64::new(0);
+/// Whether the business clock follows the simulator's.
+static SHARED: AtomicBool = AtomicBool::new(false);
+
+/// Makes the business clock follow the simulator's test clock, starting
+/// `offset_s` ahead of the system clock (`[testing] shared_clock`).
+pub fn share_with_simulator(offset_s: i64) {
+    SIM_OFFSET_S.store(offset_s, Ordering::SeqCst);
+    SHARED.store(true, Ordering::SeqCst);
+}
 
 /// Seconds the business clock runs ahead of the system clock.
 pub fn offset_s() -> i64 {
-    OFFSET_S.load(Ordering::SeqCst)
-}
-
-/// Sets the offset (tests and demos only).
-pub fn set_offset_s(seconds: i64) {
-    OFFSET_S.store(seconds, Ordering::SeqCst);
+    if SHARED.load(Ordering::SeqCst) {
+        SIM_OFFSET_S.load(Ordering::SeqCst)
+    } else {
+        0
+    }
 }
 
 /// Now, on the business clock.
@@ -29,4 +42,26 @@ pub fn now() -> DateTime<Utc> {
 /// [`now`] in Colombia (-05:00).
 pub fn colombia_now() -> DateTime<FixedOffset> {
     now().with_timezone(&crate::engine::model::colombia_offset())
+}
+
+/// The simulator's test clock (`/__sim/clock`): what the simulator takes as
+/// now when it judges dates, whether or not the service follows it.
+pub mod simulator {
+    use super::*;
+
+    /// Seconds the simulator's clock runs ahead of the system clock.
+    pub fn offset_s() -> i64 {
+        SIM_OFFSET_S.load(Ordering::SeqCst)
+    }
+
+    /// Moves the simulator's clock (and the business clock, when shared).
+    pub fn set_offset_s(seconds: i64) {
+        SIM_OFFSET_S.store(seconds, Ordering::SeqCst);
+    }
+
+    /// Now, on the simulator's clock, in Colombia.
+    pub fn colombia_now() -> DateTime<FixedOffset> {
+        (Utc::now() + chrono::Duration::seconds(offset_s()))
+            .with_timezone(&crate::engine::model::colombia_offset())
+    }
 }

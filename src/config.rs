@@ -141,8 +141,13 @@ fn no_secret() -> SecretString {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TestingSettings {
-    /// Seconds the business clock (`crate::clock`) runs ahead of the
-    /// system clock: lets a test reach a tacit acceptance's 3 business days.
+    /// The business clock (`crate::clock`) follows the in-process
+    /// simulator's test clock, and the simulator serves its test controls
+    /// (`/__sim/clock`, `GET /__sim/issuers`). Off by default.
+    #[serde(default)]
+    pub shared_clock: bool,
+    /// With `shared_clock`: seconds the clock starts ahead of the system
+    /// clock; no effect otherwise.
     pub clock_offset_s: i64,
 }
 

@@ -122,6 +122,7 @@ async fn start_simulator(
         async_delay: std::time::Duration::from_secs_f64(
             settings.authority.sim_async_delay_s.max(0.0),
         ),
+        test_controls: settings.testing.shared_clock,
         ..SimOptions::default()
     };
     let (addr, handle) = simulator::start(&settings.authority.sim_bind, registry, opts)
@@ -363,7 +364,9 @@ pub fn start_actors(
 
 pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     let settings = Arc::new(settings);
-    crate::clock::set_offset_s(settings.testing.clock_offset_s);
+    if settings.testing.shared_clock {
+        crate::clock::share_with_simulator(settings.testing.clock_offset_s);
+    }
     let dir = settings.data_dir().to_path_buf();
     // Start-up's synchronous steps below use the store directly, before
     // the server takes any request; everything after holds the async handle.

@@ -219,7 +219,7 @@ fn codes(events: &Value) -> Vec<(String, String)> {
 
 #[test]
 fn the_buyer_registers_its_events_in_order_and_the_seller_the_tacit_acceptance() {
-    let app = TestApp::spawn_with(fast_launch());
+    let app = TestApp::spawn_with(fast_launch().shared_clock());
     let buyer_company = new_company(&app, BUYER_NIT, "Comprador S.A.S.");
     let buyer = key_of(&buyer_company);
     let buyer_pin = buyer_company["software_pin"].as_str().unwrap().to_string();

@@ -49,6 +49,12 @@ impl Launch {
         self.key_file = true;
         self
     }
+    /// `[testing] shared_clock`: the service's business clock follows the
+    /// in-process simulator's (`POST /__sim/clock`), whose test controls
+    /// (`GET /__sim/issuers` among them) are then served.
+    pub fn shared_clock(self) -> Self {
+        self.env("EMISOR_TESTING__SHARED_CLOCK", "true")
+    }
 }
 
 pub const MASTER_KEY_ENV: &str = "EMISOR_SECURITY__MASTER_KEY";

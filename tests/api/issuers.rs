@@ -52,7 +52,7 @@ fn known_nits(sim_base: &str) -> Vec<String> {
 
 #[test]
 fn a_demo_company_made_through_the_admin_api_issues_at_once() {
-    let app = TestApp::spawn();
+    let app = TestApp::spawn_with(Launch::default().shared_clock());
     let second = new_demo_company(&app, "800197268");
     let key = second["sk_test"].as_str().expect("sk_test");
 

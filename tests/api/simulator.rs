@@ -9,7 +9,7 @@ use crate::helpers::*;
 
 #[test]
 fn serve_runs_the_simulator_and_registers_the_demo_company() {
-    let app = TestApp::spawn();
+    let app = TestApp::spawn_with(Launch::default().shared_clock());
     let sim = app.keys["tax_sim_url"].as_str().unwrap().to_string();
     assert!(sim.starts_with("http://127.0.0.1:"), "{sim}");
     let wsdl = app
@@ -68,4 +68,68 @@ fn tax_sim_runs_alone() {
     let status = child.wait().unwrap();
     drop(out);
     assert!(status.success(), "stops cleanly on SIGTERM: {status}");
+}
+
+/// Without `[testing] shared_clock` (the default) the in-process simulator
+/// neither moves the service's clock nor lists PINs and keys: any local
+/// process can reach its port. Registering issuers keeps working.
+#[test]
+fn the_in_process_simulator_serves_no_clock_and_no_issuers_list_by_default() {
+    let app = TestApp::spawn();
+    let sim = app.keys["tax_sim_url"].as_str().unwrap().to_string();
+    let moved = app
+        .client
+        .post(format!("{sim}/__sim/clock"))
+        .json(&serde_json::json!({"offset_s": 315_000_000}))
+        .send()
+        .unwrap();
+    assert_eq!(moved.status(), 404);
+    let listed = app
+        .client
+        .get(format!("{sim}/__sim/issuers"))
+        .send()
+        .unwrap();
+    assert_eq!(listed.status(), 404);
+    let text = listed.text().unwrap();
+    assert!(!text.contains("900000001"), "{text}");
+    let registered = app
+        .client
+        .put(format!("{sim}/__sim/issuers"))
+        .json(&serde_json::json!({"nit": "900999111", "software": [], "ranges": []}))
+        .send()
+        .unwrap();
+    assert!(
+        registered.status().is_success(),
+        "{}",
+        registered.text().unwrap()
+    );
+
+    // The service kept the real date: a document issued now carries today.
+    let today = || {
+        chrono::Utc::now()
+            .with_timezone(&chrono::FixedOffset::west_opt(5 * 3600).unwrap())
+            .date_naive()
+            .to_string()
+    };
+    let before = today();
+    let (status, res) = json(app.post(
+        "/v1/api/facturacion",
+        &app.sk_test(),
+        &crate::facturacion::unique(emisor::api::facturacion::request::examples::invoice()),
+    ));
+    assert_eq!(status, 200, "{res}");
+    let xml = app
+        .get(
+            &format!("/v1/api/facturacion/{}/xml", res["data"]["documento"]["id"]),
+            &app.sk_test(),
+        )
+        .text()
+        .unwrap();
+    let after = today();
+    assert!(
+        [before, after]
+            .iter()
+            .any(|d| xml.contains(&format!("<cbc:IssueDate>{d}</cbc:IssueDate>"))),
+        "{xml}"
+    );
 }

@@ -71,7 +71,7 @@ fn a_zeep_client_built_from_the_wsdl_reads_every_answer() {
         eprintln!("skipped: python3-zeep / python3-xmlsec not installed");
         return;
     };
-    let app = TestApp::spawn();
+    let app = TestApp::spawn_with(Launch::default().shared_clock());
     let sim = app.keys["tax_sim_url"].as_str().unwrap().to_string();
     let issuers: Vec<IssuerRecord> = app
         .client

@@ -1,7 +1,9 @@
-//! `GET /__sim/clock` and `POST /__sim/clock {"offset_s": N}`: the business
-//! clock (`crate::clock`) of this process, test and demo only. In-process,
-//! the service reads the same clock, so moving it moves both.
+//! `GET /__sim/clock` and `POST /__sim/clock {"offset_s": N}`: the
+//! simulator's test clock (`crate::clock::simulator`). Served by a separate
+//! `emisor tax-sim`, and in-process only under `[testing] shared_clock`,
+//! where the service's business clock follows it, so moving it moves both.
 
+use super::server::SimShared;
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 
@@ -21,21 +23,27 @@ struct ClockBody {
 
 fn answer() -> HttpResponse {
     HttpResponse::Ok().json(serde_json::json!({
-        "offset_s": crate::clock::offset_s(),
-        "now": crate::clock::colombia_now().to_rfc3339(),
+        "offset_s": crate::clock::simulator::offset_s(),
+        "now": crate::clock::simulator::colombia_now().to_rfc3339(),
     }))
 }
 
-async fn get_clock() -> HttpResponse {
+async fn get_clock(shared: web::Data<SimShared>) -> HttpResponse {
+    if !shared.opts.test_controls {
+        return super::control::not_served();
+    }
     answer()
 }
 
-async fn set_clock(body: web::Json<ClockBody>) -> HttpResponse {
+async fn set_clock(shared: web::Data<SimShared>, body: web::Json<ClockBody>) -> HttpResponse {
+    if !shared.opts.test_controls {
+        return super::control::not_served();
+    }
     // Ten years either way is plenty for any test and keeps chrono in range.
     if body.offset_s.abs() > 10 * 366 * 24 * 3600 {
         return HttpResponse::BadRequest()
             .json(serde_json::json!({ "error": "offset_s is out of range" }));
     }
-    crate::clock::set_offset_s(body.offset_s);
+    crate::clock::simulator::set_offset_s(body.offset_s);
     answer()
 }

@@ -91,6 +91,18 @@ async fn put_issuers(shared: web::Data<SimShared>, body: web::Json<Issuers>) -> 
     HttpResponse::Ok().json(serde_json::json!({ "registered": registered }))
 }
 
+/// The issuers with their PINs and technical keys: a test control, so 404
+/// unless the simulator serves those ([`super::SimOptions::test_controls`]).
 async fn get_issuers(shared: web::Data<SimShared>) -> HttpResponse {
+    if !shared.opts.test_controls {
+        return not_served();
+    }
     HttpResponse::Ok().json(shared.registry.issuers())
+}
+
+/// The answer to a test control this simulator does not serve.
+pub(super) fn not_served() -> HttpResponse {
+    HttpResponse::NotFound().json(serde_json::json!({
+        "error": "not served: test controls need [testing] shared_clock (or a separate emisor tax-sim)"
+    }))
 }

@@ -1,7 +1,7 @@
 //! What the simulator remembers of invoice events, to answer them as the
 //! authority does: each invoice's events in order (protocol.md §7.5), the
 //! tacit acceptance only 3 business days after the goods' receipt
-//! (decisions.md "Business days", on the business clock `crate::clock`),
+//! (decisions.md "Business days", on its test clock `crate::clock::simulator`),
 //! and only for invoices it has accepted.
 
 use std::collections::HashMap;
@@ -114,7 +114,7 @@ impl EventLedger {
                 .iter()
                 .find(|r| r.kind == EventKind::GoodsReceipt)
                 .map(|r| r.date);
-            let today = crate::clock::colombia_now().date_naive();
+            let today = crate::clock::simulator::colombia_now().date_naive();
             if let Some(from) = receipt.map(tacit_acceptance_from) {
                 if today < from {
                     return Err(vec![rule(
@@ -151,7 +151,9 @@ mod tests {
     fn events_follow_their_invoice_in_order() {
         let ledger = EventLedger::default();
         let known = |c: &str| c == "abc";
-        let today = crate::clock::colombia_now().date_naive().to_string();
+        let today = crate::clock::simulator::colombia_now()
+            .date_naive()
+            .to_string();
         assert_eq!(
             rule_of(ledger.admit(&event("030", "zzz", &today), known)),
             "Regla: LGC02"
@@ -200,7 +202,9 @@ mod tests {
         ledger
             .admit(&event("032", "abc", "2020-01-02"), known)
             .unwrap();
-        let today = crate::clock::colombia_now().date_naive().to_string();
+        let today = crate::clock::simulator::colombia_now()
+            .date_naive()
+            .to_string();
         ledger.admit(&event("034", "abc", &today), known).unwrap();
     }
 }

@@ -62,6 +62,11 @@ pub struct SimOptions {
     pub max_body_bytes: usize,
     /// Signature and code checks of received documents.
     pub checks: Arc<dyn DocumentChecks>,
+    /// Serves the test controls that reach beyond one document: its clock
+    /// (`/__sim/clock`) and the issuers' list with PINs and keys
+    /// (`GET /__sim/issuers`). A separate `emisor tax-sim` always does; the
+    /// in-process one only under `[testing] shared_clock`.
+    pub test_controls: bool,
 }
 
 impl Default for SimOptions {
@@ -71,6 +76,7 @@ impl Default for SimOptions {
             workers: 2,
             max_body_bytes: 32 * 1024 * 1024,
             checks: Arc::new(EngineChecks),
+            test_controls: true,
         }
     }
 }
@@ -81,6 +87,7 @@ impl std::fmt::Debug for SimOptions {
             .field("async_delay", &self.async_delay)
             .field("workers", &self.workers)
             .field("max_body_bytes", &self.max_body_bytes)
+            .field("test_controls", &self.test_controls)
             .finish_non_exhaustive()
     }
 }
