@@ -9,6 +9,7 @@ use roxmltree::{Document, Node};
 use super::canvas::{Align, Canvas, Style, MM};
 use super::format::money;
 use super::{RenderError, RenderInput};
+use crate::engine::payroll::{printed_qr_text, PrintedQr};
 
 const WIDTH: f32 = 210.0 * MM;
 const HEIGHT: f32 = 297.0 * MM;
@@ -62,6 +63,9 @@ pub struct PayrollView {
     pub total_deductions: String,
     pub net: String,
     pub software: String,
+    /// The verification URL (`CodigoQR`).
+    pub qr_url: String,
+    /// What the printed QR code carries (payroll annex §13.1).
     pub qr_text: String,
 }
 
@@ -257,6 +261,42 @@ impl PayrollView {
                 money(&t)
             }
         };
+        // `CodigoQR` is the URL; a document stored with the annex's text there
+        // ends it with `QRCode: <url>`.
+        let codigo_qr = text(child(body, "CodigoQR"));
+        let qr_url = codigo_qr
+            .rsplit("QRCode: ")
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        let delete = kind == "Eliminar";
+        let raw_total = |name: &str| {
+            let t = text(child(body, name));
+            if delete || t.is_empty() {
+                "0.00".to_string()
+            } else {
+                t
+            }
+        };
+        let note_type = text(child(root, "TipoNota"));
+        let qr_text = printed_qr_text(&PrintedQr {
+            number: &attr(child(body, "NumeroSecuenciaXML"), "Numero"),
+            gen_date: &attr(info, "FechaGen"),
+            gen_time: &attr(info, "HoraGen"),
+            employer_nit: &attr(employer, "NIT"),
+            employee_doc: &if delete {
+                "0".to_string()
+            } else {
+                attr(worker, "NumeroDocumento")
+            },
+            earnings: &raw_total("DevengadosTotal"),
+            deductions: &raw_total("DeduccionesTotal"),
+            net: &raw_total("ComprobanteTotal"),
+            cune: &attr(info, "CUNE"),
+            note_type: (!note_type.is_empty()).then_some(note_type.as_str()),
+            url: &qr_url,
+        });
         Ok(PayrollView {
             title,
             number: attr(child(body, "NumeroSecuenciaXML"), "Numero"),
@@ -298,7 +338,8 @@ impl PayrollView {
                 attr(provider, "DV"),
                 attr(provider, "SoftwareID")
             ),
-            qr_text: text(child(body, "CodigoQR")),
+            qr_url,
+            qr_text,
         })
     }
 }
@@ -468,19 +509,8 @@ pub fn render(input: &RenderInput<'_>) -> Result<Vec<u8>, RenderError> {
     let y = room(&mut c, y + 4.0, QR_SIZE + 8.0);
     c.rule(MARGIN, RIGHT, y, 0.6);
     let top = y + 4.0;
-    let url = input
-        .record
-        .qr_url
-        .clone()
-        .filter(|u| !u.is_empty())
-        .unwrap_or_else(|| {
-            v.qr_text
-                .rsplit("QRCode: ")
-                .next()
-                .unwrap_or_default()
-                .to_string()
-        });
-    c.qr(MARGIN - 2.0 * MM, top, QR_SIZE, &url)?;
+    // The printed QR carries the annex §13.1 text, which ends with the URL.
+    c.qr(MARGIN - 2.0 * MM, top, QR_SIZE, &v.qr_text)?;
     let x = MARGIN + QR_SIZE;
     let width = RIGHT - x;
     let mut ty = top + 14.0;

@@ -183,8 +183,8 @@ fn conforms(tipo: u8, xml: &str) {
             assert!(xml.contains("<Name>Codigo</Name><Value>222222222222</Value>"));
         }
         10 => {
-            assert!(xml.contains("<sts:CreditNoteSource>"));
-            assert!(!xml.contains("InvoiceSource"));
+            assert!(xml.contains("<sts:InvoiceSource>"));
+            assert!(!xml.contains("CreditNoteSource"));
             assert!(xml.contains("<cbc:DocumentTypeCode>20</cbc:DocumentTypeCode></cac:InvoiceDocumentReference>"));
         }
         _ => {}

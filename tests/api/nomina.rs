@@ -215,10 +215,13 @@ fn check_xml(app: &TestApp, data: &Value) {
         .as_bytes(),
     ));
     assert_eq!(provider.attribute("SoftwareSC"), Some(ssc.as_str()));
-    assert!(child(b, "CodigoQR")
-        .text()
-        .unwrap()
-        .ends_with(data["qr_url"].as_str().unwrap()));
+    // `CodigoQR` is the verification URL alone (NIE021, NIAE021, NIAE234).
+    let url = format!(
+        "https://catalogo-vpfe-hab.dian.gov.co/document/searchqr?documentkey={}",
+        data["cune"].as_str().unwrap()
+    );
+    assert_eq!(data["qr_url"].as_str(), Some(url.as_str()));
+    assert_eq!(child(b, "CodigoQR").text(), Some(url.as_str()));
 }
 
 fn post(app: &TestApp, path: &str, body: &Value) -> (u16, Value) {
@@ -858,7 +861,8 @@ fn zbarimg(pdf: &[u8]) -> String {
 #[test]
 fn the_payroll_pdf_shows_the_parties_lines_totals_cune_and_qr() {
     let app = TestApp::spawn();
-    let data = issue(&app, &monthly(&employee_number()));
+    let document = employee_number();
+    let data = issue(&app, &monthly(&document));
     let id = data["id"].as_u64().unwrap();
     let res = app.get(&format!("/v1/api/nomina/{id}/pdf"), &app.sk_test());
     assert_eq!(res.status().as_u16(), 200);
@@ -892,7 +896,25 @@ fn the_payroll_pdf_shows_the_parties_lines_totals_cune_and_qr() {
     let joined: String = text.split_whitespace().collect();
     assert!(joined.contains(data["cune"].as_str().unwrap()), "{text}");
     if tool("zbarimg") {
-        assert_eq!(zbarimg(&pdf), data["qr_url"].as_str().unwrap());
+        // The printed QR carries the annex's §13.1 text, ending with the URL.
+        let xml = data["xml"].as_str().unwrap();
+        let doc = roxmltree::Document::parse(xml).unwrap();
+        let b = body(&doc);
+        let info = child(b, "InformacionGeneral");
+        let expected = [
+            format!("NumNIE: {}", data["consecutivo"].as_str().unwrap()),
+            format!("FecNIE: {}", info.attribute("FechaGen").unwrap()),
+            format!("HorNIE: {}", info.attribute("HoraGen").unwrap()),
+            format!("NitNIE: {}", app.keys["nit"].as_str().unwrap()),
+            format!("DocEmp: {document}"),
+            "ValDev: 1697640.63".to_string(),
+            "ValDed: 113880.00".to_string(),
+            "ValTol: 1583760.63".to_string(),
+            format!("CUNE: {}", data["cune"].as_str().unwrap()),
+            format!("QRCode: {}", data["qr_url"].as_str().unwrap()),
+        ]
+        .join("\n");
+        assert_eq!(zbarimg(&pdf), expected);
     }
     // Another company's key cannot read it.
     let (status, second) = json(app.admin_post(

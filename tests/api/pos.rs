@@ -87,6 +87,65 @@ pub fn xsd_valid(xml: &str) {
         .filter(|l| !l.contains("X509SerialNumber"))
         .collect();
     assert!(errors.is_empty(), "xmllint: {}", errors.join("\n"));
+
+    // The UBL schemas leave `sts:DianExtensions` to a lax wildcard: a
+    // wrapper importing the authority's `DIAN_UBL_Structures.xsd` beside the
+    // maindoc schema makes xmllint validate it too. The schemas README's
+    // quirk there (the check digit in the provider ids' `schemeID`) is the
+    // one message allowed, and its presence proves the extension was read.
+    let ns = roxmltree::Document::parse(xml)
+        .unwrap()
+        .root_element()
+        .tag_name()
+        .namespace()
+        .unwrap()
+        .to_string();
+    let wrapper = dir.path().join("wrapper.xsd");
+    std::fs::write(
+        &wrapper,
+        format!(
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<xsd:schema xmlns:xsd="http://www.w3.org/2001/XMLSchema" targetNamespace="urn:emisor:test:wrapper" elementFormDefault="qualified">
+  <xsd:import namespace="{ns}" schemaLocation="file://{main}"/>
+  <xsd:import namespace="dian:gov:co:facturaelectronica:Structures-2-1" schemaLocation="file://{ext}"/>
+</xsd:schema>
+"#,
+            main = std::fs::canonicalize(schemas.join("maindoc").join(root))
+                .unwrap()
+                .display(),
+            ext = std::fs::canonicalize(schemas.join("extensions").join("DIAN_UBL_Structures.xsd"))
+                .unwrap()
+                .display(),
+        ),
+    )
+    .unwrap();
+    let out = Command::new("xmllint")
+        .arg("--noout")
+        .arg("--schema")
+        .arg(&wrapper)
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let quirk = |l: &str| {
+        ((l.contains("ProviderID") || l.contains("AuthorizationProviderID"))
+            && l.contains("'schemeID'"))
+            || l.contains("X509SerialNumber")
+    };
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| !l.ends_with(" validates") && !l.ends_with(" fails to validate"))
+        .filter(|l| !quirk(l))
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "xmllint with DianExtensions: {}",
+        errors.join("\n")
+    );
+    assert!(
+        stderr.lines().any(quirk),
+        "the extension was not validated: {stderr}"
+    );
 }
 
 /// The code recomputed from the signed XML with the software PIN.

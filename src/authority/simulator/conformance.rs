@@ -2,14 +2,16 @@
 //! signature, code and numbering checks do not see (protocol.md §6, §7.3,
 //! §7.5b, §7.5c): the operation type valid for the document type, the
 //! resident vendor of a support document as a NIT, the three extensions of
-//! a POS receipt, and the source of a POS adjustment note. A rejection is
+//! a POS receipt, and `sts:DianExtensions` against the authority's schema
+//! of it (which is how a POS adjustment note naming its source
+//! `sts:CreditNoteSource` is refused). A rejection is
 //! `Regla: X, Rechazo: …`; a notification (`Regla: X, Notificación: …`)
 //! travels with an accepted document and does not reject it.
 
 use roxmltree::{Document, Node};
 
 use super::document::{child, path, text, DocumentFacts, Family};
-use crate::engine::codes::nit_check_digit;
+use crate::engine::codes::{nit_check_digit, qr_url};
 
 /// What the rules say about one document.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -20,10 +22,6 @@ pub struct Verdict {
 
 fn rejection(rule: &str, text: &str) -> String {
     format!("Regla: {rule}, Rechazo: {text}")
-}
-
-fn notification(rule: &str, text: &str) -> String {
-    format!("Regla: {rule}, Notificación: {text}")
 }
 
 /// Health-sector operation types, valid on invoices and their notes (annex
@@ -181,19 +179,140 @@ fn pos_extensions(root: Node<'_, '_>, facts: &DocumentFacts, out: &mut Verdict) 
     }
 }
 
-/// NAAB14 (notification): a POS adjustment note (94) names its source
-/// `sts:CreditNoteSource`, not `sts:InvoiceSource`.
-fn pos_note_source(root: Node<'_, '_>, facts: &DocumentFacts, out: &mut Verdict) {
-    if facts.family != Family::CreditNote || facts.type_code != "94" {
+/// `sts:DianExtensions` in the element order of the authority's
+/// `DIAN_UBL_Structures.xsd` (`DianExtensionsType`): (name, namespace,
+/// least, most). `AdditionalMonetaryTotal` and `FinancialInformation` have
+/// `maxOccurs="0"` there, so they are absent.
+const DIAN_EXTENSIONS: [(&str, &str, u32, u32); 7] = [
+    ("InvoiceControl", STS_NS, 0, 1),
+    ("InvoiceSource", STS_NS, 1, 1),
+    ("SoftwareProvider", STS_NS, 1, 1),
+    ("SoftwareSecurityCode", STS_NS, 1, 1),
+    ("AuthorizationProvider", STS_NS, 1, 1),
+    ("QRCode", STS_NS, 1, 1),
+    ("LegalMonetaryTotal", CAC_NS, 0, 1),
+];
+
+const STS_NS: &str = "dian:gov:co:facturaelectronica:Structures-2-1";
+const CAC_NS: &str = "urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2";
+
+/// ZB01 (the authority's schema rejection): the UBL schemas leave extension
+/// content to a lax wildcard, which the authority validates against its own
+/// `DIAN_UBL_Structures.xsd`. Checked here is the content model of
+/// `sts:DianExtensions` itself: its children, their order and counts (what
+/// catches a `sts:CreditNoteSource`, a name the schema does not know), and
+/// the country code inside `sts:InvoiceSource` (`cac:CountryType`).
+fn dian_extensions(root: Node<'_, '_>, facts: &DocumentFacts, out: &mut Verdict) {
+    if !matches!(
+        facts.family,
+        Family::Invoice | Family::CreditNote | Family::DebitNote
+    ) {
         return;
     }
-    let dian = root
+    let Some(ext) = root
         .descendants()
-        .find(|n| n.is_element() && n.tag_name().name() == "DianExtensions");
-    if dian.and_then(|d| child(d, "InvoiceSource")).is_some() {
-        out.notifications.push(notification(
-            "NAAB14",
-            "La nota de ajuste del documento equivalente debe informar sts:CreditNoteSource.",
+        .find(|n| n.is_element() && n.tag_name().name() == "DianExtensions")
+    else {
+        out.rejections.push(rejection(
+            "ZB01",
+            "Falta el elemento sts:DianExtensions en ext:UBLExtensions.",
+        ));
+        return;
+    };
+    if ext.tag_name().namespace() != Some(STS_NS) {
+        out.rejections.push(rejection(
+            "ZB01",
+            "El elemento DianExtensions no está en el espacio de nombres de DIAN_UBL_Structures.xsd.",
+        ));
+        return;
+    }
+    if let Some(problem) = content_model(ext) {
+        out.rejections.push(rejection("ZB01", &problem));
+        return;
+    }
+    let code = child(ext, "InvoiceSource").and_then(|s| child(s, "IdentificationCode"));
+    if text(code).is_none_or(|c| c.trim().is_empty()) {
+        out.rejections.push(rejection(
+            "ZB01",
+            "El elemento sts:InvoiceSource debe informar cbc:IdentificationCode.",
+        ));
+    }
+}
+
+/// The first way `ext`'s children break [`DIAN_EXTENSIONS`], as a message
+/// like a schema validator's; `None` when they follow it.
+fn content_model(ext: Node<'_, '_>) -> Option<String> {
+    let expected = |from: usize| {
+        DIAN_EXTENSIONS[from..]
+            .iter()
+            .map(|(name, ..)| *name)
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut slot = 0;
+    let mut count = 0;
+    for el in ext.children().filter(|c| c.is_element()) {
+        let name = el.tag_name().name();
+        let ns = el.tag_name().namespace().unwrap_or_default();
+        loop {
+            let Some((want, want_ns, least, most)) = DIAN_EXTENSIONS.get(slot) else {
+                return Some(format!(
+                    "Elemento {name}: no se esperaba este elemento al final de sts:DianExtensions."
+                ));
+            };
+            if name == *want && ns == *want_ns && count < *most {
+                count += 1;
+                break;
+            }
+            if count < *least {
+                return Some(format!(
+                    "Elemento {}: no se esperaba este elemento. Se esperaba: {}.",
+                    name.chars().take(64).collect::<String>(),
+                    expected(slot)
+                ));
+            }
+            slot += 1;
+            count = 0;
+        }
+    }
+    // What is left must be optional.
+    while let Some((want, _, least, _)) = DIAN_EXTENSIONS.get(slot) {
+        if count < *least {
+            return Some(format!(
+                "Falta el elemento {want} en sts:DianExtensions. Se esperaba: {}.",
+                expected(slot)
+            ));
+        }
+        slot += 1;
+        count = 0;
+    }
+    None
+}
+
+/// NIE021 (102), NIAE021 (103 replacing), NIAE234 (103 deleting): the
+/// payroll's `CodigoQR` is the verification URL of its CUNE on the
+/// environment's catalogue (`https://catalogo-vpfe(-hab).dian.gov.co/document/searchqr?documentkey=<CUNE>`),
+/// nothing else: the annex §13.1 text is what the printed QR carries.
+fn payroll_qr(root: Node<'_, '_>, facts: &DocumentFacts, out: &mut Verdict) {
+    let (body, rule) = match facts.family {
+        Family::Payroll => (root, "NIE021"),
+        Family::PayrollAdjustment => match (child(root, "Reemplazar"), child(root, "Eliminar")) {
+            (Some(b), _) => (b, "NIAE021"),
+            (_, Some(b)) => (b, "NIAE234"),
+            _ => return,
+        },
+        _ => return,
+    };
+    let environment = child(body, "InformacionGeneral")
+        .and_then(|i| i.attribute("Ambiente"))
+        .and_then(|a| a.trim().parse::<u8>().ok())
+        .unwrap_or(2);
+    let expected = qr_url(environment, &facts.code);
+    let given = text(child(body, "CodigoQR")).unwrap_or_default();
+    if given.trim() != expected {
+        out.rejections.push(rejection(
+            rule,
+            &format!("El valor del CodigoQR debe corresponder a la URL {expected}"),
         ));
     }
 }
@@ -209,6 +328,7 @@ pub fn check(xml: &str, facts: &DocumentFacts) -> Verdict {
     operation_type(root, facts, &mut out);
     support_vendor(root, facts, &mut out);
     pos_extensions(root, facts, &mut out);
-    pos_note_source(root, facts, &mut out);
+    dian_extensions(root, facts, &mut out);
+    payroll_qr(root, facts, &mut out);
     out
 }

@@ -301,28 +301,130 @@ async fn pos_receipt_extensions() {
     sim.stop().await;
 }
 
-/// NAAB14 is a notification: a POS adjustment note with `sts:InvoiceSource`
-/// is accepted with it; with `sts:CreditNoteSource` without.
+/// ZB01: `sts:DianExtensions` follows the authority's
+/// `DIAN_UBL_Structures.xsd`. A POS adjustment note naming its source
+/// `sts:CreditNoteSource` (a name the schema does not know) is rejected; the
+/// same note with `sts:InvoiceSource`, as the engine writes it, is accepted.
+/// So are extensions out of order or missing a required element.
 #[actix_web::test]
-async fn pos_adjustment_source_is_a_notification() {
+async fn dian_extensions_follow_the_authoritys_schema() {
     let sim = Sim::start().await;
     let doc = sample(DocumentKind::PosAdjustment);
-    let invoice_source = |x: String| {
-        x.replacen("<sts:CreditNoteSource>", "<sts:InvoiceSource>", 1)
-            .replacen("</sts:CreditNoteSource>", "</sts:InvoiceSource>", 1)
+    let credit_note_source = |x: String| {
+        x.replacen("<sts:InvoiceSource>", "<sts:CreditNoteSource>", 1)
+            .replacen("</sts:InvoiceSource>", "</sts:CreditNoteSource>", 1)
     };
-    let t = sim.send(&signed(&doc, invoice_source)).await;
-    assert!(t.is_valid, "{t:?}");
-    assert_eq!(t.status_code, "00");
-    assert!(t.errors.is_empty());
-    assert_eq!(t.notifications.len(), 1, "{t:?}");
-    assert_eq!(rule_of(&t.notifications[0]), Some("NAAB14"));
-    assert!(t.notifications[0].contains("Notificación:"));
+    let t = sim.send(&signed(&doc, credit_note_source)).await;
+    assert!(!t.is_valid, "{t:?}");
+    assert_eq!(t.errors.len(), 1, "{t:?}");
+    assert_eq!(rule_of(&t.errors[0]), Some("ZB01"));
+    assert!(t.errors[0].contains("CreditNoteSource"), "{t:?}");
+
+    // Another document: the QR code before the software security code.
+    let invoice = sample(DocumentKind::Invoice);
+    let reordered = |x: String| {
+        let start = x.find("<sts:SoftwareSecurityCode").expect("ssc");
+        let end = x.find("</sts:SoftwareSecurityCode>").expect("ssc end")
+            + "</sts:SoftwareSecurityCode>".len();
+        let ssc = x[start..end].to_string();
+        let without = format!("{}{}", &x[..start], &x[end..]);
+        without.replacen(
+            "</sts:DianExtensions>",
+            &format!("{ssc}</sts:DianExtensions>"),
+            1,
+        )
+    };
+    assert_eq!(sim.rules(&signed(&invoice, reordered)).await, ["ZB01"]);
+    let no_provider = |x: String| {
+        let start = x.find("<sts:SoftwareProvider>").expect("provider");
+        let end = x.find("</sts:SoftwareProvider>").expect("provider end")
+            + "</sts:SoftwareProvider>".len();
+        format!("{}{}", &x[..start], &x[end..])
+    };
+    assert_eq!(sim.rules(&signed(&invoice, no_provider)).await, ["ZB01"]);
     sim.stop().await;
 
     let sim = Sim::start().await;
     let t = sim.send(&signed(&doc, unchanged)).await;
     assert!(t.is_valid && t.notifications.is_empty(), "{t:?}");
+    let t = sim.send(&signed(&invoice, unchanged)).await;
+    assert!(t.is_valid && t.notifications.is_empty(), "{t:?}");
+    sim.stop().await;
+}
+
+/// A payroll document of `kind` (the engine's sample) built with the
+/// simulator's software, `edit`ed before signing, signed.
+fn signed_payroll(
+    kind: crate::engine::payroll::model::PayrollKind,
+    edit: impl Fn(String) -> String,
+) -> String {
+    use crate::engine::payroll::{self, xml::PayrollBuildInput};
+    let mut ctx = payroll::tests::context();
+    ctx.software.id = SOFTWARE.into();
+    let doc = payroll::tests::sample(kind);
+    let totals = payroll::totals::validate_and_total(&doc).expect("totals");
+    let (gen_date, gen_time) = payroll::generation(&doc, &ctx);
+    let code = payroll::cune(&doc, &ctx, &totals, &gen_date, &gen_time);
+    let number = ctx.document_number();
+    let unsigned = payroll::xml::build(&PayrollBuildInput {
+        doc: &doc,
+        ctx: &ctx,
+        totals: &totals,
+        cune: &code,
+        qr_url: &codes::qr_url(ctx.environment, &code),
+        software_security_code: &codes::software_security_code(
+            &ctx.software.id,
+            &ctx.software.pin,
+            &number,
+        ),
+        gen_date: &gen_date,
+        gen_time: &gen_time,
+    })
+    .expect("build");
+    xades::sign(
+        &edit(unsigned),
+        &fixtures::signing_key(),
+        ctx.colombia_instant(),
+    )
+    .expect("sign")
+}
+
+/// NIE021 (102), NIAE021 (103 replacing), NIAE234 (103 deleting): the
+/// payroll's `CodigoQR` is the verification URL alone. The annex §13.1
+/// multi-line text there is rejected; the URL, as the engine writes it,
+/// accepted.
+#[actix_web::test]
+async fn payroll_qr_code_is_the_url_alone() {
+    use crate::engine::payroll::model::PayrollKind;
+    let sim = Sim::start().await;
+    let printed_text = |x: String| {
+        let start = x.find("<CodigoQR>").expect("CodigoQR") + "<CodigoQR>".len();
+        let url = x[start..].split('<').next().unwrap_or_default().to_string();
+        x.replacen(
+            &format!("<CodigoQR>{url}</CodigoQR>"),
+            &format!("<CodigoQR>NumNIE: NOM12\nCUNE: x\nQRCode: {url}</CodigoQR>"),
+            1,
+        )
+    };
+    for (kind, rule) in [
+        (PayrollKind::Individual, "NIE021"),
+        (PayrollKind::Replace, "NIAE021"),
+        (PayrollKind::Delete, "NIAE234"),
+    ] {
+        assert_eq!(
+            sim.rules(&signed_payroll(kind, printed_text)).await,
+            [rule],
+            "{kind:?}"
+        );
+        let other_host = |x: String| x.replacen("catalogo-vpfe-hab.", "catalogo-vpfe.", 1);
+        assert_eq!(
+            sim.rules(&signed_payroll(kind, other_host)).await,
+            [rule],
+            "{kind:?}"
+        );
+        let t = sim.send(&signed_payroll(kind, unchanged)).await;
+        assert!(t.is_valid, "{kind:?}: {t:?}");
+    }
     sim.stop().await;
 }
 

@@ -65,37 +65,46 @@ pub fn cune(
     })
 }
 
-/// `CodigoQR` text (protocol.md §2, payroll annex §13.1): one `Name: value`
-/// per line, ending with the verification URL.
-pub fn qr_text(
-    doc: &PayrollDocument,
-    ctx: &IssuerContext,
-    totals: &PayrollTotals,
-    gen_date: &str,
-    gen_time: &str,
-    cune: &str,
-    url: &str,
-) -> String {
-    let delete = doc.kind == PayrollKind::Delete;
-    let amount = |d: Decimal| xml::amount(if delete { Decimal::ZERO } else { d });
+/// What the printed QR code of a payroll document carries (payroll annex
+/// §13.1): the values the CUNE is made of, as written in the XML.
+#[derive(Debug, Clone, Copy)]
+pub struct PrintedQr<'a> {
+    pub number: &'a str,
+    pub gen_date: &'a str,
+    pub gen_time: &'a str,
+    pub employer_nit: &'a str,
+    /// `0` for an `Eliminar`.
+    pub employee_doc: &'a str,
+    /// Amounts as written (`0.00` for an `Eliminar`).
+    pub earnings: &'a str,
+    pub deductions: &'a str,
+    pub net: &'a str,
+    pub cune: &'a str,
+    /// `TipoNota` of an adjustment (1 replace, 2 delete).
+    pub note_type: Option<&'a str>,
+    pub url: &'a str,
+}
+
+/// The text of the printed QR code (payroll annex §13.1): one
+/// `Name: value` per line, ending with the verification URL. It belongs on
+/// the graphical representation only: the XML's `CodigoQR` holds the URL
+/// alone (rules NIE021, NIAE021, NIAE234).
+pub fn printed_qr_text(q: &PrintedQr<'_>) -> String {
     let mut lines = vec![
-        format!("NumNIE: {}", ctx.document_number()),
-        format!("FecNIE: {gen_date}"),
-        format!("HorNIE: {gen_time}"),
-        format!("NitNIE: {}", ctx.company.id_number),
-        format!(
-            "DocEmp: {}",
-            if delete { "0" } else { &doc.employee.id_number }
-        ),
-        format!("ValDev: {}", amount(totals.earnings)),
-        format!("ValDed: {}", amount(totals.deductions)),
-        format!("ValTol: {}", amount(totals.net)),
-        format!("CUNE: {cune}"),
+        format!("NumNIE: {}", q.number),
+        format!("FecNIE: {}", q.gen_date),
+        format!("HorNIE: {}", q.gen_time),
+        format!("NitNIE: {}", q.employer_nit),
+        format!("DocEmp: {}", q.employee_doc),
+        format!("ValDev: {}", q.earnings),
+        format!("ValDed: {}", q.deductions),
+        format!("ValTol: {}", q.net),
+        format!("CUNE: {}", q.cune),
     ];
-    if let Some(t) = doc.kind.note_type() {
+    if let Some(t) = q.note_type {
         lines.push(format!("TipoNota: {t}"));
     }
-    lines.push(format!("QRCode: {url}"));
+    lines.push(format!("QRCode: {}", q.url));
     lines.join("\n")
 }
 
@@ -142,13 +151,12 @@ pub fn issue(
     let url = codes::qr_url(ctx.environment, &code);
     let number = ctx.document_number();
     let ssc = codes::software_security_code(&ctx.software.id, &ctx.software.pin, &number);
-    let qr = qr_text(doc, ctx, &totals, &gen_date, &gen_time, &code, &url);
     let unsigned = xml::build(&xml::PayrollBuildInput {
         doc,
         ctx,
         totals: &totals,
         cune: &code,
-        qr_text: &qr,
+        qr_url: &url,
         software_security_code: &ssc,
         gen_date: &gen_date,
         gen_time: &gen_time,

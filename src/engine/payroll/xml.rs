@@ -49,8 +49,10 @@ pub struct PayrollBuildInput<'a> {
     pub ctx: &'a IssuerContext,
     pub totals: &'a PayrollTotals,
     pub cune: &'a str,
-    /// `CodigoQR` text.
-    pub qr_text: &'a str,
+    /// `CodigoQR`: the verification URL alone (`…/document/searchqr?documentkey=<CUNE>`,
+    /// rules NIE021, NIAE021, NIAE234); the annex §13.1 text is the printed
+    /// QR's ([`super::printed_qr_text`]).
+    pub qr_url: &'a str,
     pub software_security_code: &'a str,
     /// `FechaGen` (`YYYY-MM-DD`) and `HoraGen` (`HH:MM:SS-05:00`).
     pub gen_date: &'a str,
@@ -130,7 +132,7 @@ pub fn build(input: &PayrollBuildInput<'_>) -> Result<String, XmlWriteError> {
             sequence(&mut w, input, false);
             place(&mut w, input);
             provider(&mut w, input);
-            w.el("CodigoQR", input.qr_text);
+            w.el("CodigoQR", input.qr_url);
             general(&mut w, input, false);
             for n in &doc.notes {
                 w.el("Notas", n);
@@ -367,7 +369,7 @@ fn body(w: &mut XmlWriter, input: &PayrollBuildInput<'_>) -> Result<(), XmlWrite
     sequence(w, input, true);
     place(w, input);
     provider(w, input);
-    w.el("CodigoQR", input.qr_text);
+    w.el("CodigoQR", input.qr_url);
     general(w, input, true);
     for n in &doc.notes {
         w.el("Notas", n);

@@ -131,14 +131,10 @@ fn write_dian_extension(w: &mut XmlWriter, input: &BuildInput<'_>) {
         w.end("sts:AuthorizedInvoices");
         w.end("sts:InvoiceControl");
     }
-    // An adjustment note of an equivalent document names its source
-    // `sts:CreditNoteSource` (rule NAAB14, protocol.md §7.5c).
-    let source = if input.doc.kind == DocumentKind::PosAdjustment {
-        "sts:CreditNoteSource"
-    } else {
-        "sts:InvoiceSource"
-    };
-    w.open(source);
+    // Every document, the POS adjustment note included, names its source
+    // `sts:InvoiceSource`: the authority's `DIAN_UBL_Structures.xsd` requires
+    // it and knows no other name (protocol.md §7.5c).
+    w.open("sts:InvoiceSource");
     w.leaf(
         "cbc:IdentificationCode",
         &[
@@ -154,7 +150,7 @@ fn write_dian_extension(w: &mut XmlWriter, input: &BuildInput<'_>) {
         ],
         "CO",
     );
-    w.end(source);
+    w.end("sts:InvoiceSource");
     w.open("sts:SoftwareProvider");
     let dv = ctx.software.provider_check_digit.to_string();
     w.leaf(
@@ -613,7 +609,7 @@ fn write_reference(w: &mut XmlWriter, input: &BuildInput<'_>) {
 }
 
 /// `cac:BillingReference`; a POS adjustment names the type of what it
-/// adjusts, 20 (protocol.md §7.5c, rule NAAB14).
+/// adjusts, 20 (protocol.md §7.5c).
 fn write_billing_reference(w: &mut XmlWriter, doc: &Document) {
     if let Some(r) = &doc.billing_reference {
         w.open("cac:BillingReference");

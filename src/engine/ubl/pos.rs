@@ -11,8 +11,9 @@
 //! sale, each a wrapper with one group of `Name`/`Value` pairs in the root's
 //! namespace, filled as decisions.md §5 "POS extension values" says. The
 //! adjustment note carries only `sts:DianExtensions` (with
-//! `sts:CreditNoteSource`) and the signature, and names the receipt's type,
-//! 20, in its billing reference (rule NAAB14).
+//! `sts:InvoiceSource`, as the authority's `DIAN_UBL_Structures.xsd` and the
+//! annex's example have it) and the signature, and names the receipt's
+//! type, 20, in its billing reference.
 
 use super::common::{expect_kind, fmt_amount, write_document};
 use super::{BuildInput, UblError};

@@ -290,26 +290,11 @@ pub(crate) fn xmllint_validate(xml: &str) -> Result<usize, String> {
     let wrapper = dir.path().join("wrapper.xsd");
     std::fs::write(&wrapper, wrapper_schema(&schemas, &main, &root_ns(xml)))
         .map_err(|e| e.to_string())?;
-    // The toolkit's DIAN_UBL_Structures.xsd predates the equivalent-documents
-    // annex, whose adjustment notes name the same `cac:CountryType` element
-    // `sts:CreditNoteSource` (protocol.md §7.5c, rule NAAB14): validate it
-    // under the name the schema knows, so the rest of the extension is
-    // still checked.
-    let extension_file = if xml.contains("<sts:CreditNoteSource>") {
-        let renamed = xml
-            .replacen("<sts:CreditNoteSource>", "<sts:InvoiceSource>", 1)
-            .replacen("</sts:CreditNoteSource>", "</sts:InvoiceSource>", 1);
-        let f = dir.path().join("doc-invoice-source.xml");
-        std::fs::write(&f, renamed).map_err(|e| e.to_string())?;
-        f
-    } else {
-        file.clone()
-    };
     let out = Command::new("xmllint")
         .arg("--noout")
         .arg("--schema")
         .arg(&wrapper)
-        .arg(&extension_file)
+        .arg(&file)
         .output()
         .map_err(|e| e.to_string())?;
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
@@ -1052,14 +1037,15 @@ fn pos_receipt_carries_its_three_extensions() {
     }
 }
 
-/// NAAB14: the POS adjustment note carries only `sts:DianExtensions` (with
-/// `sts:CreditNoteSource`) and the signature, and names type 20 in its
-/// billing reference; other notes keep `sts:InvoiceSource`.
+/// The POS adjustment note carries only `sts:DianExtensions` (with
+/// `sts:InvoiceSource`, the only name the authority's
+/// `DIAN_UBL_Structures.xsd` knows) and the signature, and names type 20 in
+/// its billing reference, as other notes name their source.
 #[test]
-fn pos_adjustment_names_its_credit_note_source() {
+fn pos_adjustment_names_its_invoice_source() {
     let xml = build_sample(DocumentKind::PosAdjustment);
-    assert!(xml.contains("<sts:CreditNoteSource><cbc:IdentificationCode"));
-    assert!(!xml.contains("InvoiceSource"));
+    assert!(xml.contains("<sts:InvoiceSource><cbc:IdentificationCode"));
+    assert!(!xml.contains("CreditNoteSource"));
     assert!(xml.contains(
         "<cbc:IssueDate>2025-03-01</cbc:IssueDate><cbc:DocumentTypeCode>20</cbc:DocumentTypeCode></cac:InvoiceDocumentReference>"
     ));
