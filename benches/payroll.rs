@@ -113,13 +113,12 @@ fn stages(c: &mut Criterion) {
     let url = codes::qr_url(ctx.environment, &cune);
     let number = ctx.document_number();
     let ssc = codes::software_security_code(&ctx.software.id, &ctx.software.pin, &number);
-    let qr = payroll::qr_text(&doc, &ctx, &t, &gen_date, &gen_time, &cune, &url);
     let input = xml::PayrollBuildInput {
         doc: &doc,
         ctx: &ctx,
         totals: &t,
         cune: &cune,
-        qr_text: &qr,
+        qr_url: &url,
         software_security_code: &ssc,
         gen_date: &gen_date,
         gen_time: &gen_time,
