@@ -91,7 +91,7 @@ fn payroll() -> PayrollDocument {
         novelty: None,
         generation_date: None,
         generation_time: None,
-        payroll_period: "5".into(),
+        payroll_period: "1".into(),
         currency: "COP".into(),
         exchange_rate: None,
         place: Place::default(),

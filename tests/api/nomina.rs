@@ -262,6 +262,10 @@ fn a_monthly_payroll_is_issued_accepted_and_served() {
     assert!(xml.contains("<Salud Deduccion=\"56940.00\" Porcentaje=\"4\"></Salud>"));
     // The employer is the company of the key, whatever id_empresa said.
     assert!(xml.contains(&format!("NIT=\"{}\"", app.keys["nit"].as_str().unwrap())));
+    // A calendar month is a monthly pay period (annex table 5.5.1), and
+    // `TiempoLaborado` is the caller's `tiempo_laborado_dias`.
+    assert!(xml.contains("PeriodoNomina=\"5\""), "{xml}");
+    assert!(xml.contains("TiempoLaborado=\"30\""), "{xml}");
     check_xml(&app, &data);
 
     // The simulator received it once, by its CUNE.
@@ -424,6 +428,15 @@ fn bad_payrolls_are_422s_naming_the_field_and_change_nothing() {
             Box::new(|b| b["deducciones"][0]["valor_total"] = json!(99999999)),
         ),
         ("prefijo", Box::new(|b| b["prefijo"] = json!("XYZ"))),
+        // Kept and never written: 422s saying where the data goes.
+        (
+            "sanciones",
+            Box::new(|b| b["sanciones"] = json!([{"tipo": "privada", "valor": 10000}])),
+        ),
+        (
+            "novedades",
+            Box::new(|b| b["novedades"] = json!([{"tipo": "incapacidad", "dias": 2}])),
+        ),
     ];
     for (field, change) in cases {
         let mut body = monthly(&employee_number());
@@ -433,6 +446,22 @@ fn bad_payrolls_are_422s_naming_the_field_and_change_nothing() {
         assert_eq!(res["error"]["code"], "VALIDATION_ERROR", "{res}");
         assert_eq!(field_of(&res), field, "{res}");
     }
+
+    let mut sanction = monthly(&employee_number());
+    sanction["sanciones"] = json!([{"valor": 10000}]);
+    let (_, res) = post(&app, "/v1/api/nomina/enviar", &sanction);
+    let message = res["error"]["details"][0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("deducciones") && message.contains("SANCION"),
+        "{res}"
+    );
+    // Empty lists say nothing and are accepted.
+    let mut empty = draft_of(&employee_number());
+    empty["sanciones"] = json!([]);
+    empty["novedades"] = json!([]);
+    let (status, res) = post(&app, "/v1/api/nomina/enviar", &empty);
+    assert_eq!(status, 200, "{res}");
+    let first = res["data"].clone();
 
     // The alternative shape (lines keyed by concept) is a wrong type.
     let mut keyed = monthly(&employee_number());

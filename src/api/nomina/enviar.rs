@@ -12,6 +12,7 @@ use crate::api::envelope;
 use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::api::json::{parse_value, Json};
 use crate::engine::payroll::totals::totals;
+use crate::issuing::error::FieldError;
 use crate::issuing::issue::Issued;
 use crate::issuing::payroll::{submit, PayrollRequest};
 use crate::state::AppState;
@@ -37,6 +38,33 @@ pub fn refuse_keyed_lines(body: &Value) -> ApiResult<()> {
         }
     }
     Ok(())
+}
+
+/// 422 for a non-empty `novedades` or `sanciones`: the authority's payroll
+/// has no place for them apart from the lines (a sanction is the deduction
+/// `Deducciones/Sanciones`; a novelty of the period is an earning or a
+/// deduction of its own section), so they would be kept and never written.
+/// Checked here, before the mapping, so that a payroll stored with them
+/// still rebuilds.
+pub fn refuse_unwritten_lists(req: &NominaRequest) -> ApiResult<()> {
+    let mut problems = Vec::new();
+    if req.novedades.as_ref().is_some_and(|l| !l.is_empty()) {
+        problems.push(FieldError::new(
+            "novedades",
+            "is not written to the authority's payroll: send each novelty of the period as a line of its section in `devengados` (VACACIONES, INCAPACIDAD, LICENCIA, HED, HEN…) or `deducciones`, and a contractual change with `novedad` and `cune_nov`",
+        ));
+    }
+    if req.sanciones.as_ref().is_some_and(|l| !l.is_empty()) {
+        problems.push(FieldError::new(
+            "sanciones",
+            "is not written to the authority's payroll: a sanction is a deduction, send it in `deducciones` with `seccion` SANCION (the authority's Deducciones/Sanciones)",
+        ));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::validation_list(problems))
+    }
 }
 
 /// 422 when the body's `empleador.nit` is not the key's company.
@@ -115,6 +143,7 @@ pub async fn enviar(
     let value = body.0;
     refuse_keyed_lines(&value)?;
     let req: NominaRequest = parse_value(&value)?;
+    refuse_unwritten_lists(&req)?;
     check_employer_nit(&ctx, &value)?;
     let canonical =
         serde_json::to_vec(&value).map_err(|e| ApiError::MalformedJson(e.to_string()))?;

@@ -20,8 +20,9 @@
 //!   `empleador` overrides `{razon_social, pais, departamento, municipio,
 //!   direccion}` (its `nit`, when given, must be the company's);
 //!   `lugar_generacion` is `{pais, departamento, municipio, idioma}`.
-//! - `novedades` and `sanciones` (inner fields not shown in the spec) are
-//!   accepted and kept with the request, not written to the XML.
+//! - `novedades` and `sanciones` (inner fields not shown in the spec) have
+//!   no place in the authority's payroll apart from the lines: a non-empty
+//!   one is a 422 saying where its data goes (`enviar::refuse_unwritten_lists`).
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;

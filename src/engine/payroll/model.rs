@@ -3,7 +3,7 @@
 //! JSON (`devengados`, `deducciones`…) into this; the XML builder writes the
 //! authority's elements from it (spec 2.12, payroll annex 1.0.6 schemas).
 
-use chrono::NaiveDate;
+use chrono::{Datelike, NaiveDate};
 use rust_decimal::Decimal;
 
 /// `TipoXML` 102 (individual) or 103 (adjustment, replace or delete).
@@ -179,7 +179,57 @@ pub struct Period {
     pub retired: Option<NaiveDate>,
     pub settlement_start: NaiveDate,
     pub settlement_end: NaiveDate,
+    /// `Periodo/@TiempoLaborado`: what the caller gives as
+    /// `tiempo_laborado_dias`, the seniority in days the annex means (§8.3.1).
     pub days_worked: i64,
+}
+
+/// Codes of the pay period's periodicity (`InformacionGeneral/@PeriodoNomina`,
+/// payroll annex table 5.5.1).
+pub mod periodicity {
+    pub const WEEKLY: &str = "1";
+    pub const TEN_DAYS: &str = "2";
+    pub const FOURTEEN_DAYS: &str = "3";
+    pub const HALF_MONTH: &str = "4";
+    pub const MONTHLY: &str = "5";
+    pub const OTHER: &str = "6";
+}
+
+impl Period {
+    /// The periodicity of the pay period (annex table 5.5.1), read from the
+    /// settlement dates: a calendar month is monthly and its halves (1-15,
+    /// 16-end) half-monthly, its thirds (1-10, 11-20, 21-end) ten-day
+    /// periods; otherwise the length decides (7, 10, 14, 15-16, 28-31 days),
+    /// and anything else is "other".
+    pub fn periodicity(&self) -> &'static str {
+        use periodicity::*;
+        let (start, end) = (self.settlement_start, self.settlement_end);
+        let days = (end - start).num_days() + 1;
+        let same_month = start.year() == end.year() && start.month() == end.month();
+        let month_end = end
+            .succ_opt()
+            .is_none_or(|next| next.month() != end.month());
+        if same_month {
+            let (from, to) = (start.day(), end.day());
+            if from == 1 && month_end {
+                return MONTHLY;
+            }
+            if (from == 1 && to == 15) || (from == 16 && month_end) {
+                return HALF_MONTH;
+            }
+            if matches!((from, to), (1, 10) | (11, 20)) || (from == 21 && month_end) {
+                return TEN_DAYS;
+            }
+        }
+        match days {
+            7 => WEEKLY,
+            10 => TEN_DAYS,
+            14 => FOURTEEN_DAYS,
+            15 | 16 => HALF_MONTH,
+            28..=31 => MONTHLY,
+            _ => OTHER,
+        }
+    }
 }
 
 /// Where the document was generated (`LugarGeneracionXML`).
@@ -257,7 +307,9 @@ pub struct PayrollDocument {
     pub generation_date: Option<NaiveDate>,
     /// `HH:MM:SS-05:00`.
     pub generation_time: Option<String>,
-    /// `1` regular…
+    /// The spec's `periodo_nomina`: `1` regular, `2` extraordinary. Kept
+    /// with the document; the XML's `PeriodoNomina` is something else, the
+    /// periodicity of the pay period ([`Period::periodicity`]).
     pub payroll_period: String,
     pub currency: String,
     pub exchange_rate: Option<Decimal>,

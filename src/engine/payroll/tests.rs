@@ -84,7 +84,7 @@ pub(crate) fn sample(kind: PayrollKind) -> PayrollDocument {
         novelty: None,
         generation_date: None,
         generation_time: None,
-        payroll_period: "5".into(),
+        payroll_period: "1".into(),
         currency: "COP".into(),
         exchange_rate: None,
         place: Place::default(),
@@ -224,4 +224,42 @@ fn file_names_follow_the_payroll_annex() {
     assert_eq!(zip, "z0800197268200000000c.zip");
     let (xml, _) = file_names(PayrollKind::Replace, "800197268", 2020, 12);
     assert!(xml.starts_with("niae0800197268"));
+}
+
+/// `PeriodoNomina` is the periodicity of the pay period (annex table
+/// 5.5.1), read from the settlement dates.
+#[test]
+fn the_payroll_period_code_is_the_periodicity_of_the_settlement_dates() {
+    let period = |from: &str, to: &str| Period {
+        hired: None,
+        retired: None,
+        settlement_start: date(from),
+        settlement_end: date(to),
+        days_worked: 30,
+    };
+    for (from, to, code) in [
+        ("2025-03-01", "2025-03-31", "5"),
+        ("2024-02-01", "2024-02-29", "5"),
+        ("2025-03-01", "2025-03-15", "4"),
+        ("2025-03-16", "2025-03-31", "4"),
+        ("2025-02-16", "2025-02-28", "4"),
+        ("2025-03-01", "2025-03-10", "2"),
+        ("2025-03-11", "2025-03-20", "2"),
+        ("2025-03-21", "2025-03-31", "2"),
+        ("2025-03-03", "2025-03-09", "1"),
+        ("2025-03-03", "2025-03-16", "3"),
+        ("2025-03-05", "2025-04-04", "5"),
+        ("2025-03-05", "2025-03-19", "4"),
+        ("2025-03-05", "2025-03-07", "6"),
+        ("2025-01-01", "2025-03-31", "6"),
+    ] {
+        assert_eq!(period(from, to).periodicity(), code, "{from} to {to}");
+    }
+    // Written as such, whatever the spec's `periodo_nomina` (regular or
+    // extraordinary) says.
+    let mut doc = sample(PayrollKind::Individual);
+    doc.payroll_period = "2".into();
+    doc.period = period("2025-03-16", "2025-03-31");
+    let issued = issue(&doc, &context(), key()).unwrap();
+    assert!(issued.xml.contains("PeriodoNomina=\"4\""), "{}", issued.xml);
 }

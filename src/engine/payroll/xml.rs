@@ -252,7 +252,7 @@ fn general(w: &mut XmlWriter, input: &PayrollBuildInput<'_>, full: bool) {
         ("HoraGen", Some(input.gen_time)),
     ];
     if full {
-        list.push(("PeriodoNomina", Some(&doc.payroll_period)));
+        list.push(("PeriodoNomina", Some(doc.period.periodicity())));
         list.push(("TipoMoneda", Some(&doc.currency)));
         list.push(("TRM", trm.as_deref()));
     }
