@@ -520,8 +520,18 @@ pub struct HealthInfo {
     /// identification and names; none: one collection without user data.
     pub users: Vec<HealthUser>,
     /// `COPAGO`: what the user paid (copay or moderating fee), written in
-    /// the first collection; informative, the payable amount is unchanged.
+    /// the first collection and, on an invoice, as its prepaid payment: the
+    /// payable amount is reduced by it and the operation is `SS-CUFE`
+    /// ("servicios + aporte del usuario"); without one, `SS-SinAporte`.
     pub copay: Option<Decimal>,
+}
+
+impl HealthInfo {
+    /// Whether the user paid a part (a copay above zero).
+    pub fn has_copay(&self) -> bool {
+        self.copay
+            .is_some_and(|c| c.is_sign_positive() && !c.is_zero())
+    }
 }
 
 /// A health-sector user (patient), as the annex's `Usuario` collection
@@ -621,15 +631,17 @@ pub struct Document {
 impl Document {
     /// `cbc:CustomizationID` of this document: `10` for an export (rule
     /// FAD02); the health-sector operation types for a health document
-    /// (`SS-CUFE` for an invoice, `SS-CUDE` for a note, decisions.md §5); the
+    /// (`SS-CUFE` for an invoice with the user's copay, `SS-SinAporte`
+    /// without, `SS-CUDE` for a note, decisions.md §5); the
     /// given operation type or the kind's default otherwise.
     pub fn customization_id(&self) -> &str {
         if self.kind == DocumentKind::ExportInvoice {
             return self.kind.default_operation_type();
         }
-        if self.health.is_some() {
+        if let Some(h) = &self.health {
             return match self.kind.root() {
-                RootElement::Invoice => "SS-CUFE",
+                RootElement::Invoice if h.has_copay() => "SS-CUFE",
+                RootElement::Invoice => "SS-SinAporte",
                 RootElement::CreditNote | RootElement::DebitNote => "SS-CUDE",
             };
         }

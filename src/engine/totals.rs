@@ -19,7 +19,7 @@ use std::fmt::Display;
 use rust_decimal::{Decimal, RoundingStrategy};
 use thiserror::Error;
 
-use super::model::{AllowanceCharge, Document, Line, LineTax, TaxRate};
+use super::model::{AllowanceCharge, Document, Line, LineTax, RootElement, TaxRate};
 
 /// Tolerance of [`check_declared`].
 pub const TOLERANCE: Decimal = Decimal::from_parts(1, 0, 0, false, 2);
@@ -163,7 +163,10 @@ pub struct Totals {
     pub charge_total: Decimal,
     pub tax_total: Decimal,
     pub withholding_total: Decimal,
-    /// tax inclusive − allowances + charges.
+    /// Paid before the invoice: a health invoice's copay
+    /// (`cac:PrepaidPayment`, `cbc:PrepaidAmount`); zero otherwise.
+    pub prepaid: Decimal,
+    /// tax inclusive − allowances + charges − prepaid (`cbc:PayableAmount`).
     pub payable: Decimal,
 }
 
@@ -175,6 +178,13 @@ impl Totals {
             .find(|g| g.code == code)
             .map(|g| g.amount)
             .unwrap_or(Decimal::ZERO)
+    }
+
+    /// What the document is worth before anything paid in advance: tax
+    /// inclusive − allowances + charges (the `total` an invoice reports,
+    /// decisions.md "Spanish-named totals").
+    pub fn before_prepaid(&self) -> Decimal {
+        self.payable.saturating_add(self.prepaid)
     }
 
     /// Payable minus withholdings (the `total` a support document reports,
@@ -366,9 +376,14 @@ pub fn compute(doc: &Document) -> Result<Totals, TotalsError> {
     let tax_inclusive = add(line_extension, tax_total, what)?;
     let allowance_total = sum_allowances(&doc.allowances_charges, false, what)?;
     let charge_total = sum_allowances(&doc.allowances_charges, true, what)?;
-    let payable = add(
-        sub(tax_inclusive, allowance_total, what)?,
-        charge_total,
+    let prepaid = prepaid_of(doc);
+    let payable = sub(
+        add(
+            sub(tax_inclusive, allowance_total, what)?,
+            charge_total,
+            what,
+        )?,
+        prepaid,
         what,
     )?;
     Ok(Totals {
@@ -382,8 +397,24 @@ pub fn compute(doc: &Document) -> Result<Totals, TotalsError> {
         charge_total,
         tax_total,
         withholding_total,
+        prepaid,
         payable,
     })
+}
+
+/// What was paid before the document: the user's copay of a health-sector
+/// invoice (the sector's `SS-CUFE` operation, "servicios + aporte del
+/// usuario", whose payable amount the copay reduces). Notes adjust an
+/// invoice and carry none.
+fn prepaid_of(doc: &Document) -> Decimal {
+    match (&doc.health, doc.kind.root()) {
+        (Some(h), RootElement::Invoice) => h
+            .copay
+            .filter(|c| c.is_sign_positive() && !c.is_zero())
+            .map(|c| c.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero))
+            .unwrap_or(Decimal::ZERO),
+        _ => Decimal::ZERO,
+    }
 }
 
 /// The field's name is formatted only for a mismatch: a document that

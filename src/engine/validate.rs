@@ -589,10 +589,18 @@ pub fn validate_and_total(
                 }
             }
             if t.payable.is_sign_negative() && !t.payable.is_zero() {
-                errors.push(ValidationError {
-                    field: "legal_monetary_totals.payable_amount".into(),
-                    message: "discounts exceed the document amount".into(),
-                });
+                let before = t.before_prepaid();
+                if t.prepaid.is_zero() || (before.is_sign_negative() && !before.is_zero()) {
+                    errors.push(ValidationError {
+                        field: "legal_monetary_totals.payable_amount".into(),
+                        message: "discounts exceed the document amount".into(),
+                    });
+                } else {
+                    errors.push(ValidationError {
+                        field: "health.copay".into(),
+                        message: format!("exceeds the amount to pay ({})", before.round_dp(2)),
+                    });
+                }
             }
             if errors.is_empty() {
                 return Ok(t);

@@ -239,7 +239,9 @@ pub(crate) fn apply_build(doc: &mut DocumentRecord, issued: IssuedDocument) -> D
     doc.code = Some(issued.code);
     doc.code_scheme = Some(issued.scheme.scheme_name().to_string());
     doc.qr_url = Some(issued.qr_url);
-    doc.total = issued.totals.payable.round_dp(2).to_string();
+    // The document's worth (a health copay paid in advance not deducted),
+    // as the answers' `total`; the XML's PayableAmount is net of it.
+    doc.total = issued.totals.before_prepaid().round_dp(2).to_string();
     doc.updated_at = Utc::now();
     DocumentFiles {
         xml: issued.xml,

@@ -376,6 +376,12 @@ fn totals(c: &mut Canvas, doc: &Printed<'_>, y: f32) -> f32 {
     if !v.withholdings.is_empty() {
         rows.push(("Total retenciones".into(), money(&withholding_sum)));
     }
+    if !t.prepaid.is_empty() {
+        rows.push((
+            "Copago / anticipo".into(),
+            format!("-{}", money(&t.prepaid)),
+        ));
+    }
     let table_rows = taxes.len() + withholdings.len() + 3;
     let needed = (rows.len().max(table_rows) as f32) * 10.0 + 40.0;
     let y0 = room(c, y, needed);

@@ -139,6 +139,8 @@ pub struct TotalsView {
     pub tax_inclusive: String,
     pub allowance_total: String,
     pub charge_total: String,
+    /// Paid in advance (a health invoice's copay); empty when none.
+    pub prepaid: String,
     pub payable: String,
 }
 
@@ -398,6 +400,7 @@ impl DocumentView {
                 tax_inclusive: text_or_empty(m, &["TaxInclusiveAmount"]),
                 allowance_total: text_or_empty(m, &["AllowanceTotalAmount"]),
                 charge_total: text_or_empty(m, &["ChargeTotalAmount"]),
+                prepaid: text_or_empty(m, &["PrepaidAmount"]),
                 payable: text_or_empty(m, &["PayableAmount"]),
             })
             .unwrap_or_default();

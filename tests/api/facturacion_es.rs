@@ -229,6 +229,16 @@ fn check_document(app: &TestApp, data: &Value) -> String {
         .unwrap();
     let line_extension = amount(totals, "LineExtensionAmount");
     let payable = amount(totals, "PayableAmount");
+    // A health copay paid in advance: `total` is before it, `total_a_pagar`
+    // the payable amount.
+    let prepaid = children(totals, "PrepaidAmount")
+        .next()
+        .map(|_| amount(totals, "PrepaidAmount"))
+        .unwrap_or_default();
+    if !prepaid.is_zero() {
+        assert_eq!(dec(&data["total_a_pagar"]), payable, "{data}");
+    }
+    let worth = payable + prepaid;
     let (taxes, withholdings) = xml_taxes(root);
     let tax_sum: Decimal = taxes.iter().map(|(_, a)| *a).sum();
     assert_eq!(dec(&data["subtotal"]), line_extension, "subtotal: {data}");
@@ -239,11 +249,7 @@ fn check_document(app: &TestApp, data: &Value) -> String {
         "withholdings: {data}"
     );
     let support = data.get("cuds").is_some();
-    let expected_total = if support {
-        payable - withholdings
-    } else {
-        payable
-    };
+    let expected_total = if support { worth - withholdings } else { worth };
     assert_eq!(dec(&data["total"]), expected_total, "total: {data}");
 
     // The code, recomputed from the XML with the issuer's secrets.
@@ -717,6 +723,34 @@ fn sectors_and_exports() {
             .count(),
         1
     );
+    // The copay was paid in advance: the payable amount is net of it, the
+    // `total` keeps its meaning and `total_a_pagar` shows what is left.
+    let total = dec(&data["total"]);
+    assert_eq!(dec(&data["total_a_pagar"]), total - Decimal::from(4500));
+    assert!(
+        xml.contains("<cbc:PrepaidAmount currencyID=\"COP\">4500.00</cbc:PrepaidAmount>"),
+        "{xml}"
+    );
+    assert!(xml.contains(&format!(
+        "<cbc:PayableAmount currencyID=\"COP\">{:.2}</cbc:PayableAmount>",
+        total - Decimal::from(4500)
+    )));
+    assert!(xml.contains("<cac:PrepaidPayment><cbc:ID>1</cbc:ID><cbc:PaidAmount currencyID=\"COP\">4500.00</cbc:PaidAmount>"));
+    crate::pos::xsd_valid(&xml);
+    // Without a copay: SS-SinAporte, nothing prepaid, no `total_a_pagar`.
+    let mut b = examples::factura_salud();
+    b.as_object_mut().unwrap().remove("copago_cuota_moderadora");
+    let without = issue(&app, "/factura", &b);
+    accepted(&without);
+    assert!(without.get("total_a_pagar").is_none(), "{without}");
+    let plain = xml_of(&app, &without);
+    assert!(plain.contains("<cbc:CustomizationID>SS-SinAporte</cbc:CustomizationID>"));
+    assert!(!plain.contains("Prepaid"));
+    // A copay above the document's worth is the copay's 422.
+    let mut b = examples::factura_salud();
+    b["copago_cuota_moderadora"] = json!(total + Decimal::from(1));
+    let err = issue_expect_error(&app, "/factura", &b, 422, "VALIDATION_ERROR");
+    detail(&err, "copago_cuota_moderadora");
     // A health invoice line needs its procedure code and patient.
     let mut b = examples::factura_salud();
     b["lineas"][1].as_object_mut().unwrap().remove("paciente");

@@ -61,6 +61,11 @@ pub struct SpanishAnswer {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<f64>)]
     pub copago: Option<serde_json::Number>,
+    /// What is left to pay (`cbc:PayableAmount`) when it differs from
+    /// `total`: a health invoice's `total` less the copay paid in advance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<f64>)]
+    pub total_a_pagar: Option<serde_json::Number>,
     /// Foreign-currency documents (exports).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub moneda: Option<String>,
@@ -144,6 +149,9 @@ fn answer(doc: &DocumentRecord, facts: &AnswerFacts) -> SpanishAnswer {
             .map(|t| number(t.total))
             .unwrap_or_else(|| json_number(&doc.total)),
         copago: facts.copay.map(number),
+        total_a_pagar: t
+            .filter(|t| t.payable != t.total)
+            .map(|t| number(t.payable)),
         moneda: facts.currency.as_ref().map(|(c, _)| c.clone()),
         tasa_cambio: facts
             .currency

@@ -22,24 +22,29 @@ pub struct AnswerTotals {
     pub taxes: Decimal,
     pub withholdings: Decimal,
     pub total: Decimal,
+    /// The payable amount (`cbc:PayableAmount`): `total` less what was paid
+    /// in advance (a health invoice's copay).
+    pub payable: Decimal,
 }
 
 impl AnswerTotals {
     /// An invoice's (and note's, POS receipt's) `total` is the payable
-    /// amount (withholdings reported, not subtracted); a support
+    /// amount before any prepayment (withholdings reported, not subtracted;
+    /// a health copay shown apart, in `payable`); a support
     /// document's is net of its withholdings (spec 2.10).
     pub fn of(kind: DocumentKind, t: &Totals) -> AnswerTotals {
         let total = match kind {
             DocumentKind::SupportDocument | DocumentKind::SupportAdjustment => {
                 t.net_of_withholdings()
             }
-            _ => t.payable,
+            _ => t.before_prepaid(),
         };
         AnswerTotals {
             subtotal: t.line_extension,
             taxes: t.tax_total,
             withholdings: t.withholding_total,
             total,
+            payable: t.payable,
         }
     }
 }

@@ -332,6 +332,7 @@ pub fn read(
         } else if c.is_sign_negative() && !c.is_zero() {
             p.push(name, "no puede ser negativo");
         } else {
+            names.set("salud.copago", name);
             extras.copay = Some(c);
         }
     }

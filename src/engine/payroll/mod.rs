@@ -135,6 +135,7 @@ fn as_totals(t: &PayrollTotals) -> Totals {
         charge_total: Decimal::ZERO,
         tax_total: Decimal::ZERO,
         withholding_total: t.deductions,
+        prepaid: Decimal::ZERO,
         payable: t.net,
     }
 }

@@ -472,6 +472,9 @@ pub fn write_monetary_total(c: &mut Ctx<'_, '_>, root: RootElement, t: &Totals) 
     c.amount("cbc:TaxInclusiveAmount", t.tax_inclusive);
     c.amount("cbc:AllowanceTotalAmount", t.allowance_total);
     c.amount("cbc:ChargeTotalAmount", t.charge_total);
+    if !t.prepaid.is_zero() {
+        c.amount("cbc:PrepaidAmount", t.prepaid);
+    }
     c.amount("cbc:PayableAmount", t.payable);
     c.w.end(el);
 }
@@ -679,6 +682,21 @@ fn write_payment_means(w: &mut XmlWriter, doc: &Document) {
     }
 }
 
+/// `cac:PrepaidPayment`: what was paid before the invoice (a health
+/// invoice's copay), received on its issue date.
+fn write_prepaid_payment(c: &mut Ctx<'_, '_>, prepaid: Decimal, issue_date: &str) {
+    if prepaid.is_zero() {
+        return;
+    }
+    c.w.open("cac:PrepaidPayment");
+    c.w.el("cbc:ID", "1");
+    c.amount("cbc:PaidAmount", prepaid);
+    c.w.el("cbc:ReceivedDate", issue_date);
+    c.w.el("cbc:PaidDate", issue_date);
+    c.w.el("cbc:InstructionID", "Copago / cuota moderadora del usuario");
+    c.w.end("cac:PrepaidPayment");
+}
+
 fn write_exchange_rate(w: &mut XmlWriter, doc: &Document) {
     if let Some(x) = &doc.exchange_rate {
         w.open("cac:PaymentExchangeRate");
@@ -806,6 +824,7 @@ pub fn write_document(input: &BuildInput<'_>) -> Result<String, UblError> {
         RootElement::Invoice => {
             write_delivery_terms(c.w, doc);
             write_payment_means(c.w, doc);
+            write_prepaid_payment(&mut c, totals.prepaid, &ctx.issue_date());
             write_allowances(&mut c, &doc.allowances_charges, base);
             write_exchange_rate(c.w, doc);
             write_tax_groups(&mut c, "cac:TaxTotal", &totals.taxes);

@@ -13,6 +13,7 @@ use super::{build, BuildInput};
 use crate::engine::codes::CodeScheme;
 use crate::engine::model::*;
 use crate::engine::totals;
+use crate::engine::ubl::common::fmt_amount;
 use crate::fixtures;
 
 pub(crate) const TRICKY: &str = "Ñandú & <Hijos> \"S.A.S\" 'ltda' > 𝄞\r\n\tfin";
@@ -824,19 +825,21 @@ fn support_vendor_is_a_nit_in_party_tax_scheme() {
     }
 }
 
-/// Health sector: `SS-CUFE` on an invoice, `SS-CUDE` on a note, the billed
-/// period and the health annex's `CustomTagGeneral` before the signature.
+/// Health sector: an invoice is `SS-CUFE` with the user's copay and
+/// `SS-SinAporte` without, a note `SS-CUDE`; the billed period and the
+/// health annex's `CustomTagGeneral` before the signature.
 #[test]
 fn health_documents_carry_the_annex_data() {
-    for (kind, operation) in [
-        (DocumentKind::Invoice, "SS-CUFE"),
-        (DocumentKind::ContingencyT04, "SS-CUFE"),
-        (DocumentKind::CreditNote, "SS-CUDE"),
-        (DocumentKind::DebitNote, "SS-CUDE"),
+    for (kind, copay, operation) in [
+        (DocumentKind::Invoice, None, "SS-SinAporte"),
+        (DocumentKind::Invoice, Some(dec!(4500)), "SS-CUFE"),
+        (DocumentKind::ContingencyT04, None, "SS-SinAporte"),
+        (DocumentKind::CreditNote, Some(dec!(4500)), "SS-CUDE"),
+        (DocumentKind::DebitNote, None, "SS-CUDE"),
     ] {
         let mut doc = sample(kind);
         doc.operation_type = None;
-        doc.health = Some(health());
+        doc.health = Some(HealthInfo { copay, ..health() });
         let xml = build_doc(&doc);
         assert_canonical(&xml);
         assert_eq!(
@@ -896,6 +899,31 @@ fn health_documents_carry_the_annex_data() {
         assert_eq!(info[2].2.as_deref(), Some("16"));
         assert_eq!(info[3], ("NUMERO_CONTRATO".into(), "C-77".into(), None));
         assert_eq!(info[4].0, "NUMERO_POLIZA");
+        // The copay an invoice's user paid is its prepaid payment: the
+        // payable amount is reduced by it. Notes carry none.
+        let t = totals::compute(&doc).unwrap();
+        let prepaid = at(root, &["LegalMonetaryTotal", "PrepaidAmount"]).and_then(|n| n.text());
+        let payment = at(root, &["PrepaidPayment", "PaidAmount"]).and_then(|n| n.text());
+        if kind.root() == RootElement::Invoice && copay.is_some() {
+            assert_eq!(prepaid, Some("4500.00"), "{kind:?}");
+            assert_eq!(payment, Some("4500.00"), "{kind:?}");
+            assert_eq!(t.payable, t.before_prepaid() - dec!(4500));
+        } else {
+            assert_eq!((prepaid, payment), (None, None), "{kind:?}");
+            assert_eq!(t.payable, t.before_prepaid());
+        }
+        let payable = at(
+            root,
+            &[
+                kind.root()
+                    .monetary_total_element()
+                    .trim_start_matches("cac:"),
+                "PayableAmount",
+            ],
+        )
+        .and_then(|n| n.text())
+        .unwrap();
+        assert_eq!(payable, &*fmt_amount(t.payable), "{kind:?}");
         if have_xmllint() {
             if let Err(e) = xmllint_validate_unsigned(&xml) {
                 panic!("{kind:?}: {e}");

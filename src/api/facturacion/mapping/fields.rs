@@ -74,6 +74,7 @@ impl FieldMap {
                     "policy_number" => "salud.numero_poliza".into(),
                     "period_start" => "salud.fecha_inicio".into(),
                     "period_end" => "salud.fecha_fin".into(),
+                    "copay" => "salud.copago".into(),
                     _ => "salud".into(),
                 }
             }

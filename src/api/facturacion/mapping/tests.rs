@@ -894,14 +894,15 @@ fn request_schema_names_async() {
 
 // --- the authority's operation types and sector data -----------------------
 
-/// `11` is the health sector: `salud` mapped, the XML's operation `SS-CUFE`
-/// (`SS-CUDE` on a note), the payment modality defaulting to per event.
+/// `11` is the health sector: `salud` mapped, the XML's operation
+/// `SS-SinAporte` for an invoice without the user's copay (`SS-CUDE` on a
+/// note), the payment modality defaulting to per event.
 #[test]
 fn health_operation_maps_the_annex_data() {
     let m = map(&examples::health_invoice()).unwrap();
     let d = &m.document;
     assert_eq!(d.operation_type, None);
-    assert_eq!(d.customization_id(), "SS-CUFE");
+    assert_eq!(d.customization_id(), "SS-SinAporte");
     let h = d.health.as_ref().unwrap();
     assert_eq!(h.provider_code, "110010123401");
     assert_eq!(
