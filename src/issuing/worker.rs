@@ -35,7 +35,10 @@ pub struct PayrollIssueRequest {
     pub key: Arc<SigningKey>,
 }
 
-/// What the signer pool builds: a UBL document or a payroll one.
+/// What the signer pool builds: a UBL document or a payroll one. Both
+/// variants are well over a kilobyte and each is moved once per document:
+/// boxing the larger would only add an allocation.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum BuildRequest {
     Ubl(IssueRequest),
