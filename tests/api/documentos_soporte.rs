@@ -120,7 +120,8 @@ fn a_support_document_is_issued_accepted_and_answered_field_by_field() {
     // A non-resident vendor (passport, abroad): operation 11, no RUT fields.
     let mut abroad = body();
     abroad["proveedor"] = json!({"numero_identificacion": "X1234567", "nombre": "John Smith",
-                                 "tipo_documento": "41", "pais": "US"});
+                                 "tipo_documento": "41", "pais": "US", "municipio": "Miami",
+                                 "direccion": "1 Ocean Drive"});
     abroad["lineas"] =
         json!([{"descripcion": "Consultoría", "cantidad": 1, "precio_unitario": 300000}]);
     let nr = emitir(&app, &abroad);
@@ -132,6 +133,11 @@ fn a_support_document_is_issued_accepted_and_answered_field_by_field() {
         &format!("/v1/api/documentos-soporte/{}/xml", nr["id"]),
     );
     assert!(xml.contains("<cbc:CustomizationID>11</cbc:CustomizationID>"));
+    // The foreign vendor's city is kept: no Colombian codes, the city named.
+    assert!(
+        xml.contains("<cac:Address><cbc:ID>00000</cbc:ID><cbc:CityName>Miami</cbc:CityName><cbc:CountrySubentity>Miami</cbc:CountrySubentity><cbc:CountrySubentityCode>00</cbc:CountrySubentityCode><cac:AddressLine><cbc:Line>1 Ocean Drive</cbc:Line></cac:AddressLine><cac:Country><cbc:IdentificationCode>US</cbc:IdentificationCode>"),
+        "{xml}"
+    );
     xsd_valid(&xml);
     assert_eq!(recomputed_code(&app, &xml), nr["cuds"].as_str().unwrap());
 

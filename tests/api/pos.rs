@@ -257,6 +257,11 @@ fn a_sale_is_issued_synchronously_accepted_and_answered_field_by_field() {
         data["tirilla_url"],
         format!("/v1/api/pos/{id}/tirilla?width=80")
     );
+    assert_eq!(data["xml_url"], format!("/v1/api/facturacion/{id}/xml"));
+    assert_eq!(data["pdf_url"], format!("/v1/api/facturacion/{id}/pdf"));
+    let pdf = app.get(data["pdf_url"].as_str().unwrap(), &app.sk_test());
+    assert_eq!(pdf.status().as_u16(), 200);
+    assert_eq!(pdf.headers()["content-type"], "application/pdf");
     let cude = data["cude"].as_str().unwrap();
     assert_eq!(cude.len(), 96);
     assert!(data["qr_url"].as_str().unwrap().ends_with(cude));

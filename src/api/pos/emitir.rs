@@ -59,6 +59,7 @@ pub fn answer(
             estado_tax: estado_tax(doc.state),
             tirilla_url: format!("{base}/tirilla?width=80"),
             xml_url: format!("{}/facturacion/{}/xml", crate::api::BASE, doc.id),
+            pdf_url: format!("{}/facturacion/{}/pdf", crate::api::BASE, doc.id),
             documento_referencia: reference,
             transmission,
         },

@@ -222,6 +222,8 @@ pub struct PosResponse {
     pub estado_tax: &'static str,
     pub tirilla_url: String,
     pub xml_url: String,
+    /// The A4 representation (decisions.md "Files of any document").
+    pub pdf_url: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub documento_referencia: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -496,7 +496,13 @@ fn map_customer(c: &CustomerRequest, e: &mut Errors) -> Party {
         || !municipality_name.is_empty()
         || c.country_code.is_some();
     // A foreign address has no Colombian municipality code; it names its
-    // country (protocol.md §7.5c).
+    // country (protocol.md §7.5c), and its city: what was given as the
+    // municipality when no name was (a support document's `municipio`).
+    let city = if country != "CO" && municipality_name.is_empty() {
+        municipality_code
+    } else {
+        municipality_name
+    };
     let address = has_address.then(|| Address {
         line: address_line.to_string(),
         municipality_code: if country == "CO" {
@@ -505,7 +511,7 @@ fn map_customer(c: &CustomerRequest, e: &mut Errors) -> Party {
             ""
         }
         .to_string(),
-        municipality_name: municipality_name.to_string(),
+        municipality_name: city.to_string(),
         department_name,
         department_code,
         postal_zone: None,
