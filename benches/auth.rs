@@ -1,7 +1,7 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 //! The per-request cost of a keyed endpoint: key check, rate-limit decision
 //! (pure and through the actor), and the whole middleware stack in-process.
-//! The network figure (wrk against the real server) is in the README.
+//! The network figure (wrk against the real server) is in docs/performance.md.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

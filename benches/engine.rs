@@ -4,12 +4,8 @@
 //! `cargo bench --bench engine -- --warm-up-time 1 --measurement-time 3`
 //!
 //! The floor is one RSA-2048 signature (compare `openssl speed rsa2048`);
-//! the target is a whole document within 1.3× of it.
-//!
-//! Last measured (2 cores, quiet machine): whole issue 382 µs, RSA-2048
-//! sign 298 µs in process (`openssl speed` 294 µs): 1.28× (1.30×); ZIP 36
-//! µs, UBL 16 µs, validate+totals 4 µs. Pool: ~2,400 docs/s on 1 thread,
-//! ~4,600 on 2.
+//! the target is a whole document within 1.3× of it. Figures:
+//! docs/performance.md.
 
 // A benchmark is test code: failing loudly on a broken fixture is what we want.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -5,7 +5,7 @@
 //! `cargo bench --bench payroll -- --warm-up-time 1 --measurement-time 3`
 //!
 //! The target, as for invoices: a whole document within 1.3× of one
-//! RSA-2048 signature. Figures: README, "Payroll".
+//! RSA-2048 signature. Figures: docs/performance.md.
 
 // A benchmark is test code: failing loudly on a broken fixture is what we want.
 #![allow(clippy::unwrap_used, clippy::expect_used)]

@@ -4,9 +4,9 @@
 
 /// mimalloc instead of glibc malloc: a document's path allocates and frees
 /// many short-lived buffers across threads (request JSON, XML strings, the
-/// response), and glibc's arenas spent a fifth of the HTTP workers' time in
-/// `malloc`/`free`/`malloc_consolidate`. With mimalloc, `POST /facturacion`
-/// went from ~1 120 to ~1 390 documents/s (README, Benchmarks).
+/// response), and glibc's arenas spent a large share of the HTTP workers'
+/// time in `malloc`/`free`/`malloc_consolidate`. mimalloc serves more
+/// documents a second (docs/performance.md).
 /// `benches/engine.rs` uses the same allocator, so it measures what the
 /// server runs.
 #[global_allocator]

@@ -2,11 +2,11 @@
 //! memory returned to the system at once.
 //!
 //! mimalloc commits its arena eagerly and asks for huge pages on it, and
-//! every thread allocates from segments of its own: each of the ~30
-//! threads then touched at least one 2 MiB page, 80 MiB resident before the
-//! first request (about 210 MiB under load against 140 MiB with 4 KiB
-//! pages). The flag is checked at each page fault, so setting it first
-//! thing in `main` covers every later fault, arena included.
+//! every thread allocates from segments of its own: each of the server's
+//! threads then touches at least one 2 MiB page, tens of MiB resident before
+//! the first request and more under load than with 4 KiB pages
+//! (docs/performance.md). The flag is checked at each page fault, so setting
+//! it first thing in `main` covers every later fault, arena included.
 
 /// Turns transparent huge pages off for this process (and its children).
 /// A kernel without the flag leaves things as they were.
@@ -24,9 +24,10 @@ pub fn no_huge_pages() {
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
 /// Freed pages go back to the system at once. mimalloc 3 keeps them for
-/// `purge_delay` (1 s) in case they are wanted again: at ~1,300 documents/s,
-/// each allocating and freeing a few hundred KB across ~30 threads, that was
-/// 15-30 MiB resident for nothing, with no CPU difference measured.
+/// `purge_delay` (1 s) in case they are wanted again: under load, each
+/// document allocating and freeing buffers across the server's threads,
+/// that holds tens of MiB for no CPU difference measured
+/// (docs/performance.md).
 pub fn purge_freed_memory_at_once() {
     // SAFETY: sets one integer option; mimalloc reads it on every purge.
     unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0) }

@@ -413,7 +413,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     });
 
     // Serialized once and shared: SwaggerUi's own route keeps a clone of
-    // the whole document per worker (4-8 MB each, resident for the life of
+    // the whole document per worker (several MB each, resident for the life of
     // the process) and serializes it again on every request.
     let openapi_json = web::Bytes::from(
         serde_json::to_vec(&ApiDoc::openapi()).context("serializing the OpenAPI document")?,

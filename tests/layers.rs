@@ -1,4 +1,4 @@
-//! The layers of `src/` hold (README "Layout"): arrows point down only.
+//! The layers of `src/` hold (docs/architecture.md, "Layers"): arrows point down only.
 //! Read from the source, so a change that breaks a layer fails here, not in
 //! review. Test modules (a file's `#[cfg(test)]` tail, `tests.rs`) are
 //! exempt: tests may reach across layers to check what they check.

@@ -27,7 +27,7 @@
 //! workers: a worker claims, completes and releases on its own thread (a
 //! mutex held for a few map operations), because a round trip to the
 //! actor's thread cost more CPU than the claim (two thread wake-ups a
-//! message, ~50 µs a request on two cores). The actor owns the table: it
+//! message: docs/performance.md). The actor owns the table: it
 //! prunes the window when traffic stops, answers the same operations as
 //! messages, and a restart keeps the table.
 
@@ -213,8 +213,8 @@ struct Claims {
     /// Payloads being processed (requests without a reference collide here).
     payloads_in_progress: HashMap<PayloadKey, usize>,
     /// Payloads that made a document, with which and when: by a
-    /// fingerprint, in generations (see `seen_window`), so a window at
-    /// 2,000 documents a second stays around 13 MB.
+    /// fingerprint, in generations (see `seen_window`), so a full window
+    /// stays small (docs/performance.md).
     seen: SeenWindow,
 }
 

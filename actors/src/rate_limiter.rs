@@ -2,8 +2,8 @@
 //! aligned to the minute so `X-RateLimit-Reset` is the same for every caller
 //! of a key. The windows are shared ([`RateWindows`], a `DashMap`): the HTTP
 //! workers check on their own thread, since a round trip to another thread
-//! cost more CPU than the check (two thread wake-ups, ~50 µs a request on
-//! two cores). The actor owns them: it prunes stale windows every minute and
+//! cost more CPU than the check (two thread wake-ups a request:
+//! docs/performance.md). The actor owns them: it prunes stale windows every minute and
 //! answers [`Check`] for callers that only hold its address; a restart keeps
 //! them.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Server CPU time per issued document under the README's issuing load
+# Server CPU time per issued document under the issuing load of docs/performance.md
 # (benches/load/facturacion.lua, transmit false), printed beside one RSA-2048
 # signature on one core (`openssl speed`), measured in the same run.
 #   benches/load/cpu_per_document.sh [BINARY] [SECONDS] [CONNECTIONS]

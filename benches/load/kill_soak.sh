@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Crash soak: ROUNDS rounds, each a fresh data dir killed with -9 three
-# times at random moments under the README's issuing load, with sled's
+# times at random moments under the issuing load (docs/performance.md), with sled's
 # snapshot written every 20 ms (`[store] checkpoint_ms`) so that kills land
 # inside checkpoints too; every restart must open and answer /readyz.
 # Stops at the first store that does not open, keeping its data dir.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Power-cut soak: ROUNDS rounds, each a fresh data dir (the demo company
-# written and closed first) whose server runs SECS seconds of the README's
+# written and closed first) whose server runs SECS seconds of the
 # issuing load with tests/powercut/shim.c preloaded, is killed at a random
 # moment past half of it, and loses every write no fsync covered and every
 # rename and removal no fsync of its directory covered (odd rounds), or a

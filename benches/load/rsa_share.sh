@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The server's CPU per document as a multiple of its own RSA signatures:
-# samples the server with `perf` under the README's issuing load and
+# samples the server with `perf` under the issuing load (docs/performance.md) and
 # divides all samples by those in OpenSSL's RSA code. Unlike dividing the
 # CPU time by `openssl speed` timed before or after, both sides come from
 # the same seconds, so a VM whose speed drifts between runs still compares

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Resident memory over a long stretch of the README's issuing load
+# Resident memory over a long stretch of the issuing load (docs/performance.md)
 # (benches/load/facturacion.lua, transmit false): one server, MINUTES
 # minutes, and each minute the documents added and the server's RSS (and
 # its peak, the kernel's VmHWM). The duplicate window fills in its first

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What one document costs as the store grows: fills one data dir with the
-# README's issuing load (benches/load/facturacion.lua, transmit false) up to
+# issuing load of docs/performance.md (benches/load/facturacion.lua, transmit false) up to
 # each size, and at each size prints documents/s, latency p99, server CPU per
 # document, disk per document, resident memory (at the window's end, and its
 # peak within the window), and the time to be ready again after a kill -9.

@@ -33,12 +33,9 @@ use thiserror::Error;
 use super::model::DocumentKind;
 use super::zip_writer::{self, DosDateTime};
 
-/// DEFLATE level. Measured on this machine (2 cores, release,
-/// `pipeline::tests::cost_of_building_and_zipping_a_five_line_invoice`) on a
-/// signed 5-line invoice of 23.4 KB, with [`zip_writer`] on flate2's
-/// zlib-rs backend: level 1 takes ~49 µs for a 6.8 KB ZIP, level 6 ~103 µs
-/// for 4.9 KB (the `zip` crate on miniz_oxide took 120–160 µs and 255–310
-/// µs). Level 1 is about 2× faster; the 1.9 KB it adds is nothing next to a
+/// DEFLATE level. Level 1 is about twice as fast as level 6 on a signed
+/// invoice (`pipeline::tests::cost_of_building_and_zipping_a_five_line_invoice`;
+/// figures in docs/performance.md); the few KB it adds are nothing next to a
 /// SOAP round trip, and the ZIP is sent once.
 pub const DEFLATE_LEVEL: i64 = 1;
 

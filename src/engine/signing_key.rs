@@ -155,8 +155,8 @@ impl SigningKey {
     /// RSASSA-PKCS1-v1_5 with SHA-256 over `data`: the DigestInfo of its
     /// hash, padded and raised to the private exponent. The same bytes as
     /// `EVP_DigestSign` (the scheme is deterministic) without a digest
-    /// context and a key context fetched and freed per signature (~2 % of
-    /// the issuing path's samples).
+    /// context and a key context fetched and freed per signature (their
+    /// cost: docs/performance.md).
     pub fn sign_rsa_sha256(&self, data: &[u8]) -> Result<Vec<u8>, SigningKeyError> {
         let mut info = [0u8; SHA256_DIGEST_INFO.len() + 32];
         info[..SHA256_DIGEST_INFO.len()].copy_from_slice(&SHA256_DIGEST_INFO);

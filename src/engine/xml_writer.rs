@@ -13,8 +13,7 @@
 //!
 //! Written straight into one `String`: no per-element allocation (open
 //! element names live in one buffer), attributes copied and sorted only when
-//! not already in canonical order. (It used to sit on `quick_xml::Writer`,
-//! with the same bytes out.)
+//! not already in canonical order.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;

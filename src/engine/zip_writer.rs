@@ -4,12 +4,12 @@
 //! descriptor, no extra fields, no comments.
 //!
 //! Why not the `zip` crate: it builds a new DEFLATE compressor per file, and
-//! the compressor's state (~300 KB: dictionary, hash chains, code buffers)
-//! was allocated, zeroed and released on every document — 10–13 % of the
-//! cost of issuing one. Here each thread keeps one [`flate2::Compress`] and
-//! `reset()`s it between documents, so nothing but the output is allocated.
-//! flate2 runs on its zlib-rs backend (root `Cargo.toml`), whose level 1
-//! is ~20 % faster than miniz_oxide's on signed XML.
+//! the compressor's state (dictionary, hash chains, code buffers: hundreds
+//! of KB) is allocated, zeroed and released on every document, a sizeable
+//! share of the cost of issuing one (docs/performance.md). Here each thread
+//! keeps one [`flate2::Compress`] and `reset()`s it between documents, so
+//! nothing but the output is allocated. flate2 runs on its zlib-rs backend
+//! (root `Cargo.toml`), faster than miniz_oxide's at level 1 on signed XML.
 //! The sizes and CRC are known before the headers are final (the whole
 //! content is in memory), so the local header is written with placeholders
 //! and patched once the data is compressed.
@@ -163,7 +163,7 @@ pub fn single_entry(
 
     let headers =
         LOCAL_HEADER_LEN + CENTRAL_HEADER_LEN + END_OF_CENTRAL_DIRECTORY_LEN + 2 * name.len();
-    // Level 1 leaves signed XML at about 30 % of its size.
+    // Level 1 leaves signed XML at well under half its size.
     let mut out = Vec::with_capacity(headers + content.len() / 2 + 256);
 
     // Local file header; CRC and sizes at 14..26 are patched below.

@@ -299,9 +299,9 @@ pub async fn submit(
 /// Runs `work` (one document's issue) under the idempotency claim of its
 /// reference and payload, in a task of its own, and completes the claim
 /// with the document's id. Every family's `submit` goes through here.
-/// `work` comes boxed: an issue's future is ~14 KB, and each future that
-/// held it by value was copied whole at every move (the handler's, the
-/// spawned task's: ~130k instructions a request under callgrind).
+/// `work` comes boxed: an issue's future is large, and each future that
+/// held it by value would copy it whole at every move (the handler's, the
+/// spawned task's; measured in docs/performance.md).
 pub(crate) async fn under_claim(
     issuing: &Arc<Issuing>,
     company: emisor_store::CompanyId,

@@ -358,9 +358,9 @@ impl Canvas {
 
 /// Deflates every stream that may be (the font program, the pages'
 /// content, the QR code, the character map). printpdf's own pass uses
-/// level 9, which took about a millisecond of a 10-line invoice's 3.6 ms
-/// for 22.4 KB; level 2 gives 24.2 KB in a fifth of the time (level 1,
-/// static Huffman codes only, 29 KB).
+/// level 9, a large share of a render; level 2 takes a fraction of its time
+/// for a slightly larger file, and level 1 (static Huffman codes only) a
+/// much larger one (figures in docs/performance.md).
 fn compress_streams(pdf: &mut lopdf::Document) {
     use std::io::Write;
     for object in pdf.objects.values_mut() {

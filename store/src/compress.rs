@@ -2,8 +2,8 @@
 //! company: a company's signed XMLs (and its API requests) repeat the same
 //! issuer, certificate, structure and signature policy, so the first one of
 //! each kind is kept as a raw-content dictionary and every later one
-//! compresses to its differences (a 17.8 KB signed invoice to ~0.9 KB,
-//! against 4.5 KB without the dictionary).
+//! compresses to its differences (a signed invoice to a fraction of what
+//! it takes without the dictionary: docs/performance.md).
 //!
 //! A dictionary is written once, durably, before the first frame that uses
 //! it, and never changed: a stored frame names its dictionary, and that
@@ -23,8 +23,8 @@ use crate::trees;
 /// Level of a frame against a dictionary: the dictionary does the work
 /// (level 1 compresses as well as 9 here). Level -1 leaves the literals
 /// (the new bytes: codes, signature, dates) as they are: a signed invoice
-/// of 14.1 KB takes ~800 bytes instead of ~650, compressed ~3× as fast
-/// (`zstd -b`: 3.1 GB/s against 1.1), which is ~2 % of a document's CPU.
+/// takes a little more room and is compressed several times as fast
+/// (figures in docs/performance.md).
 const DICT_LEVEL: i32 = -1;
 /// Level of a frame with no dictionary yet (a company's first of a kind).
 const PLAIN_LEVEL: i32 = 3;

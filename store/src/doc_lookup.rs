@@ -142,9 +142,8 @@ impl SledStore {
             return Ok(None);
         }
         // Each old tree is emptied before it is dropped: sled's drop holds
-        // every page it frees until it returns (~230 B an entry), a clear
-        // lets them go as it goes (upgrading 1M documents peaked at 336 MiB
-        // instead of 738).
+        // every page it frees until it returns, a clear lets them go as it
+        // goes (an upgrade's peak about halved: docs/performance.md).
         let names = self.db.tree_names();
         for legacy in [trees::LEGACY_DOCUMENTS_BY_CODE, trees::LEGACY_DOCUMENT_REFS] {
             if names.iter().any(|n| n == legacy.as_bytes()) {
@@ -259,7 +258,7 @@ mod tests {
             let r = s.add_resolution(co.id, resolution(1, 100)).unwrap();
             let a = s.create_document(new_doc(&r, Some("ref-a"))).unwrap();
             let a = built(&s, a, "code-a").await;
-            // What the build before compact buckets left: its entries under
+            // What a data dir from before compact buckets holds: entries under
             // the old names (the mark set), nothing under the new ones.
             for old in [
                 trees::HASHED_V1_DOCUMENT_REFS,

@@ -2,8 +2,9 @@
 //! beside sled, which keeps only a small reference to each.
 //!
 //! Why: sled rewrites a whole leaf (up to 16 values) on consolidation and
-//! writes leaves over 128 KiB as separate blob files, so ~15 KB of files per
-//! document cost ~200 KB of writes and a file creation each. Here a document's
+//! writes leaves over 128 KiB as separate blob files, so a document's files
+//! cost many times their size in writes and a file creation each
+//! (docs/performance.md). Here a document's
 //! files are appended at the end of a segment, written once and never moved
 //! (tax documents are kept, not deleted, so there is no compaction). Appends
 //! wait in memory until the next sync writes them with one `pwrite` (a

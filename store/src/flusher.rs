@@ -51,9 +51,8 @@ pub(crate) struct Flusher {
 /// or being built, whose phase two follows. A gathering flusher stops
 /// waiting once none is left: under a closed-loop load (clients that send
 /// their next document when answered) nothing else can come until it
-/// flushes, and waiting out the window left both cores idle (16 clients:
-/// ~2,100 documents/s, a third of the CPU unused, each idle spell paid in
-/// wake-ups).
+/// flushes, and waiting out the window leaves the cores partly idle, each
+/// idle spell paid in wake-ups (docs/performance.md).
 #[derive(Default)]
 struct Incoming {
     count: AtomicUsize,
@@ -97,14 +96,11 @@ fn serve(batch: Vec<Request>, sync: &impl Fn(Scope) -> StoreResult<()>) {
 }
 
 /// The longest a flusher waits for the commits on their way before it
-/// syncs. Measured when it waited the whole window whenever busy: 4.5 ms
-/// rather than 1 made the batches grow and the context switches fall from
-/// 3.5 to 2.1 a document (on this VM a switch costs tens of µs); CPU per
-/// document as a multiple of its signature (`rsa_share.sh`, alternating
-/// 12 s runs) 1 ms 2.87, 3 ms 2.61 and 2.48, 4.5 ms 2.36; 6 ms no lower
-/// but ~8 % fewer documents/s. Now it ends once nothing is on its way, so
+/// syncs. A longer window makes batches grow and context switches fall,
+/// until the signers starve (1, 3, 4.5 and 6 ms measured:
+/// docs/performance.md). The gathering ends once nothing is on its way, so
 /// the window bounds only a batch whose builds outlast it (a queue longer
-/// than the signers clear in 4.5 ms).
+/// than the signers clear in the window).
 const GATHER: Duration = Duration::from_micros(4_500);
 
 /// `first`, every request waiting behind it, and those that arrive within

@@ -1,11 +1,10 @@
 //! New documents between phase one and phase two, kept out of sled.
 //!
-//! Phase one used to write each new document to sled as a half-built
-//! record (with its request), which phase two then rewrote whole: two
-//! writes of the documents tree's leaf a document, a pending-build entry
-//! written and removed, and the record read back. Without that write the
-//! server spent 5-7 % less CPU a document (a million-document store,
-//! alternating 20 s runs).
+//! Phase one does not write a new document to sled: a half-built record
+//! (with its request) written there, then rewritten whole by phase two,
+//! would cost two writes of the documents tree's leaf a document, a
+//! pending-build entry written and removed, and the record read back
+//! (measured in docs/performance.md).
 //!
 //! Instead, phase one appends the document's request to the file log with
 //! its record behind the payload ([`encode_second`]), where phase two would

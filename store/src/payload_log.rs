@@ -1,16 +1,17 @@
 //! The duplicate window's payloads (company and SHA-256 of each request) in
 //! small append-only files, one per minute, beside sled.
 //!
-//! Why not a sled tree: at full speed the window holds ~600k documents, and
-//! sled keeps ~35 B resident per entry plus a log write and a removal per
-//! document. Here a document costs one 60-byte append; start-up reads the
+//! Why not a sled tree: at full speed the window holds hundreds of
+//! thousands of documents, and sled keeps tens of bytes resident per entry
+//! plus a log write and a removal per document. Here a document costs one
+//! 60-byte append; start-up reads the
 //! window's few files sequentially, and whole files past the window are
 //! deleted.
 //!
-//! The files are not synced with every group commit (an `fdatasync` each,
-//! ~50 µs a document at full speed) but once a second at most
-//! ([`SYNC_EVERY`]), and appends wait in memory until then (a `write` each
-//! was ~2 % of the CPU): the same 60 bytes also go into the file log with
+//! The files are not synced with every group commit (an `fdatasync` each)
+//! but once a second at most ([`SYNC_EVERY`]), and appends wait in memory
+//! until then (a `write` each costs CPU for nothing; both measured in
+//! docs/performance.md): the same 60 bytes also go into the file log with
 //! the document's request, which is synced before the client is answered.
 //! The store keeps in sled the file log's end as of the last sync here; at
 //! start-up the records after it, and the requests of documents still

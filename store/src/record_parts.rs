@@ -2,9 +2,10 @@
 //! are in the file log and its history lines.
 //!
 //! Why in the record's value and not in trees of their own: sled 0.34 keeps
-//! ~35 B resident per entry for as long as the entry exists (its page table
-//! has a page per ≤16 entries, whatever the cache size), so every per-document
-//! entry costs ~35 MB per million documents. The record is rewritten at each
+//! tens of bytes resident per entry for as long as the entry exists (its page
+//! table has a page per ≤16 entries, whatever the cache size), so every
+//! per-document entry costs tens of MB per million documents
+//! (docs/performance.md). The record is rewritten at each
 //! state change anyway, and a history line is always written with one.
 //!
 //! The API's [`DocumentRecord`] never carries these parts: a write of a

@@ -9,9 +9,9 @@
 //! The same copy, without resealing, leaves behind the trees of an older
 //! layout ([`trees::SUPERSEDED`]): sled 0.34 keeps a page-table entry per
 //! page it ever held resident, and dropping a tree in place neither frees
-//! them nor keeps memory low while it runs (measured at 1M documents: the
-//! old indexes' +96 MB at open became +150 MB after a drop, and the drop
-//! itself peaked at 720 MB); a copy holds only the live pages.
+//! them nor keeps memory low while it runs (a drop raised the resident size
+//! of the opens after it, and peaked far higher while it ran:
+//! docs/performance.md); a copy holds only the live pages.
 //!
 //! A crash at any point leaves a store that opens: until the new directory
 //! is complete (its `complete` mark written) the old one is the store and

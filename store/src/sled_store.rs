@@ -237,8 +237,8 @@ impl Logs {
 /// but four behind (vendor/sled PATCHES.md, 6) and a leaf then holds ~60
 /// documents, not ~13: sled keeps a page-table entry, its log locations
 /// and its segment accounting resident for every page however small its
-/// cache, ~135 bytes a page, so that many fewer pages keep resident memory
-/// from growing with the store (~8 MB less at a million documents).
+/// cache, so that many fewer pages keep resident memory from growing with
+/// the store (docs/performance.md).
 const DOCUMENT_LEAF_ENTRIES: usize = 64;
 
 /// Document ids reserved in `meta` and not yet used
@@ -679,7 +679,7 @@ impl SledStore {
             }
         })?;
         // Documents held out of sled when the last process stopped
-        // (`intents`): written half-built, as phase one used to.
+        // (`intents`): written half-built, for resume to build.
         let recovered = self.recover_held(held, &staged)?;
         if recovered > 0 {
             tracing::warn!(

@@ -595,7 +595,7 @@ async fn a_half_built_request_in_the_old_tree_is_still_read_and_moved() {
         let mut new = new_doc(&r, None);
         new.request = br#"{"old":true}"#.to_vec();
         let d = s.create_document(new).unwrap();
-        // As the build before wrote it: the record alone, the request
+        // As an earlier format held it: the record alone, the request
         // in a tree of its own.
         let key = crate::codec::id_key(d.id);
         let value = s.documents.get(key).unwrap().unwrap();

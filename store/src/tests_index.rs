@@ -419,7 +419,7 @@ fn a_store_closed_while_other_handles_live_reopens_without_repair() {
     assert!(s.usage.get(b"marker-of-no-repair").unwrap().is_some());
 }
 
-/// The two indexes as the build before id sets wrote them: an entry per
+/// The two indexes as builds from before id sets wrote them: an entry per
 /// document and set (`dimension ‖ inverted day ‖ inverted id` → () and
 /// `state ‖ id` → ()).
 fn write_indexes_before_id_sets(s: &SledStore, docs: &[DocumentRecord]) {
@@ -452,7 +452,7 @@ fn a_data_dir_with_the_indexes_from_before_id_sets_is_upgraded_at_open() {
         {
             let s = open(dir.path());
             s.write_documents(&docs).unwrap();
-            // As the build before id sets left a data dir: its trees and
+            // As a build from before id sets left a data dir: its trees and
             // flag, none of ours. With our flags set (an older build ran
             // after ours), our sets are stale: built again all the same.
             s.document_index.clear().unwrap();

@@ -174,8 +174,8 @@ fn a_power_cut_while_issuing_keeps_every_answered_document() {
 }
 
 /// The same with sled's snapshot written every 20 ms: a snapshot never
-/// claims log that the cut took (sled's checkpoint used to write one
-/// past the synced log, and the next open refused the store).
+/// claims log that the cut took (one written past the synced log makes the
+/// next open refuse the store: vendor/sled PATCHES.md, item 16).
 #[test]
 fn a_power_cut_after_checkpoints_keeps_every_answered_document() {
     issue_cut_and_check(Some("20"), 40, 4, Keep::None);

@@ -576,7 +576,7 @@ fn a_store_written_before_sealing_is_migrated_and_still_signs() {
     issue_accepted(&app, &app.sk_test(), &examples::invoice());
     app.stop();
 
-    // Write the store as the build before sealing did: the same records
+    // Write the store as builds from before sealing did: the same records
     // with their secrets in plain text (a PKCS#12 as serde's array of
     // bytes), no key file, and the modes it created (0755 / 0644).
     let key_file = key_file_of(&dir);

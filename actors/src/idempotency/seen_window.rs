@@ -606,13 +606,10 @@ mod tests {
         assert_eq!(w.get(5, t + SPAN), Some((1 << 40) + u64::from(u32::MAX)));
     }
 
-    /// Full load (2 000 documents a second for 330 s) against the one map
-    /// this replaced; prints both. Slow in a debug build, so run by hand:
+    /// Full load (2 000 documents a second for 330 s) against one hash map
+    /// of the same entries; prints both (its figures: docs/performance.md).
+    /// Slow in a debug build, so run by hand:
     /// `cargo test -p emisor-actors --lib full_load -- --ignored --nocapture`.
-    /// It printed: 622 500 entries in 17 generations, 11 205 696 B (18.0 B
-    /// an entry; with 8 generations of 32-byte entries it was 660 000 in 9,
-    /// 24 574 016 B, 37.2 B) against 51 380 224 B for the map (2^20 buckets
-    /// of 48 + 1 bytes), before its doubling peak (2^19 + 2^20 buckets).
     #[test]
     #[ignore]
     fn full_load_bytes_an_entry() {

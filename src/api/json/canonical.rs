@@ -2,9 +2,9 @@
 //! bytes `serde_json::to_vec(&value)` gives for the body read as a
 //! `serde_json::Value` (keys sorted as a `BTreeMap` sorts them, no
 //! whitespace, serde_json's escapes, numbers as their text), without
-//! building that `Value`. An invoice's `Value` was a string, a map node or
-//! a vector per key and value, made and freed on every request: ~8 % of
-//! the HTTP worker's CPU a document.
+//! building that `Value`. A `Value` is a string, a map node or a vector per
+//! key and value, made and freed on every request: a measurable share of
+//! the HTTP worker's CPU a document (docs/performance.md).
 //!
 //! An object's entries are written where they are read, then put in key
 //! order: each entry's bytes are moved once per enclosing object, and a
@@ -245,7 +245,7 @@ mod tests {
 
     #[test]
     fn an_invoice_request_is_written_as_its_value_is() {
-        // The README load's invoice (benches/load/facturacion.lua), one line.
+        // The issuing load's invoice (benches/load/facturacion.lua), one line.
         let body = r#"{"id_tipo_documento":1,"transmit":false,"referencia_externa":"load-1-2-3",
             "customer":{"identification_number":"900123456","name":"Cliente Carga S.A.S.",
             "email":"carga@example.com","type_document_identification":{"code":"31"},
