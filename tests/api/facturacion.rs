@@ -192,7 +192,8 @@ fn conforms(tipo: u8, xml: &str) {
 }
 
 /// The API's sector operations reach the authority as its own codes: health
-/// (`11`) as `SS-CUFE` / `SS-CUDE` with the health annex's data, cargo
+/// (`11`) as `SS-SinAporte` (no copay through this API) / `SS-CUDE` with
+/// the health annex's data, cargo
 /// transport (`12`) as 10 with the consignment on the line; both accepted.
 #[test]
 fn sector_operations_are_issued_and_accepted() {
@@ -201,7 +202,10 @@ fn sector_operations_are_issued_and_accepted() {
     assert_eq!(data["transmission"]["isValid"], true, "{data}");
     let xml = data["xml"].as_str().unwrap();
     assert!(xmlsec_verify(xml));
-    assert_eq!(first(xml, "CustomizationID").as_deref(), Some("SS-CUFE"));
+    assert_eq!(
+        first(xml, "CustomizationID").as_deref(),
+        Some("SS-SinAporte")
+    );
     assert!(xml.contains("<Name>CODIGO_PRESTADOR</Name><Value>110010123401</Value>"));
     assert!(xml.contains(
         "<cac:InvoicePeriod><cbc:StartDate>2025-03-01</cbc:StartDate><cbc:EndDate>2025-03-31</cbc:EndDate></cac:InvoicePeriod>"

@@ -7,8 +7,9 @@
 //!   (the XML says 10 with `InvoiceTypeCode` 02, rule FAD02).
 //! - `id_tipo_operacion` is the spec's code, written as the authority's
 //!   (decisions.md §5 "Operation types in the XML"): `11` on an invoice or
-//!   note is the health sector (needs `salud`; `SS-CUFE` / `SS-CUDE` with the
-//!   health annex's data), `12` on an invoice is cargo transport (lines
+//!   note is the health sector (needs `salud`; `SS-SinAporte` on an invoice,
+//!   as this API takes no copay, `SS-CUDE` on a note, with the health
+//!   annex's data), `12` on an invoice is cargo transport (lines
 //!   carry `transporte`; written as 10 with the freight data on the lines).
 //!   `salud` or `transporte` without its operation is a 422.
 //! - `referencia_contingencia` is read on type 7 only, `id_caja` and

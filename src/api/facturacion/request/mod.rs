@@ -88,7 +88,8 @@ pub struct FacturacionRequest {
     pub referencia_externa: Option<String>,
     /// Operation type: `10` standard (with type 2: export); `11` health
     /// sector (types 1, 2, 3, 7, 8; needs `salud`; written as the
-    /// authority's `SS-CUFE` / `SS-CUDE`); `12` cargo transport (types 1, 7,
+    /// authority's `SS-SinAporte` on an invoice, this API taking no copay,
+    /// and `SS-CUDE` on a note); `12` cargo transport (types 1, 7,
     /// 8; lines carry `transporte`; written as operation 10 with the freight
     /// data on the lines); `09` AIU, `13`, `15`, `16` are written as given.
     /// Notes: `20` (credit), `30` (debit). Support documents: `10` resident
