@@ -216,7 +216,7 @@ fn only_a_credit_invoice_becomes_a_title_on_the_authoritys_terms() {
     accepted_by(&app, &buyer, &credit);
 
     // The cash invoice is not eligible, and its registration says why.
-    assert_eq!(eligible_cufes(&app, &seller), [credit.clone()]);
+    assert_eq!(eligible_cufes(&app, &seller), std::slice::from_ref(&credit));
     let refused = assert_error(
         registry(&app, &seller, json!({"cufe": cash, "codigo_evento": "035"})),
         409,
