@@ -245,7 +245,7 @@ pub async fn register(
     req: EventRequest,
 ) -> Result<Registered, EventError> {
     let cufe = normalize_cufe(&req.cufe)?;
-    let (note_lines, concept) = notes(&req)?;
+    let (mut note_lines, concept) = notes(&req)?;
     let mut t = find(issuing, caller, caller_nit, &cufe)
         .await?
         .ok_or_else(|| EventError::NotFound(format!("invoice with CUFE {cufe}")))?;
@@ -261,7 +261,6 @@ pub async fn register(
     let now = crate::clock::colombia_now().trunc_subsecs(0);
     within_window(&t, req.kind, now.date_naive())?;
     let content = circulation_content(issuing, &t, &req, &done).await?;
-    let mut note_lines = note_lines;
     if req.kind == EventKind::TacitAcceptance {
         note_lines.insert(
             0,
