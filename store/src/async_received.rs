@@ -18,6 +18,11 @@ impl AsyncStore {
         self.off_thread(move |s| s.received_by_cufe(&cufe)).await
     }
 
+    /// The XML uploaded for a received invoice.
+    pub async fn received_upload(&self, id: u64) -> StoreResult<Option<String>> {
+        self.off_thread(move |s| s.received_upload(id)).await
+    }
+
     /// Stores a received invoice (and the uploaded XML), durable on return.
     pub async fn save_received(
         &self,

@@ -382,8 +382,8 @@ fn the_buyer_registers_its_events_in_order_and_the_seller_the_tacit_acceptance()
     let doc = roxmltree::Document::parse(&tacit_xml).unwrap();
     assert_eq!(
         text_at(&doc, &["ReceiverParty", "PartyTaxScheme", "CompanyID"]),
-        BUYER_NIT,
-        "the buyer receives the tacit acceptance"
+        "800197268",
+        "the authority receives the tacit acceptance"
     );
 
     // The buyer's list: three invoices it has events on, newest first.

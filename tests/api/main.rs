@@ -14,6 +14,7 @@ mod crash;
 mod documentos_soporte;
 mod email;
 mod errors;
+mod event_rules;
 mod eventos;
 mod external_sim;
 mod facturacion;

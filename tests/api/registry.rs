@@ -1,7 +1,8 @@
 //! The circulation registry over HTTP (issue 16): eligibility, the
 //! registration as a title (API 035, the authority's 036), an endorsement
-//! in property (036 → 037) that makes the endorsee the holder, a second
-//! endorsement by the new holder, and the title's history in order.
+//! in property (036 → 037) that makes the endorsee the holder, the new
+//! holder's subsequent registration and its endorsement, and the title's
+//! history in order.
 
 use serde_json::{json, Value};
 
@@ -107,7 +108,16 @@ fn a_title_is_registered_endorsed_and_endorsed_again_by_its_new_holder() {
         ),
         (Some("035"), Some("036"))
     );
-    check_event_xml(&app, &seller, &f, &reg["data"], &seller_pin);
+    let reg_xml = check_event_xml(&app, &seller, &f, &reg["data"], &seller_pin);
+    assert!(reg_xml.contains("<cbc:CustomizationID>361</cbc:CustomizationID>"));
+    assert!(reg_xml.contains(concat!(
+        "<CustomTagGeneral><ConstanciadePagos><Name>ValorFEV-TV</Name><Value>168365.00</Value>",
+        "<Name>ValorPagado</Name><Value>0.00</Value><Name>NuevoValorTV</Name><Value>168365.00</Value>",
+        "</ConstanciadePagos></CustomTagGeneral>"
+    )));
+    assert!(reg_xml.contains(
+        "<cac:ValidityPeriod><cbc:EndDate>2030-12-31</cbc:EndDate></cac:ValidityPeriod>"
+    ));
     assert_eq!(
         eligible(&app, &seller)["total"],
         0,
@@ -128,7 +138,7 @@ fn a_title_is_registered_endorsed_and_endorsed_again_by_its_new_holder() {
         &seller,
         json!({"cufe": f, "codigo_evento": "036", "endosatario": endorsee(ENDORSEE_NIT, "Factoring S.A.S."),
                "condiciones_financieras": {"valor_nominal_factura": 168365, "porcentaje_anticipo": 80,
-                   "valor_desembolsado": 130000.50, "tasa_descuento_mensual": 1.8, "fecha_vencimiento_pago": "2030-12-31"}}),
+                   "valor_desembolsado": 134692, "tasa_descuento_mensual": 1.8, "fecha_vencimiento_pago": "2030-12-31"}}),
     ));
     assert_eq!(status, 200, "{endorsed}");
     assert_eq!(endorsed["data"]["codigo_evento_tax"], "037");
@@ -136,6 +146,21 @@ fn a_title_is_registered_endorsed_and_endorsed_again_by_its_new_holder() {
     assert!(
         xml.contains(&format!("schemeName=\"31\">{ENDORSEE_NIT}</cbc:CompanyID>")),
         "the endorsee receives it"
+    );
+    assert!(xml.contains("<cbc:CustomizationID>371</cbc:CustomizationID>"));
+    assert!(xml.contains(concat!(
+        "<CustomTagGeneral><InformacionNegociacion>",
+        "<Name>ValorTotalEndoso</Name><Value>168365.00</Value>",
+        "<Name>PrecioPagarseFEV</Name><Value>134692.00</Value>",
+        "<Name>TasaDescuento</Name><Value>20.00</Value>",
+        "<Name>MedioPago</Name><Value>42</Value>",
+        "</InformacionNegociacion></CustomTagGeneral>"
+    )));
+    assert!(
+        xml.contains(&format!(
+            "<cac:IssuerParty><cac:PartyTaxScheme><cbc:RegistrationName>Cliente Ejemplo S.A.S.</cbc:RegistrationName><cbc:CompanyID schemeAgencyID=\"195\" schemeAgencyName=\"CO, DIAN (Dirección de Impuestos y Aduanas Nacionales)\" schemeID=\"4\" schemeName=\"31\">{BUYER_NIT}</cbc:CompanyID>"
+        )),
+        "the invoice's buyer is named: {xml}"
     );
     // The seller is no longer the holder; the endorsee is.
     assert_error(
@@ -147,11 +172,30 @@ fn a_title_is_registered_endorsed_and_endorsed_again_by_its_new_holder() {
         403,
         "FORBIDDEN",
     );
-    let (status, again) = json(registry(
+    // The new holder registers the title again before endorsing it.
+    let garantia = json!({"cufe": f, "codigo_evento": "endoso_garantia", "endosatario": endorsee("860002964", "Banco de Bogotá")});
+    let first = assert_error(
+        registry(&app, &factor, garantia.clone()),
+        409,
+        "INVALID_STATE",
+    );
+    assert!(
+        first["message"]
+            .as_str()
+            .unwrap()
+            .contains("subsequent registration"),
+        "{first}"
+    );
+    let (status, subsequent) = json(registry(
         &app,
         &factor,
-        json!({"cufe": f, "codigo_evento": "endoso_garantia", "endosatario": endorsee("860002964", "Banco de Bogotá")}),
+        json!({"cufe": f, "codigo_evento": "035"}),
     ));
+    assert_eq!(status, 200, "{subsequent}");
+    assert_eq!(subsequent["data"]["estado_tax"], "Aceptado", "{subsequent}");
+    let sub_xml = check_event_xml(&app, &factor, &f, &subsequent["data"], &factor_pin);
+    assert!(sub_xml.contains("<cbc:CustomizationID>363</cbc:CustomizationID>"));
+    let (status, again) = json(registry(&app, &factor, garantia));
     assert_eq!(status, 200, "{again}");
     assert_eq!(
         (
@@ -170,7 +214,7 @@ fn a_title_is_registered_endorsed_and_endorsed_again_by_its_new_holder() {
         .iter()
         .map(|e| e["codigo_evento"].as_str().unwrap())
         .collect();
-    assert_eq!(order, ["030", "032", "033", "035", "036", "037"]);
+    assert_eq!(order, ["030", "032", "033", "035", "036", "035", "037"]);
     let cudes: Vec<&str> = events
         .iter()
         .map(|e| e["cude_evento"].as_str().unwrap())
@@ -181,6 +225,7 @@ fn a_title_is_registered_endorsed_and_endorsed_again_by_its_new_holder() {
         &acceptance,
         &reg["data"],
         &endorsed["data"],
+        &subsequent["data"],
         &again["data"],
     ]
     .iter()
@@ -204,6 +249,7 @@ fn a_title_is_registered_endorsed_and_endorsed_again_by_its_new_holder() {
             BUYER_NIT,
             "900000001",
             "900000001",
+            ENDORSEE_NIT,
             ENDORSEE_NIT
         ]
     );

@@ -6,7 +6,100 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use utoipa::ToSchema;
 
+use crate::api::error::{ApiError, FieldError};
+use crate::engine::validate::text_problem;
+use crate::issuing::invoice_events::register::Receiver;
 use crate::issuing::invoice_events::state_name;
+
+/// Longest name an event or the registry writes (issue 50.5: the
+/// authority gives none of its own).
+pub const NAME_MAX: usize = 450;
+/// Longest note or observation.
+pub const NOTE_MAX: usize = 4_000;
+/// Longest identification number.
+const ID_MAX: usize = 20;
+
+/// Checks free text bound for an event's XML, as the invoice APIs do: a
+/// character XML cannot carry, or more than its maximum of characters, is
+/// a 422 naming every field (before anything is numbered or stored).
+pub fn check_texts(fields: &[(&str, Option<&str>, usize)]) -> Result<(), ApiError> {
+    let details: Vec<FieldError> = fields
+        .iter()
+        .filter_map(|(field, value, max)| {
+            text_problem((*value)?, *max).map(|problem| FieldError::new(*field, problem))
+        })
+        .collect();
+    if details.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::validation_list(details))
+    }
+}
+
+/// Who received the invoice or the goods (030, 032): written in the event
+/// as `DocumentResponse/cac:IssuerParty/cac:Person`. Without it, the buyer
+/// itself is named.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ReceiverBody {
+    /// Identification type (`13` CC, `31` NIT…).
+    pub tipo_documento: String,
+    #[schema(max_length = 20)]
+    pub numero_documento: String,
+    #[schema(max_length = 450)]
+    pub nombres: String,
+    #[schema(max_length = 450)]
+    pub apellidos: String,
+    #[schema(max_length = 450)]
+    pub cargo: Option<String>,
+    #[schema(max_length = 450)]
+    pub area: Option<String>,
+}
+
+impl ReceiverBody {
+    /// The person, checked.
+    pub fn to_receiver(self) -> Result<Receiver, ApiError> {
+        check_texts(&[
+            ("recibido_por.nombres", Some(&self.nombres), NAME_MAX),
+            ("recibido_por.apellidos", Some(&self.apellidos), NAME_MAX),
+            ("recibido_por.cargo", self.cargo.as_deref(), NAME_MAX),
+            ("recibido_por.area", self.area.as_deref(), NAME_MAX),
+        ])?;
+        let number = self.numero_documento.trim().to_string();
+        if number.is_empty()
+            || number.len() > ID_MAX
+            || !number.bytes().all(|c| c.is_ascii_alphanumeric())
+        {
+            return Err(ApiError::validation(
+                "recibido_por.numero_documento",
+                "must be 1 to 20 letters or digits",
+            ));
+        }
+        let id_type = self.tipo_documento.trim().to_string();
+        if id_type.is_empty() || id_type.len() > 2 || !id_type.bytes().all(|c| c.is_ascii_digit()) {
+            return Err(ApiError::validation(
+                "recibido_por.tipo_documento",
+                "must be an identification type code such as 13 (CC) or 31 (NIT)",
+            ));
+        }
+        let required = |field: &str, v: &str| {
+            if v.trim().is_empty() {
+                Err(ApiError::validation(field, "is required"))
+            } else {
+                Ok(v.trim().to_string())
+            }
+        };
+        let optional =
+            |v: Option<String>| v.map(|v| v.trim().to_string()).filter(|v| !v.is_empty());
+        Ok(Receiver {
+            id_type,
+            id_number: number,
+            first_name: required("recibido_por.nombres", &self.nombres)?,
+            family_name: required("recibido_por.apellidos", &self.apellidos)?,
+            job_title: optional(self.cargo),
+            department: optional(self.area),
+        })
+    }
+}
 
 /// Body of 030, 032, 033 and 034.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -15,7 +108,10 @@ pub struct EventBody {
     pub cufe: String,
     /// Inferred from the key when omitted.
     pub id_empresa: Option<u64>,
+    #[schema(max_length = 4000)]
     pub notes: Option<String>,
+    /// Who received (030 and 032 only; the buyer itself when omitted).
+    pub recibido_por: Option<ReceiverBody>,
 }
 
 /// Body of a claim (031).
@@ -25,6 +121,7 @@ pub struct ClaimBody {
     /// Claim concept `01`-`04` (spec 2.8).
     pub motivo: Option<String>,
     pub id_empresa: Option<u64>,
+    #[schema(max_length = 4000)]
     pub notes: Option<String>,
 }
 

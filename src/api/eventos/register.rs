@@ -4,7 +4,7 @@
 
 use actix_web::{post, web, HttpResponse};
 
-use super::model::{event_answer, event_message, ClaimBody, EventBody};
+use super::model::{check_texts, event_answer, event_message, ClaimBody, EventBody, NOTE_MAX};
 use crate::api::auth::AuthContext;
 use crate::api::envelope;
 use crate::api::error::{ApiError, ApiResult};
@@ -35,6 +35,17 @@ async fn simple(
     if let Some(id) = body.id_empresa {
         ctx.ensure_company(id)?;
     }
+    check_texts(&[("notes", body.notes.as_deref(), NOTE_MAX)])?;
+    let received_by = match body.recibido_por {
+        Some(_) if !matches!(kind, EventKind::Acknowledgement | EventKind::GoodsReceipt) => {
+            return Err(ApiError::validation(
+                "recibido_por",
+                "names who received in events 030 and 032 only",
+            ))
+        }
+        Some(r) => Some(r.to_receiver()?),
+        None => None,
+    };
     let req = EventRequest {
         kind,
         cufe: body.cufe,
@@ -42,6 +53,8 @@ async fn simple(
         claim_concept: None,
         endorsee: None,
         conditions: None,
+        registry: Default::default(),
+        received_by,
     };
     answer(&state, &ctx, req).await
 }
@@ -114,6 +127,7 @@ pub async fn claim(
     if let Some(id) = body.id_empresa {
         ctx.ensure_company(id)?;
     }
+    check_texts(&[("notes", body.notes.as_deref(), NOTE_MAX)])?;
     let motivo = body
         .motivo
         .ok_or_else(|| ApiError::validation("motivo", "is required"))?;
@@ -124,6 +138,8 @@ pub async fn claim(
         claim_concept: Some(motivo),
         endorsee: None,
         conditions: None,
+        registry: Default::default(),
+        received_by: None,
     };
     answer(&state, &ctx, req).await
 }

@@ -1,6 +1,7 @@
-//! `POST /registry/registrar-evento`: 035 registration as a title, 036
-//! endorsement in property (the endorsee becomes the holder), 037 in
-//! guarantee, 038 in procuration, by the legitimate holder.
+//! `POST /registry/registrar-evento`: 035 registration as a title (the
+//! first, or the new holder's subsequent one), 036 endorsement in property
+//! (the endorsee becomes the holder), 037 in guarantee, 038 in
+//! procuration, by the legitimate holder (decisions.md "Registry terms").
 
 use actix_web::{post, web, HttpResponse};
 use chrono::NaiveDate;
@@ -10,10 +11,11 @@ use utoipa::ToSchema;
 
 use crate::api::auth::AuthContext;
 use crate::api::error::{ApiError, ApiResult};
-use crate::api::eventos::model::event_answer;
+use crate::api::eventos::model::{check_texts, event_answer, NAME_MAX, NOTE_MAX};
 use crate::api::json::Json;
+use crate::engine::events::terms::{NegotiationInput, RegistrationMode};
 use crate::engine::events::EventKind;
-use crate::issuing::invoice_events::register::{register, Endorsee, EventRequest};
+use crate::issuing::invoice_events::register::{register, Endorsee, EventRequest, RegistryTerms};
 use crate::state::AppState;
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -21,22 +23,35 @@ pub struct EndorseeBody {
     pub tipo_documento: String,
     pub numero_documento: String,
     pub dv: Option<String>,
+    #[schema(max_length = 450)]
     pub nombre: String,
     /// e.g. `ENDOSATARIO_EN_PROPIEDAD`.
+    #[schema(max_length = 450)]
     pub calidad_tenedor: Option<String>,
 }
 
+/// The endorsement's financial conditions, written in the authority's
+/// `InformacionNegociacion` (decisions.md "Registry terms").
 #[derive(Debug, Deserialize, Serialize, ToSchema)]
 pub struct FinancialConditions {
+    /// ValorTotalEndoso (default: the invoice's payable amount).
     #[schema(value_type = Option<f64>)]
     pub valor_nominal_factura: Option<Decimal>,
+    /// Default 100: PrecioPagarseFEV = valor_nominal_factura × porcentaje_anticipo / 100.
     #[schema(value_type = Option<f64>)]
     pub porcentaje_anticipo: Option<Decimal>,
+    /// PrecioPagarseFEV; TasaDescuento = 100 × (1 − valor_desembolsado / valor_nominal_factura), 2 decimals.
     #[schema(value_type = Option<f64>)]
     pub valor_desembolsado: Option<Decimal>,
+    /// Written in the event's note.
     #[schema(value_type = Option<f64>)]
     pub tasa_descuento_mensual: Option<Decimal>,
+    /// Written in the event's note.
     pub fecha_vencimiento_pago: Option<NaiveDate>,
+    /// MedioPago, the authority's payment means code (default `42`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 3)]
+    pub medio_pago: Option<String>,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -46,11 +61,25 @@ pub struct RegistryBody {
     pub codigo_evento: String,
     pub endosatario: Option<EndorseeBody>,
     pub condiciones_financieras: Option<FinancialConditions>,
+    /// 035: `general` (sub-type 361, the default) or `directa` (362); a
+    /// holder's subsequent registration is 363 or 364.
+    pub tipo_inscripcion: Option<String>,
+    /// 036: with the endorser's liability (371, the default) or without (372).
+    pub con_responsabilidad: Option<bool>,
+    #[schema(max_length = 4000)]
     pub observaciones: Option<String>,
     pub id_empresa: Option<u64>,
 }
 
 fn endorsee(b: EndorseeBody) -> Result<Endorsee, ApiError> {
+    check_texts(&[
+        ("endosatario.nombre", Some(&b.nombre), NAME_MAX),
+        (
+            "endosatario.calidad_tenedor",
+            b.calidad_tenedor.as_deref(),
+            NAME_MAX,
+        ),
+    ])?;
     let number = b.numero_documento.trim().to_string();
     if number.is_empty() || number.len() > 20 || !number.bytes().all(|c| c.is_ascii_alphanumeric())
     {
@@ -66,11 +95,8 @@ fn endorsee(b: EndorseeBody) -> Result<Endorsee, ApiError> {
             "must be an identification type code such as 31 (NIT) or 13 (CC)",
         ));
     }
-    if b.nombre.trim().is_empty() || b.nombre.len() > 450 {
-        return Err(ApiError::validation(
-            "endosatario.nombre",
-            "is required (at most 450 characters)",
-        ));
+    if b.nombre.trim().is_empty() {
+        return Err(ApiError::validation("endosatario.nombre", "is required"));
     }
     let check_digit = match b.dv.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
         None => None,
@@ -86,8 +112,62 @@ fn endorsee(b: EndorseeBody) -> Result<Endorsee, ApiError> {
         id_number: number,
         check_digit,
         name: b.nombre.trim().to_string(),
-        holder_quality: b.calidad_tenedor,
+        holder_quality: b
+            .calidad_tenedor
+            .map(|q| q.trim().to_string())
+            .filter(|q| !q.is_empty()),
     })
+}
+
+/// The registry terms of `body` for `kind`, each only where it applies.
+fn registry_terms(kind: EventKind, body: &RegistryBody) -> Result<RegistryTerms, ApiError> {
+    let mut terms = RegistryTerms::default();
+    match (&body.tipo_inscripcion, kind) {
+        (None, _) => {}
+        (Some(t), EventKind::Registration) => {
+            terms.mode = RegistrationMode::from_api(t).ok_or_else(|| {
+                ApiError::validation("tipo_inscripcion", "must be general or directa")
+            })?;
+        }
+        (Some(_), _) => {
+            return Err(ApiError::validation(
+                "tipo_inscripcion",
+                "applies to a registration (035) only",
+            ))
+        }
+    }
+    match (body.con_responsabilidad, kind) {
+        (None, _) => {}
+        (Some(v), EventKind::EndorsementProperty) => terms.with_liability = v,
+        (Some(_), _) => {
+            return Err(ApiError::validation(
+                "con_responsabilidad",
+                "applies to an endorsement in property (036) only",
+            ))
+        }
+    }
+    if let Some(c) = &body.condiciones_financieras {
+        if !kind.is_endorsement() {
+            return Err(ApiError::validation(
+                "condiciones_financieras",
+                "apply to an endorsement (036, 037, 038) only",
+            ));
+        }
+        check_texts(&[(
+            "condiciones_financieras.medio_pago",
+            c.medio_pago.as_deref(),
+            NAME_MAX,
+        )])?;
+        terms.negotiation = NegotiationInput {
+            nominal_value: c.valor_nominal_factura,
+            advance_percent: c.porcentaje_anticipo,
+            disbursed: c.valor_desembolsado,
+            payment_means: c.medio_pago.clone(),
+        };
+        terms.monthly_rate = c.tasa_descuento_mensual;
+        terms.payment_date = c.fecha_vencimiento_pago;
+    }
+    Ok(terms)
 }
 
 #[utoipa::path(post, path = "/v1/api/registry/registrar-evento", operation_id = "registerRegistryEvent", tag = "registry",
@@ -95,8 +175,8 @@ fn endorsee(b: EndorseeBody) -> Result<Endorsee, ApiError> {
     responses((status = 200, description = "success, message, cude_evento; data has the event"),
               (status = 403, description = "not the legitimate holder", body = crate::api::error::ErrorEnvelope),
               (status = 404, description = "unknown CUFE", body = crate::api::error::ErrorEnvelope),
-              (status = 409, description = "INVALID_STATE: not eligible, or out of order", body = crate::api::error::ErrorEnvelope),
-              (status = 422, description = "unknown codigo_evento, endosatario missing", body = crate::api::error::ErrorEnvelope)))]
+              (status = 409, description = "INVALID_STATE: not eligible (a cash invoice, naming its payment form), out of order, or an endorsement before the holder's own registration", body = crate::api::error::ErrorEnvelope),
+              (status = 422, description = "unknown codigo_evento, endosatario missing, financial conditions that contradict each other, a text XML cannot carry or too long", body = crate::api::error::ErrorEnvelope)))]
 #[post("/registry/registrar-evento")]
 pub async fn register_event(
     state: web::Data<AppState>,
@@ -113,6 +193,8 @@ pub async fn register_event(
             "must be 035 (inscripcion), 036 (endoso_propiedad), 037 (endoso_garantia) or 038 (endoso_procuracion)",
         )
     })?;
+    check_texts(&[("observaciones", body.observaciones.as_deref(), NOTE_MAX)])?;
+    let registry = registry_terms(kind, &body)?;
     let endorsee = match (kind.is_endorsement(), body.endosatario) {
         (true, None) => {
             return Err(ApiError::validation(
@@ -134,6 +216,8 @@ pub async fn register_event(
         claim_concept: None,
         endorsee,
         conditions,
+        registry,
+        received_by: None,
     };
     let done = register(&state.issuing, &ctx.caller(), &ctx.nit, req).await?;
     let e = &done.event;

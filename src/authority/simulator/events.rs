@@ -1,34 +1,50 @@
 //! What the simulator remembers of invoice events, to answer them as the
-//! authority does: each invoice's events in order (protocol.md §7.5), the
-//! tacit acceptance only 3 business days after the goods' receipt
-//! (decisions.md "Business days", on its test clock `crate::clock::simulator`),
-//! and only for invoices it has accepted.
+//! authority does: the terms of each invoice it accepted, each invoice's
+//! events in order (protocol.md §7.5) with who sent them and when they were
+//! signed, and from these the rules of the validator (`wscuellar/DIAN`,
+//! June 2022): the order (LGC01, LGC03, LGC04), the legal windows after the
+//! goods' receipt counted from the signing times (`Validator.cs`
+//! ValidateSigningTime: DC24z, DC24c, DC24e), the first and subsequent
+//! registrations (`LogicalEventRadian.cs` ValidateAvailabilityRequestEventPrev:
+//! LGC23, LGC37), an endorsement only by a holder who registered the title
+//! since it last changed hands (LGC24, LGC27, LGC30), and the content rules
+//! of [`super::event_rules`].
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
-use chrono::NaiveDate;
-use roxmltree::{Document, ParsingOptions};
+use chrono::{DateTime, NaiveDate};
+use roxmltree::{Document, Node, ParsingOptions};
 
 use super::document::{path, text};
-use crate::engine::events::calendar::tacit_acceptance_from;
+use super::event_rules::{self, rule};
+use crate::engine::events::calendar::{tacit_acceptance_allowed, within_claim_window};
 use crate::engine::events::order::{self, OrderError};
+use crate::engine::events::terms::{self, InvoiceTerms};
 use crate::engine::events::EventKind;
+use crate::engine::model::colombia_offset;
 
 #[derive(Debug, Clone)]
 struct Registered {
     kind: EventKind,
-    date: NaiveDate,
+    /// Colombian date of its signing time.
+    signed_on: NaiveDate,
+    customization: String,
 }
 
-/// Events accepted, by the CUFE of their invoice.
+#[derive(Debug, Default)]
+struct Ledger {
+    /// Events accepted, by the CUFE of their invoice.
+    events: HashMap<String, Vec<Registered>>,
+    /// The terms of the invoices accepted, by CUFE (one small record per
+    /// invoice, as the accepted documents themselves are kept).
+    invoices: HashMap<String, InvoiceTerms>,
+}
+
+/// The simulator's memory of invoices and their events.
 #[derive(Debug, Default)]
 pub struct EventLedger {
-    by_invoice: Mutex<HashMap<String, Vec<Registered>>>,
-}
-
-fn rule(code: &str, text: &str) -> String {
-    format!("Regla: {code}, Rechazo: {text}")
+    inner: Mutex<Ledger>,
 }
 
 fn order_rule(e: &OrderError) -> String {
@@ -45,27 +61,108 @@ fn order_rule(e: &OrderError) -> String {
             "LGC04",
             &format!("No se puede registrar el evento {event} después del evento {after}."),
         ),
+        OrderError::Unregistered { event } => {
+            let code = match *event {
+                "036" => "LGC24",
+                "037" => "LGC27",
+                _ => "LGC30",
+            };
+            rule(
+                code,
+                "No se puede registrar este evento si previamente no se ha registrado el evento Inscripción de la factura electrónica de venta como título valor",
+            )
+        }
     }
+}
+
+/// The Colombian date an event was signed (`xades:SigningTime`, as the
+/// validator reads it), else its issue date.
+fn signed_on(root: Node<'_, '_>) -> Option<NaiveDate> {
+    let signing = root
+        .descendants()
+        .find(|n| n.is_element() && n.tag_name().name() == "SigningTime")
+        .and_then(|n| n.text())
+        .and_then(|t| DateTime::parse_from_rfc3339(t.trim()).ok())
+        .map(|t| t.with_timezone(&colombia_offset()).date_naive());
+    signing.or_else(|| {
+        text(path(root, &["IssueDate"]))
+            .and_then(|d| NaiveDate::parse_from_str(&d, "%Y-%m-%d").ok())
+    })
+}
+
+/// DC24z, DC24c, DC24e: a claim or an express acceptance within 3 business
+/// days of the goods' receipt, a tacit acceptance only after.
+fn window_rule(kind: EventKind, receipt: NaiveDate, on: NaiveDate) -> Option<String> {
+    match kind {
+        EventKind::Claim if !within_claim_window(receipt, on) => Some(rule(
+            "DC24z",
+            "No se puede generar el evento de Reclamo pasado los 3 dias hábiles de la fecha de generación del evento Recibo del bien y prestación del servicio.",
+        )),
+        EventKind::ExpressAcceptance if !within_claim_window(receipt, on) => Some(rule(
+            "DC24c",
+            "No se puede generar el evento Aceptación Expresa pasado los 3 dias hábiles de la fecha de generación del evento Recibo del bien y prestación del servicio.",
+        )),
+        EventKind::TacitAcceptance if !tacit_acceptance_allowed(receipt, on) => Some(rule(
+            "DC24e",
+            "No se puede generar el evento Aceptación Tácita antes de 3 días hábiles de la fecha de generación del evento Recibo del bien y prestación del servicio.",
+        )),
+        _ => None,
+    }
+}
+
+/// LGC23, LGC37: a first registration (361/362) only once, a subsequent
+/// one (363/364) only after an endorsement in property since the latest.
+fn registration_rule(done: &[Registered], customization: &str) -> Option<String> {
+    let first = matches!(customization, "361" | "362");
+    let last = |k: EventKind| done.iter().rposition(|r| r.kind == k);
+    let registered = last(EventKind::Registration);
+    if first {
+        let again = done
+            .iter()
+            .any(|r| r.kind == EventKind::Registration && r.customization == customization);
+        return (again || registered.is_some()).then(|| {
+            rule(
+                "LGC23",
+                "La factura electrónica de venta ya fue inscrita como título valor.",
+            )
+        });
+    }
+    let changed_hands = match (last(EventKind::EndorsementProperty), registered) {
+        (Some(p), Some(r)) => p > r,
+        _ => false,
+    };
+    (!changed_hands).then(|| {
+        rule(
+            "LGC37",
+            "No existe un endoso en propiedad previo a la inscripción posterior de la factura electrónica de venta como título valor.",
+        )
+    })
 }
 
 impl EventLedger {
     pub fn reset(&self) {
-        self.lock().clear();
+        *self.lock() = Ledger::default();
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Vec<Registered>>> {
-        self.by_invoice
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> std::sync::MutexGuard<'_, Ledger> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Checks an ApplicationResponse against its invoice's events and, when
-    /// it may follow them, records it (one step under the lock).
+    /// Keeps the terms of an invoice just accepted, for its events' rules.
+    pub fn remember_invoice(&self, cufe: &str, xml: &str) {
+        if let Some(t) = terms::invoice_terms(xml) {
+            self.lock().invoices.insert(cufe.to_ascii_lowercase(), t);
+        }
+    }
+
+    /// Checks an ApplicationResponse against its invoice and the invoice's
+    /// events and, when it may follow them, records it (one step under the
+    /// lock). `Ok` carries the notifications of an accepted event.
     pub fn admit(
         &self,
         xml: &str,
         invoice_known: impl Fn(&str) -> bool,
-    ) -> Result<(), Vec<String>> {
+    ) -> Result<Vec<String>, Vec<String>> {
         let opts = ParsingOptions {
             allow_dtd: false,
             ..ParsingOptions::default()
@@ -102,32 +199,38 @@ impl EventLedger {
                 "El CUFE referenciado no corresponde a una factura electrónica validada.",
             )]);
         }
-        let date = text(path(root, &["IssueDate"]))
-            .and_then(|d| NaiveDate::parse_from_str(&d, "%Y-%m-%d").ok())
+        let on = signed_on(root)
             .ok_or_else(|| vec![rule("AAH07", "Fecha de emisión del evento inválida.")])?;
+        let customization = text(path(root, &["CustomizationID"])).unwrap_or_default();
         let mut ledger = self.lock();
-        let events = ledger.entry(cufe).or_default();
+        let findings = event_rules::check(root, kind, ledger.invoices.get(&cufe));
+        if !findings.rejections.is_empty() {
+            return Err(findings.rejections);
+        }
+        let events = ledger.events.entry(cufe).or_default();
         let done: Vec<EventKind> = events.iter().map(|r| r.kind).collect();
-        order::check(&done, kind).map_err(|e| vec![order_rule(&e)])?;
-        if kind == EventKind::TacitAcceptance {
-            let receipt = events
-                .iter()
-                .find(|r| r.kind == EventKind::GoodsReceipt)
-                .map(|r| r.date);
-            let today = crate::clock::simulator::colombia_now().date_naive();
-            if let Some(from) = receipt.map(tacit_acceptance_from) {
-                if today < from {
-                    return Err(vec![rule(
-                        "LGC14",
-                        &format!(
-                            "La aceptación tácita solo procede transcurridos 3 días hábiles desde el evento 032 (desde {from})."
-                        ),
-                    )]);
-                }
+        let subsequent = kind == EventKind::Registration && done.contains(&EventKind::Registration);
+        if kind == EventKind::Registration {
+            if let Some(refused) = registration_rule(events, &customization) {
+                return Err(vec![refused]);
             }
         }
-        events.push(Registered { kind, date });
-        Ok(())
+        if !subsequent {
+            order::check(&done, kind).map_err(|e| vec![order_rule(&e)])?;
+        }
+        let receipt = events
+            .iter()
+            .find(|r| r.kind == EventKind::GoodsReceipt)
+            .map(|r| r.signed_on);
+        if let Some(refused) = receipt.and_then(|r| window_rule(kind, r, on)) {
+            return Err(vec![refused]);
+        }
+        events.push(Registered {
+            kind,
+            signed_on: on,
+            customization,
+        });
+        Ok(findings.notifications)
     }
 }
 
@@ -136,13 +239,20 @@ impl EventLedger {
 mod tests {
     use super::*;
 
-    fn event(code: &str, cufe: &str, date: &str) -> String {
+    /// A minimal event: its code, invoice, issue date and sub-type; an
+    /// endorsement in property with a consistent negotiation.
+    fn event(code: &str, cufe: &str, date: &str, customization: &str) -> String {
+        let negotiation = if code == "037" {
+            "<ext:UBLExtensions xmlns:ext=\"urn:oasis:names:specification:ubl:schema:xsd:CommonExtensionComponents-2\"><ext:UBLExtension><ext:ExtensionContent><CustomTagGeneral><InformacionNegociacion><Name>ValorTotalEndoso</Name><Value>100.00</Value><Name>PrecioPagarseFEV</Name><Value>80.00</Value><Name>TasaDescuento</Name><Value>20</Value><Name>MedioPago</Name><Value>42</Value></InformacionNegociacion></CustomTagGeneral></ext:ExtensionContent></ext:UBLExtension></ext:UBLExtensions>"
+        } else {
+            ""
+        };
         format!(
-            r#"<ApplicationResponse xmlns="urn:oasis:names:specification:ubl:schema:xsd:ApplicationResponse-2" xmlns:cac="urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2" xmlns:cbc="urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2"><cbc:ID>1</cbc:ID><cbc:IssueDate>{date}</cbc:IssueDate><cac:DocumentResponse><cac:Response><cbc:ResponseCode>{code}</cbc:ResponseCode></cac:Response><cac:DocumentReference><cbc:ID>F1</cbc:ID><cbc:UUID>{cufe}</cbc:UUID><cbc:DocumentTypeCode>01</cbc:DocumentTypeCode></cac:DocumentReference></cac:DocumentResponse></ApplicationResponse>"#
+            r#"<ApplicationResponse xmlns="urn:oasis:names:specification:ubl:schema:xsd:ApplicationResponse-2" xmlns:cac="urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2" xmlns:cbc="urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2">{negotiation}<cbc:CustomizationID>{customization}</cbc:CustomizationID><cbc:ID>1</cbc:ID><cbc:IssueDate>{date}</cbc:IssueDate><cac:DocumentResponse><cac:Response><cbc:ResponseCode>{code}</cbc:ResponseCode></cac:Response><cac:DocumentReference><cbc:ID>F1</cbc:ID><cbc:UUID>{cufe}</cbc:UUID><cbc:DocumentTypeCode>01</cbc:DocumentTypeCode></cac:DocumentReference></cac:DocumentResponse></ApplicationResponse>"#
         )
     }
 
-    fn rule_of(r: Result<(), Vec<String>>) -> String {
+    fn rule_of(r: Result<Vec<String>, Vec<String>>) -> String {
         let errors = r.expect_err("refused");
         errors[0].split(',').next().unwrap_or_default().to_string()
     }
@@ -151,60 +261,64 @@ mod tests {
     fn events_follow_their_invoice_in_order() {
         let ledger = EventLedger::default();
         let known = |c: &str| c == "abc";
-        let today = crate::clock::simulator::colombia_now()
-            .date_naive()
-            .to_string();
+        let today = "2026-12-01"; // a Tuesday
+        let admit = |code: &str, c: &str| ledger.admit(&event(code, "abc", today, c), known);
         assert_eq!(
-            rule_of(ledger.admit(&event("030", "zzz", &today), known)),
+            rule_of(ledger.admit(&event("030", "zzz", today, "1"), known)),
             "Regla: LGC02"
         );
-        assert_eq!(
-            rule_of(ledger.admit(&event("032", "abc", &today), known)),
-            "Regla: LGC03"
-        );
-        assert_eq!(
-            rule_of(ledger.admit(&event("099", "abc", &today), known)),
-            "Regla: AAH03"
-        );
-        ledger.admit(&event("030", "abc", &today), known).unwrap();
-        assert_eq!(
-            rule_of(ledger.admit(&event("030", "abc", &today), known)),
-            "Regla: LGC01"
-        );
-        ledger.admit(&event("032", "abc", &today), known).unwrap();
+        assert_eq!(rule_of(admit("032", "1")), "Regla: LGC03");
+        assert_eq!(rule_of(admit("099", "1")), "Regla: AAH03");
+        admit("030", "1").unwrap();
+        assert_eq!(rule_of(admit("030", "1")), "Regla: LGC01");
+        admit("032", "1").unwrap();
         // The tacit acceptance waits 3 business days after the receipt.
-        assert_eq!(
-            rule_of(ledger.admit(&event("034", "abc", &today), known)),
-            "Regla: LGC14"
-        );
-        ledger.admit(&event("033", "abc", &today), known).unwrap();
-        assert_eq!(
-            rule_of(ledger.admit(&event("031", "abc", &today), known)),
-            "Regla: LGC04"
-        );
-        // The registration is the authority's 036, then endorsements.
-        assert_eq!(
-            rule_of(ledger.admit(&event("037", "abc", &today), known)),
-            "Regla: LGC03"
-        );
-        ledger.admit(&event("036", "abc", &today), known).unwrap();
-        ledger.admit(&event("037", "abc", &today), known).unwrap();
-        ledger.admit(&event("038", "abc", &today), known).unwrap();
+        assert_eq!(rule_of(admit("034", "1")), "Regla: DC24e");
+        admit("033", "1").unwrap();
+        assert_eq!(rule_of(admit("031", "1")), "Regla: LGC04");
+        // Endorsing needs the registration (the authority's 036) first.
+        assert_eq!(rule_of(admit("037", "371")), "Regla: LGC24");
+        assert_eq!(rule_of(admit("036", "1")), "Regla: ZB01");
+        assert_eq!(rule_of(admit("036", "363")), "Regla: LGC37");
+        admit("036", "361").unwrap();
+        assert_eq!(rule_of(admit("036", "362")), "Regla: LGC23");
+        assert_eq!(rule_of(admit("037", "1")), "Regla: ZB01");
+        admit("037", "371").unwrap();
+        // The new holder registers the title again before endorsing it.
+        assert_eq!(rule_of(admit("038", "038")), "Regla: LGC27");
+        assert_eq!(rule_of(admit("039", "039")), "Regla: LGC30");
+        assert_eq!(rule_of(admit("037", "372")), "Regla: LGC24");
+        assert_eq!(rule_of(admit("036", "361")), "Regla: LGC23");
+        admit("036", "363").unwrap();
+        assert_eq!(rule_of(admit("038", "371")), "Regla: ZB01");
+        admit("038", "038").unwrap();
+        // After a guarantee, only an endorsement in property.
+        assert_eq!(rule_of(admit("039", "039")), "Regla: LGC30");
+        admit("037", "371").unwrap();
     }
 
     #[test]
-    fn a_receipt_long_ago_allows_the_tacit_acceptance() {
-        let ledger = EventLedger::default();
+    fn the_windows_count_business_days_from_the_receipt() {
         let known = |_: &str| true;
-        ledger
-            .admit(&event("030", "abc", "2020-01-02"), known)
-            .unwrap();
-        ledger
-            .admit(&event("032", "abc", "2020-01-02"), known)
-            .unwrap();
-        let today = crate::clock::simulator::colombia_now()
-            .date_naive()
-            .to_string();
-        ledger.admit(&event("034", "abc", &today), known).unwrap();
+        // 032 on Tuesday 2026-12-01 (no holiday that week).
+        for (code, date, ok) in [
+            ("033", "2026-12-06", true),
+            ("033", "2026-12-07", false),
+            ("031", "2026-12-06", true),
+            ("031", "2026-12-07", false),
+            ("034", "2026-12-06", false),
+            ("034", "2026-12-07", true),
+        ] {
+            let ledger = EventLedger::default();
+            let cufe = "abc";
+            ledger
+                .admit(&event("030", cufe, "2026-12-01", "1"), known)
+                .unwrap();
+            ledger
+                .admit(&event("032", cufe, "2026-12-01", "1"), known)
+                .unwrap();
+            let r = ledger.admit(&event(code, cufe, date, "1"), known);
+            assert_eq!(r.is_ok(), ok, "{code} on {date}: {r:?}");
+        }
     }
 }

@@ -287,15 +287,17 @@ impl Intake<'_> {
         if self.reject_all {
             return rejected_with(vec![REJECT_MODE_ERROR.into()]);
         }
-        // An event follows its invoice's earlier events (checked and
-        // recorded in one step).
+        // An event follows its invoice's earlier events and its terms
+        // (checked and recorded in one step).
+        let mut notifications = verdict.notifications;
         if facts.family == super::document::Family::Event {
-            if let Err(errors) = self
+            match self
                 .state
                 .events
                 .admit(xml, |cufe| self.state.is_accepted(cufe))
             {
-                return rejected_with(errors);
+                Ok(notes) => notifications.extend(notes),
+                Err(errors) => return rejected_with(errors),
             }
         }
         let response_id = uuid::Uuid::new_v4().simple().to_string();
@@ -311,8 +313,12 @@ impl Intake<'_> {
         if !self.state.accept(code, doc.clone()) {
             return rejected(vec![DUPLICATE_ERROR.into()], Some(code), file);
         }
+        if facts.family == super::document::Family::Invoice {
+            // Its terms, for the rules of its events.
+            self.state.events.remember_invoice(code, xml);
+        }
         let mut answer = accepted(&doc, code);
-        answer.error_messages = verdict.notifications;
+        answer.error_messages = notifications;
         answer
     }
 }

@@ -18,6 +18,7 @@ pub mod conformance;
 pub mod contingency;
 pub mod control;
 pub mod document;
+pub mod event_rules;
 pub mod events;
 pub mod intake;
 pub mod package;
@@ -39,6 +40,10 @@ mod schema_tests;
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod conformance_tests;
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod event_conformance_tests;
 
 pub use checks::{DocumentChecks, EngineChecks};
 pub use server::SERVICE_PATH;

@@ -1,11 +1,16 @@
 //! The ApplicationResponse of an event (UBL 2.1, protocol.md §1.7, §7.5),
 //! unsigned and in canonical form (the builders' contract with
-//! `xades::sign`): `sts:DianExtensions` with the software, then the
-//! signature slot; sender and receiver; the response code (the
-//! authority's) and the invoice it refers to by number and CUFE.
+//! `xades::sign`): `sts:DianExtensions` with the software, the circulation
+//! events' `CustomTagGeneral` (decisions.md "Registry terms"), then the
+//! signature slot; the sub-type in `cbc:CustomizationID`; sender and
+//! receiver; the response code (the authority's), the invoice it refers to
+//! by number and CUFE (with the registration's validity end date), and the
+//! party the event names in `DocumentResponse/cac:IssuerParty`: the
+//! invoice's buyer in an endorsement, who received in 030 and 032.
 
-use chrono::{DateTime, FixedOffset};
+use chrono::{DateTime, FixedOffset, NaiveDate};
 
+use super::terms::CustomTag;
 use super::EventKind;
 use crate::engine::codes::{self, EventCodeInput};
 use crate::engine::model::colombia_offset;
@@ -33,6 +38,31 @@ pub struct EventParty {
     pub check_digit: Option<u8>,
     /// Fiscal responsibilities (`O-13`, `R-99-PN`…).
     pub tax_level: String,
+}
+
+/// A person named in the event (`cac:Person`): who received the invoice or
+/// the goods (030, 032).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventPerson {
+    /// Identification number and its type (`13` CC, `31` NIT…), with the
+    /// check digit of a NIT.
+    pub id_number: String,
+    pub id_type: String,
+    pub check_digit: Option<u8>,
+    pub first_name: String,
+    pub family_name: String,
+    pub job_title: Option<String>,
+    pub department: Option<String>,
+}
+
+/// `DocumentResponse/cac:IssuerParty`.
+#[derive(Debug, Clone, Copy)]
+pub enum IssuerParty<'a> {
+    /// A party by its tax identification (the invoice's buyer, in an
+    /// endorsement: rules AAH25b, AAH26b).
+    Party(&'a EventParty),
+    /// A person (who received, in 030 and 032).
+    Person(&'a EventPerson),
 }
 
 /// The registered software that issues the event.
@@ -63,6 +93,14 @@ pub struct EventInput<'a> {
     pub claim_concept: Option<&'a str>,
     /// Free text (notes, the claim's reason, endorsement conditions).
     pub notes: &'a [String],
+    /// `cbc:CustomizationID`: the event's sub-type.
+    pub customization_id: &'a str,
+    /// The `CustomTagGeneral` extension of a circulation event.
+    pub custom_tag: Option<&'a CustomTag>,
+    /// `DocumentReference/cac:ValidityPeriod/cbc:EndDate` (the
+    /// registration: the invoice's `PaymentDueDate`, rule AAH59).
+    pub validity_end: Option<NaiveDate>,
+    pub issuer_party: Option<IssuerParty<'a>>,
 }
 
 /// An event ready to sign.
@@ -150,12 +188,33 @@ fn write_extensions(w: &mut XmlWriter, input: &EventInput<'_>, qr: &str) {
     w.end("sts:DianExtensions");
     w.end("ext:ExtensionContent");
     w.end("ext:UBLExtension");
+    if let Some(tag) = input.custom_tag {
+        // In the root's namespace, like the POS extensions: the extension
+        // content is a lax wildcard the authority reads by local names.
+        w.open("ext:UBLExtension");
+        w.open("ext:ExtensionContent");
+        w.open("CustomTagGeneral");
+        w.open(tag.group);
+        for (name, value) in &tag.pairs {
+            w.el("Name", name);
+            w.el("Value", value);
+        }
+        w.end(tag.group);
+        w.end("CustomTagGeneral");
+        w.end("ext:ExtensionContent");
+        w.end("ext:UBLExtension");
+    }
     write_signature_slot(w);
     w.end("ext:UBLExtensions");
 }
 
 fn write_party(w: &mut XmlWriter, element: &str, p: &EventParty) {
     w.open(element);
+    write_tax_scheme(w, p);
+    w.end(element);
+}
+
+fn write_tax_scheme(w: &mut XmlWriter, p: &EventParty) {
     w.open("cac:PartyTaxScheme");
     w.el("cbc:RegistrationName", &p.name);
     let dv = p.check_digit.map(|d| d.to_string());
@@ -176,7 +235,32 @@ fn write_party(w: &mut XmlWriter, element: &str, p: &EventParty) {
     w.el("cbc:Name", "IVA");
     w.end("cac:TaxScheme");
     w.end("cac:PartyTaxScheme");
-    w.end(element);
+}
+
+fn write_issuer_party(w: &mut XmlWriter, party: IssuerParty<'_>) {
+    w.open("cac:IssuerParty");
+    match party {
+        IssuerParty::Party(p) => write_tax_scheme(w, p),
+        IssuerParty::Person(p) => {
+            w.open("cac:Person");
+            let dv = p.check_digit.map(|d| d.to_string());
+            let mut attrs = vec![("schemeName", p.id_type.as_str())];
+            if let Some(dv) = dv.as_deref() {
+                attrs.insert(0, ("schemeID", dv));
+            }
+            w.leaf("cbc:ID", &attrs, &p.id_number);
+            w.el("cbc:FirstName", &p.first_name);
+            w.el("cbc:FamilyName", &p.family_name);
+            if let Some(job) = &p.job_title {
+                w.el("cbc:JobTitle", job);
+            }
+            if let Some(department) = &p.department {
+                w.el("cbc:OrganizationDepartment", department);
+            }
+            w.end("cac:Person");
+        }
+    }
+    w.end("cac:IssuerParty");
 }
 
 /// Builds the unsigned ApplicationResponse and its CUDE.
@@ -202,7 +286,7 @@ pub fn build(input: &EventInput<'_>) -> Result<BuiltEvent, XmlWriteError> {
     );
     write_extensions(&mut w, input, &qr);
     w.el("cbc:UBLVersionID", "UBL 2.1");
-    w.el("cbc:CustomizationID", "1");
+    w.el("cbc:CustomizationID", input.customization_id);
     w.el("cbc:ProfileID", PROFILE_ID);
     w.el("cbc:ProfileExecutionID", &env);
     w.el("cbc:ID", input.number);
@@ -238,7 +322,15 @@ pub fn build(input: &EventInput<'_>) -> Result<BuiltEvent, XmlWriteError> {
         input.invoice_cufe,
     );
     w.el("cbc:DocumentTypeCode", INVOICE_TYPE_CODE);
+    if let Some(end) = input.validity_end {
+        w.open("cac:ValidityPeriod");
+        w.el("cbc:EndDate", &end.format("%Y-%m-%d").to_string());
+        w.end("cac:ValidityPeriod");
+    }
     w.end("cac:DocumentReference");
+    if let Some(party) = input.issuer_party {
+        write_issuer_party(&mut w, party);
+    }
     w.end("cac:DocumentResponse");
     w.end("ApplicationResponse");
     Ok(BuiltEvent {

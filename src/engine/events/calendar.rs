@@ -1,13 +1,14 @@
 //! Business days of Colombia (decisions.md "Business days"): weekends and
-//! the national public holidays do not count. Holidays: the fixed ones,
+//! the national public holidays do not count, and the legal windows of the
+//! receipt events are counted as the authority's validator counts them. Holidays: the fixed ones,
 //! those moved to the next Monday (Ley 51 de 1983, "Ley Emiliani"), and
 //! those counted from Easter Sunday (Holy Thursday and Good Friday fixed,
 //! Ascension, Corpus Christi and Sacred Heart moved to a Monday).
 
 use chrono::{Datelike, Days, NaiveDate, Weekday};
 
-/// Business days a buyer has to claim after the goods' receipt (032)
-/// before the acceptance is tacit (034).
+/// Business days a buyer has to claim or accept after the goods' receipt
+/// (032) before the acceptance is tacit (034).
 pub const TACIT_ACCEPTANCE_BUSINESS_DAYS: u64 = 3;
 
 /// Easter Sunday of `year` (anonymous Gregorian algorithm).
@@ -92,7 +93,11 @@ pub fn holidays(year: i32) -> Vec<NaiveDate> {
 
 /// Neither a weekend nor a national holiday.
 pub fn is_business_day(date: NaiveDate) -> bool {
-    !matches!(date.weekday(), Weekday::Sat | Weekday::Sun) && !holidays(date.year()).contains(&date)
+    !is_weekend(date) && !holidays(date.year()).contains(&date)
+}
+
+fn is_weekend(date: NaiveDate) -> bool {
+    matches!(date.weekday(), Weekday::Sat | Weekday::Sun)
 }
 
 /// The `n`-th business day after `date` (`date` itself never counts).
@@ -111,9 +116,84 @@ pub fn add_business_days(date: NaiveDate, n: u64) -> NaiveDate {
     day
 }
 
+/// Business days from `first` to `last`, counted as the authority's
+/// validator counts them (`BusinessDaysHolidays.BusinessDaysUntil`): the
+/// calendar days between the two dates, less the weekend days of the whole
+/// weeks and of the remainder (the remainder's Saturday and Sunday counted
+/// when they lie between the two days of the week, both included), less
+/// every holiday from `first` to `last`, both included. Its list of holidays
+/// is of weekdays ("excluidos los fines de semana"): a holiday on a weekend
+/// is not taken off twice. Negative when `last` comes before `first` (the
+/// validator refuses those).
+pub fn business_days_until(first: NaiveDate, last: NaiveDate) -> i64 {
+    let span = (last - first).num_days();
+    if span < 0 {
+        return span;
+    }
+    let full_weeks = span / 7;
+    let mut days = span;
+    if span > full_weeks * 7 {
+        // Monday 1 … Sunday 7.
+        let first_dow = i64::from(first.weekday().number_from_monday());
+        let mut last_dow = i64::from(last.weekday().number_from_monday());
+        if last_dow < first_dow {
+            last_dow += 7;
+        }
+        if first_dow <= 6 {
+            if last_dow >= 7 {
+                days -= 2;
+            } else if last_dow >= 6 {
+                days -= 1;
+            }
+        } else if last_dow >= 7 {
+            days -= 1;
+        }
+    }
+    days -= 2 * full_weeks;
+    for year in first.year()..=last.year() {
+        days -= holidays(year)
+            .into_iter()
+            .filter(|h| (first..=last).contains(h) && !is_weekend(*h))
+            .count() as i64;
+    }
+    days
+}
+
+/// Whether a claim (031) or an express acceptance (033) signed on `event`
+/// is inside the legal window after goods received on `receipt` (rules
+/// DC24z, DC24c): at most [`TACIT_ACCEPTANCE_BUSINESS_DAYS`] counted as
+/// [`business_days_until`] counts them.
+pub fn within_claim_window(receipt: NaiveDate, event: NaiveDate) -> bool {
+    business_days_until(receipt, event) <= TACIT_ACCEPTANCE_BUSINESS_DAYS as i64
+}
+
+/// Whether a tacit acceptance (034) signed on `event` comes after the
+/// window of goods received on `receipt` (rule DC24e).
+pub fn tacit_acceptance_allowed(receipt: NaiveDate, event: NaiveDate) -> bool {
+    business_days_until(receipt, event) > TACIT_ACCEPTANCE_BUSINESS_DAYS as i64
+}
+
 /// The first day a tacit acceptance may be registered for goods received
-/// on `receipt`: the day after the last of the 3 business days to claim.
+/// on `receipt`; the day before it is the last day of the claim window.
 pub fn tacit_acceptance_from(receipt: NaiveDate) -> NaiveDate {
-    let last = add_business_days(receipt, TACIT_ACCEPTANCE_BUSINESS_DAYS);
-    last.succ_opt().unwrap_or(last)
+    let mut day = receipt;
+    // The count grows by at least one every business day: a few weeks of
+    // holidays at most.
+    for _ in 0..60 {
+        if tacit_acceptance_allowed(receipt, day) {
+            return day;
+        }
+        match day.succ_opt() {
+            Some(next) => day = next,
+            None => return day,
+        }
+    }
+    day
+}
+
+/// The last day a claim (031) or an express acceptance (033) may be
+/// registered for goods received on `receipt`.
+pub fn claim_window_last_day(receipt: NaiveDate) -> NaiveDate {
+    let from = tacit_acceptance_from(receipt);
+    from.pred_opt().unwrap_or(from)
 }

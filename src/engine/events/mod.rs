@@ -9,6 +9,7 @@ pub mod application_response;
 pub mod calendar;
 pub mod order;
 pub mod received;
+pub mod terms;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]

@@ -5,9 +5,13 @@ use chrono::{DateTime, NaiveDate};
 
 use super::application_response::{build, EventInput, EventParty, EventSoftware};
 use super::calendar::{
-    add_business_days, easter, holidays, is_business_day, tacit_acceptance_from,
+    add_business_days, business_days_until, claim_window_last_day, easter, holidays,
+    is_business_day, tacit_acceptance_allowed, tacit_acceptance_from, within_claim_window,
 };
-use super::order::{check, eligible_for_registration, OrderError};
+use super::order::{
+    check, eligible_for_registration, registration_stage, OrderError, RegistrationStage,
+};
+use super::terms::{self, negotiation, NegotiationInput, RegistrationMode, SubType};
 use super::EventKind::{self, *};
 use crate::engine::ubl::tests::{have_xmllint, xmllint_validate, xmllint_validate_unsigned};
 
@@ -45,6 +49,10 @@ fn v5_input<'a>(
         },
         claim_concept: None,
         notes,
+        customization_id: "1",
+        custom_tag: None,
+        validity_end: None,
+        issuer_party: None,
     }
 }
 
@@ -67,16 +75,55 @@ fn every_event_is_valid_ubl_and_signs() {
     let (s, r) = (party("900000001"), party("800197268"));
     let notes = vec!["Nota & <prueba>".to_string()];
     let key = crate::fixtures::signing_key();
+    let buyer = party("800197268");
+    let person = super::application_response::EventPerson {
+        id_number: "1020304050".into(),
+        id_type: "13".into(),
+        check_digit: None,
+        first_name: "Ana".into(),
+        family_name: "Pérez".into(),
+        job_title: Some("Almacenista".into()),
+        department: Some("Bodega".into()),
+    };
+    let registration = terms::payment_record("168365".parse().unwrap());
+    let negotiation_tag = negotiation("168365".parse().unwrap(), &NegotiationInput::default())
+        .unwrap()
+        .property_tag();
     for kind in super::ALL {
         let mut input = v5_input(&s, &r, &notes);
         input.kind = kind;
         if kind == Claim {
             input.claim_concept = Some("02");
         }
+        let sub = SubType::of(
+            kind,
+            RegistrationStage::First,
+            RegistrationMode::Direct,
+            false,
+        );
+        input.customization_id = sub.customization_id();
+        match kind {
+            Acknowledgement | GoodsReceipt => {
+                input.issuer_party = Some(super::application_response::IssuerParty::Person(&person))
+            }
+            Registration => {
+                input.custom_tag = Some(&registration);
+                input.validity_end = Some(d("2030-12-31"));
+            }
+            k if k.is_endorsement() => {
+                input.custom_tag = Some(&negotiation_tag);
+                input.issuer_party = Some(super::application_response::IssuerParty::Party(&buyer));
+            }
+            _ => {}
+        }
         let built = build(&input).unwrap();
         assert!(built
             .unsigned_xml
             .contains(&format!(">{}</cbc:ResponseCode>", kind.authority_code())));
+        assert!(built.unsigned_xml.contains(&format!(
+            "<cbc:CustomizationID>{}</cbc:CustomizationID>",
+            input.customization_id
+        )));
         let signed =
             crate::engine::xades::sign(&built.unsigned_xml, &key, input.issued_at).unwrap();
         let verified = crate::engine::xades::verify(&signed).unwrap();
@@ -170,7 +217,7 @@ fn the_receipt_events_follow_their_order() {
         Registration,
         EndorsementProperty,
     ];
-    assert!(check(&endorsed, EndorsementGuarantee).is_ok());
+    assert!(check(&endorsed, EndorsementGuarantee).is_err());
 }
 
 fn d(s: &str) -> NaiveDate {
@@ -238,4 +285,215 @@ fn uploads_are_read_or_refused_with_a_reason() {
         read("<!DOCTYPE x [<!ENTITY a 'b'>]><Invoice/>"),
         Err(ReceivedError::Malformed(_))
     ));
+}
+
+#[test]
+fn the_circulation_needs_the_holders_own_registration() {
+    let accepted = [Acknowledgement, GoodsReceipt, ExpressAcceptance];
+    assert_eq!(registration_stage(&accepted), RegistrationStage::First);
+    let titled = [
+        Acknowledgement,
+        GoodsReceipt,
+        ExpressAcceptance,
+        Registration,
+    ];
+    assert_eq!(
+        check(&titled, Registration),
+        Err(OrderError::AlreadyRegistered("035"))
+    );
+    assert!(!eligible_for_registration(&titled));
+    // The new holder after an endorsement in property: no endorsement
+    // until its subsequent registration.
+    let endorsed = [
+        Acknowledgement,
+        GoodsReceipt,
+        ExpressAcceptance,
+        Registration,
+        EndorsementProperty,
+    ];
+    for k in [
+        EndorsementProperty,
+        EndorsementGuarantee,
+        EndorsementProcuration,
+    ] {
+        assert_eq!(
+            check(&endorsed, k),
+            Err(OrderError::Unregistered {
+                event: k.api_code()
+            }),
+            "{k:?}"
+        );
+    }
+    assert!(check(&endorsed, Registration).is_ok());
+    assert_eq!(registration_stage(&endorsed), RegistrationStage::Subsequent);
+    assert!(!eligible_for_registration(&endorsed));
+    let again = [&endorsed[..], &[Registration]].concat();
+    assert_eq!(
+        check(&again, Registration),
+        Err(OrderError::AlreadyRegistered("035"))
+    );
+    for k in [
+        EndorsementProperty,
+        EndorsementGuarantee,
+        EndorsementProcuration,
+    ] {
+        assert!(check(&again, k).is_ok(), "{k:?}");
+    }
+    // After a guarantee the holder keeps the title: only a property
+    // endorsement may follow (a guarantee again needs its cancellation).
+    let pledged = [&again[..], &[EndorsementGuarantee]].concat();
+    assert!(check(&pledged, EndorsementProperty).is_ok());
+    assert!(check(&pledged, EndorsementGuarantee).is_err());
+    assert!(check(&pledged, Registration).is_err());
+}
+
+#[test]
+fn business_days_count_as_the_validator_does() {
+    // 2026-12-01 is a Tuesday; the first holiday after it is 2026-12-08.
+    let tue = d("2026-12-01");
+    let counts: Vec<i64> = (0..8)
+        .map(|i| business_days_until(tue, tue + chrono::Days::new(i)))
+        .collect();
+    // Tue Wed Thu Fri Sat Sun Mon Tue (the 8th, a holiday)
+    assert_eq!(counts, [0, 1, 2, 3, 3, 3, 4, 4]);
+    assert!(within_claim_window(tue, d("2026-12-06")));
+    assert!(!within_claim_window(tue, d("2026-12-07")));
+    assert!(!tacit_acceptance_allowed(tue, d("2026-12-06")));
+    assert!(tacit_acceptance_allowed(tue, d("2026-12-07")));
+    assert_eq!(claim_window_last_day(tue), d("2026-12-06"));
+    assert_eq!(tacit_acceptance_from(tue), d("2026-12-07"));
+    // A Saturday receipt: 3 until Thursday, 4 from Friday (the audit's
+    // reading of BusinessDaysUntil).
+    let sat = d("2026-11-28");
+    assert_eq!(business_days_until(sat, d("2026-12-03")), 3);
+    assert_eq!(business_days_until(sat, d("2026-12-04")), 4);
+    assert_eq!(tacit_acceptance_from(sat), d("2026-12-04"));
+    // Holy week 2025: Thursday and Friday are holidays.
+    let wed = d("2025-04-16");
+    assert_eq!(business_days_until(wed, d("2025-04-21")), 1);
+    assert_eq!(tacit_acceptance_from(wed), d("2025-04-24"));
+    // The Immaculate Conception (Tuesday 2026-12-08) does not count.
+    assert_eq!(tacit_acceptance_from(d("2026-12-07")), d("2026-12-14"));
+    // Across a new year: 2026-12-31 Thursday, 2027-01-01 holiday.
+    assert_eq!(tacit_acceptance_from(d("2026-12-31")), d("2027-01-07"));
+}
+
+#[test]
+fn sub_types_are_the_authoritys() {
+    use RegistrationMode::*;
+    use RegistrationStage::*;
+    let of = |k, stage, mode, liability| SubType::of(k, stage, mode, liability).customization_id();
+    assert_eq!(of(Acknowledgement, First, General, true), "1");
+    assert_eq!(of(Registration, First, General, true), "361");
+    assert_eq!(of(Registration, First, Direct, true), "362");
+    assert_eq!(of(Registration, Subsequent, General, true), "363");
+    assert_eq!(of(Registration, Subsequent, Direct, true), "364");
+    assert_eq!(of(EndorsementProperty, First, General, true), "371");
+    assert_eq!(of(EndorsementProperty, First, General, false), "372");
+    assert_eq!(of(EndorsementGuarantee, First, General, true), "038");
+    assert_eq!(of(EndorsementProcuration, First, General, true), "039");
+    assert_eq!(RegistrationMode::from_api("directa"), Some(Direct));
+    assert_eq!(RegistrationMode::from_api("otra"), None);
+}
+
+#[test]
+fn negotiation_values_agree_or_are_refused_naming_them() {
+    let total: rust_decimal::Decimal = "168365".parse().unwrap();
+    let dec = |s: &str| s.parse::<rust_decimal::Decimal>().unwrap();
+    // Defaults: the whole value, no discount, bank transfer.
+    let n = negotiation(total, &NegotiationInput::default()).unwrap();
+    assert_eq!(
+        (n.total, n.price, n.discount_rate),
+        (total, total, dec("0"))
+    );
+    assert_eq!(n.payment_means, "42");
+    let tag = n.property_tag();
+    assert_eq!(
+        tag.pairs
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>(),
+        [
+            "ValorTotalEndoso=168365.00",
+            "PrecioPagarseFEV=168365.00",
+            "TasaDescuento=0.00",
+            "MedioPago=42"
+        ]
+    );
+    // 80 % advanced: rate 20.
+    let eighty = NegotiationInput {
+        advance_percent: Some(dec("80")),
+        ..Default::default()
+    };
+    let n = negotiation(total, &eighty).unwrap();
+    assert_eq!((n.price, n.discount_rate), (dec("134692"), dec("20")));
+    // A disbursement a two-decimal rate reproduces.
+    let paid = NegotiationInput {
+        nominal_value: Some(dec("100000")),
+        disbursed: Some(dec("97650")),
+        payment_means: Some("10".into()),
+        ..Default::default()
+    };
+    let n = negotiation(total, &paid).unwrap();
+    assert_eq!(n.discount_rate, dec("2.35"));
+    assert_eq!(
+        n.total * (dec("100") - n.discount_rate) / dec("100"),
+        n.price
+    );
+    // Contradictions, each naming its field.
+    let field = |input: NegotiationInput| negotiation(total, &input).unwrap_err()[0].field;
+    assert_eq!(
+        field(NegotiationInput {
+            advance_percent: Some(dec("80")),
+            disbursed: Some(dec("130000.50")),
+            ..Default::default()
+        }),
+        "valor_desembolsado"
+    );
+    assert_eq!(
+        field(NegotiationInput {
+            disbursed: Some(dec("130000.50")),
+            ..Default::default()
+        }),
+        "valor_desembolsado",
+        "no two-decimal rate gives it"
+    );
+    assert_eq!(
+        field(NegotiationInput {
+            nominal_value: Some(dec("200000")),
+            ..Default::default()
+        }),
+        "valor_nominal_factura"
+    );
+    assert_eq!(
+        field(NegotiationInput {
+            advance_percent: Some(dec("120")),
+            ..Default::default()
+        }),
+        "porcentaje_anticipo"
+    );
+    assert_eq!(
+        field(NegotiationInput {
+            disbursed: Some(dec("200000")),
+            ..Default::default()
+        }),
+        "valor_desembolsado"
+    );
+    assert_eq!(
+        field(NegotiationInput {
+            payment_means: Some("4 2".into()),
+            ..Default::default()
+        }),
+        "medio_pago"
+    );
+}
+
+#[test]
+fn an_invoices_payment_terms_are_read_from_its_xml() {
+    let (xml, _) = crate::fixtures::signed_invoice("900000001", "SETP990000001", "fc8e");
+    let t = terms::invoice_terms(&xml).unwrap();
+    assert_eq!(t.seller_id, "900000001");
+    assert!(t.payable.is_some());
+    assert!(!t.buyer_id.is_empty());
+    assert!(terms::invoice_terms("<Invoice").is_none());
 }

@@ -10,7 +10,7 @@ use emisor_actors::retry_scheduler::JobOutcome;
 use emisor_actors::transmitter::TransmitFailure;
 use emisor_store::{EventState, Job, StoreError};
 
-use super::title::settle;
+use super::title::refresh_eligibility;
 use crate::authority::port::{AuthorityRequest, AuthorityResponse};
 use crate::authority::Transmission;
 use crate::issuing::Issuing;
@@ -88,7 +88,7 @@ async fn record(
         event.transmission = serde_json::to_value(t).ok();
         event.updated_at = Utc::now();
         invoice.updated_at = Utc::now();
-        settle(&mut invoice);
+        refresh_eligibility(issuing, &mut invoice).await;
         match issuing
             .store
             .finish_received_event(invoice, finished_job)

@@ -9,6 +9,7 @@ use emisor_store::{state, EventState, PartyRef, ReceivedInvoice};
 use super::{kind_of, EventError};
 use crate::engine::events::order;
 use crate::engine::events::received::ReceivedInvoiceFacts;
+use crate::engine::events::terms::{self, InvoiceTerms};
 use crate::engine::events::EventKind;
 use crate::issuing::issue::Caller;
 use crate::issuing::Issuing;
@@ -151,8 +152,9 @@ pub fn accepted(t: &ReceivedInvoice) -> Vec<EventKind> {
 }
 
 /// Holder and eligibility from the events: the vendor holds it until an
-/// endorsement in property is accepted; it is eligible once its receipt
-/// events are accepted and no registration is registered or on its way.
+/// endorsement in property is accepted; its events make it eligible once
+/// its receipt events are accepted and no registration is registered or on
+/// its way ([`refresh_eligibility`] adds the payment form).
 pub fn settle(t: &mut ReceivedInvoice) {
     let mut holder = t.vendor.clone();
     for e in &t.events {
@@ -163,4 +165,49 @@ pub fn settle(t: &mut ReceivedInvoice) {
     t.holder = holder;
     t.eligible = order::eligible_for_registration(&accepted(t))
         && !counted(t).contains(&EventKind::Registration);
+}
+
+/// The invoice's signed XML: the document issued here, or the upload.
+pub async fn invoice_xml(
+    issuing: &Issuing,
+    t: &ReceivedInvoice,
+) -> Result<Option<String>, EventError> {
+    if let Some(doc_id) = t.document_id {
+        if let Some(files) = issuing.store.document_files(doc_id).await? {
+            return Ok(Some(files.xml));
+        }
+    }
+    Ok(issuing.store.received_upload(t.id).await?)
+}
+
+/// The invoice's payment terms, read from its XML (`None` without one).
+pub async fn invoice_terms(
+    issuing: &Issuing,
+    t: &ReceivedInvoice,
+) -> Result<Option<InvoiceTerms>, EventError> {
+    Ok(invoice_xml(issuing, t)
+        .await?
+        .as_deref()
+        .and_then(terms::invoice_terms))
+}
+
+/// Whether the invoice's payment form lets it become a title: credit, with
+/// a due date (decisions.md "Events"; rule LGC62).
+pub fn may_become_title(terms: &InvoiceTerms) -> bool {
+    !terms.is_cash() && terms.payment_due_date.is_some()
+}
+
+/// [`settle`], then eligibility only for an invoice that may become a
+/// title (its XML read when its events make it eligible; unreadable, it is
+/// left as its events say).
+pub async fn refresh_eligibility(issuing: &Issuing, t: &mut ReceivedInvoice) {
+    settle(t);
+    if !t.eligible {
+        return;
+    }
+    match invoice_terms(issuing, t).await {
+        Ok(Some(terms)) => t.eligible = may_become_title(&terms),
+        Ok(None) => {}
+        Err(e) => tracing::warn!(received = t.id, error = %e, "reading an invoice's payment terms"),
+    }
 }
