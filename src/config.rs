@@ -89,6 +89,10 @@ pub struct ResilienceSettings {
     pub recovery_interval_s: f64,
     pub duplicate_window_s: f64,
     pub mail_retry_delays_s: Vec<f64>,
+    /// No effect: the events' legal windows follow the business-day
+    /// calendar on the business clock (decisions.md "Business days"), not a
+    /// timing. Accepted so that a config that still sets it starts.
+    #[serde(default)]
     pub tacit_acceptance_wait_s: f64,
 }
 
