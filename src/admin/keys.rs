@@ -24,7 +24,9 @@ pub struct KeyRequest {
     pub label: Option<String>,
     /// The user the key belongs to, in the integrator's own numbering: its
     /// WebSocket joins `user_{id}`, which hears the events of the documents
-    /// the key issues. Omitted: a company key.
+    /// the key issues. The room is the company's and the key's environment's
+    /// own: another company's user with the same number is another room.
+    /// Omitted: a company key.
     #[serde(default)]
     pub user_id: Option<u64>,
 }
