@@ -189,26 +189,34 @@ async fn key_context(req: &ServiceRequest) -> Result<AuthContext, ApiError> {
         .app_data::<web::Data<AppState>>()
         .cloned()
         .ok_or_else(|| ApiError::Internal("application state missing".into()))?;
-    let secret = req
-        .headers()
+    let secret = presented_key(req.headers(), req.path(), req.query_string())
+        .ok_or(ApiError::MissingApiKey)?;
+    resolve(&state, &secret).await
+}
+
+/// The key a request presents: its `X-Api-Key` header, or on the WebSocket
+/// handshake only its `?api_key=` (browsers cannot set headers there;
+/// anywhere else a key in the URL would end up in logs and histories).
+pub fn presented_key(
+    headers: &actix_web::http::header::HeaderMap,
+    path: &str,
+    query: &str,
+) -> Option<String> {
+    headers
         .get(API_KEY_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::trim)
         .filter(|v| !v.is_empty())
         .map(str::to_string)
-        // The WebSocket handshake of browsers cannot set headers; anywhere
-        // else a key in the URL would end up in logs and histories.
         .or_else(|| {
-            (req.path() == WS_PATH)
+            (path == WS_PATH)
                 .then(|| {
-                    req.query_string()
+                    query
                         .split('&')
                         .find_map(|p| p.strip_prefix("api_key=").map(str::to_string))
                 })
                 .flatten()
         })
-        .ok_or(ApiError::MissingApiKey)?;
-    resolve(&state, &secret).await
 }
 
 /// The only route that takes its key as `?api_key=` (decisions.md §4).

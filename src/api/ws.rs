@@ -40,6 +40,15 @@ async fn sent(
     matches!(tokio::time::timeout(every, write).await, Ok(Ok(())))
 }
 
+/// The key of the handshake is still a valid key (not revoked meanwhile).
+async fn still_valid(state: &AppState, req: &HttpRequest) -> bool {
+    let Some(secret) = super::auth::presented_key(req.headers(), req.path(), req.query_string())
+    else {
+        return false;
+    };
+    super::auth::resolve(state, &secret).await.is_ok()
+}
+
 /// A refused handshake (a plain GET, a wrong version ...), which actix
 /// answers with a bare status, as a 422 in the envelope.
 fn not_a_handshake(e: actix_web::Error) -> ApiError {
@@ -78,6 +87,13 @@ pub async fn ws(
         })
         .await
         .map_err(|e| ApiError::Internal(format!("WebSocket hub unavailable: {e}")))?;
+    // A revocation between the key check and the join closed the key's
+    // sockets without this one: look again now that it is in the hub (the
+    // revocation forgets cached keys before it closes sockets).
+    if !still_valid(&state, &req).await {
+        hub.do_send(Leave { id });
+        return Err(ApiError::InvalidApiKey.into());
+    }
     let every = Duration::from_secs(state.settings.websocket.ping_interval_s.max(1));
     actix_web::rt::spawn(async move {
         let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
