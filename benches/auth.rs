@@ -45,6 +45,7 @@ fn state(dir: &std::path::Path) -> (web::Data<AppState>, String) {
         rate_windows: windows,
         metrics: Metrics::install().expect("metrics"),
         admin_token_sha256: [0; 32],
+        admin_failures: Default::default(),
         tax_sim_url: None,
         registrar: emisor::provisioning::authority_registration::start_demo_registrar(
             &actors.issuing,

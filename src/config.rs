@@ -24,6 +24,7 @@ pub struct Settings {
     pub rate_limit: RateLimitSettings,
     pub smtp: SmtpSettings,
     pub resilience: ResilienceSettings,
+    pub websocket: WebSocketSettings,
     pub admin: AdminSettings,
     pub demo: DemoSettings,
     pub security: SecuritySettings,
@@ -36,6 +37,8 @@ pub struct ServerSettings {
     pub bind: String,
     pub workers: usize,
     pub shutdown_timeout_s: u64,
+    /// Seconds a request body has to arrive in full (408 after).
+    pub body_timeout_s: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -109,6 +112,14 @@ impl ResilienceSettings {
         let i = (failed.max(1) - 1) as usize;
         self.retry_delays_s.get(i).map(|&s| self.scaled(s))
     }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebSocketSettings {
+    /// Seconds between the server's pings of each socket; a socket that
+    /// has not answered two is closed.
+    pub ping_interval_s: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -216,6 +227,11 @@ impl Settings {
                 "authority.max_requests_per_second and max_in_flight must be at least 1".into(),
             ));
         }
+        if self.websocket.ping_interval_s == 0 || self.server.body_timeout_s == 0 {
+            return Err(ConfigError::Invalid(
+                "websocket.ping_interval_s and server.body_timeout_s must be at least 1".into(),
+            ));
+        }
         if self.rate_limit.requests_per_minute == 0 {
             return Err(ConfigError::Invalid(
                 "rate_limit.requests_per_minute must be at least 1".into(),
@@ -292,6 +308,8 @@ mod tests {
         );
         assert_eq!(s.resilience.breaker_pause_s, vec![60.0, 120.0, 300.0]);
         assert!(s.demo.bootstrap);
+        assert_eq!(s.websocket.ping_interval_s, 30);
+        assert_eq!(s.server.body_timeout_s, 30);
         assert_eq!(s.master_key_file().unwrap(), PathBuf::from("./data.key"));
         assert!(s.security.master_key.expose_secret().is_empty());
     }

@@ -405,6 +405,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         rate_windows: actors.rate_windows.clone(),
         metrics,
         admin_token_sha256: admin_hash,
+        admin_failures: Default::default(),
         tax_sim_url,
         registrar,
         issuing: actors.issuing.clone(),

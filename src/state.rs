@@ -26,6 +26,8 @@ pub struct AppState {
     pub metrics: Metrics,
     /// SHA-256 of the admin bearer token.
     pub admin_token_sha256: [u8; 32],
+    /// Wrong admin tokens by address (429 once an address used its budget).
+    pub admin_failures: crate::admin::failures::TokenFailures,
     /// Base URL of the authority simulator when it runs in-process.
     pub tax_sim_url: Option<String>,
     /// Tells the simulator a demo company uses what the company is.

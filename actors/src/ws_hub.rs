@@ -1,6 +1,10 @@
 //! The WebSocket hub (spec 6.1, decisions.md §4): one actor owns the rooms
-//! `empresa_{id}` and `user_{id}`. Each socket task joins with the sending
-//! half of a bounded channel and forwards what arrives to its client.
+//! `empresa_{id}` and `user_{id}`. A room's scope is a company in one
+//! environment: `user_17` of one company is not `user_17` of another (the
+//! user numbering is each integrator's own), and a test key's room never
+//! hears production. Each socket task joins with the sending half of a
+//! bounded channel and forwards what arrives to its client; a socket
+//! remembers the key it was opened with, so revoking the key closes it.
 //!
 //! A broadcast goes to one or several rooms; a socket that is in more than
 //! one of them gets it once. It is serialized once, to
@@ -26,52 +30,53 @@ use crate::{Ping, Pong};
 /// How often sessions whose socket went away are swept even without traffic.
 pub const SWEEP_EVERY: Duration = Duration::from_secs(30);
 
-/// A room: every socket of a company, or of one user.
+/// Whose rooms: a company in one environment (the authority's code, `1`
+/// production, `2` testing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Scope {
+    pub company: u64,
+    pub environment: u8,
+}
+
+/// A room: every socket of a company's environment, or of one of its users.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Room {
     /// `empresa_{id}`
-    Company(u64),
-    /// `user_{id}`
-    User(u64),
+    Company(Scope),
+    /// `user_{id}` of a company's environment.
+    User(Scope, u64),
 }
 
 impl fmt::Display for Room {
+    /// The room's documented name; its scope is not part of it.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Room::Company(id) => write!(f, "empresa_{id}"),
-            Room::User(id) => write!(f, "user_{id}"),
+            Room::Company(s) => write!(f, "empresa_{}", s.company),
+            Room::User(_, id) => write!(f, "user_{id}"),
         }
     }
 }
-
-impl std::str::FromStr for Room {
-    type Err = UnknownRoom;
-    fn from_str(s: &str) -> Result<Room, UnknownRoom> {
-        let parse = |id: &str| id.parse::<u64>().map_err(|_| UnknownRoom(s.to_string()));
-        if let Some(id) = s.strip_prefix("empresa_") {
-            parse(id).map(Room::Company)
-        } else if let Some(id) = s.strip_prefix("user_") {
-            parse(id).map(Room::User)
-        } else {
-            Err(UnknownRoom(s.to_string()))
-        }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown room `{0}` (expected empresa_{{id}} or user_{{id}})")]
-pub struct UnknownRoom(pub String);
 
 /// Identifies one joined socket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 pub struct SessionId(pub u64);
 
-/// A socket joins `rooms`; what is broadcast there arrives on `sender`.
+/// A socket opened with key `key_id` joins `rooms`; what is broadcast
+/// there arrives on `sender`.
 #[derive(Debug, Clone, Message)]
 #[rtype(result = "SessionId")]
 pub struct Join {
     pub rooms: Vec<Room>,
+    pub key_id: u64,
     pub sender: Sender<Arc<str>>,
+}
+
+/// Key `key_id` was revoked: its sockets are let go (their senders dropped,
+/// so their tasks close them). Answers how many there were.
+#[derive(Debug, Clone, Copy, Message)]
+#[rtype(result = "usize")]
+pub struct CloseKey {
+    pub key_id: u64,
 }
 
 /// A socket leaves (its connection closed).
@@ -139,6 +144,7 @@ pub struct HubStats {
 struct Session {
     sender: Sender<Arc<str>>,
     rooms: Vec<Room>,
+    key_id: u64,
 }
 
 /// The server is stopping: every socket is let go (its sender dropped, so
@@ -186,9 +192,24 @@ impl WsHub {
             Session {
                 sender: join.sender,
                 rooms,
+                key_id: join.key_id,
             },
         );
         id
+    }
+
+    /// Lets every socket of `key_id` go (see [`CloseKey`]).
+    pub fn close_key(&mut self, key_id: u64) -> usize {
+        let ids: Vec<SessionId> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.key_id == key_id)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &ids {
+            self.leave(*id);
+        }
+        ids.len()
     }
 
     /// Lets every socket go (see [`CloseAll`]); returns how many there were.
@@ -347,6 +368,14 @@ impl Handler<CloseAll> for WsHub {
     }
 }
 
+impl Handler<CloseKey> for WsHub {
+    type Result = usize;
+    fn handle(&mut self, msg: CloseKey, _: &mut Context<Self>) -> usize {
+        let _span = tracing::debug_span!("ws_hub.close_key", key = msg.key_id).entered();
+        self.close_key(msg.key_id)
+    }
+}
+
 impl Handler<Stats> for WsHub {
     type Result = MessageResult<Stats>;
     fn handle(&mut self, _: Stats, _: &mut Context<Self>) -> Self::Result {
@@ -376,36 +405,128 @@ mod tests {
         serde_json::from_str(text).unwrap()
     }
 
+    /// `empresa_{id}` of a company's testing environment.
+    fn company(id: u64) -> Room {
+        Room::Company(Scope {
+            company: id,
+            environment: 2,
+        })
+    }
+
+    /// `user_{id}` of a company's testing environment.
+    fn user(company: u64, id: u64) -> Room {
+        Room::User(
+            Scope {
+                company,
+                environment: 2,
+            },
+            id,
+        )
+    }
+
+    fn join(rooms: Vec<Room>, sender: Sender<Arc<str>>) -> Join {
+        Join {
+            rooms,
+            key_id: 0,
+            sender,
+        }
+    }
+
     #[test]
     fn room_names() {
-        assert_eq!(Room::Company(7).to_string(), "empresa_7");
-        assert_eq!(Room::User(9).to_string(), "user_9");
-        assert_eq!("empresa_7".parse(), Ok(Room::Company(7)));
-        assert_eq!("user_9".parse(), Ok(Room::User(9)));
-        assert!("empresa_".parse::<Room>().is_err());
-        assert!("sala_1".parse::<Room>().is_err());
+        assert_eq!(company(7).to_string(), "empresa_7");
+        assert_eq!(user(1, 9).to_string(), "user_9");
+        assert_eq!(user(2, 9).to_string(), "user_9", "the name keeps no scope");
+    }
+
+    #[actix::test]
+    async fn a_room_is_scoped_to_a_company_and_an_environment() {
+        let hub = WsHub::new().start();
+        let (a_tx, mut a) = socket(8);
+        let (b_tx, mut b) = socket(8);
+        let (live_tx, mut live) = socket(8);
+        // user_17 of company 1 and of company 2; company 1 in production.
+        hub.send(join(vec![company(1), user(1, 17)], a_tx))
+            .await
+            .unwrap();
+        hub.send(join(vec![company(2), user(2, 17)], b_tx))
+            .await
+            .unwrap();
+        let production = Scope {
+            company: 1,
+            environment: 1,
+        };
+        hub.send(join(
+            vec![Room::Company(production), Room::User(production, 17)],
+            live_tx,
+        ))
+        .await
+        .unwrap();
+
+        let d = hub
+            .send(Broadcast::to_rooms(
+                vec![company(2), user(2, 17)],
+                "facturacion:update",
+                json!(1),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(d.delivered, 1, "only company 2's socket");
+        assert_eq!(parsed(&b.recv().await.unwrap())["data"], 1);
+        assert!(a.try_recv().is_err(), "company 1's user_17 hears nothing");
+        assert!(live.try_recv().is_err());
+
+        let d = hub
+            .send(Broadcast::to_rooms(
+                vec![company(1), user(1, 17)],
+                "facturacion:update",
+                json!(2),
+            ))
+            .await
+            .unwrap();
+        assert_eq!(d.delivered, 1, "only the testing socket of company 1");
+        assert_eq!(parsed(&a.recv().await.unwrap())["data"], 2);
+        assert!(live.try_recv().is_err(), "production hears no test event");
+        assert!(b.try_recv().is_err());
+    }
+
+    #[actix::test]
+    async fn closing_a_key_lets_its_sockets_go_and_no_other() {
+        let hub = WsHub::new().start();
+        let (a_tx, mut a) = socket(8);
+        let (a2_tx, mut a2) = socket(8);
+        let (b_tx, mut b) = socket(8);
+        for (key_id, sender) in [(7, a_tx), (7, a2_tx), (8, b_tx)] {
+            hub.send(Join {
+                rooms: vec![company(1)],
+                key_id,
+                sender,
+            })
+            .await
+            .unwrap();
+        }
+        assert_eq!(hub.send(CloseKey { key_id: 7 }).await.unwrap(), 2);
+        assert_eq!(a.recv().await, None, "the socket's task sees the end");
+        assert_eq!(a2.recv().await, None);
+        let d = hub
+            .send(Broadcast::new(company(1), "e", json!(1)))
+            .await
+            .unwrap();
+        assert_eq!(d.delivered, 1);
+        assert_eq!(parsed(&b.recv().await.unwrap())["data"], 1);
+        assert_eq!(hub.send(CloseKey { key_id: 7 }).await.unwrap(), 0);
     }
 
     #[actix::test]
     async fn close_all_lets_every_socket_go_and_any_later_one_at_once() {
         let hub = WsHub::new().start();
         let (a_tx, mut a) = socket(8);
-        hub.send(Join {
-            rooms: vec![Room::Company(1)],
-            sender: a_tx,
-        })
-        .await
-        .unwrap();
+        hub.send(join(vec![company(1)], a_tx)).await.unwrap();
         assert_eq!(hub.send(CloseAll).await.unwrap(), 1);
         // The sender is gone: the socket's task reads the end and closes.
         assert_eq!(a.recv().await, None);
         let (b_tx, mut b) = socket(8);
-        hub.send(Join {
-            rooms: vec![Room::Company(1)],
-            sender: b_tx,
-        })
-        .await
-        .unwrap();
+        hub.send(join(vec![company(1)], b_tx)).await.unwrap();
         assert_eq!(b.recv().await, None);
         assert_eq!(hub.send(Stats).await.unwrap().sessions, 0);
     }
@@ -416,29 +537,16 @@ mod tests {
         let (a_tx, mut a) = socket(8);
         let (b_tx, mut b) = socket(8);
         let (c_tx, mut c) = socket(8);
-        hub.send(Join {
-            rooms: vec![Room::Company(1), Room::User(10)],
-            sender: a_tx,
-        })
-        .await
-        .unwrap();
-        hub.send(Join {
-            rooms: vec![Room::Company(1)],
-            sender: b_tx,
-        })
-        .await
-        .unwrap();
-        hub.send(Join {
-            rooms: vec![Room::Company(2)],
-            sender: c_tx,
-        })
-        .await
-        .unwrap();
+        hub.send(join(vec![company(1), user(1, 10)], a_tx))
+            .await
+            .unwrap();
+        hub.send(join(vec![company(1)], b_tx)).await.unwrap();
+        hub.send(join(vec![company(2)], c_tx)).await.unwrap();
 
         let data = json!({"id": 5, "prefijo": "SETP", "numero": 990000001, "estado": "aceptado"});
         let d = hub
             .send(Broadcast::new(
-                Room::Company(1),
+                company(1),
                 "facturacion:update",
                 data.clone(),
             ))
@@ -457,7 +565,7 @@ mod tests {
         // user_10 reaches only a.
         let d = hub
             .send(Broadcast::new(
-                Room::User(10),
+                user(1, 10),
                 String::from("facturacion:error"),
                 json!({}),
             ))
@@ -472,7 +580,7 @@ mod tests {
 
         // A room nobody joined.
         let d = hub
-            .send(Broadcast::new(Room::Company(3), "x", json!(null)))
+            .send(Broadcast::new(company(3), "x", json!(null)))
             .await
             .unwrap();
         assert_eq!(d, Delivery::default());
@@ -483,25 +591,25 @@ mod tests {
     async fn several_rooms_reach_each_socket_once() {
         let hub = WsHub::new().start();
         let (both_tx, mut both) = socket(8);
-        let (company_tx, mut company) = socket(8);
-        let (user_tx, mut user) = socket(8);
+        let (company_tx, mut company_rx) = socket(8);
+        let (user_tx, mut user_rx) = socket(8);
         let (other_tx, mut other) = socket(8);
         for (rooms, sender) in [
-            (vec![Room::Company(1), Room::User(10)], both_tx),
-            (vec![Room::Company(1)], company_tx),
-            (vec![Room::User(10)], user_tx),
-            (vec![Room::Company(2), Room::User(11)], other_tx),
+            (vec![company(1), user(1, 10)], both_tx),
+            (vec![company(1)], company_tx),
+            (vec![user(1, 10)], user_tx),
+            (vec![company(2), user(2, 11)], other_tx),
         ] {
-            hub.send(Join { rooms, sender }).await.unwrap();
+            hub.send(join(rooms, sender)).await.unwrap();
         }
 
-        let rooms = vec![Room::Company(1), Room::User(10), Room::Company(1)];
+        let rooms = vec![company(1), user(1, 10), company(1)];
         let d = hub
             .send(Broadcast::to_rooms(rooms, "facturacion:update", json!(7)))
             .await
             .unwrap();
         assert_eq!(d.delivered, 3, "three sockets, the one in both rooms once");
-        for rx in [&mut both, &mut company, &mut user] {
+        for rx in [&mut both, &mut company_rx, &mut user_rx] {
             assert_eq!(parsed(&rx.recv().await.unwrap())["data"], 7);
             assert!(rx.try_recv().is_err(), "exactly once");
         }
@@ -517,7 +625,7 @@ mod tests {
         assert_eq!(d, Delivery::default());
         let d = hub
             .send(Broadcast::to_rooms(
-                vec![Room::Company(3), Room::User(12)],
+                vec![company(3), user(1, 12)],
                 "e",
                 json!(null),
             ))
@@ -532,21 +640,16 @@ mod tests {
         let (slow_tx, mut slow) = socket(1);
         let (fast_tx, mut fast) = socket(8);
         for sender in [slow_tx, fast_tx] {
-            hub.send(Join {
-                rooms: vec![Room::Company(1)],
-                sender,
-            })
-            .await
-            .unwrap();
+            hub.send(join(vec![company(1)], sender)).await.unwrap();
         }
         let first = hub
-            .send(Broadcast::new(Room::Company(1), "e", json!(1)))
+            .send(Broadcast::new(company(1), "e", json!(1)))
             .await
             .unwrap();
         assert_eq!(first.delivered, 2);
         // `slow` has not read the first one: its channel is full.
         let second = hub
-            .send(Broadcast::new(Room::Company(1), "e", json!(2)))
+            .send(Broadcast::new(company(1), "e", json!(2)))
             .await
             .unwrap();
         assert_eq!(
@@ -572,21 +675,13 @@ mod tests {
         let hub = WsHub::new().start();
         let (dead_tx, dead) = socket(4);
         let (live_tx, mut live) = socket(4);
-        hub.send(Join {
-            rooms: vec![Room::Company(1), Room::User(3)],
-            sender: dead_tx,
-        })
-        .await
-        .unwrap();
-        hub.send(Join {
-            rooms: vec![Room::Company(1)],
-            sender: live_tx,
-        })
-        .await
-        .unwrap();
+        hub.send(join(vec![company(1), user(1, 3)], dead_tx))
+            .await
+            .unwrap();
+        hub.send(join(vec![company(1)], live_tx)).await.unwrap();
         drop(dead);
         let d = hub
-            .send(Broadcast::new(Room::Company(1), "e", json!(1)))
+            .send(Broadcast::new(company(1), "e", json!(1)))
             .await
             .unwrap();
         assert_eq!((d.delivered, d.dropped_closed), (1, 1));
@@ -601,18 +696,10 @@ mod tests {
         let (a_tx, _a) = socket(4);
         let (b_tx, _b) = socket(4);
         let a = hub
-            .send(Join {
-                rooms: vec![Room::Company(1), Room::Company(1)],
-                sender: a_tx,
-            })
+            .send(join(vec![company(1), company(1)], a_tx))
             .await
             .unwrap();
-        hub.send(Join {
-            rooms: vec![Room::User(2)],
-            sender: b_tx,
-        })
-        .await
-        .unwrap();
+        hub.send(join(vec![user(1, 2)], b_tx)).await.unwrap();
         hub.send(Leave { id: a }).await.unwrap();
         hub.send(Leave { id: a }).await.unwrap();
         let s = hub.send(Stats).await.unwrap();
@@ -621,13 +708,10 @@ mod tests {
         // A socket that went away without Leave is swept.
         let mut direct = WsHub::new();
         let (tx, rx) = socket(1);
-        direct.join(Join {
-            rooms: vec![Room::User(2)],
-            sender: tx,
-        });
+        direct.join(join(vec![user(1, 2)], tx));
         drop(rx);
         assert_eq!(direct.sweep(), 1);
-        assert_eq!(direct.members(Room::User(2)), 0);
+        assert_eq!(direct.members(user(1, 2)), 0);
         assert_eq!(direct.stats().sessions, 0);
     }
 }

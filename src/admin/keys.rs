@@ -1,7 +1,9 @@
-//! API keys of a company: create (the key is shown once), list, revoke.
+//! API keys of a company: create (the key is shown once), list, revoke
+//! (which also closes the key's open WebSockets).
 
 use actix_web::{get, post, web, HttpResponse};
 use chrono::Utc;
+use emisor_actors::ws_hub::CloseKey;
 use emisor_store::Environment;
 use serde::Deserialize;
 use utoipa::ToSchema;
@@ -22,7 +24,9 @@ pub struct KeyRequest {
     pub label: Option<String>,
     /// The user the key belongs to, in the integrator's own numbering: its
     /// WebSocket joins `user_{id}`, which hears the events of the documents
-    /// the key issues. Omitted: a company key.
+    /// the key issues. The room is the company's and the key's environment's
+    /// own: another company's user with the same number is another room.
+    /// Omitted: a company key.
     #[serde(default)]
     pub user_id: Option<u64>,
 }
@@ -85,7 +89,7 @@ pub async fn list(state: web::Data<AppState>, id: web::Path<u64>) -> ApiResult<H
 
 #[utoipa::path(post, path = "/admin/api-keys/{key_id}/revoke", operation_id = "revokeApiKey", tag = "admin", security(("admin_token" = [])),
     params(("key_id" = u64, Path, description = "id of the key")),
-    responses((status = 200, description = "revoked (idempotent)", body = inline(envelope::Envelope<ApiKeyView>)),
+    responses((status = 200, description = "revoked (idempotent); the key's open WebSockets are closed", body = inline(envelope::Envelope<ApiKeyView>)),
               (status = 404, description = "no such key", body = crate::api::error::ErrorEnvelope)))]
 #[post("/api-keys/{key_id}/revoke")]
 pub async fn revoke(state: web::Data<AppState>, key_id: web::Path<u64>) -> ApiResult<HttpResponse> {
@@ -97,5 +101,10 @@ pub async fn revoke(state: web::Data<AppState>, key_id: web::Path<u64>) -> ApiRe
         .await??
         .ok_or_else(|| ApiError::NotFound("API key".into()))?;
     state.forget_keys();
+    // A socket opened before the revocation would go on hearing the
+    // company's events: the hub lets the key's sockets go before we answer.
+    if let Err(e) = state.issuing.hub.addr().send(CloseKey { key_id }).await {
+        tracing::error!(error = %e, key_id, "closing a revoked key's WebSockets");
+    }
     Ok(envelope::ok("API key revocada", ApiKeyView::from(key)))
 }

@@ -204,7 +204,12 @@ async fn draft(
         Utc::now().timestamp_millis()
     ));
     let req: FacturacionRequest = crate::api::json::parse(body.to_string().as_bytes())?;
-    let reference = referenced_document(issuing, company, req.id_documento_referencia).await?;
+    let reference = referenced_document(
+        issuing,
+        (company, Environment::Test),
+        req.id_documento_referencia,
+    )
+    .await?;
     let mapped = to_document(&req, reference.as_ref())?.into_request();
     // The test set runs for the company, not for a user's key.
     let caller = Caller {

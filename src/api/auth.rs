@@ -1,9 +1,11 @@
 //! API-key authentication (spec §5): the company and the environment come
 //! from the `X-Api-Key` header. A request naming another company's
 //! `id_empresa` in its query is refused with 403 (422 when it is not a
-//! number) before any handler runs, but only after the rate limiter has
-//! counted it: [`authenticate`] resolves the key, [`own_company`] checks the
-//! company inside the rate limiter, so the refusal carries `X-RateLimit-*`.
+//! number), and one whose query `ambiente` contradicts the key's
+//! environment with 422 (as a body's `ambiente` is), before any handler
+//! runs, but only after the rate limiter has counted it: [`authenticate`]
+//! resolves the key, [`own_company`] checks the query inside the rate
+//! limiter, so the refusal carries `X-RateLimit-*`.
 
 use std::future::{ready, Ready};
 
@@ -41,6 +43,16 @@ impl AuthContext {
             environment: self.environment,
             user: self.user_id,
         }
+    }
+
+    /// The key's company and environment: what its documents belong to.
+    pub fn owner(&self) -> (CompanyId, Environment) {
+        (self.company_id, self.environment)
+    }
+
+    /// `doc` is of the key's company and environment.
+    pub fn owns(&self, doc: &emisor_store::DocumentRecord) -> bool {
+        doc.belongs_to(self.company_id, self.environment)
     }
 
     /// 403 unless `id_empresa` is the key's own company.
@@ -105,25 +117,53 @@ pub async fn resolve(state: &AppState, secret: &str) -> Result<AuthContext, ApiE
     Ok(ctx)
 }
 
-/// `id_empresa` from the query string, if present and numeric.
-fn query_company(req: &ServiceRequest) -> Result<Option<CompanyId>, ApiError> {
-    let mut found: Option<CompanyId> = None;
+/// What the query string says of company and environment.
+#[derive(Debug, Default)]
+struct QueryScope {
+    company: Option<CompanyId>,
+    environment: Option<Environment>,
+}
+
+/// `id_empresa` and `ambiente` from the query string, if present and valid.
+fn query_scope(req: &ServiceRequest) -> Result<QueryScope, ApiError> {
+    let mut found = QueryScope::default();
     // Decoded like every other query parameter (`%31` is `1`); given twice
     // with different values, which one is meant is unknowable.
     for (name, value) in form_urlencoded::parse(req.query_string().as_bytes()) {
-        if name != "id_empresa" {
-            continue;
+        match name.as_ref() {
+            "id_empresa" => {
+                let id: CompanyId = value
+                    .parse()
+                    .map_err(|_| ApiError::validation("id_empresa", "must be an integer"))?;
+                if found.company.is_some_and(|f| f != id) {
+                    return Err(ApiError::validation(
+                        "id_empresa",
+                        "given twice with different values",
+                    ));
+                }
+                found.company = Some(id);
+            }
+            "ambiente" => {
+                let env = match value.as_ref() {
+                    "1" => Environment::Live,
+                    "2" => Environment::Test,
+                    _ => {
+                        return Err(ApiError::validation(
+                            "ambiente",
+                            "must be `1` (production) or `2` (testing)",
+                        ))
+                    }
+                };
+                if found.environment.is_some_and(|f| f != env) {
+                    return Err(ApiError::validation(
+                        "ambiente",
+                        "given twice with different values",
+                    ));
+                }
+                found.environment = Some(env);
+            }
+            _ => {}
         }
-        let id: CompanyId = value
-            .parse()
-            .map_err(|_| ApiError::validation("id_empresa", "must be an integer"))?;
-        if found.is_some_and(|f| f != id) {
-            return Err(ApiError::validation(
-                "id_empresa",
-                "given twice with different values",
-            ));
-        }
-        found = Some(id);
     }
     Ok(found)
 }
@@ -149,26 +189,43 @@ async fn key_context(req: &ServiceRequest) -> Result<AuthContext, ApiError> {
         .app_data::<web::Data<AppState>>()
         .cloned()
         .ok_or_else(|| ApiError::Internal("application state missing".into()))?;
-    let secret = req
-        .headers()
+    let secret = presented_key(req.headers(), req.path(), req.query_string())
+        .ok_or(ApiError::MissingApiKey)?;
+    resolve(&state, &secret).await
+}
+
+/// The key a request presents: its `X-Api-Key` header, or on the WebSocket
+/// handshake only its `?api_key=` (browsers cannot set headers there;
+/// anywhere else a key in the URL would end up in logs and histories).
+pub fn presented_key(
+    headers: &actix_web::http::header::HeaderMap,
+    path: &str,
+    query: &str,
+) -> Option<String> {
+    headers
         .get(API_KEY_HEADER)
         .and_then(|v| v.to_str().ok())
         .map(str::trim)
         .filter(|v| !v.is_empty())
         .map(str::to_string)
-        // The WebSocket handshake of browsers cannot set headers.
         .or_else(|| {
-            req.query_string()
-                .split('&')
-                .find_map(|p| p.strip_prefix("api_key=").map(str::to_string))
+            (path == WS_PATH)
+                .then(|| {
+                    query
+                        .split('&')
+                        .find_map(|p| p.strip_prefix("api_key=").map(str::to_string))
+                })
+                .flatten()
         })
-        .ok_or(ApiError::MissingApiKey)?;
-    resolve(&state, &secret).await
 }
 
+/// The only route that takes its key as `?api_key=` (decisions.md §4).
+const WS_PATH: &str = "/v1/api/ws";
+
 /// Refuses a query `id_empresa` that is not a number (422) or not the key's
-/// company (403). Runs inside the rate limiter (after [`authenticate`]), so
-/// the refusal is counted and carries the rate headers.
+/// company (403), and a query `ambiente` that is not `1` or `2` or is not
+/// the key's environment (422). Runs inside the rate limiter (after
+/// [`authenticate`]), so the refusal is counted and carries the rate headers.
 pub async fn own_company(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
@@ -180,11 +237,29 @@ pub async fn own_company(
 }
 
 fn check_company(req: &ServiceRequest) -> Result<(), ApiError> {
-    let Some(id) = query_company(req)? else {
+    let scope = query_scope(req)?;
+    if scope.company.is_none() && scope.environment.is_none() {
         return Ok(());
-    };
-    req.extensions()
+    }
+    let extensions = req.extensions();
+    let ctx = extensions
         .get::<AuthContext>()
-        .ok_or(ApiError::InvalidApiKey)?
-        .ensure_company(id)
+        .ok_or(ApiError::InvalidApiKey)?;
+    if let Some(env) = scope.environment.filter(|e| *e != ctx.environment) {
+        return Err(ApiError::validation(
+            "ambiente",
+            format!(
+                "is {} but the API key is of {}: the key decides the environment",
+                env.authority_code(),
+                match ctx.environment {
+                    Environment::Live => "production (1)",
+                    Environment::Test => "testing (2)",
+                }
+            ),
+        ));
+    }
+    match scope.company {
+        Some(id) => ctx.ensure_company(id),
+        None => Ok(()),
+    }
 }

@@ -32,6 +32,8 @@ pub enum ErrorCode {
     /// An admin record that exists already (a NIT registered twice).
     Conflict,
     PayloadTooLarge,
+    /// A request body that did not arrive in full in time (408).
+    RequestTimeout,
     ValidationError,
     RateLimited,
     TaxUnavailable,
@@ -54,6 +56,7 @@ impl ErrorCode {
             ErrorCode::InvalidState => "INVALID_STATE",
             ErrorCode::Conflict => "CONFLICT",
             ErrorCode::PayloadTooLarge => "PAYLOAD_TOO_LARGE",
+            ErrorCode::RequestTimeout => "REQUEST_TIMEOUT",
             ErrorCode::ValidationError => "VALIDATION_ERROR",
             ErrorCode::RateLimited => "RATE_LIMITED",
             ErrorCode::TaxUnavailable => "TAX_UNAVAILABLE",
@@ -72,7 +75,7 @@ impl std::fmt::Display for ErrorCode {
 pub enum ApiError {
     #[error("{0}")]
     MalformedJson(String),
-    #[error("missing X-Api-Key header")]
+    #[error("missing X-Api-Key header (a `?api_key=` query parameter is accepted on the WebSocket handshake only)")]
     MissingApiKey,
     #[error("invalid API key")]
     InvalidApiKey,
@@ -92,6 +95,8 @@ pub enum ApiError {
     },
     #[error("request body is larger than {limit} bytes")]
     PayloadTooLarge { limit: usize },
+    #[error("the request body did not arrive within {limit_s} s")]
+    RequestTimeout { limit_s: u64 },
     #[error("{message}")]
     Validation {
         message: String,
@@ -154,6 +159,7 @@ impl ApiError {
             ApiError::NotFound(_) => ErrorCode::NotFound,
             ApiError::Conflict { code, .. } => *code,
             ApiError::PayloadTooLarge { .. } => ErrorCode::PayloadTooLarge,
+            ApiError::RequestTimeout { .. } => ErrorCode::RequestTimeout,
             ApiError::Validation { .. } => ErrorCode::ValidationError,
             ApiError::RateLimited { .. } => ErrorCode::RateLimited,
             ApiError::TaxUnavailable(_) => ErrorCode::TaxUnavailable,
@@ -183,6 +189,7 @@ impl ResponseError for ApiError {
             ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::Conflict { .. } => StatusCode::CONFLICT,
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::RequestTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             ApiError::Validation { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::TaxUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -202,6 +209,11 @@ impl ResponseError for ApiError {
         let mut res = HttpResponse::build(self.status_code());
         if let ApiError::RateLimited { retry_after_s } = self {
             res.insert_header((header::RETRY_AFTER, retry_after_s.to_string()));
+        }
+        if let ApiError::RequestTimeout { .. } = self {
+            // The rest of the body may still be on its way: the connection
+            // cannot carry another request.
+            res.force_close();
         }
         if matches!(self, ApiError::MissingApiKey | ApiError::InvalidApiKey) {
             res.insert_header((header::WWW_AUTHENTICATE, "ApiKey header=\"X-Api-Key\""));

@@ -135,8 +135,9 @@ pub fn drop_placeholder_email(mapped: &mut MappedDocument) {
     }
 }
 
-/// A document of the key's company in `family`, or 404 (another company's
-/// or another family's is as unknown as a missing one).
+/// A document of the key's company and environment in `family`, or 404
+/// (another company's, environment's or family's is as unknown as a
+/// missing one).
 pub async fn family_document(
     state: &AppState,
     ctx: &AuthContext,
@@ -147,9 +148,7 @@ pub async fn family_document(
         .store
         .document(id)
         .await?
-        .filter(|d| {
-            d.company_id == ctx.company_id && Family::of_document_type(d.document_type) == family
-        })
+        .filter(|d| ctx.owns(d) && Family::of_document_type(d.document_type) == family)
         .ok_or_else(|| ApiError::NotFound(format!("document {id}")))
 }
 

@@ -1,7 +1,8 @@
 //! Request bodies. Our own JSON extractor so that every body problem gets the
 //! envelope and the field's path: not JSON, a wrong JSON type or a key given
 //! twice in one object → 400 MALFORMED_JSON; a required field missing or a
-//! value out of its set → 422 naming it; over 1 MiB → 413.
+//! value out of its set → 422 naming it; over 1 MiB → 413; not in full
+//! within `[server] body_timeout_s` → 408.
 
 mod canonical;
 pub mod escape;
@@ -9,6 +10,7 @@ mod unique_keys;
 
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
 use actix_web::dev::Payload;
 use actix_web::{FromRequest, HttpRequest};
@@ -33,8 +35,15 @@ impl<T: DeserializeOwned + 'static> FromRequest for Json<T> {
 }
 
 /// A body of at most [`MAX_BODY`] bytes, whatever it holds, refused in the
-/// envelope when larger (actix's own `Bytes` answers a bare 413, at 256 KiB).
+/// envelope when larger (actix's own `Bytes` answers a bare 413, at 256 KiB)
+/// or when it has not arrived in full within `[server] body_timeout_s`
+/// (408): a client trickling its body would otherwise hold a connection
+/// and a worker's task for as long as it likes.
 pub struct RawBody(pub Vec<u8>);
+
+/// Seconds a body may take when the settings cannot be reached (the
+/// embedded default).
+const DEFAULT_BODY_TIMEOUT_S: u64 = 30;
 
 impl FromRequest for RawBody {
     type Error = ApiError;
@@ -46,20 +55,28 @@ impl FromRequest for RawBody {
             .get(actix_web::http::header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<usize>().ok());
+        let limit_s = req
+            .app_data::<actix_web::web::Data<crate::state::AppState>>()
+            .map_or(DEFAULT_BODY_TIMEOUT_S, |s| s.settings.server.body_timeout_s);
         let mut payload = payload.take();
         Box::pin(async move {
             if declared.is_some_and(|n| n > MAX_BODY) {
                 return Err(ApiError::PayloadTooLarge { limit: MAX_BODY });
             }
-            let mut body = Vec::with_capacity(declared.unwrap_or(1024).min(MAX_BODY));
-            while let Some(chunk) = payload.next().await {
-                let chunk = chunk.map_err(|e| ApiError::MalformedJson(format!("body: {e}")))?;
-                if body.len() + chunk.len() > MAX_BODY {
-                    return Err(ApiError::PayloadTooLarge { limit: MAX_BODY });
+            let read = async {
+                let mut body = Vec::with_capacity(declared.unwrap_or(1024).min(MAX_BODY));
+                while let Some(chunk) = payload.next().await {
+                    let chunk = chunk.map_err(|e| ApiError::MalformedJson(format!("body: {e}")))?;
+                    if body.len() + chunk.len() > MAX_BODY {
+                        return Err(ApiError::PayloadTooLarge { limit: MAX_BODY });
+                    }
+                    body.extend_from_slice(&chunk);
                 }
-                body.extend_from_slice(&chunk);
-            }
-            Ok(RawBody(body))
+                Ok(RawBody(body))
+            };
+            tokio::time::timeout(Duration::from_secs(limit_s), read)
+                .await
+                .map_err(|_| ApiError::RequestTimeout { limit_s })?
         })
     }
 }

@@ -13,6 +13,7 @@ pub mod stack_text;
 pub mod xades;
 
 // Document model, totals and XML.
+pub mod limits;
 pub mod model;
 pub mod package;
 pub mod payroll;

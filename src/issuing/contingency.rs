@@ -3,7 +3,7 @@
 //! chosen pending ones for background transmission.
 
 use chrono::Utc;
-use emisor_store::{state, DocumentRecord, HistoryEntry};
+use emisor_store::{state, CompanyId, DocumentRecord, Environment, HistoryEntry};
 
 use super::error::IssueResult;
 use super::transmit::new_job;
@@ -15,7 +15,7 @@ pub const CONTINGENCY_TYPES: [u8; 2] = [7, 8];
 /// Why a requested document was not queued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NotQueued {
-    /// Not a pending contingency document of this company.
+    /// Not a pending contingency document of this company and environment.
     NotPending,
     /// Its build never finished: there is nothing to send.
     NoFiles,
@@ -24,7 +24,9 @@ pub enum NotQueued {
 impl NotQueued {
     pub fn message(self) -> &'static str {
         match self {
-            NotQueued::NotPending => "not a pending contingency document of this company",
+            NotQueued::NotPending => {
+                "not a pending contingency document of this company and environment"
+            }
             NotQueued::NoFiles => "document has no files",
         }
     }
@@ -40,15 +42,24 @@ pub struct Queued {
     pub refused: Vec<(u64, NotQueued)>,
 }
 
-/// Queues `company`'s pending contingency documents named in `ids` (all of
-/// them when `ids` is empty), in one durable write, and schedules them.
-pub async fn queue(issuing: &Issuing, company: u64, ids: &[u64]) -> IssueResult<Queued> {
+/// Queues `company`'s pending contingency documents of `environment` named
+/// in `ids` (all of them when `ids` is empty), in one durable write, and
+/// schedules them.
+pub async fn queue(
+    issuing: &Issuing,
+    (company, environment): (CompanyId, Environment),
+    ids: &[u64],
+) -> IssueResult<Queued> {
     let pending: Vec<_> = issuing
         .store
         .documents_in_states(Some(company), vec![state::DRAFT])
         .await?
         .into_iter()
-        .filter(|d| CONTINGENCY_TYPES.contains(&d.document_type) && !d.pending_build)
+        .filter(|d| {
+            d.environment == environment
+                && CONTINGENCY_TYPES.contains(&d.document_type)
+                && !d.pending_build
+        })
         .collect();
     let mut out = Queued {
         pending: pending.len(),

@@ -2,11 +2,12 @@
 //! the authority accepts or rejects, `facturacion:error` when retries are
 //! exhausted, `contingencia:batch` when a contingency batch starts. Sent to
 //! the company's room, and a document's events also to the room of the user
-//! whose key issued it; delivery never blocks issuing (the hub drops slow
-//! sockets). Webhooks are per company.
+//! whose key issued it; the rooms are those of the document's company and
+//! environment. Delivery never blocks issuing (the hub drops slow sockets).
+//! Webhooks are per company.
 
-use emisor_actors::ws_hub::{Broadcast, Room};
-use emisor_store::{state, DocumentRecord};
+use emisor_actors::ws_hub::{Broadcast, Room, Scope};
+use emisor_store::{state, CompanyId, DocumentRecord, Environment};
 use serde_json::json;
 
 use super::Issuing;
@@ -29,26 +30,36 @@ pub fn payload(doc: &DocumentRecord, t: &Transmission) -> serde_json::Value {
     })
 }
 
-/// An event to a company's room and webhook (the delivery job is durable
-/// when this returns).
+/// The scope of the rooms of `company` in `environment`.
+pub fn scope(company: CompanyId, environment: Environment) -> Scope {
+    Scope {
+        company,
+        environment: environment.authority_code(),
+    }
+}
+
+/// An event to the room of a company's environment and to the company's
+/// webhook (the delivery job is durable when this returns).
 pub async fn to_company(
     issuing: &Issuing,
-    company: u64,
+    (company, environment): (CompanyId, Environment),
     event: &'static str,
     data: serde_json::Value,
 ) {
     super::webhooks::enqueue(issuing, company, event, &data).await;
-    issuing
-        .hub
-        .addr()
-        .do_send(Broadcast::new(Room::Company(company), event, data));
+    issuing.hub.addr().do_send(Broadcast::new(
+        Room::Company(scope(company, environment)),
+        event,
+        data,
+    ));
 }
 
 /// The rooms that hear about `doc`: its company's, and its user's when a
-/// user's key issued it.
+/// user's key issued it, both in the document's environment.
 pub fn rooms_of(doc: &DocumentRecord) -> Vec<Room> {
-    let mut rooms = vec![Room::Company(doc.company_id)];
-    rooms.extend(doc.user_id.map(Room::User));
+    let scope = scope(doc.company_id, doc.environment);
+    let mut rooms = vec![Room::Company(scope)];
+    rooms.extend(doc.user_id.map(|user| Room::User(scope, user)));
     rooms
 }
 
@@ -80,9 +91,9 @@ pub async fn error(issuing: &Issuing, doc: &DocumentRecord, t: &Transmission) {
 mod tests {
     use super::*;
 
-    fn document(user_id: Option<u64>) -> DocumentRecord {
+    fn document(user_id: Option<u64>, environment: &str) -> DocumentRecord {
         serde_json::from_value(json!({
-            "id": 5, "company_id": 3, "environment": "test", "document_type": 1,
+            "id": 5, "company_id": 3, "environment": environment, "document_type": 1,
             "resolution_id": 1, "prefix": "SETP", "number": 990000001, "state": 2,
             "issue_date": "2026-01-02", "user_id": user_id,
             "created_at": "2026-01-02T00:00:00Z", "updated_at": "2026-01-02T00:00:00Z",
@@ -91,11 +102,23 @@ mod tests {
     }
 
     #[test]
-    fn a_users_document_goes_to_the_company_and_the_user() {
+    fn a_users_document_goes_to_the_company_and_the_user_of_its_environment() {
+        let test = Scope {
+            company: 3,
+            environment: 2,
+        };
         assert_eq!(
-            rooms_of(&document(Some(17))),
-            [Room::Company(3), Room::User(17)]
+            rooms_of(&document(Some(17), "test")),
+            [Room::Company(test), Room::User(test, 17)]
         );
-        assert_eq!(rooms_of(&document(None)), [Room::Company(3)]);
+        assert_eq!(rooms_of(&document(None, "test")), [Room::Company(test)]);
+        let live = Scope {
+            company: 3,
+            environment: 1,
+        };
+        assert_eq!(
+            rooms_of(&document(Some(17), "live")),
+            [Room::Company(live), Room::User(live, 17)]
+        );
     }
 }

@@ -4,7 +4,9 @@
 //! is drawn on a blocking thread, never on the async workers nor on the
 //! issuing path.
 
-use emisor_store::{CompanyId, DocumentFiles, ResolutionChoice, SoftwareKind, ZipFile};
+use emisor_store::{
+    CompanyId, DocumentFiles, Environment, ResolutionChoice, SoftwareKind, ZipFile,
+};
 
 use super::error::{IssueError, IssueResult};
 use super::Issuing;
@@ -28,24 +30,27 @@ pub struct RenderedPdf {
     pub bytes: Vec<u8>,
 }
 
-/// The PDF of document `id` of `company_id` in `layout`; another company's
-/// document is as unknown as a missing one.
+/// The PDF of document `id` of `company_id` in `environment`, in `layout`;
+/// another company's or environment's document is as unknown as a missing
+/// one.
 pub async fn document_pdf(
     issuing: &Issuing,
-    company_id: CompanyId,
+    (company_id, environment): (CompanyId, Environment),
     id: u64,
     layout: Layout,
 ) -> IssueResult<Vec<u8>> {
-    Ok(rendered_pdf(issuing, company_id, id, Some(layout))
-        .await?
-        .bytes)
+    Ok(
+        rendered_pdf(issuing, (company_id, environment), id, Some(layout))
+            .await?
+            .bytes,
+    )
 }
 
 /// [`document_pdf`] with the file's name; no `layout` is the document
 /// type's usual one ([`Layout::default_for`]).
 pub async fn rendered_pdf(
     issuing: &Issuing,
-    company_id: CompanyId,
+    (company_id, environment): (CompanyId, Environment),
     id: u64,
     layout: Option<Layout>,
 ) -> IssueResult<RenderedPdf> {
@@ -53,7 +58,7 @@ pub async fn rendered_pdf(
     let record = store
         .document(id)
         .await?
-        .filter(|d| d.company_id == company_id)
+        .filter(|d| d.belongs_to(company_id, environment))
         .ok_or_else(|| IssueError::NotFound(format!("document {id}")))?;
     // Company and resolution in one trip (a test-set resolution is built in).
     let records = store

@@ -61,17 +61,18 @@ pub(crate) fn history(actor: &str, event: &str, to: u8, data: serde_json::Value)
     }
 }
 
-/// The stored document a note refers to, if it is this company's.
+/// The stored document a note refers to, if it is this company's in this
+/// environment (a test note never names a production invoice).
 pub async fn referenced_document(
     issuing: &Issuing,
-    company: u64,
+    (company, environment): (emisor_store::CompanyId, Environment),
     id: Option<u64>,
 ) -> IssueResult<Option<ReferencedDocument>> {
     let Some(id) = id else { return Ok(None) };
     let Some(doc) = issuing.store.document(id).await? else {
         return Ok(None);
     };
-    if doc.company_id != company {
+    if !doc.belongs_to(company, environment) {
         return Ok(None);
     }
     let (Some(code), Some(scheme), Some(kind)) = (
@@ -571,7 +572,8 @@ async fn build_again(
     })?;
     let translator = issuing.translators.get(api)?;
     let reference_id = translator.referenced_id(&raw)?;
-    let reference = referenced_document(issuing, doc.company_id, reference_id).await?;
+    let reference =
+        referenced_document(issuing, (doc.company_id, doc.environment), reference_id).await?;
     let mapped = translator.translate(&raw, reference.as_ref())?;
     let setup = load_setup(
         &issuing.store,

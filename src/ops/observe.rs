@@ -1,7 +1,10 @@
 //! Outermost middleware: a request id on every request (taken from
 //! `X-Request-Id` or generated) and echoed on the response, a tracing span
 //! carrying it so every log line of the request has it, one access-log line,
-//! and the request metrics by route and status.
+//! and the request metrics by route, method and status. No label takes a
+//! value the client chose freely: the route is the matched pattern (or
+//! `unmatched`), the method one of HTTP's own (or `other`), the status one
+//! the server answered; every label set is kept for the process's life.
 
 use std::time::Instant;
 
@@ -24,6 +27,27 @@ fn request_id(req: &ServiceRequest) -> String {
         .unwrap_or_else(|| uuid::Uuid::now_v7().simple().to_string())
 }
 
+/// The method as a metrics label: HTTP's standard methods by name, any
+/// other (a client may send any token as a method) as `other`.
+fn method_label(method: &actix_web::http::Method) -> &'static str {
+    use actix_web::http::Method;
+    const KNOWN: [(Method, &str); 9] = [
+        (Method::GET, "GET"),
+        (Method::POST, "POST"),
+        (Method::PUT, "PUT"),
+        (Method::PATCH, "PATCH"),
+        (Method::DELETE, "DELETE"),
+        (Method::HEAD, "HEAD"),
+        (Method::OPTIONS, "OPTIONS"),
+        (Method::CONNECT, "CONNECT"),
+        (Method::TRACE, "TRACE"),
+    ];
+    KNOWN
+        .iter()
+        .find(|(m, _)| m == method)
+        .map_or("other", |(_, name)| name)
+}
+
 pub async fn observe(
     req: ServiceRequest,
     next: Next<impl MessageBody + 'static>,
@@ -31,6 +55,7 @@ pub async fn observe(
     let started = Instant::now();
     let id = request_id(&req);
     let method = req.method().to_string();
+    let method_label = method_label(req.method());
     let path = req.path().to_string();
     let span = tracing::info_span!("request", request_id = %id, %method, %path);
     // Inner middleware answers its refusals as responses (not `Err`), so
@@ -46,7 +71,7 @@ pub async fn observe(
         .match_pattern()
         .unwrap_or_else(|| "unmatched".to_string());
     let elapsed = started.elapsed();
-    metrics::counter!(HTTP_REQUESTS, "route" => route.clone(), "method" => method.clone(), "status" => status.to_string())
+    metrics::counter!(HTTP_REQUESTS, "route" => route.clone(), "method" => method_label, "status" => status.to_string())
         .increment(1);
     metrics::histogram!(HTTP_LATENCY, "route" => route).record(elapsed.as_secs_f64());
     if let Ok(v) = HeaderValue::from_str(&id) {
@@ -62,4 +87,22 @@ pub async fn observe(
         }
     });
     Ok(res)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use actix_web::http::Method;
+
+    #[test]
+    fn only_standard_methods_are_labels_of_their_own() {
+        assert_eq!(method_label(&Method::GET), "GET");
+        assert_eq!(method_label(&Method::DELETE), "DELETE");
+        let long = "X".repeat(4000);
+        for odd in ["PROPFIND", "get", long.as_str()] {
+            let m = Method::from_bytes(odd.as_bytes()).unwrap();
+            assert_eq!(method_label(&m), "other", "{odd}");
+        }
+    }
 }

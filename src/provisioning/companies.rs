@@ -6,6 +6,7 @@ use utoipa::ToSchema;
 
 use super::{invalid, ProvisioningError};
 use crate::engine::codes::nit_check_digit;
+use crate::engine::limits;
 use crate::engine::validate::text_problem;
 
 /// A company as the admin API and CLI take it (Spanish JSON names).
@@ -75,9 +76,17 @@ pub fn checked_nit(nit: &str, dv: Option<u8>) -> Result<u8, ProvisioningError> {
 /// make every later invoice fail instead of this request.
 fn check_texts(req: &CompanyRequest) -> Result<(), ProvisioningError> {
     let texts = [
-        ("razon_social", Some(req.razon_social.as_str()), 450),
-        ("nombre_comercial", req.nombre_comercial.as_deref(), 450),
-        ("direccion", req.direccion.as_deref(), 450),
+        (
+            "razon_social",
+            Some(req.razon_social.as_str()),
+            limits::NAME,
+        ),
+        (
+            "nombre_comercial",
+            req.nombre_comercial.as_deref(),
+            limits::NAME,
+        ),
+        ("direccion", req.direccion.as_deref(), limits::NAME),
         ("municipio_codigo", req.municipio_codigo.as_deref(), 10),
         ("municipio_nombre", req.municipio_nombre.as_deref(), 100),
         (

@@ -192,32 +192,48 @@ impl Canvas {
     }
 
     /// `text` cut into lines no wider than `width` (at spaces, or inside a
-    /// word longer than a line).
+    /// word longer than a line). One pass: every character is measured
+    /// once, and each line's width is kept running (a width is the sum of
+    /// its characters'), so a long unbroken word costs its length, not its
+    /// length times its lines.
     pub fn wrap(&self, text: &str, style: Style, width: f32) -> Vec<String> {
+        let m = self.metrics;
+        let fits = |units: u64| m.points(units, style.size) <= width;
+        let space = m.advance(' ');
         let mut lines = Vec::new();
         for paragraph in text.split('\n') {
             let mut line = String::new();
+            let mut line_units = 0u64;
             for word in paragraph.split_whitespace() {
-                let candidate = if line.is_empty() {
-                    word.to_string()
+                let word_units: u64 = word.chars().map(|c| m.advance(c)).sum();
+                let joined = if line.is_empty() {
+                    word_units
                 } else {
-                    format!("{line} {word}")
+                    line_units + space + word_units
                 };
-                if self.metrics.width(&candidate, style.size) <= width {
-                    line = candidate;
+                if fits(joined) {
+                    if !line.is_empty() {
+                        line.push(' ');
+                    }
+                    line.push_str(word);
+                    line_units = joined;
                     continue;
                 }
                 if !line.is_empty() {
                     lines.push(std::mem::take(&mut line));
                 }
-                // A word wider than the line is cut where it must be.
-                let mut rest = word.to_string();
-                while self.metrics.width(&rest, style.size) > width {
-                    let cut = self.fitting_prefix(&rest, style, width);
-                    let tail = rest.split_off(cut);
-                    lines.push(std::mem::replace(&mut rest, tail));
+                // A word wider than the line is cut where it must be; what
+                // is left of it starts the next line.
+                line_units = 0;
+                for c in word.chars() {
+                    let u = m.advance(c);
+                    if !line.is_empty() && !fits(line_units + u) {
+                        lines.push(std::mem::take(&mut line));
+                        line_units = 0;
+                    }
+                    line.push(c);
+                    line_units += u;
                 }
-                line = rest;
             }
             if !line.is_empty() || lines.is_empty() {
                 lines.push(line);
@@ -227,15 +243,16 @@ impl Canvas {
     }
 
     /// Byte length of the longest prefix of `s` that fits `width` (at least
-    /// one character).
+    /// one character), its width kept running.
     fn fitting_prefix(&self, s: &str, style: Style, width: f32) -> usize {
         let mut end = 0;
+        let mut units = 0u64;
         for (i, c) in s.char_indices() {
-            let next = i + c.len_utf8();
-            if end > 0 && self.metrics.width(&s[..next], style.size) > width {
+            units += self.metrics.advance(c);
+            if end > 0 && self.metrics.points(units, style.size) > width {
                 break;
             }
-            end = next;
+            end = i + c.len_utf8();
         }
         end.max(s.chars().next().map_or(0, char::len_utf8))
     }
@@ -641,5 +658,91 @@ mod tests {
             out.push(b' ');
         }
         assert_eq!(out, b"0 7 10 4294967295 ");
+    }
+
+    /// The wrapping as it was first written: a candidate line measured
+    /// whole for each word, an over-long word cut by measuring its rest again
+    /// for every line. Right, but quadratic in a long word; the reference
+    /// the one-pass wrap must agree with.
+    fn reference_wrap(c: &Canvas, text: &str, style: Style, width: f32) -> Vec<String> {
+        let w = |s: &str| c.metrics.width(s, style.size);
+        let prefix = |s: &str| {
+            let mut end = 0;
+            for (i, ch) in s.char_indices() {
+                let next = i + ch.len_utf8();
+                if end > 0 && w(&s[..next]) > width {
+                    break;
+                }
+                end = next;
+            }
+            end.max(s.chars().next().map_or(0, char::len_utf8))
+        };
+        let mut lines = Vec::new();
+        for paragraph in text.split('\n') {
+            let mut line = String::new();
+            for word in paragraph.split_whitespace() {
+                let candidate = if line.is_empty() {
+                    word.to_string()
+                } else {
+                    format!("{line} {word}")
+                };
+                if w(&candidate) <= width {
+                    line = candidate;
+                    continue;
+                }
+                if !line.is_empty() {
+                    lines.push(std::mem::take(&mut line));
+                }
+                let mut rest = word.to_string();
+                while w(&rest) > width {
+                    let tail = rest.split_off(prefix(&rest));
+                    lines.push(std::mem::replace(&mut rest, tail));
+                }
+                line = rest;
+            }
+            if !line.is_empty() || lines.is_empty() {
+                lines.push(line);
+            }
+        }
+        lines
+    }
+
+    #[test]
+    fn one_pass_wrap_agrees_with_the_reference() {
+        let c = Canvas::new(200.0).unwrap();
+        let long = "W".repeat(700);
+        let mixed = format!(
+            "Servicio {long} de consultoría\n\nñandú {} fin",
+            "ab".repeat(90)
+        );
+        let texts = [
+            "",
+            " ",
+            "una línea corta",
+            "Descripción del producto con varias palabras que no caben en una sola línea del documento",
+            long.as_str(),
+            mixed.as_str(),
+            "a\nb\n\nc",
+            "日本語テキスト 🙂 ∑ sin glifo",
+        ];
+        for style in [Style::regular(7.5), Style::bold(9.0)] {
+            for width in [1.0, 40.0, 120.5, 400.0] {
+                for text in texts {
+                    assert_eq!(
+                        c.wrap(text, style, width),
+                        reference_wrap(&c, text, style, width),
+                        "{text:?} at {width}"
+                    );
+                }
+            }
+        }
+        // `chop` (codes) cuts where the reference's prefix does.
+        let code = "0123456789abcdef".repeat(6);
+        let chopped = c.chop(&code, Style::regular(7.0), 60.0);
+        assert_eq!(chopped.concat(), code);
+        assert!(chopped
+            .iter()
+            .all(|piece| piece.chars().count() == 1
+                || c.width_of(piece, Style::regular(7.0)) <= 60.0));
     }
 }

@@ -171,16 +171,22 @@ impl FontMetrics {
     /// Width of `text` at `size` points, in points (characters the font
     /// lacks measure as [`REPLACEMENT`], which is what gets drawn).
     pub fn width(&self, text: &str, size: f32) -> f32 {
-        let units: u32 = text
-            .chars()
-            .map(|c| {
-                let gid = self
-                    .glyph(c)
-                    .or_else(|| self.glyph(REPLACEMENT))
-                    .unwrap_or(0);
-                u32::from(self.advances.get(usize::from(gid)).copied().unwrap_or(0))
-            })
-            .sum();
+        let units: u64 = text.chars().map(|c| self.advance(c)).sum();
+        self.points(units, size)
+    }
+
+    /// The advance of `c` in font units: a text's width is the sum of its
+    /// characters' (no kerning), so a width can be kept running.
+    pub fn advance(&self, c: char) -> u64 {
+        let gid = self
+            .glyph(c)
+            .or_else(|| self.glyph(REPLACEMENT))
+            .unwrap_or(0);
+        u64::from(self.advances.get(usize::from(gid)).copied().unwrap_or(0))
+    }
+
+    /// `units` of the font at `size` points, in points.
+    pub fn points(&self, units: u64, size: f32) -> f32 {
         units as f32 * size / self.units_per_em
     }
 

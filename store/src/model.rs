@@ -496,6 +496,13 @@ pub struct DocumentRecord {
 }
 
 impl DocumentRecord {
+    /// The document is `company`'s in `environment`: what a key of that
+    /// company and environment may read or act on (spec 5: the key decides
+    /// the environment; another's document is as unknown as a missing one).
+    pub fn belongs_to(&self, company: CompanyId, environment: Environment) -> bool {
+        self.company_id == company && self.environment == environment
+    }
+
     /// `prefix + number`, the document's `cbc:ID`.
     pub fn full_number(&self) -> String {
         format!("{}{}", self.prefix, self.number)

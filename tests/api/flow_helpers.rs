@@ -94,6 +94,29 @@ impl Ws {
         }
     }
 
+    /// Whether the server closes the socket within `within` (a Close frame
+    /// or the connection's end; pings read on the way are answered).
+    pub fn closes_within(&mut self, within: Duration) -> bool {
+        let deadline = Instant::now() + within;
+        while Instant::now() < deadline {
+            match self.socket.read() {
+                Ok(Message::Close(_)) => return true,
+                Ok(Message::Text(text)) => {
+                    self.seen
+                        .push(serde_json::from_str(&text).expect("event is JSON"));
+                }
+                Ok(_) => {}
+                Err(tungstenite::Error::Io(e))
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(_) => return true,
+            }
+        }
+        false
+    }
+
     /// The event `name` about document `id`.
     pub fn event_for(&mut self, name: &str, id: u64, within: Duration) -> Value {
         self.wait_for(within, |v| v["event"] == name && v["data"]["id"] == id)

@@ -21,6 +21,7 @@ mod facturacion;
 mod facturacion_es;
 mod flow_helpers;
 mod hostile;
+mod hostile_tenancy;
 mod idempotency;
 mod issuers;
 mod lists;

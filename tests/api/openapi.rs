@@ -125,12 +125,12 @@ fn operation_ids_are_unique_and_every_keyed_and_admin_operation_documents_its_er
             &["401", "403", "404", "422", "429"]
         } else if path.starts_with("/admin/") {
             admin += 1;
-            &["401", "404", "422"]
+            &["401", "404", "422", "429"]
         } else {
             continue;
         };
         let body_statuses: &[&str] = if op.get("requestBody").is_some() {
-            &["400", "413"]
+            &["400", "408", "413"]
         } else {
             &[]
         };
@@ -148,7 +148,7 @@ fn operation_ids_are_unique_and_every_keyed_and_admin_operation_documents_its_er
                 "{here} {status}: {response}"
             );
         }
-        if path.starts_with("/v1/api/") {
+        {
             let limited = resolved(&doc, &op["responses"]["429"]);
             assert!(
                 limited["headers"]["Retry-After"].is_object(),
@@ -167,6 +167,42 @@ fn operation_ids_are_unique_and_every_keyed_and_admin_operation_documents_its_er
         assert!(
             envelope["properties"][field].is_object(),
             "{field}: {envelope}"
+        );
+    }
+}
+
+/// Free-text fields declare the lengths the API holds them to
+/// (`engine::limits`), for every family's body.
+#[test]
+fn free_text_fields_declare_their_max_length() {
+    use emisor::engine::limits::{NAME, PAYROLL_DESCRIPTION, PAYROLL_NAME, TEXT};
+    let app = TestApp::spawn();
+    let doc = served_document(&app);
+    let schemas = &doc["components"]["schemas"];
+    for (schema, field, limit) in [
+        ("FacturacionRequest", "notes", TEXT),
+        ("DocumentLine", "description", TEXT),
+        ("AllowanceChargeRequest", "reason", TEXT),
+        ("CustomerRequest", "name", NAME),
+        ("CustomerRequest", "address", NAME),
+        ("SpanishRequest", "observaciones", TEXT),
+        ("SpanishLine", "descripcion", TEXT),
+        ("SpanishCustomer", "nombre", NAME),
+        ("PosRequest", "observaciones", TEXT),
+        ("PosLine", "descripcion", TEXT),
+        ("PosAdjustmentRequest", "motivo", TEXT),
+        ("SupportRequest", "observaciones", TEXT),
+        ("SupportLine", "descripcion", TEXT),
+        ("Vendor", "nombre", NAME),
+        ("AdjustmentRequest", "motivo", TEXT),
+        ("Empleado", "primer_nombre", PAYROLL_NAME),
+        ("Devengado", "descripcion", PAYROLL_DESCRIPTION),
+    ] {
+        let property = &schemas[schema]["properties"][field];
+        assert_eq!(
+            property["maxLength"].as_u64(),
+            Some(limit as u64),
+            "{schema}.{field}: {property}"
         );
     }
 }

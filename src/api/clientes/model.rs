@@ -8,6 +8,7 @@ use crate::api::error::FieldError;
 use crate::api::facturacion::mapping::codes::department_name;
 use crate::api::json::object;
 use crate::engine::codes::nit_check_digit;
+use crate::engine::limits;
 use crate::engine::validate::text_problem;
 
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema, Default)]
@@ -18,16 +19,21 @@ pub struct Code {
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema, Default)]
 pub struct Municipality {
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 10)]
     pub code: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 100)]
     pub name: Option<String>,
 }
 
 /// Customer as sent (`POST /clientes` and inside documents).
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 pub struct CustomerRequest {
+    #[schema(max_length = 20)]
     pub identification_number: String,
+    #[schema(max_length = 450)]
     pub name: String,
+    #[schema(max_length = 254)]
     pub email: String,
     /// `13` CC, `31` NIT, `22` CE, `41` Passport (and the authority's other codes).
     #[serde(default, deserialize_with = "object::option")]
@@ -36,12 +42,14 @@ pub struct CustomerRequest {
     #[serde(default, deserialize_with = "object::option")]
     pub type_organization: Option<Code>,
     #[serde(default)]
+    #[schema(max_length = 450)]
     pub address: Option<String>,
     #[serde(default, deserialize_with = "object::option")]
     pub municipality: Option<Municipality>,
     #[serde(default)]
     pub country_code: Option<String>,
     #[serde(default)]
+    #[schema(max_length = 50)]
     pub phone: Option<String>,
 }
 
@@ -84,8 +92,11 @@ impl CustomerRequest {
         }
         if self.name.trim().is_empty() {
             errors.push(FieldError::new(f("name"), "is required"));
-        } else if self.name.chars().count() > 450 {
-            errors.push(FieldError::new(f("name"), "at most 450 characters"));
+        } else if self.name.chars().count() > limits::NAME {
+            errors.push(FieldError::new(
+                f("name"),
+                format!("at most {} characters", limits::NAME),
+            ));
         }
         if self.email.trim().is_empty() {
             errors.push(FieldError::new(f("email"), "is required"));
@@ -139,9 +150,9 @@ impl CustomerRequest {
                 Some(self.identification_number.as_str()),
                 20,
             ),
-            ("name", Some(self.name.as_str()), 450),
+            ("name", Some(self.name.as_str()), limits::NAME),
             ("email", Some(self.email.as_str()), 254),
-            ("address", self.address.as_deref(), 450),
+            ("address", self.address.as_deref(), limits::NAME),
             ("phone", self.phone.as_deref(), 50),
             ("municipality.code", municipality_code, 10),
             (

@@ -57,7 +57,7 @@ pub async fn pdf(
     id: web::Path<u64>,
 ) -> ApiResult<HttpResponse> {
     let doc = family_document(&state, &ctx, Family::Support, id.into_inner()).await?;
-    let pdf = rendered_pdf(&state.issuing, ctx.company_id, doc.id, None).await?;
+    let pdf = rendered_pdf(&state.issuing, ctx.owner(), doc.id, None).await?;
     Ok(family::pdf(&pdf.name, pdf.bytes))
 }
 

@@ -16,6 +16,7 @@ use crate::api::facturacion::mapping::ReferencedDocument;
 use crate::api::family::{
     self, drop_placeholder_email, map_unified, money, num, Renames, NO_EMAIL,
 };
+use crate::engine::limits;
 use crate::engine::totals;
 use crate::issuing::request::{Api, DocumentRequest};
 
@@ -275,9 +276,18 @@ pub fn support_document(req: &SupportRequest, today: NaiveDate) -> Result<Transl
             ));
         }
     }
-    let observaciones =
-        family::opt_text("observaciones", req.observaciones.as_deref(), 4000, &mut e);
-    let centro = family::opt_text("centro_costos", req.centro_costos.as_deref(), 100, &mut e);
+    let observaciones = family::opt_text(
+        "observaciones",
+        req.observaciones.as_deref(),
+        limits::TEXT,
+        &mut e,
+    );
+    let centro = family::opt_text(
+        "centro_costos",
+        req.centro_costos.as_deref(),
+        limits::CODE,
+        &mut e,
+    );
     let customer = vendor_json(&req.proveedor, &mut e);
     let lines = named_quantity(
         lines_json(req.lineas.as_deref(), &mut e),
@@ -329,7 +339,7 @@ pub fn adjustment(
     reference: Option<&ReferencedDocument>,
 ) -> Result<Translated, ApiError> {
     let mut e = Vec::new();
-    let motivo = family::opt_text("motivo", Some(&req.motivo), 4000, &mut e);
+    let motivo = family::opt_text("motivo", Some(&req.motivo), limits::TEXT, &mut e);
     if motivo.is_none() {
         e.push(FieldError::new("motivo", "is required"));
     }

@@ -40,14 +40,17 @@ pub struct SupportRequest {
     #[serde(default)]
     pub fecha_emision: Option<NaiveDate>,
     #[serde(default)]
+    #[schema(max_length = 4000)]
     pub observaciones: Option<String>,
     /// Default `true`.
     #[serde(default)]
     pub transmitir: Option<bool>,
     /// Internal cost centre: stored and listed.
     #[serde(default)]
+    #[schema(max_length = 100)]
     pub centro_costos: Option<String>,
     #[serde(default)]
+    #[schema(max_length = 100)]
     pub referencia_externa: Option<String>,
 }
 
@@ -55,18 +58,22 @@ pub struct SupportRequest {
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 pub struct Vendor {
     #[serde(deserialize_with = "code::required")]
-    #[schema(value_type = String)]
+    #[schema(value_type = String, max_length = 20)]
     pub numero_identificacion: String,
+    #[schema(max_length = 450)]
     pub nombre: String,
     /// `13` CC (default), `22` CE, `41` passport, `31` NIT, `42` foreign id…
     #[serde(default, deserialize_with = "code::option")]
     #[schema(value_type = Option<String>)]
     pub tipo_documento: Option<String>,
     #[serde(default)]
+    #[schema(max_length = 254)]
     pub correo: Option<String>,
     #[serde(default)]
+    #[schema(max_length = 50)]
     pub telefono: Option<String>,
     #[serde(default)]
+    #[schema(max_length = 450)]
     pub direccion: Option<String>,
     /// DIVIPOLA municipality code (`11001`).
     #[serde(default, deserialize_with = "code::option")]
@@ -83,6 +90,7 @@ pub struct Vendor {
 
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 pub struct SupportLine {
+    #[schema(max_length = 4000)]
     pub descripcion: String,
     #[serde(
         deserialize_with = "amount::required",
@@ -98,6 +106,7 @@ pub struct SupportLine {
     #[schema(value_type = f64)]
     pub precio_unitario: Decimal,
     #[serde(default)]
+    #[schema(max_length = 100)]
     pub codigo: Option<String>,
     /// `94` unit (default), `E48` service, `KGM` …
     #[serde(default, deserialize_with = "code::option")]
@@ -152,6 +161,7 @@ pub struct AdjustmentRequest {
     #[schema(value_type = Option<String>)]
     pub concepto_nota: Option<String>,
     #[serde(default)]
+    #[schema(max_length = 4000)]
     pub motivo: Option<String>,
     /// Corrected lines; absent: the whole document.
     #[serde(default, deserialize_with = "object::option_vec")]
@@ -159,6 +169,7 @@ pub struct AdjustmentRequest {
     #[serde(default)]
     pub transmitir: Option<bool>,
     #[serde(default)]
+    #[schema(max_length = 100)]
     pub referencia_externa: Option<String>,
 }
 

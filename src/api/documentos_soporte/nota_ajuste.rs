@@ -84,7 +84,7 @@ pub async fn nota_ajuste(
         referencia_externa: req.referencia_externa,
     };
     let canonical = serde_json::to_vec(&stored).map_err(|e| ApiError::Internal(e.to_string()))?;
-    let reference = referenced_document(&state.issuing, ctx.company_id, Some(id)).await?;
+    let reference = referenced_document(&state.issuing, ctx.owner(), Some(id)).await?;
     let translated = adjustment(&stored, reference.as_ref())?;
     let issued = submit(&state.issuing, ctx.caller(), translated.request, canonical).await?;
     Ok(answer(issued, &translated.amounts, Some(id)))

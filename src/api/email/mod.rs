@@ -34,7 +34,8 @@ impl From<MailError> for ApiError {
     }
 }
 
-/// A document of the key's company, or 404 (another company's too).
+/// A document of the key's company and environment, or 404 (another
+/// company's or environment's too).
 pub async fn company_document(
     state: &AppState,
     ctx: &AuthContext,
@@ -44,6 +45,6 @@ pub async fn company_document(
         .store
         .document(id)
         .await?
-        .filter(|d| d.company_id == ctx.company_id)
+        .filter(|d| ctx.owns(d))
         .ok_or_else(|| ApiError::NotFound(format!("document {id}")))
 }

@@ -38,12 +38,18 @@ pub async fn resend(
         ctx.ensure_company(company)?;
     }
     let id = id.into_inner();
+    let not_found = || ApiError::NotFound(format!("email {id}"));
     let log = state
         .store
         .email_log(id)
         .await?
         .filter(|l| l.company_id == ctx.company_id)
-        .ok_or_else(|| ApiError::NotFound(format!("email {id}")))?;
+        .ok_or_else(not_found)?;
+    // An email of another environment's document is as unknown as its document.
+    match super::company_document(&state, &ctx, log.document_id).await {
+        Err(ApiError::NotFound(_)) => return Err(not_found()),
+        other => other?,
+    };
     let log = mail::resend(&state.issuing, log).await?;
     Ok(envelope::with_status(
         StatusCode::ACCEPTED,

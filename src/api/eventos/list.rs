@@ -80,7 +80,7 @@ pub async fn event_xml(
         .store
         .received_by_cufe(cufe.clone())
         .await?
-        .filter(|t| involves(t, ctx.company_id, &ctx.nit))
+        .filter(|t| t.environment == ctx.environment && involves(t, ctx.company_id, &ctx.nit))
         .ok_or_else(|| ApiError::NotFound(format!("invoice with CUFE {cufe}")))?;
     if !t.events.iter().any(|e| e.id == id) {
         return Err(ApiError::NotFound(format!("event {id}")));

@@ -54,7 +54,7 @@ pub async fn send_contingency(
     let req = body.0;
     ctx.ensure_company(req.id_empresa)?;
     let ids = req.documento_ids.unwrap_or_default();
-    let outcome = contingency::queue(&state.issuing, ctx.company_id, &ids).await?;
+    let outcome = contingency::queue(&state.issuing, ctx.owner(), &ids).await?;
     let errores: Vec<_> = outcome
         .refused
         .iter()
@@ -79,7 +79,7 @@ pub async fn send_contingency(
     };
     events::to_company(
         &state.issuing,
-        ctx.company_id,
+        ctx.owner(),
         CONTINGENCY_BATCH,
         serde_json::to_value(&batch).unwrap_or_default(),
     )

@@ -87,8 +87,7 @@ pub async fn create(
     drop(body);
     let issuing = state.issuing.clone();
     document_kind(&req)?;
-    let reference =
-        referenced_document(&issuing, ctx.company_id, req.id_documento_referencia).await?;
+    let reference = referenced_document(&issuing, ctx.owner(), req.id_documento_referencia).await?;
     let mapped = to_document(&req, reference.as_ref())?.into_request();
     let issued = submit(&issuing, ctx.caller(), mapped, canonical).await?;
     Ok(issued_response(issued))

@@ -39,7 +39,7 @@ pub async fn pdf(
         Some(_) => return Err(ApiError::validation("width", "must be 80 or 58")),
         None => None,
     };
-    let pdf = rendered_pdf(&state.issuing, ctx.company_id, id.into_inner(), layout).await?;
+    let pdf = rendered_pdf(&state.issuing, ctx.owner(), id.into_inner(), layout).await?;
     Ok(HttpResponse::Ok()
         .content_type("application/pdf")
         .insert_header((

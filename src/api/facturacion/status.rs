@@ -18,11 +18,12 @@ pub struct StatusQuery {
     pub id_empresa: Option<u64>,
     /// `true`: ask the authority now when the document is En Cola (3).
     pub check_tax: Option<bool>,
-    /// `1` production, `2` testing (default); informative.
+    /// `1` production, `2` testing: the key's environment (the key decides
+    /// it; another value is a 422).
     pub ambiente: Option<String>,
 }
 
-/// A document of the key's company, or 404.
+/// A document of the key's company and environment, or 404.
 pub async fn owned_document(
     state: &AppState,
     ctx: &AuthContext,
@@ -32,7 +33,7 @@ pub async fn owned_document(
         .store
         .document(id)
         .await?
-        .filter(|d| d.company_id == ctx.company_id)
+        .filter(|d| ctx.owns(d))
         .ok_or_else(|| ApiError::NotFound(format!("document {id}")))
 }
 
@@ -41,7 +42,7 @@ pub async fn owned_document(
     params(("id" = u64, Path, description = "document id"), StatusQuery),
     responses((status = 200, description = "the document record", body = inline(envelope::Envelope<DocumentStatus>)),
               (status = 404, description = "no such document", body = crate::api::error::ErrorEnvelope),
-              (status = 422, description = "id_empresa missing", body = crate::api::error::ErrorEnvelope)))]
+              (status = 422, description = "id_empresa missing; ambiente not the key's environment", body = crate::api::error::ErrorEnvelope)))]
 #[get("/facturacion/{id}/status")]
 pub async fn status(
     state: web::Data<AppState>,
@@ -52,12 +53,8 @@ pub async fn status(
     let company = query
         .id_empresa
         .ok_or_else(|| ApiError::validation("id_empresa", "is required"))?;
+    // `ambiente` was checked against the key with the query (auth::own_company).
     ctx.ensure_company(company)?;
-    if let Some(a) = &query.ambiente {
-        if a != "1" && a != "2" {
-            return Err(ApiError::validation("ambiente", "must be `1` or `2`"));
-        }
-    }
     let mut doc = owned_document(&state, &ctx, id.into_inner()).await?;
     if query.check_tax == Some(true) && doc.state == emisor_store::state::QUEUED {
         doc = state

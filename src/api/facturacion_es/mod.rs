@@ -42,10 +42,15 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(exportacion);
 }
 
-/// The id of the company's document whose code is `code`, through the
-/// store's code index (which holds every stored record's code: an older
-/// data dir's is built from its records on first open), never a scan.
-async fn original_by_code(state: &AppState, company: u64, code: &str) -> ApiResult<Option<u64>> {
+/// The id of the key's document (its company and environment) whose code is
+/// `code`, through the store's code index (which holds every stored
+/// record's code: an older data dir's is built from its records on first
+/// open), never a scan.
+async fn original_by_code(
+    state: &AppState,
+    ctx: &AuthContext,
+    code: &str,
+) -> ApiResult<Option<u64>> {
     let store = &state.issuing.store;
     let Some(id) = store.document_by_code(code.to_string()).await? else {
         return Ok(None);
@@ -53,7 +58,7 @@ async fn original_by_code(state: &AppState, company: u64, code: &str) -> ApiResu
     Ok(store
         .document(id)
         .await?
-        .filter(|d| d.company_id == company && d.code.as_deref() == Some(code))
+        .filter(|d| ctx.owns(d) && d.code.as_deref() == Some(code))
         .map(|d| d.id))
 }
 
@@ -82,7 +87,7 @@ async fn issue(
     let mut parsed = model::read(&body, route, Some(ctx.environment))?;
     // A note's original, by id or by its CUFE (both: the same document).
     if let Some(code) = parsed.original_code.clone() {
-        let found = original_by_code(&state, ctx.company_id, &code).await?;
+        let found = original_by_code(&state, &ctx, &code).await?;
         match (found, parsed.request.id_documento_referencia) {
             (None, _) => {
                 return Err(ApiError::validation(
@@ -101,7 +106,7 @@ async fn issue(
     }
     let original = parsed.request.id_documento_referencia;
     let issuing = state.issuing.clone();
-    let reference = referenced_document(&issuing, ctx.company_id, original).await?;
+    let reference = referenced_document(&issuing, ctx.owner(), original).await?;
     let kind = parsed.kind;
     let request = mapping::to_request(parsed, reference.as_ref())?;
     let facts = AnswerFacts::of(

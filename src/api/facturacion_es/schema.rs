@@ -25,11 +25,13 @@ pub struct SpanishRequest {
     /// Aliases `productos`, `items`.
     pub lineas: Vec<SpanishLine>,
     /// Alias `notas`.
+    #[schema(max_length = 4000)]
     pub observaciones: Option<String>,
     /// Default `true`; alias `enviar_tax`. `false` keeps a draft (Borrador).
     pub transmitir: Option<bool>,
     /// Unique caller reference (idempotency key, shared with the unified
     /// API's `referencia_externa`); aliases `referencia_externa`, `id_unico`.
+    #[schema(max_length = 100)]
     pub referencia: Option<String>,
     /// Notes: id of the original document.
     pub documento_referencia: Option<u64>,
@@ -70,7 +72,9 @@ pub struct SpanishRequest {
     pub copago_cuota_moderadora: Option<f64>,
     pub transporte: Option<SpanishTransport>,
     /// POS: register and cashier (default `1`).
+    #[schema(max_length = 50)]
     pub id_caja: Option<String>,
+    #[schema(max_length = 50)]
     pub id_cajero: Option<String>,
 }
 
@@ -78,13 +82,18 @@ pub struct SpanishRequest {
 #[derive(Deserialize, ToSchema)]
 pub struct SpanishCustomer {
     /// Alias `razon_social`.
+    #[schema(max_length = 450)]
     pub nombre: String,
     /// Aliases `nit`, `cedula`. A NIT may carry its check digit
     /// (`900123456-7`), which must be right; it is computed anyway.
+    #[schema(max_length = 20)]
     pub numero_identificacion: String,
     /// Aliases `correo_electronico`, `email`.
+    #[schema(max_length = 254)]
     pub correo: String,
+    #[schema(max_length = 450)]
     pub direccion: Option<String>,
+    #[schema(max_length = 50)]
     pub telefono: Option<String>,
     /// Code (`13`, `31`, `22`, `41` ...) or name (`CC`, `NIT`, `CE`,
     /// `PASAPORTE`, `TI`, `NIT_EXTRANJERO` ...).
@@ -101,6 +110,7 @@ pub struct SpanishCustomer {
 #[derive(Deserialize, ToSchema)]
 pub struct SpanishLine {
     /// Aliases `producto`, `nombre_producto`.
+    #[schema(max_length = 4000)]
     pub descripcion: String,
     /// Default 1.
     pub cantidad: Option<f64>,
@@ -122,6 +132,7 @@ pub struct SpanishLine {
     pub retefuente: Option<f64>,
     pub impuestos: Option<Vec<SpanishTax>>,
     /// Aliases `codigo_producto`, `referencia`; health: the procedure code.
+    #[schema(max_length = 100)]
     pub codigo: Option<String>,
     /// Default `94`; `GLL`, `LTR`, `HUR`, `E48`, `KGM` ...
     pub unidad_medida: Option<String>,
@@ -166,13 +177,16 @@ pub struct SpanishExchangeRate {
 
 #[derive(Deserialize, ToSchema)]
 pub struct SpanishHealth {
+    #[schema(max_length = 50)]
     pub codigo_prestador: String,
     /// `salud_modalidad_pago.gc`: `01` per case, `02` global prospective,
     /// `03` capitation, `04` per event (default), `05` other.
     pub modalidad_pago: Option<String>,
     /// `salud_cobertura.gc`, `01` to `17`.
     pub cobertura: String,
+    #[schema(max_length = 50)]
     pub numero_contrato: Option<String>,
+    #[schema(max_length = 50)]
     pub numero_poliza: Option<String>,
     pub fecha_inicio: Option<String>,
     pub fecha_fin: Option<String>,

@@ -24,9 +24,7 @@ pub async fn owned_payroll(
         .store
         .document(id)
         .await?
-        .filter(|d| {
-            d.company_id == ctx.company_id && d.environment == ctx.environment && is_payroll(d)
-        })
+        .filter(|d| ctx.owns(d) && is_payroll(d))
         .ok_or_else(|| ApiError::NotFound(format!("payroll {id}")))
 }
 
@@ -147,7 +145,7 @@ pub async fn pdf(
     owned_payroll(&state, &ctx, id).await?;
     let pdf = crate::issuing::files::rendered_pdf(
         &state.issuing,
-        ctx.company_id,
+        ctx.owner(),
         id,
         Some(crate::render::Layout::A4),
     )

@@ -92,12 +92,16 @@ pub struct Empleado {
     #[serde(deserialize_with = "code::option", default)]
     pub numero_documento: Option<String>,
     #[serde(default)]
+    #[schema(max_length = 200)]
     pub primer_nombre: Option<String>,
     #[serde(default)]
+    #[schema(max_length = 200)]
     pub otros_nombres: Option<String>,
     #[serde(default)]
+    #[schema(max_length = 200)]
     pub primer_apellido: Option<String>,
     #[serde(default)]
+    #[schema(max_length = 200)]
     pub segundo_apellido: Option<String>,
     /// `01` dependent (default), `02` independent, `09` apprentice.
     #[serde(default, deserialize_with = "code::option")]
@@ -110,6 +114,7 @@ pub struct Empleado {
     #[serde(default)]
     pub salario_integral: Option<bool>,
     #[serde(default, deserialize_with = "code::option")]
+    #[schema(max_length = 200)]
     pub codigo_trabajador: Option<String>,
     /// `1` fixed, `2` indefinite (default), `3` work, `4` apprenticeship, `5` services.
     #[serde(default, deserialize_with = "code::option")]
@@ -119,6 +124,7 @@ pub struct Empleado {
     #[schema(value_type = Option<f64>)]
     pub sueldo: Option<Decimal>,
     #[serde(default)]
+    #[schema(max_length = 200)]
     pub correo: Option<String>,
     #[serde(default)]
     pub lugar_trabajo_pais: Option<String>,
@@ -127,6 +133,7 @@ pub struct Empleado {
     #[serde(default, deserialize_with = "code::option")]
     pub lugar_trabajo_municipio: Option<String>,
     #[serde(default)]
+    #[schema(max_length = 200)]
     pub lugar_trabajo_direccion: Option<String>,
 }
 
@@ -155,6 +162,7 @@ pub struct Devengado {
     #[serde(default)]
     pub seccion: Option<String>,
     #[serde(default)]
+    #[schema(max_length = 500)]
     pub descripcion: Option<String>,
     /// `BASICO` only; default `periodo.tiempo_laborado_dias`.
     #[serde(default)]
@@ -188,6 +196,7 @@ pub struct Deduccion {
     #[serde(default)]
     pub seccion: Option<String>,
     #[serde(default)]
+    #[schema(max_length = 500)]
     pub descripcion: Option<String>,
     #[serde(default, deserialize_with = "num::option")]
     #[schema(value_type = Option<f64>)]
@@ -231,6 +240,7 @@ pub struct LugarGeneracion {
 #[derive(Debug, Clone, Default, Deserialize, ToSchema)]
 pub struct Empleador {
     #[serde(default)]
+    #[schema(max_length = 200)]
     pub razon_social: Option<String>,
     /// When given, must be the company's NIT.
     #[serde(default, deserialize_with = "code::option")]
@@ -242,6 +252,7 @@ pub struct Empleador {
     #[serde(default, deserialize_with = "code::option")]
     pub municipio: Option<String>,
     #[serde(default)]
+    #[schema(max_length = 200)]
     pub direccion: Option<String>,
 }
 
@@ -255,10 +266,13 @@ pub struct Pago {
     #[serde(default, deserialize_with = "code::option")]
     pub metodo: Option<String>,
     #[serde(default)]
+    #[schema(max_length = 200)]
     pub banco: Option<String>,
     #[serde(default)]
+    #[schema(max_length = 200)]
     pub tipo_cuenta: Option<String>,
     #[serde(default, deserialize_with = "code::option")]
+    #[schema(max_length = 200)]
     pub numero_cuenta: Option<String>,
 }
 

@@ -16,7 +16,7 @@ use crate::api::BASE;
 const RESPONSES: &[(&str, &str)] = &[
     (
         "Unauthorized",
-        "MISSING_API_KEY or INVALID_API_KEY: no `X-Api-Key` header (or `api_key` query parameter), or an unknown, malformed or revoked key",
+        "MISSING_API_KEY or INVALID_API_KEY: no `X-Api-Key` header (or, on the WebSocket handshake only, `api_key` query parameter), or an unknown, malformed or revoked key",
     ),
     (
         "Forbidden",
@@ -28,7 +28,7 @@ const RESPONSES: &[(&str, &str)] = &[
     ),
     (
         "ValidationError",
-        "VALIDATION_ERROR: a field or parameter is missing or out of its set; `error.details` names it (on keyed routes this includes a query `id_empresa` that is not an integer)",
+        "VALIDATION_ERROR: a field or parameter is missing or out of its set; `error.details` names it (on keyed routes this includes a query `id_empresa` that is not an integer, and a query `ambiente` that is not the key's environment)",
     ),
     (
         "RateLimited",
@@ -43,6 +43,14 @@ const RESPONSES: &[(&str, &str)] = &[
         "MALFORMED_JSON: the body is not one JSON object, a field has the wrong JSON type, or an object holds the same key twice",
     ),
     ("PayloadTooLarge", "PAYLOAD_TOO_LARGE: the body is over 1 MiB"),
+    (
+        "RequestTimeout",
+        "REQUEST_TIMEOUT: the body did not arrive in full within `[server] body_timeout_s` (30 s by default); the connection is closed",
+    ),
+    (
+        "AdminRateLimited",
+        "RATE_LIMITED: too many wrong admin tokens from this address in the last minute; every admin request from it waits `Retry-After` seconds",
+    ),
 ];
 
 /// Under `/v1/api`: key check, rate limit and `id_empresa` check run first.
@@ -54,16 +62,21 @@ const KEYED: &[(&str, &str)] = &[
     ("429", "RateLimited"),
 ];
 
-/// Under `/admin`: the token check runs first. No rate limit and no
-/// per-company check there, so no 403 or 429.
+/// Under `/admin`: the token check runs first (an address that sent too
+/// many wrong tokens waits). No per-company check there, so no 403.
 const ADMIN: &[(&str, &str)] = &[
     ("401", "AdminUnauthorized"),
     ("404", "NotFound"),
     ("422", "ValidationError"),
+    ("429", "AdminRateLimited"),
 ];
 
 /// Wherever a body is read.
-const BODY: &[(&str, &str)] = &[("400", "MalformedJson"), ("413", "PayloadTooLarge")];
+const BODY: &[(&str, &str)] = &[
+    ("400", "MalformedJson"),
+    ("408", "RequestTimeout"),
+    ("413", "PayloadTooLarge"),
+];
 
 pub struct StandardErrors;
 
@@ -110,7 +123,7 @@ fn response(name: &str, description: &str) -> Response {
     let mut r = ResponseBuilder::new()
         .description(description)
         .content("application/json", body);
-    if name == "RateLimited" {
+    if name == "RateLimited" || name == "AdminRateLimited" {
         let seconds = ObjectBuilder::new().schema_type(Type::Integer).build();
         r = r.header(
             "Retry-After",

@@ -17,6 +17,7 @@ use crate::api::facturacion::mapping::{MappedDocument, ReferencedDocument};
 use crate::api::family::{
     self, drop_placeholder_email, map_unified, money, num, Renames, NO_EMAIL,
 };
+use crate::engine::limits;
 use crate::engine::model::{AllowanceCharge, Party, Payment, TaxRate};
 use crate::engine::totals::{self, round2};
 use crate::issuing::request::{Api, DocumentRequest};
@@ -271,8 +272,12 @@ pub fn receipt(req: &PosRequest) -> Result<Translated, ApiError> {
     }
     let caja = till_id("id_caja", req.id_caja.as_deref(), &mut e);
     let cajero = till_id("id_cajero", req.id_cajero.as_deref(), &mut e);
-    let observaciones =
-        family::opt_text("observaciones", req.observaciones.as_deref(), 4000, &mut e);
+    let observaciones = family::opt_text(
+        "observaciones",
+        req.observaciones.as_deref(),
+        limits::TEXT,
+        &mut e,
+    );
     let with_tax = req.precios_incluyen_impuesto.unwrap_or(false);
     let lines = lines_json(req.lineas.as_deref(), with_tax, "invoiced_quantity", &mut e);
     let forma = payment_code("forma_pago", req.forma_pago.as_deref(), "1", &mut e);
@@ -417,7 +422,7 @@ pub fn adjustment(
     reference: Option<&ReferencedDocument>,
 ) -> Result<Translated, ApiError> {
     let mut e = Vec::new();
-    let motivo = family::opt_text("motivo", Some(&req.motivo), 4000, &mut e);
+    let motivo = family::opt_text("motivo", Some(&req.motivo), limits::TEXT, &mut e);
     if motivo.is_none() {
         e.push(FieldError::new("motivo", "is required"));
     }

@@ -46,7 +46,7 @@ pub struct PosRequest {
         deserialize_with = "code::option",
         skip_serializing_if = "Option::is_none"
     )]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 50)]
     pub id_caja: Option<String>,
     /// Cashier (`Cajero`); `1` when absent.
     #[serde(
@@ -54,7 +54,7 @@ pub struct PosRequest {
         deserialize_with = "code::option",
         skip_serializing_if = "Option::is_none"
     )]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 50)]
     pub id_cajero: Option<String>,
     #[serde(
         default,
@@ -65,6 +65,7 @@ pub struct PosRequest {
     #[schema(value_type = Option<f64>)]
     pub propina_voluntaria: Option<Decimal>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 4000)]
     pub observaciones: Option<String>,
     /// Default `true`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -91,11 +92,13 @@ pub struct PosRequest {
     #[serde(default, rename = "async", skip_serializing_if = "Option::is_none")]
     pub r#async: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 100)]
     pub referencia_externa: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]
 pub struct PosLine {
+    #[schema(max_length = 4000)]
     pub descripcion: String,
     #[serde(
         deserialize_with = "amount::required",
@@ -111,6 +114,7 @@ pub struct PosLine {
     #[schema(value_type = f64)]
     pub precio_unitario: Decimal,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 100)]
     pub codigo: Option<String>,
     #[serde(
         default,
@@ -150,10 +154,12 @@ pub struct PosCustomer {
     #[schema(value_type = Option<String>)]
     pub tipo_documento: Option<String>,
     #[serde(deserialize_with = "code::required")]
-    #[schema(value_type = String)]
+    #[schema(value_type = String, max_length = 20)]
     pub numero_documento: String,
+    #[schema(max_length = 450)]
     pub nombre_completo: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schema(max_length = 254)]
     pub correo: Option<String>,
 }
 
@@ -187,6 +193,7 @@ pub struct PosPayment {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 pub struct PosAdjustmentRequest {
     #[serde(default)]
+    #[schema(max_length = 4000)]
     pub motivo: Option<String>,
     /// Credit-note concepts of spec 2.8: `1` partial return, `2`
     /// cancellation, `3` rebate, `4` price adjustment, `5` others.
@@ -199,6 +206,7 @@ pub struct PosAdjustmentRequest {
     #[serde(default, deserialize_with = "object::option_vec")]
     pub lineas: Option<Vec<PosLine>>,
     #[serde(default)]
+    #[schema(max_length = 100)]
     pub referencia_externa: Option<String>,
 }
 

@@ -40,7 +40,7 @@ pub async fn tirilla(
     let doc = family_document(&state, &ctx, Family::Pos, id.into_inner()).await?;
     let pdf = rendered_pdf(
         &state.issuing,
-        ctx.company_id,
+        ctx.owner(),
         doc.id,
         Some(Layout::Thermal { width_mm: width }),
     )

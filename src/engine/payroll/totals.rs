@@ -9,6 +9,7 @@
 use rust_decimal::Decimal;
 
 use super::model::{DeductionKind, EarningKind, PayrollDocument, PayrollKind};
+use crate::engine::limits;
 use crate::engine::validate::ValidationError;
 
 /// The three totals of a payroll (`DevengadosTotal`, `DeduccionesTotal`,
@@ -87,7 +88,7 @@ pub fn validate_and_total(doc: &PayrollDocument) -> Result<PayrollTotals, Vec<Va
         errors.push(err("notes", format!("at most {MAX_NOTES} notes")));
     }
     for (i, n) in doc.notes.iter().enumerate() {
-        check_text(&mut errors, &format!("notes[{i}]"), n, 5000);
+        check_text(&mut errors, &format!("notes[{i}]"), n, limits::PAYROLL_NOTE);
     }
     if let Some(t) = &doc.generation_time {
         if !valid_time(t) {
@@ -183,7 +184,7 @@ fn check_content(doc: &PayrollDocument, errors: &mut Vec<ValidationError>) {
         ("employee.work_address", e.work_address.as_ref()),
     ] {
         if let Some(v) = value {
-            check_text(errors, field, v, 200);
+            check_text(errors, field, v, limits::PAYROLL_NAME);
         }
     }
     if e.first_name.trim().is_empty() {
@@ -233,7 +234,7 @@ fn check_content(doc: &PayrollDocument, errors: &mut Vec<ValidationError>) {
         ("payment.account_number", pay.account_number.as_ref()),
     ] {
         if let Some(v) = value {
-            check_text(errors, field, v, 200);
+            check_text(errors, field, v, limits::PAYROLL_NAME);
         }
     }
     if p.days_worked > 100_000 {
@@ -247,6 +248,23 @@ fn check_content(doc: &PayrollDocument, errors: &mut Vec<ValidationError>) {
     }
     if doc.payment_dates.len() > MAX_NOTES {
         errors.push(err("payment_dates", format!("at most {MAX_NOTES} dates")));
+    }
+    let dates = [
+        ("period.hired", p.hired),
+        ("period.retired", p.retired),
+        ("period.settlement_start", Some(p.settlement_start)),
+        ("period.settlement_end", Some(p.settlement_end)),
+        ("generation_date", doc.generation_date),
+    ];
+    for (field, date) in dates {
+        if let Some(problem) = date.and_then(limits::date_problem) {
+            errors.push(err(field, problem));
+        }
+    }
+    for (i, d) in doc.payment_dates.iter().enumerate().take(MAX_NOTES) {
+        if let Some(problem) = limits::date_problem(*d) {
+            errors.push(err(format!("payment_dates[{i}]"), problem));
+        }
     }
     let too_large = |d: Decimal| d.abs() > MAX_AMOUNT;
     for (field, value) in [
@@ -331,7 +349,12 @@ fn check_content(doc: &PayrollDocument, errors: &mut Vec<ValidationError>) {
             }
         }
         if let Some(d) = &l.description {
-            check_text(errors, &format!("earnings[{i}].description"), d, 500);
+            check_text(
+                errors,
+                &format!("earnings[{i}].description"),
+                d,
+                limits::PAYROLL_DESCRIPTION,
+            );
         }
     }
     let mut seen = Vec::new();
@@ -355,7 +378,12 @@ fn check_content(doc: &PayrollDocument, errors: &mut Vec<ValidationError>) {
             seen.push(l.kind);
         }
         if let Some(d) = &l.description {
-            check_text(errors, &format!("deductions[{i}].description"), d, 500);
+            check_text(
+                errors,
+                &format!("deductions[{i}].description"),
+                d,
+                limits::PAYROLL_DESCRIPTION,
+            );
         }
     }
     if let Some(novelty) = &doc.novelty {

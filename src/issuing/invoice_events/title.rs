@@ -77,7 +77,7 @@ pub async fn from_facts(
 
 /// The invoice of `cufe` for `caller`: stored, or adopted from an accepted
 /// invoice another company issued here. `None` when the caller has no part
-/// in it (answered as unknown).
+/// in it or it is of another environment (answered as unknown).
 pub async fn find(
     issuing: &Issuing,
     caller: &Caller,
@@ -85,7 +85,9 @@ pub async fn find(
     cufe: &str,
 ) -> Result<Option<ReceivedInvoice>, EventError> {
     if let Some(t) = issuing.store.received_by_cufe(cufe.to_string()).await? {
-        return Ok(involves(&t, caller.company, caller_nit).then_some(t));
+        let visible =
+            t.environment == caller.environment && involves(&t, caller.company, caller_nit);
+        return Ok(visible.then_some(t));
     }
     let Some(doc_id) = issuing.store.document_by_code(cufe.to_string()).await? else {
         return Ok(None);
@@ -117,7 +119,9 @@ pub async fn find(
             .store
             .received_by_cufe(cufe.to_string())
             .await?
-            .filter(|t| involves(t, caller.company, caller_nit))),
+            .filter(|t| {
+                t.environment == caller.environment && involves(t, caller.company, caller_nit)
+            })),
         Err(e) => Err(e.into()),
     }
 }

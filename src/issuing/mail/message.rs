@@ -211,7 +211,7 @@ fn mailbox(field: &str, a: &str) -> Result<Mailbox, BuildError> {
 /// PDF that cannot be drawn does not keep the signed document from the
 /// buyer.
 async fn pdf(issuing: &Issuing, doc: &DocumentRecord) -> Result<(String, Vec<u8>), String> {
-    crate::issuing::files::rendered_pdf(issuing, doc.company_id, doc.id, None)
+    crate::issuing::files::rendered_pdf(issuing, (doc.company_id, doc.environment), doc.id, None)
         .await
         .map(|p| (p.name, p.bytes))
         .map_err(|e| format!("the PDF could not be made ({e}): the mail carries the XML alone"))

@@ -7,6 +7,7 @@ use rust_decimal::Decimal;
 
 use super::{codes, kind_name, DeclaredTax, Errors, FieldMap};
 use crate::api::facturacion::request::{DocumentLine, FacturacionRequest, TaxTotal};
+use crate::engine::limits;
 use crate::engine::model::{AllowanceCharge, CargoTransport, DocumentKind, Line, LineTax, TaxRate};
 use crate::engine::totals::{self, TOLERANCE};
 use crate::engine::ubl::sector::TRANSPORT_UNITS;
@@ -174,7 +175,7 @@ fn map_line(
     if l.description.trim().is_empty() {
         e.push(at.field("description"), "is required");
     }
-    e.text(at.field("description"), &l.description);
+    e.limited(at.field("description"), &l.description, limits::TEXT);
 
     let quantity = match array.quantity(l) {
         Some(q) => {
@@ -224,18 +225,15 @@ fn map_line(
         .filter(|c| !c.is_empty())
         .map(str::to_string);
     if let Some(c) = &item_code {
-        e.text(at.field("code"), c);
-        if c.chars().count() > 100 {
-            e.push(at.field("code"), "at most 100 characters");
-        }
+        e.limited(at.field("code"), c, limits::CODE);
     }
 
     let mut allowances_charges = Vec::new();
     for (j, a) in l.allowance_charges.iter().flatten().enumerate() {
         let g = |field: &str| format!("{at}.allowance_charges[{j}].{field}");
         e.amount(g("amount"), a.amount, true);
-        e.opt_text(g("reason"), a.reason.as_deref());
-        e.opt_text(g("reason_code"), a.reason_code.as_deref());
+        e.opt_limited(g("reason"), a.reason.as_deref(), limits::TEXT);
+        e.opt_limited(g("reason_code"), a.reason_code.as_deref(), limits::CODE);
         let reason = a
             .reason
             .as_deref()
@@ -413,7 +411,11 @@ fn map_tax(field: &dyn Display, t: &TaxTotal, on_line: bool, e: &mut Errors) -> 
             ),
         );
     }
-    e.opt_text(format_args!("{field}.tax_name"), t.tax_name.as_deref());
+    e.opt_limited(
+        format_args!("{field}.tax_name"),
+        t.tax_name.as_deref(),
+        limits::NAME,
+    );
     let rate = match (t.percent, t.per_unit_amount) {
         (Some(_), Some(_)) => {
             e.push(

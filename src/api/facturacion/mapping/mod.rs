@@ -41,6 +41,7 @@ use super::request::FacturacionRequest;
 use crate::api::clientes::model::CustomerRequest;
 use crate::api::error::{ApiError, FieldError};
 use crate::engine::codes::nit_check_digit;
+use crate::engine::limits;
 use crate::engine::model::{
     Address, BillingReference, DeclaredTotals, Document, DocumentKind, ExchangeRate, HealthInfo,
     NoteConcept, OrganizationType, PaperReference, Party, Payment, PointOfSale, TaxRate,
@@ -253,9 +254,26 @@ impl Errors {
         }
     }
 
-    fn opt_text(&mut self, field: impl Display, value: Option<&str>) {
+    /// [`Self::text`], and at most `max` characters (`engine::limits`).
+    fn limited(&mut self, field: impl Display, value: &str, max: usize) {
+        if let Some(problem) = text_problem(value, max) {
+            let field = field.to_string();
+            if !self.0.iter().any(|e| e.field == field) {
+                self.push(field, problem);
+            }
+        }
+    }
+
+    fn opt_limited(&mut self, field: impl Display, value: Option<&str>, max: usize) {
         if let Some(v) = value {
-            self.text(field, v);
+            self.limited(field, v, max);
+        }
+    }
+
+    /// A date the document's XML can carry (`engine::limits::YEARS`).
+    fn date(&mut self, field: impl Display, value: Option<chrono::NaiveDate>) {
+        if let Some(problem) = value.and_then(limits::date_problem) {
+            self.push(field, problem);
         }
     }
 
@@ -371,7 +389,7 @@ pub fn to_document(
         .filter(|n| !n.trim().is_empty())
         .cloned()
         .collect();
-    e.opt_text("notes", req.notes.as_deref());
+    e.opt_limited("notes", req.notes.as_deref(), limits::TEXT);
 
     let declared = req.legal_monetary_totals.as_ref().map(|t| {
         let f = |name: &str| format!("legal_monetary_totals.{name}");
@@ -690,6 +708,7 @@ fn map_currency(req: &FacturacionRequest, e: &mut Errors) -> (String, Option<Exc
                 );
             }
             e.amount("exchange_rate.calculation_rate", x.calculation_rate, false);
+            e.date("exchange_rate.date", Some(x.date));
             Some(ExchangeRate {
                 source_currency: source.unwrap_or_else(|| currency.clone()),
                 target_currency: target,
@@ -810,6 +829,8 @@ fn map_health(
             c
         }
     };
+    e.date("salud.fecha_inicio", h.fecha_inicio);
+    e.date("salud.fecha_fin", h.fecha_fin);
     if let (Some(a), Some(b)) = (h.fecha_inicio, h.fecha_fin) {
         if a > b {
             e.push("salud.fecha_fin", "is before fecha_inicio");
@@ -863,6 +884,7 @@ fn map_paper_reference(req: &FacturacionRequest, e: &mut Errors) -> Option<Paper
     } else {
         e.text("referencia_contingencia.numero", &number);
     }
+    e.date("referencia_contingencia.fecha", Some(r.fecha));
     Some(PaperReference {
         number,
         issue_date: r.fecha,
@@ -892,6 +914,7 @@ fn map_payment(req: &FacturacionRequest, e: &mut Errors) -> Vec<Payment> {
     if form == "2" && p.due_date.is_none() {
         e.push("payment_form.due_date", "is required for credit (id 2)");
     }
+    e.date("payment_form.due_date", p.due_date);
     vec![Payment {
         form,
         method,

@@ -75,6 +75,7 @@ pub struct FacturacionRequest {
     pub payment_form: Option<PaymentForm>,
     /// Free text printed on the document.
     #[serde(default)]
+    #[schema(max_length = 4000)]
     pub notes: Option<String>,
     /// Notes and adjustments (2, 3, 5, 10): id of the original document.
     #[serde(default)]
@@ -85,6 +86,7 @@ pub struct FacturacionRequest {
     pub id_concepto_nota: Option<String>,
     /// Caller's unique reference (idempotency key), up to 100 characters.
     #[serde(default)]
+    #[schema(max_length = 100)]
     pub referencia_externa: Option<String>,
     /// Operation type: `10` standard (with type 2: export); `11` health
     /// sector (types 1, 2, 3, 7, 8; needs `salud`; written as the
@@ -106,11 +108,11 @@ pub struct FacturacionRequest {
     pub referencia_contingencia: Option<ContingencyReference>,
     /// POS receipt (type 9): the register (`PlacaCaja`); `1` when absent.
     #[serde(default, deserialize_with = "code::option")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 50)]
     pub id_caja: Option<String>,
     /// POS receipt (type 9): the cashier (`Cajero`); `1` when absent.
     #[serde(default, deserialize_with = "code::option")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 50)]
     pub id_cajero: Option<String>,
     /// Currency: ISO 4217 numeric (`840`) or alphabetic (`"USD"`); default COP.
     #[serde(default, deserialize_with = "code::option")]
@@ -127,6 +129,7 @@ pub struct FacturacionRequest {
 /// (spec 2.7).
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 pub struct DocumentLine {
+    #[schema(max_length = 4000)]
     pub description: String,
     /// Quantity of an `invoice_lines` item.
     #[serde(default, deserialize_with = "amount::option")]
@@ -154,6 +157,7 @@ pub struct DocumentLine {
     pub unit_measure: Option<UnitMeasure>,
     /// Item code (`cac:StandardItemIdentification`); the line number when absent.
     #[serde(default)]
+    #[schema(max_length = 100)]
     pub code: Option<String>,
     /// Taxes and withholdings (`05` ReteIVA, `06` ReteRenta, `07` ReteICA) of
     /// the line.
@@ -174,6 +178,7 @@ pub struct DocumentLine {
 pub struct HealthRequest {
     /// The provider's code in the health system (`CODIGO_PRESTADOR`).
     #[serde(default)]
+    #[schema(max_length = 50)]
     pub codigo_prestador: Option<String>,
     /// Payment modality: `01` per case / package, `02` global prospective,
     /// `03` capitation, `04` per event (default), `05` other.
@@ -187,9 +192,11 @@ pub struct HealthRequest {
     pub cobertura: Option<String>,
     /// Contract with the paying entity.
     #[serde(default)]
+    #[schema(max_length = 50)]
     pub numero_contrato: Option<String>,
     /// SOAT or voluntary-plan policy.
     #[serde(default)]
+    #[schema(max_length = 50)]
     pub numero_poliza: Option<String>,
     /// Start of the billed period; the issue date when absent.
     #[serde(default)]
@@ -204,9 +211,11 @@ pub struct HealthRequest {
 pub struct TransportRequest {
     /// Filing number of the consignment in the national cargo registry (RNDC).
     #[serde(default)]
+    #[schema(max_length = 50)]
     pub radicado_rndc: Option<String>,
     /// The carrier's consignment (remesa) number.
     #[serde(default)]
+    #[schema(max_length = 50)]
     pub numero_remesa: Option<String>,
     /// Freight charged; the line's subtotal when absent.
     #[serde(default, deserialize_with = "amount::option")]
@@ -225,6 +234,7 @@ pub struct TransportRequest {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 pub struct ContingencyReference {
     /// Its number, as printed.
+    #[schema(max_length = 50)]
     pub numero: String,
     /// Its issue date.
     pub fecha: NaiveDate,
@@ -247,6 +257,7 @@ pub struct TaxTotal {
     pub tax_code: String,
     /// Informative; the authority's name is used.
     #[serde(default)]
+    #[schema(max_length = 450)]
     pub tax_name: Option<String>,
     /// Rate in percent, 0–100. A line tax needs `percent` or `per_unit_amount`.
     #[serde(default, deserialize_with = "amount::option")]
@@ -276,10 +287,11 @@ pub struct AllowanceChargeRequest {
     pub amount: Decimal,
     /// Free text; `Descuento` or `Cargo` when absent.
     #[serde(default)]
+    #[schema(max_length = 4000)]
     pub reason: Option<String>,
     /// Discount reason code of the authority's list (`00`–`11`).
     #[serde(default, deserialize_with = "code::option")]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<String>, max_length = 100)]
     pub reason_code: Option<String>,
 }
 
