@@ -197,6 +197,11 @@ fn free_text_fields_declare_their_max_length() {
         ("AdjustmentRequest", "motivo", TEXT),
         ("Empleado", "primer_nombre", PAYROLL_NAME),
         ("Devengado", "descripcion", PAYROLL_DESCRIPTION),
+        ("EventBody", "notes", TEXT),
+        ("ClaimBody", "notes", TEXT),
+        ("ReceiverBody", "nombres", NAME),
+        ("RegistryBody", "observaciones", TEXT),
+        ("EndorseeBody", "nombre", NAME),
     ] {
         let property = &schemas[schema]["properties"][field];
         assert_eq!(

@@ -11,11 +11,10 @@ use crate::engine::validate::text_problem;
 use crate::issuing::invoice_events::register::Receiver;
 use crate::issuing::invoice_events::state_name;
 
-/// Longest name an event or the registry writes (issue 50.5: the
-/// authority gives none of its own).
-pub const NAME_MAX: usize = 450;
-/// Longest note or observation.
-pub const NOTE_MAX: usize = 4_000;
+/// Longest name and note an event or the registry writes: the bounds of
+/// every API ([`crate::engine::limits`]).
+pub const NAME_MAX: usize = crate::engine::limits::NAME;
+pub const NOTE_MAX: usize = crate::engine::limits::TEXT;
 /// Longest identification number.
 const ID_MAX: usize = 20;
 
