@@ -84,6 +84,7 @@ pub(crate) fn new_doc(r: &NumberingResolution, reference: Option<&str>) -> NewDo
         monthly_limit: None,
         period: 202611,
         queued: false,
+        issued_at: None,
     }
 }
 
