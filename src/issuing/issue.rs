@@ -28,11 +28,11 @@ use super::Issuing;
 use crate::authority::Transmission;
 use crate::engine::codes::CodeScheme;
 use crate::engine::model::{colombia_offset, Document, DocumentKind, IssuerContext};
-use crate::engine::pipeline::IssuedDocument;
+use crate::engine::pipeline::{EngineError, IssuedDocument};
 use crate::engine::signing_key::SigningKey;
 use crate::engine::totals::Totals;
 use crate::engine::validate::{validate_and_total, CertificateValidity};
-use crate::issuing::worker::{BuildRequest, IssueRequest};
+use crate::issuing::worker::{BuildError, BuildRequest, IssueRequest};
 
 /// Documents a month when the company has no plan of its own (decisions.md §4).
 pub const DEFAULT_MONTHLY_LIMIT: u64 = 10_000;
@@ -132,11 +132,17 @@ async fn build(
 ) -> IssueResult<IssuedDocument> {
     let input = build_input(mapped.document.clone(), setup, key, env, numbered, None);
     // Queued straight on the builder's pool; the result comes back from it.
+    // A document that no longer validates at its new instant (a resend, a
+    // re-dating: a resolution expired, a due date now past) is a business
+    // error, named as its caller named the fields.
     issuing
         .builds
         .build(input.into())
         .await
-        .map_err(|e| IssueError::Internal(format!("building the document: {e}")))
+        .map_err(|e| match e {
+            BuildError::Engine(EngineError::Validation(errors)) => mapped.validation_error(&errors),
+            e => IssueError::Internal(format!("building the document: {e}")),
+        })
 }
 
 /// A new document's whole issue past its checks: phase one, the build and

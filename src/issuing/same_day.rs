@@ -18,6 +18,7 @@
 //! receipts are under other annexes and keep their date; payroll too.
 
 use chrono::{NaiveDate, Utc};
+use emisor_actors::transmitter::TransmitFailure;
 use emisor_store::{DocumentFiles, DocumentRecord, HistoryEntry};
 use serde_json::json;
 
@@ -67,7 +68,7 @@ pub(super) enum Redated {
     /// nothing is sent.
     Known(Transmission),
     /// The authority could not be asked: this attempt is spent.
-    Unasked(String),
+    Unasked(TransmitFailure<crate::authority::TransmitError>),
     /// It cannot be built for today (a resolution that expired, a due
     /// date now past): a business error, nothing is sent.
     Unbuildable(String),
@@ -102,7 +103,7 @@ impl Issuing {
                     return Ok(Redated::Known(t));
                 }
                 Ok(_) => {} // not there, or refused for its date
-                Err(failure) => return Ok(Redated::Unasked(failure.to_string())),
+                Err(failure) => return Ok(Redated::Unasked(failure)),
             }
         }
         let previous_date = doc.issue_date;
@@ -143,11 +144,13 @@ impl Issuing {
 }
 
 /// Test-only failpoint: the process kills itself (SIGKILL, as `kill -9`)
-/// at `point` when `EMISOR_TEST_KILL_AT` names it. Read only here, where
-/// a document is re-dated (rare), never on the hot path.
+/// at `point` when the environment variable `FAILPOINT_KILL_AT` names it
+/// (outside the `EMISOR_` configuration, like the power-cut shim's
+/// `POWERCUT_*`). Read only where a document is re-dated (rare), never on
+/// the hot path.
 fn stop_here_in_tests(point: &str) {
-    if std::env::var_os("EMISOR_TEST_KILL_AT").is_some_and(|p| p == point) {
-        tracing::warn!(point, "EMISOR_TEST_KILL_AT: killing the process");
+    if std::env::var_os("FAILPOINT_KILL_AT").is_some_and(|p| p == point) {
+        tracing::warn!(point, "FAILPOINT_KILL_AT: killing the process");
         // SAFETY: kill(2) on our own pid has no memory effects.
         unsafe {
             libc::kill(libc::getpid(), libc::SIGKILL);

@@ -362,25 +362,31 @@ impl Issuing {
                         redated = true;
                     }
                     same_day::Redated::Known(t) => {
-                        let to = if t.accepted() {
-                            state::ACCEPTED
+                        let (to, event) = if t.accepted() {
+                            (state::ACCEPTED, "status_confirmed")
                         } else {
-                            state::REJECTED
+                            (state::REJECTED, "status_rejected")
                         };
                         let sent = self
-                            .finish(&mut doc, Some(&job), t, to, actor, "status_confirmed")
+                            .finish(&mut doc, Some(&job), t, to, actor, event)
                             .await?;
                         return Ok((sent, JobOutcome::Done));
                     }
-                    same_day::Redated::Unasked(error) => {
+                    same_day::Redated::Unasked(failure) => {
                         job.attempts += 1;
-                        let t = failure_transmission(error, true);
-                        return self.retry_later(doc, job, t, false, actor).await;
+                        return self.failed_attempt(doc, job, failure, actor).await;
                     }
                     same_day::Redated::Unbuildable(error) => {
                         let t = failure_transmission(error, false);
                         let sent = self
-                            .finish(&mut doc, Some(&job), t, state::REJECTED, actor, "failed")
+                            .finish(
+                                &mut doc,
+                                Some(&job),
+                                t,
+                                state::REJECTED,
+                                actor,
+                                "redate_failed",
+                            )
                             .await?;
                         return Ok((sent, JobOutcome::Done));
                     }

@@ -34,6 +34,7 @@ mod rate_limit;
 mod registry;
 mod resilience;
 mod restart;
+mod same_day;
 mod secrets;
 mod shutdown;
 mod simulator;
