@@ -59,6 +59,13 @@ pub fn refused_for_its_date(t: &Transmission) -> bool {
         })
 }
 
+/// Whether a status answer says the authority does not have the code
+/// (`66`, "TrackId no encontrado"): only then may the document take
+/// another. One in process (`98`) or pending may still be accepted.
+pub fn absent(t: &Transmission) -> bool {
+    !t.is_valid && t.status_code == "66"
+}
+
 /// What re-dating a document before its send came to.
 pub(super) enum Redated {
     /// Dated today, committed and synced: the document now holds the new
@@ -69,6 +76,8 @@ pub(super) enum Redated {
     Known(Transmission),
     /// The authority could not be asked: this attempt is spent.
     Unasked(TransmitFailure<crate::authority::TransmitError>),
+    /// The authority has the code in process: asked again next time.
+    InProcess(Transmission),
     /// It cannot be built for today (a resolution that expired, a due
     /// date now past): a business error, nothing is sent.
     Unbuildable(String),
@@ -76,8 +85,8 @@ pub(super) enum Redated {
 
 impl Issuing {
     /// Re-dates `doc` (see the module's comment) for a send today. `asked`:
-    /// the authority has just said it does not have the code it holds (or
-    /// refused it for its date).
+    /// the authority has just said it does not have the code it holds
+    /// ([`absent`]) or refused it for its date.
     pub(super) async fn redate(
         &self,
         doc: &mut DocumentRecord,
@@ -102,7 +111,15 @@ impl Issuing {
                 {
                     return Ok(Redated::Known(t));
                 }
-                Ok(_) => {} // not there, or refused for its date
+                // Not there, or refused for its date: a new code is safe.
+                Ok(AuthorityResponse::Verdict(t)) if absent(&t) || refused_for_its_date(&t) => {}
+                Ok(AuthorityResponse::Verdict(t)) => return Ok(Redated::InProcess(t)),
+                Ok(_) => {
+                    return Ok(Redated::InProcess(Transmission {
+                        status_description: "unexpected answer to GetStatus".into(),
+                        ..Transmission::default()
+                    }))
+                }
                 Err(failure) => return Ok(Redated::Unasked(failure)),
             }
         }
@@ -168,6 +185,18 @@ mod tests {
             is_valid: valid,
             errors: errors.iter().map(|e| e.to_string()).collect(),
             ..Transmission::default()
+        }
+    }
+
+    #[test]
+    fn only_a_code_the_authority_does_not_have_may_be_replaced() {
+        let status = |code: &str| Transmission {
+            status_code: code.into(),
+            ..answer(false, &[])
+        };
+        assert!(absent(&status("66")));
+        for other in ["98", "", "00", "99"] {
+            assert!(!absent(&status(other)), "{other}");
         }
     }
 

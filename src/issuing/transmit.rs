@@ -1,7 +1,9 @@
 //! One transmission of a stored document, every step written down before the
 //! next: the job is marked in flight before the call, the answer is stored
 //! before anyone is told. A job found in flight after a crash asks the
-//! authority for the document's status first, so nothing is sent twice.
+//! authority for the document's status first, so nothing is sent twice. A
+//! document whose day is over is dated again before it is sent
+//! ([`same_day`]: annex 1.9).
 
 use chrono::Utc;
 use emisor_actors::retry_scheduler::JobOutcome;
@@ -328,7 +330,12 @@ impl Issuing {
                         .await?;
                     return Ok((sent, JobOutcome::Done));
                 }
-                Ok(_) => asked = true, // not found: it never arrived, send
+                // Not found: it never arrived, send (a new code too, when
+                // its day is over).
+                Ok(AuthorityResponse::Verdict(t)) => {
+                    asked = same_day::absent(&t) || same_day::refused_for_its_date(&t)
+                }
+                Ok(_) => {}
                 Err(failure) => {
                     // Still unknown whether the earlier send landed: this
                     // attempt is spent asking; ask again next time.
@@ -375,6 +382,19 @@ impl Issuing {
                     same_day::Redated::Unasked(failure) => {
                         job.attempts += 1;
                         return self.failed_attempt(doc, job, failure, actor).await;
+                    }
+                    same_day::Redated::InProcess(t) => {
+                        // Asked again, before anything, at the next attempt.
+                        job.attempts += 1;
+                        job.in_flight = true;
+                        let t = failure_transmission(
+                            format!(
+                                "the authority has not settled the document's code yet: {}",
+                                t.status_description
+                            ),
+                            true,
+                        );
+                        return self.retry_later(doc, job, t, false, actor).await;
                     }
                     same_day::Redated::Unbuildable(error) => {
                         let t = failure_transmission(error, false);
