@@ -360,9 +360,10 @@ impl Issuing {
         mut asked: bool,
         actor: &str,
     ) -> Result<(Sent, JobOutcome), TransmitError> {
+        let mut redate = same_day::due(&doc, same_day::today());
         let mut redated = false;
         loop {
-            if !redated && same_day::due(&doc, same_day::today()) {
+            if redate {
                 match self.redate(&mut doc, &target, asked, actor).await? {
                     same_day::Redated::Ready(new) => {
                         files = new;
@@ -412,18 +413,19 @@ impl Issuing {
                     }
                 }
             }
+            // The caller's XML is stale once re-dated: the new one goes back.
             let xml = redated.then(|| files.xml.clone());
             let zip_name = files.zip_name.clone();
-            let zip = super::files::into_zip(files.clone())
+            let zip = super::files::into_zip(std::mem::take(&mut files))
                 .map_err(|e| TransmitError::Zip(e.to_string()))?;
             let (sent, outcome) = match self
-                .send_once(doc.clone(), job.clone(), zip_name, zip, &target, actor)
+                .send_once(doc, job, zip_name, zip, &target, actor)
                 .await?
             {
                 Once::Refused(d, j, _) if !redated && same_day::due(&d, same_day::today()) => {
                     // Midnight came between the check and the authority:
                     // dated again at once (it was refused: not accepted).
-                    (doc, job, asked) = (d, j, true);
+                    (doc, job, asked, redate) = (d, j, true, true);
                     continue;
                 }
                 Once::Refused(d, mut j, t) => {
