@@ -47,7 +47,12 @@ fn setup() -> Bench {
         .map(|i| signed_zip(NIT, 990_001_000 + i).0)
         .collect();
     let system = System::new();
-    let sim = system.block_on(Sim::start([issuer(NIT)], SimOptions::default()));
+    // The sample documents' day is the simulator's today (annex 1.9).
+    let opts = SimOptions {
+        today: fixtures::signing_day,
+        ..SimOptions::default()
+    };
+    let sim = system.block_on(Sim::start([issuer(NIT)], opts));
     let target = AuthorityTarget {
         url: simulator::service_url(sim.addr),
         signer: fixtures::signer(),

@@ -44,6 +44,14 @@ pub fn colombia_now() -> DateTime<FixedOffset> {
     now().with_timezone(&crate::engine::model::colombia_offset())
 }
 
+/// A document's instant as its new record keeps it: nothing while the
+/// business clock is the system's (the record's creation time is its
+/// instant then, and records stay as they were), `instant` itself when the
+/// business clock runs apart (`[testing] shared_clock` moved).
+pub fn recorded(instant: DateTime<FixedOffset>) -> Option<DateTime<Utc>> {
+    (offset_s() != 0).then(|| instant.with_timezone(&Utc))
+}
+
 /// The simulator's test clock (`/__sim/clock`): what the simulator takes as
 /// now when it judges dates, whether or not the service follows it.
 pub mod simulator {

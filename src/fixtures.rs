@@ -102,6 +102,12 @@ pub fn signing_time() -> DateTime<FixedOffset> {
     DateTime::parse_from_rfc3339("2024-02-15T07:43:48.123-05:00").expect("time")
 }
 
+/// The day of [`signing_time`]: a simulator receiving the sample documents
+/// takes it for today (`SimOptions::today`), as the send-day rule wants.
+pub fn signing_day() -> NaiveDate {
+    signing_time().date_naive()
+}
+
 /// A fresh PKCS#12 key of the sample company, valid 30 days, as imported.
 pub fn company_key() -> SigningKey {
     let (p12, pw) = generate_self_signed("Emisor Demo S.A.S.", NIT, 30).expect("p12");

@@ -212,7 +212,8 @@ pub fn issuer_context(
     }
 }
 
-/// Now, in Colombia (a fixed -05:00: no daylight saving).
+/// Now on the business clock ([`crate::clock`]), in Colombia (a fixed
+/// -05:00: no daylight saving).
 pub fn colombia_now() -> DateTime<FixedOffset> {
-    chrono::Utc::now().with_timezone(&crate::engine::model::colombia_offset())
+    crate::clock::colombia_now()
 }

@@ -28,11 +28,11 @@ use super::Issuing;
 use crate::authority::Transmission;
 use crate::engine::codes::CodeScheme;
 use crate::engine::model::{colombia_offset, Document, DocumentKind, IssuerContext};
-use crate::engine::pipeline::IssuedDocument;
+use crate::engine::pipeline::{EngineError, IssuedDocument};
 use crate::engine::signing_key::SigningKey;
 use crate::engine::totals::Totals;
 use crate::engine::validate::{validate_and_total, CertificateValidity};
-use crate::issuing::worker::{BuildRequest, IssueRequest};
+use crate::issuing::worker::{BuildError, BuildRequest, IssueRequest};
 
 /// Documents a month when the company has no plan of its own (decisions.md §4).
 pub const DEFAULT_MONTHLY_LIMIT: u64 = 10_000;
@@ -133,11 +133,17 @@ async fn build(
 ) -> IssueResult<IssuedDocument> {
     let input = build_input(mapped.document.clone(), setup, key, env, numbered, None);
     // Queued straight on the builder's pool; the result comes back from it.
+    // A document that no longer validates at its new instant (a resend, a
+    // re-dating: a resolution expired, a due date now past) is a business
+    // error, named as its caller named the fields.
     issuing
         .builds
         .build(input.into())
         .await
-        .map_err(|e| IssueError::Internal(format!("building the document: {e}")))
+        .map_err(|e| match e {
+            BuildError::Engine(EngineError::Validation(errors)) => mapped.validation_error(&errors),
+            e => IssueError::Internal(format!("building the document: {e}")),
+        })
 }
 
 /// A new document's whole issue past its checks: phase one, the build and
@@ -354,7 +360,8 @@ pub async fn issue(
         ));
     }
 
-    let today = colombia_now().date_naive();
+    let now = colombia_now();
+    let today = now.date_naive();
     let kind_code = mapped.kind.code();
     let choice = ResolutionChoice::Active {
         environment: env,
@@ -380,7 +387,7 @@ pub async fn issue(
                         setup_from(records, SoftwareKind::Invoicing, env, kind_code, today)?;
                     let key = signing_key(&issuing, &setup)?;
                     let (new, totals, context) =
-                        checked_document(&mut mapped, &setup, &key, caller, today, request)?;
+                        checked_document(&mut mapped, &setup, &key, caller, now, request)?;
                     Ok::<_, IssueError>((new, (mapped.document, context, key, totals)))
                 },
             )?;
@@ -411,11 +418,12 @@ fn checked_document(
     setup: &IssuerSetup,
     key: &SigningKey,
     caller: Caller,
-    today: NaiveDate,
+    now: DateTime<FixedOffset>,
     request: Payload,
 ) -> IssueResult<(NewDocument, Totals, IssuerContext)> {
     let env = caller.environment;
-    let ctx = issuer_context(setup, env, setup.next_number, colombia_now());
+    let today = now.date_naive();
+    let ctx = issuer_context(setup, env, setup.next_number, now);
     let cert = CertificateValidity {
         not_before: key.not_before(),
         not_after: key.not_after(),
@@ -446,6 +454,7 @@ fn checked_document(
         monthly_limit: Some(limit),
         period: today.year() as u32 * 100 + today.month(),
         queued: mapped.transmit,
+        issued_at: crate::clock::recorded(now),
     };
     Ok((new, totals, ctx))
 }
@@ -515,22 +524,33 @@ async fn send_committed(
             }
             Ok(Issued::Done {
                 doc: sent.doc,
-                xml: files.xml,
+                xml: sent.xml.unwrap_or(files.xml),
                 transmission: Some(Box::new(sent.transmission)),
             })
         }
     }
 }
 
-/// When a document is issued: the instant its number was taken (its
-/// code's date and time), in Colombia's offset.
+/// When a document is issued (its code's date and time), in Colombia's
+/// offset: the instant its number was taken, or the one it was last built
+/// at anew ([`DocumentRecord::instant`]).
 pub(crate) fn issued_at(doc: &DocumentRecord) -> DateTime<FixedOffset> {
-    doc.created_at.with_timezone(&colombia_offset())
+    doc.instant().with_timezone(&colombia_offset())
+}
+
+/// Dates `doc` at `instant` (its issue date `date`): the record keeps the
+/// instant itself unless it is the one its number was taken at, so a
+/// rebuild after a crash or a power cut finds the last instant committed.
+pub(crate) fn date_at(doc: &mut DocumentRecord, instant: DateTime<FixedOffset>, date: NaiveDate) {
+    let instant = instant.with_timezone(&Utc);
+    doc.issue_date = date;
+    doc.issued_at = (instant != doc.created_at).then_some(instant);
 }
 
 /// The instant a document is built again at: its own (a half-built one
 /// after a crash or a power cut: the code its caller may hold stays the
-/// same), or now (a draft or rejected one being resent).
+/// same), or now on the business clock (a draft or rejected one being
+/// resent, one re-dated for the day it is sent).
 #[derive(Clone, Copy)]
 pub(crate) enum Again {
     SameInstant,
@@ -552,8 +572,8 @@ impl Again {
 
 /// Builds a stored document again from its request, with the number it
 /// holds, at the instant `again` says. The caller stores the result.
-async fn build_again(
-    issuing: &Arc<Issuing>,
+pub(crate) async fn build_again(
+    issuing: &Issuing,
     mut doc: DocumentRecord,
     again: Again,
 ) -> IssueResult<(DocumentRecord, DocumentFiles)> {
@@ -589,7 +609,11 @@ async fn build_again(
     let numbered = (doc.number, instant);
     let issued = build(issuing, &mapped, &setup, key, doc.environment, numbered).await?;
     let files = apply_build(&mut doc, issued);
-    doc.issue_date = date;
+    date_at(&mut doc, instant, date);
+    if matches!(again, Again::Now) {
+        // Its tracking key is its code: the old one's went with it.
+        doc.track_id = None;
+    }
     Ok((doc, files))
 }
 
@@ -636,6 +660,9 @@ pub async fn resend(issuing: &Arc<Issuing>, doc: DocumentRecord) -> IssueResult<
     let entry = history("api", "resend", state::QUEUED, json!({ "code": doc.code }));
     let job = Some(new_job(&doc));
     let (job, files) = store_rebuilt(issuing, &mut doc, files, state::QUEUED, job, entry).await?;
+    // Its new code may be accepted once sent: the record must outlive a
+    // power cut, or a resend after it would make yet another code.
+    issuing.store.sync_power_safe().await?;
     let job = job.ok_or_else(|| IssueError::Internal("resend job not stored".into()))?;
     let (sent, outcome) = issuing
         .transmit(doc.id, "api")
@@ -648,7 +675,7 @@ pub async fn resend(issuing: &Arc<Issuing>, doc: DocumentRecord) -> IssueResult<
     }
     Ok(Issued::Done {
         doc: sent.doc,
-        xml: files.xml,
+        xml: sent.xml.unwrap_or(files.xml),
         transmission: Some(Box::new(sent.transmission)),
     })
 }

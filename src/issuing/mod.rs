@@ -8,6 +8,7 @@
 //! * [`context`]: the company's setup for a document type, as the engine needs it.
 //! * [`issue`]: validate → take the number → build → store (→ transmit).
 //! * [`transmit`]: one transmission of a stored document, every step recorded.
+//! * [`same_day`]: annex 1.9's rule: a document is dated the day it is sent.
 //! * [`duplicates`]: the duplicate-payload window, restored at start-up.
 //! * [`events`]: `facturacion:*` events to WebSocket rooms and webhooks.
 //! * [`invoice_events`]: received invoices, their events and the registry.
@@ -31,6 +32,7 @@ pub mod mail;
 pub mod payroll;
 pub mod request;
 pub mod resume;
+pub mod same_day;
 pub mod transmit;
 pub mod webhooks;
 pub mod worker;

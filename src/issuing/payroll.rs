@@ -142,7 +142,8 @@ pub async fn issue(
             "the tax authority is unavailable (circuit breaker open); nothing was issued, try again later".into(),
         ));
     }
-    let today = colombia_now().date_naive();
+    let now = colombia_now();
+    let today = now.date_naive();
     let choice = ResolutionChoice::Active {
         environment: env,
         document_type: PAYROLL_DOCUMENT_TYPE,
@@ -170,7 +171,10 @@ pub async fn issue(
                         today,
                     )?;
                     let key = signing_key(&issuing, &setup)?;
-                    let new = checked_payroll(&request, &setup, &key, caller, today, payload)?;
+                    let new = NewDocument {
+                        issued_at: crate::clock::recorded(now),
+                        ..checked_payroll(&request, &setup, &key, caller, today, payload)?
+                    };
                     Ok::<_, IssueError>((new, (request.document, setup, key)))
                 },
             )?;
@@ -206,7 +210,7 @@ fn checked_payroll(
             ));
         }
     }
-    if key.not_after() < chrono::Utc::now() {
+    if key.not_after() < crate::clock::now() {
         return Err(IssueError::invalid(
             "certificado",
             "the signing certificate has expired",
@@ -235,13 +239,14 @@ fn checked_payroll(
         monthly_limit: Some(limit),
         period: today.year() as u32 * 100 + today.month(),
         queued: request.transmit,
+        issued_at: None,
     })
 }
 
 /// A stored payroll built again from its stored request, with its number
 /// and a new instant (a half-built one after a crash, a resend).
 pub(crate) async fn build_again(
-    issuing: &Arc<Issuing>,
+    issuing: &Issuing,
     mut doc: DocumentRecord,
     again: Again,
 ) -> IssueResult<(DocumentRecord, DocumentFiles)> {
@@ -273,7 +278,7 @@ pub(crate) async fn build_again(
     )
     .await?;
     let files = apply_build(&mut doc, issued);
-    doc.issue_date = date;
+    super::issue::date_at(&mut doc, instant, date);
     Ok((doc, files))
 }
 

@@ -1,7 +1,9 @@
 //! One transmission of a stored document, every step written down before the
 //! next: the job is marked in flight before the call, the answer is stored
 //! before anyone is told. A job found in flight after a crash asks the
-//! authority for the document's status first, so nothing is sent twice.
+//! authority for the document's status first, so nothing is sent twice. A
+//! document whose day is over is dated again before it is sent
+//! ([`same_day`]: annex 1.9).
 
 use chrono::Utc;
 use emisor_actors::retry_scheduler::JobOutcome;
@@ -12,6 +14,7 @@ use emisor_store::{
 use futures_util::future::BoxFuture;
 
 use super::events;
+use super::same_day;
 use super::Issuing;
 use crate::authority::port::{AuthorityCall, AuthorityRequest, AuthorityResponse, AuthorityTarget};
 use crate::authority::simulator;
@@ -27,6 +30,9 @@ pub const HABILITACION_URL: &str = "https://vpfe-hab.dian.gov.co/WcfDianCustomer
 pub struct Sent {
     pub doc: DocumentRecord,
     pub transmission: Transmission,
+    /// The XML it carries now, when this transmission re-dated it for the
+    /// day it was sent (`same_day`): the one its caller holds is stale.
+    pub xml: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -41,6 +47,8 @@ pub enum TransmitError {
     Credentials(String),
     #[error("building the ZIP: {0}")]
     Zip(String),
+    #[error("dating the document for its send: {0}")]
+    Redate(String),
 }
 
 fn history(actor: &str, event: &str, from: u8, to: u8, data: serde_json::Value) -> HistoryEntry {
@@ -262,8 +270,6 @@ impl Issuing {
             .document_files(doc.id)
             .await?
             .ok_or(TransmitError::NoFiles(doc.id))?;
-        let zip_name = files.zip_name.clone();
-        let zip = super::files::into_zip(files).map_err(|e| TransmitError::Zip(e.to_string()))?;
         let mut job = match job {
             Some(j) => j,
             None => match store.job_for_document(doc.id).await? {
@@ -294,6 +300,7 @@ impl Issuing {
         // A send may have reached the authority before a crash or a lost
         // answer: ask before sending again, and send again only when the
         // authority says it does not have the document.
+        let mut asked = false;
         if job.in_flight && !code.is_empty() {
             let status = self
                 .call(
@@ -306,8 +313,13 @@ impl Issuing {
                 .await;
             match status {
                 // It arrived: record the verdict it got (a rejection too)
-                // rather than send the same document to be judged again.
-                Ok(AuthorityResponse::Verdict(t)) if t.accepted() || t.known_rejection() => {
+                // rather than send the same document to be judged again —
+                // unless it was refused for its date, which a re-dated
+                // send mends.
+                Ok(AuthorityResponse::Verdict(t))
+                    if t.accepted()
+                        || (t.known_rejection() && !same_day::refused_for_its_date(&t)) =>
+                {
                     let (to, event) = if t.accepted() {
                         (state::ACCEPTED, "status_confirmed")
                     } else {
@@ -318,7 +330,12 @@ impl Issuing {
                         .await?;
                     return Ok((sent, JobOutcome::Done));
                 }
-                Ok(_) => {} // not found: it never arrived, send
+                // Not found: it never arrived, send (a new code too, when
+                // its day is over).
+                Ok(AuthorityResponse::Verdict(t)) => {
+                    asked = same_day::absent(&t) || same_day::refused_for_its_date(&t)
+                }
+                Ok(_) => {}
                 Err(failure) => {
                     // Still unknown whether the earlier send landed: this
                     // attempt is spent asking; ask again next time.
@@ -327,10 +344,121 @@ impl Issuing {
                 }
             }
         }
+        self.send_dated(doc, job, files, target, asked, actor).await
+    }
 
+    /// Sends `doc` dated the day it is sent (annex 1.9, [`same_day`]):
+    /// re-dated first when its day is over, and once more should the
+    /// authority refuse it for its date because midnight came on the way.
+    /// `asked`: the authority has just said it does not have its code.
+    async fn send_dated(
+        &self,
+        mut doc: DocumentRecord,
+        mut job: Job,
+        mut files: emisor_store::DocumentFiles,
+        target: AuthorityTarget,
+        mut asked: bool,
+        actor: &str,
+    ) -> Result<(Sent, JobOutcome), TransmitError> {
+        let mut redate = same_day::due(&doc, same_day::today());
+        let mut redated = false;
+        loop {
+            if redate {
+                match self.redate(&mut doc, &target, asked, actor).await? {
+                    same_day::Redated::Ready(new) => {
+                        files = new;
+                        redated = true;
+                    }
+                    same_day::Redated::Known(t) => {
+                        let (to, event) = if t.accepted() {
+                            (state::ACCEPTED, "status_confirmed")
+                        } else {
+                            (state::REJECTED, "status_rejected")
+                        };
+                        let sent = self
+                            .finish(&mut doc, Some(&job), t, to, actor, event)
+                            .await?;
+                        return Ok((sent, JobOutcome::Done));
+                    }
+                    same_day::Redated::Unasked(failure) => {
+                        job.attempts += 1;
+                        return self.failed_attempt(doc, job, failure, actor).await;
+                    }
+                    same_day::Redated::InProcess(t) => {
+                        // Asked again, before anything, at the next attempt.
+                        job.attempts += 1;
+                        job.in_flight = true;
+                        let t = failure_transmission(
+                            format!(
+                                "the authority has not settled the document's code yet: {}",
+                                t.status_description
+                            ),
+                            true,
+                        );
+                        return self.retry_later(doc, job, t, false, actor).await;
+                    }
+                    same_day::Redated::Unbuildable(error) => {
+                        let t = failure_transmission(error, false);
+                        let sent = self
+                            .finish(
+                                &mut doc,
+                                Some(&job),
+                                t,
+                                state::REJECTED,
+                                actor,
+                                "redate_failed",
+                            )
+                            .await?;
+                        return Ok((sent, JobOutcome::Done));
+                    }
+                }
+            }
+            // The caller's XML is stale once re-dated: the new one goes back.
+            let xml = redated.then(|| files.xml.clone());
+            let zip_name = files.zip_name.clone();
+            let zip = super::files::into_zip(std::mem::take(&mut files))
+                .map_err(|e| TransmitError::Zip(e.to_string()))?;
+            let (sent, outcome) = match self
+                .send_once(doc, job, zip_name, zip, &target, actor)
+                .await?
+            {
+                Once::Refused(d, j, _) if !redated && same_day::due(&d, same_day::today()) => {
+                    // Midnight came between the check and the authority:
+                    // dated again at once (it was refused: not accepted).
+                    (doc, job, asked, redate) = (d, j, true, true);
+                    continue;
+                }
+                Once::Refused(d, mut j, t) => {
+                    // The authority's day is not ours yet (its clock runs
+                    // ahead): tried again later, dated then.
+                    j.in_flight = false;
+                    let t = Transmission {
+                        retryable: true,
+                        ..t
+                    };
+                    self.retry_later(d, j, t, false, actor).await?
+                }
+                Once::Done(sent, outcome) => (sent, outcome),
+            };
+            return Ok((Sent { xml, ..sent }, outcome));
+        }
+    }
+
+    /// One send of `doc`'s ZIP, its job marked in flight before the call;
+    /// its outcome recorded, except a refusal for the document's date
+    /// (the caller dates it again, or tries later).
+    async fn send_once(
+        &self,
+        mut doc: DocumentRecord,
+        mut job: Job,
+        zip_name: String,
+        zip: Vec<u8>,
+        target: &AuthorityTarget,
+        actor: &str,
+    ) -> Result<Once, TransmitError> {
         job.in_flight = true;
         job.attempts += 1;
-        let job = store.put_job(job).await?;
+        let job = self.store.put_job(job).await?;
         let request = if super::payroll::is_payroll(&doc) {
             AuthorityRequest::SendNominaSync { zip }
         } else {
@@ -339,13 +467,20 @@ impl Issuing {
         // A POS sale sent while its customer waits at the till goes ahead
         // of the background sends (retries, async documents).
         let urgent = actor == "api" && matches!(doc.document_type, 9 | 10);
-        let answer = self.call_as(doc.company_id, target, request, urgent).await;
+        let answer = self
+            .call_as(doc.company_id, target.clone(), request, urgent)
+            .await;
         doc.attempts = job.attempts;
         match answer {
             Ok(response) => {
                 let t = response
                     .into_transmission()
                     .unwrap_or_else(|| failure_transmission("unexpected answer".into(), true));
+                if same_day::refused_for_its_date(&t)
+                    && same_day::TYPES.contains(&doc.document_type)
+                {
+                    return Ok(Once::Refused(doc, job, t));
+                }
                 let to = if t.accepted() {
                     state::ACCEPTED
                 } else {
@@ -355,32 +490,49 @@ impl Issuing {
                 let sent = self
                     .finish(&mut doc, Some(&job), t, to, actor, event)
                     .await?;
-                Ok((sent, JobOutcome::Done))
+                Ok(Once::Done(sent, JobOutcome::Done))
             }
             Err(failure) => {
                 let mut job = job;
                 // A call that timed out (or broke mid-way) may have been
                 // processed: the next attempt asks GetStatus first.
                 job.in_flight = may_have_landed(&failure);
-                self.failed_attempt(doc, job, failure, actor).await
+                let (sent, outcome) = self.failed_attempt(doc, job, failure, actor).await?;
+                Ok(Once::Done(sent, outcome))
             }
         }
     }
 
-    /// Records a failed attempt (`job.attempts` already counts it): final
-    /// when not retryable or the attempts are spent (state 6), otherwise
-    /// scheduled again in state 3 (5 when the breaker is open).
+    /// Records a failed attempt (`job.attempts` already counts it), as
+    /// [`Self::retry_later`] does.
     async fn failed_attempt(
         &self,
-        mut doc: DocumentRecord,
-        mut job: Job,
+        doc: DocumentRecord,
+        job: Job,
         failure: TransmitFailure<crate::authority::TransmitError>,
         actor: &str,
     ) -> Result<(Sent, JobOutcome), TransmitError> {
-        doc.attempts = job.attempts;
         let retryable = failure.is_retryable();
         let breaker_open = matches!(failure, TransmitFailure::BreakerOpen { .. });
-        let t = tracked(failure_transmission(failure.to_string(), retryable), &doc);
+        let t = failure_transmission(failure.to_string(), retryable);
+        self.retry_later(doc, job, t, breaker_open, actor).await
+    }
+
+    /// An attempt that reached no verdict, answered `t` (`job.attempts`
+    /// already counts it): final when `t` is not retryable or the attempts
+    /// are spent (state 6), otherwise scheduled again in state 3 (5 when
+    /// the breaker is open).
+    async fn retry_later(
+        &self,
+        mut doc: DocumentRecord,
+        mut job: Job,
+        t: Transmission,
+        breaker_open: bool,
+        actor: &str,
+    ) -> Result<(Sent, JobOutcome), TransmitError> {
+        doc.attempts = job.attempts;
+        let retryable = t.retryable;
+        let t = tracked(t, &doc);
         if !retryable {
             let sent = self
                 .finish(&mut doc, Some(&job), t, state::REJECTED, actor, "failed")
@@ -430,6 +582,7 @@ impl Issuing {
             Sent {
                 doc,
                 transmission: t,
+                xml: None,
             },
             JobOutcome::RetryAt(run_at),
         ))
@@ -492,6 +645,7 @@ impl Issuing {
         Ok(Sent {
             doc: doc.clone(),
             transmission: t,
+            xml: None,
         })
     }
 
@@ -567,6 +721,14 @@ fn missing_reason(t: &Transmission, kept: bool) -> Option<MissingApplicationResp
         (false, true) => Some(MissingApplicationResponse::AlreadyProcessed),
         (false, false) => Some(MissingApplicationResponse::NotInAnswer),
     }
+}
+
+/// What one send came to.
+enum Once {
+    /// Its outcome, recorded.
+    Done(Sent, JobOutcome),
+    /// Refused for the document's date (annex 1.9), not recorded.
+    Refused(DocumentRecord, Job, Transmission),
 }
 
 /// A fresh transmission job for a document, due now.

@@ -119,6 +119,7 @@ fn document(id: u64, total: u64) -> DocumentRecord {
         application_response_missing: None,
         api: None,
         list_keys,
+        issued_at: None,
         created_at: at,
         updated_at: at,
     }

@@ -72,6 +72,7 @@ fn document(id: u64) -> DocumentRecord {
         application_response_missing: None,
         api: None,
         list_keys: Default::default(),
+        issued_at: None,
         created_at: now,
         updated_at: now,
     }

@@ -439,6 +439,16 @@ impl AsyncStore {
         .await
     }
 
+    /// Makes every write durable so far survive a power cut too: sled's
+    /// log synced with an fsync (a group commit's flush waits for its
+    /// writes with `sync_file_range`, which a power cut may undo; sled
+    /// syncs its log once a second). For a change that must never be lost
+    /// once acted upon: a document re-dated before it is sent, whose new
+    /// code the authority may accept.
+    pub async fn sync_power_safe(&self) -> StoreResult<()> {
+        self.off_thread(|s| s.sync_power_safe()).await
+    }
+
     pub async fn history(&self, id: u64) -> StoreResult<Vec<HistoryEntry>> {
         self.off_thread(move |s| s.history(id)).await
     }

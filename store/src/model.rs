@@ -491,6 +491,13 @@ pub struct DocumentRecord {
     /// [`Family::indexed_keys`] are indexed and counted, the rest only kept.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub list_keys: BTreeMap<String, String>,
+    /// The instant it is dated and signed at, when not `created_at`: set
+    /// once it is re-dated for the day it is sent (annex 1.9's same-day
+    /// rule) or built again at a new instant (a resend), and when it was
+    /// numbered on a business clock apart from the system's (tests).
+    /// Absent in every other record, whose instant is `created_at`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issued_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
@@ -506,6 +513,12 @@ impl DocumentRecord {
     /// `prefix + number`, the document's `cbc:ID`.
     pub fn full_number(&self) -> String {
         format!("{}{}", self.prefix, self.number)
+    }
+
+    /// The instant it is dated and signed at ([`Self::issued_at`], or
+    /// when its number was taken).
+    pub fn instant(&self) -> DateTime<Utc> {
+        self.issued_at.unwrap_or(self.created_at)
     }
 }
 
@@ -550,6 +563,9 @@ pub struct NewDocument {
     /// recovered after a power cut with its XML in the file log (phase two
     /// reached the disk: it was likely answered) is built again into it.
     pub queued: bool,
+    /// Its instant when not the moment its number is taken
+    /// ([`DocumentRecord::issued_at`]).
+    pub issued_at: Option<DateTime<Utc>>,
 }
 
 /// The files of an issued document.

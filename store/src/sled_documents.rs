@@ -318,6 +318,7 @@ impl SledStore {
             application_response_missing: None,
             api: new.api.clone(),
             list_keys: new.list_keys.clone(),
+            issued_at: new.issued_at,
             created_at: now,
             updated_at: now,
         };

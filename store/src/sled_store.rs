@@ -719,6 +719,12 @@ impl SledStore {
         Ok(())
     }
 
+    /// [`AsyncStore::sync_power_safe`](crate::AsyncStore::sync_power_safe).
+    pub(crate) fn sync_power_safe(&self) -> StoreResult<()> {
+        self.db.flush_durable()?;
+        Ok(())
+    }
+
     pub(crate) fn flush_now(&self) -> StoreResult<()> {
         let logs = Logs {
             files: self.files.clone(),

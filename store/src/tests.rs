@@ -84,6 +84,7 @@ pub(crate) fn new_doc(r: &NumberingResolution, reference: Option<&str>) -> NewDo
         monthly_limit: None,
         period: 202611,
         queued: false,
+        issued_at: None,
     }
 }
 
@@ -418,6 +419,38 @@ async fn two_phase_issue_with_job_history_and_restart() {
             .len(),
         1
     );
+}
+
+/// A document's own instant (`issued_at`): kept when given, absent from
+/// the stored value otherwise (records keep the format they had), and a
+/// record without one is dated when its number was taken.
+#[test]
+fn a_documents_instant_is_kept_when_given_and_old_records_read_without_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let c = s.create_company(company()).unwrap();
+    let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+
+    let plain = s.create_document(new_doc(&r, None)).unwrap();
+    assert_eq!(plain.issued_at, None);
+    assert_eq!(plain.instant(), plain.created_at);
+    let json = serde_json::to_value(&plain).unwrap();
+    assert!(json.get("issued_at").is_none(), "{json}");
+
+    let at = Utc::now() + chrono::Duration::days(1);
+    let dated = s
+        .create_document(NewDocument {
+            issued_at: Some(at),
+            ..new_doc(&r, None)
+        })
+        .unwrap();
+    assert_eq!(dated.instant(), at);
+    assert_eq!(s.document(dated.id).unwrap().unwrap().issued_at, Some(at));
+
+    // A record written before the field existed reads as the plain one.
+    let bytes = codec::encode(trees::DOCUMENTS, &json).unwrap();
+    let read: DocumentRecord = codec::decode(trees::DOCUMENTS, &bytes).unwrap();
+    assert_eq!(read, plain);
 }
 
 #[test]

@@ -45,6 +45,7 @@ pub(crate) fn record(
         application_response_missing: None,
         api: None,
         list_keys: BTreeMap::new(),
+        issued_at: None,
         created_at: Utc::now(),
         updated_at: Utc::now(),
     }

@@ -36,6 +36,7 @@ mod rate_limit;
 mod registry;
 mod resilience;
 mod restart;
+mod same_day;
 mod secrets;
 mod shutdown;
 mod simulator;

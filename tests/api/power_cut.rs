@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use emisor::api::facturacion::request::examples;
 use serde_json::json;
 
 use crate::crash::{check_answered, issue_until, kill_mid_call, post_fifty};
@@ -88,10 +89,23 @@ impl Cutting {
     /// cut's run (what a server running for a while has on disk), then
     /// its server started with the shim.
     fn start(launch: &Launch) -> (Cutting, TestApp) {
+        let (cutting, app, ()) = Self::start_after(launch, |_| (), launch);
+        (cutting, app)
+    }
+
+    /// [`Cutting::start`] whose first run, started with `first`, does
+    /// `before` before it is closed; the shimmed server runs with
+    /// `launch`.
+    fn start_after<T>(
+        first: &Launch,
+        before: impl FnOnce(&TestApp) -> T,
+        launch: &Launch,
+    ) -> (Cutting, TestApp, T) {
         let tmp = tempfile::tempdir().expect("tempdir");
         let dir = tmp.path().canonicalize().expect("dir").join("data");
         std::fs::create_dir(&dir).expect("data dir");
-        let mut first = TestApp::start_in(&dir, launch.clone());
+        let mut first = TestApp::start_in(&dir, first.clone());
+        let done = before(&first);
         first.stop();
         let shim = build_shim(tmp.path());
         let journal = tmp.path().join("journal");
@@ -106,7 +120,7 @@ impl Cutting {
             dir,
             journal,
         };
-        (cutting, app)
+        (cutting, app, done)
     }
 
     /// The cut, once the server is killed; the restart's server.
@@ -241,5 +255,105 @@ fn a_power_cut_mid_transmission_ends_every_document_accepted() {
     eprintln!(
         "power cut mid-transmission: {} accepted and {} in flight at the cut; {twice} sent again after it",
         at_cut["accepted_count"], at_cut["in_flight"]
+    );
+}
+
+/// A power cut over documents re-dated for the day they are sent (annex
+/// 1.9's same-day rule): three invoices numbered at 23:59 while the
+/// authority was down (a first run), sent after midnight by a server with
+/// the shim, each re-dated (its new instant and code committed and synced
+/// before the send), and the power cut as soon as `emisor tax-sim` has
+/// judged a re-dated send (it holds the answer back). After the restart
+/// each document is accepted once, with the code and date of the day it
+/// was sent: a re-dating the authority may have seen is never lost, so
+/// no document is dated, coded and accepted a second time.
+#[test]
+fn a_power_cut_over_redated_documents_accepts_each_once_dated_the_day_it_was_sent() {
+    use crate::same_day::{dates_in, next_midnight, offset_for, xml_of};
+    let sim = ExternalSim::start();
+    let midnight = next_midnight();
+    let (before, after) = (
+        midnight - chrono::Duration::seconds(60),
+        midnight + chrono::Duration::seconds(300),
+    );
+    let at = |t: chrono::DateTime<chrono::FixedOffset>| {
+        fast_launch()
+            .env("EMISOR_AUTHORITY__URL", &sim.service_url())
+            .env("EMISOR_RESILIENCE__RECOVERY_INTERVAL_S", "50")
+            .env("EMISOR_TESTING__SHARED_CLOCK", "true")
+            .env("EMISOR_TESTING__CLOCK_OFFSET_S", &offset_for(t).to_string())
+    };
+    let after_launch = at(after);
+    // The authority judges after midnight only.
+    let moved = client()
+        .post(format!("{}/__sim/clock", sim.base))
+        .json(&json!({ "offset_s": offset_for(after) }))
+        .send()
+        .expect("sim clock");
+    assert!(moved.status().is_success());
+    sim_mode_at(&sim.base, json!({"mode": "down"}));
+    let (cutting, mut app, docs) = Cutting::start_after(
+        &at(before),
+        |first| {
+            (0..3)
+                .map(|_| {
+                    let res = post_async(first, &examples::invoice());
+                    let id = res["data"]["documento"]["id"].as_u64().expect("id");
+                    let (issued, _) = dates_in(&xml_of(first, id));
+                    assert_eq!(issued, before.date_naive().to_string());
+                    (id, res["data"]["cufe"].as_str().expect("cufe").to_string())
+                })
+                .collect::<Vec<_>>()
+        },
+        &after_launch,
+    );
+    sim_mode_at(&sim.base, json!({"mode": "slow", "latency_ms": 500}));
+    // Killed as soon as a re-dated send was judged (its call held):
+    // milliseconds after its re-dating was committed, before sled's own
+    // fsync (once a second) would have covered it.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let at_cut = loop {
+        let stats = sim_stats_at(&sim.base);
+        if stats["received"].as_object().is_some_and(|r| !r.is_empty()) {
+            app.kill();
+            break sim_stats_at(&sim.base);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no re-dated send: {stats}"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    sim_mode_at(&sim.base, json!({"mode": "up"}));
+    let restarted = cutting.cut_and_restart(Keep::None, after_launch);
+    let ids: Vec<u64> = docs.iter().map(|(id, _)| *id).collect();
+    wait_all(&restarted, &ids, 2, Duration::from_secs(60));
+
+    let stats = sim_stats_at(&sim.base);
+    let accepted = stats["accepted"].as_object().expect("accepted");
+    let mut numbers: Vec<&str> = accepted
+        .values()
+        .map(|a| a["number"].as_str().expect("number"))
+        .collect();
+    numbers.sort_unstable();
+    numbers.dedup();
+    assert_eq!(accepted.len(), 3, "one acceptance each: {stats}");
+    assert_eq!(numbers.len(), 3, "no number accepted twice: {stats}");
+    let today = after.date_naive().to_string();
+    for (id, old) in &docs {
+        let rec = status_of(&restarted, *id);
+        let code = rec["cufe"].as_str().expect("cufe");
+        assert_ne!(code, old, "re-dated: {rec}");
+        assert!(accepted.contains_key(code), "{rec} {stats}");
+        assert_eq!(rec["fecha_emision"], today.as_str(), "{rec}");
+        let xml = xml_of(&restarted, *id);
+        assert_eq!(dates_in(&xml), (today.clone(), today.clone()));
+        assert!(xml.contains(&format!(">{code}</cbc:UUID>")), "{id}");
+    }
+    eprintln!(
+        "power cut over re-dated documents: {} judged and {} in flight at the cut; {} sends in all",
+        at_cut["received"].as_object().map_or(0, |r| r.len()),
+        at_cut["in_flight"],
+        stats["calls"]["SendBillSync"]
     );
 }

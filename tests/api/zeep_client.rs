@@ -73,6 +73,10 @@ fn a_zeep_client_built_from_the_wsdl_reads_every_answer() {
     };
     let app = TestApp::spawn_with(Launch::default().shared_clock());
     let sim = app.keys["tax_sim_url"].as_str().unwrap().to_string();
+    // The sample documents are dated the day of their fixed signing time:
+    // the simulator's day then (annex 1.9, an invoice is received the day
+    // it is dated).
+    crate::eventos::set_clock(&app, crate::same_day::offset_for(fixtures::signing_time()));
     let issuers: Vec<IssuerRecord> = app
         .client
         .get(format!("{sim}/__sim/issuers"))

@@ -15,6 +15,7 @@ const NITS: [&str; 3] = ["900000001", "900000002", "900000003"];
 async fn sim_with_workers(workers: usize) -> Sim {
     let opts = SimOptions {
         workers,
+        today: fixtures::signing_day,
         ..SimOptions::default()
     };
     Sim::start(NITS.map(issuer), opts).await

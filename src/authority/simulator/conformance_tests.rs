@@ -88,6 +88,8 @@ impl Sim {
     async fn start() -> Sim {
         let opts = SimOptions {
             workers: 1,
+            // The day the sample documents are dated.
+            today: || context(DocumentKind::Invoice).issue_naive_date(),
             ..SimOptions::default()
         };
         let server = fixtures::Sim::start([issuer()], opts).await;

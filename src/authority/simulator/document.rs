@@ -31,6 +31,8 @@ pub struct DocumentFacts {
     pub issuer_nit: String,
     /// `sts:SoftwareID` / `ProveedorXML/@SoftwareID`.
     pub software_id: Option<String>,
+    /// `cbc:IssueDate` as written (invoices and notes).
+    pub issue_date: Option<String>,
 }
 
 /// Equivalent documents (POS and others) validated with DEAD06.
@@ -152,6 +154,7 @@ fn ubl(
         code: text(child(root, "UUID")).ok_or("Falta cbc:UUID")?,
         issuer_nit: party_id(root, issuer_party).ok_or("Falta el NIT del emisor")?,
         software_id: text(descendant(root, "SoftwareID")),
+        issue_date: text(child(root, "IssueDate")),
         type_code,
     })
 }
@@ -165,6 +168,7 @@ fn event(root: Node<'_, '_>) -> Result<DocumentFacts, String> {
         issuer_nit: text(path(root, &["SenderParty", "PartyTaxScheme", "CompanyID"]))
             .ok_or("Falta el NIT del emisor del evento")?,
         software_id: text(descendant(root, "SoftwareID")),
+        issue_date: None,
     })
 }
 
@@ -199,6 +203,7 @@ fn payroll(root: Node<'_, '_>, family: Family) -> Result<DocumentFacts, String> 
         code: attr(info, "CUNE").ok_or("Falta InformacionGeneral/@CUNE")?,
         issuer_nit: attr(child(body, "Empleador"), "NIT").ok_or("Falta Empleador/@NIT")?,
         software_id: attr(child(body, "ProveedorXML"), "SoftwareID"),
+        issue_date: None,
     })
 }
 

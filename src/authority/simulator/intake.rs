@@ -15,7 +15,7 @@ use crate::authority::operation::Operation;
 use crate::authority::soap::response::DianResponse;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine as _;
-use chrono::{DateTime, FixedOffset, Utc};
+use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 
 pub const DESC_OK: &str = "Procesado Correctamente.";
 pub const DESC_ERRORS: &str = "Validación contiene errores en campos mandatorios.";
@@ -34,6 +34,9 @@ pub struct Intake<'a> {
     /// Mode `reject`: every valid document is answered with a business rule.
     pub reject_all: bool,
     pub now: DateTime<Utc>,
+    /// The day of the reception in Colombia, on the simulator's clock
+    /// (`crate::clock::simulator`), for the send-day rule (`same_day`).
+    pub today: NaiveDate,
     /// Declared contingency periods (T04, rule CTG01).
     pub contingency: &'a ContingencyPeriods,
 }
@@ -280,9 +283,14 @@ impl Intake<'_> {
             return rejected_with(verdict.rejections);
         }
 
-        // Duplicate, then mode reject, then acceptance.
+        // Duplicate, then the send day, then mode reject, then acceptance:
+        // an accepted document sent again on a later day is still answered
+        // as the duplicate it is (its acceptance).
         if self.state.is_accepted(code) {
             return rejected(vec![DUPLICATE_ERROR.into()], Some(code), file);
+        }
+        if let Some(error) = super::same_day::check(&facts, self.today) {
+            return rejected_with(vec![error]);
         }
         if self.reject_all {
             return rejected_with(vec![REJECT_MODE_ERROR.into()]);

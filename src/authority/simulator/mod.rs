@@ -23,6 +23,7 @@ pub mod events;
 pub mod intake;
 pub mod package;
 pub mod reply;
+pub mod same_day;
 pub mod schema;
 pub mod server;
 pub mod state;
@@ -72,6 +73,16 @@ pub struct SimOptions {
     /// (`GET /__sim/issuers`). A separate `emisor tax-sim` always does; the
     /// in-process one only under `[testing] shared_clock`.
     pub test_controls: bool,
+    /// The Colombian day of a reception, by which the send-day rule of
+    /// annex 1.9 judges a document's date ([`same_day`]): its clock's
+    /// ([`clock_today`]), or a fixed day for tests whose documents carry
+    /// fixed dates.
+    pub today: fn() -> chrono::NaiveDate,
+}
+
+/// Today in Colombia on the simulator's clock (`crate::clock::simulator`).
+pub fn clock_today() -> chrono::NaiveDate {
+    crate::clock::simulator::colombia_now().date_naive()
 }
 
 impl Default for SimOptions {
@@ -82,6 +93,7 @@ impl Default for SimOptions {
             max_body_bytes: 32 * 1024 * 1024,
             checks: Arc::new(EngineChecks),
             test_controls: true,
+            today: clock_today,
         }
     }
 }

@@ -306,6 +306,7 @@ fn dispatch(
         op,
         reject_all,
         now,
+        today: (shared.opts.today)(),
         contingency: &shared.contingency,
     };
     let body = match op {

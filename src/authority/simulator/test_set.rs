@@ -318,6 +318,7 @@ pub(crate) mod tests {
             op: Operation::SendBillSync,
             reject_all: false,
             now: Utc::now(),
+            today: now().date_naive(),
             contingency: periods,
         };
         let answer = intake.receive_document(&XmlEntry {

@@ -96,6 +96,7 @@ impl Sim {
         let opts = SimOptions {
             async_delay: Duration::from_millis(300),
             workers: 1,
+            today: fixtures::signing_day,
             ..SimOptions::default()
         };
         let server = fixtures::Sim::start([issuer()], opts).await;
@@ -185,6 +186,77 @@ async fn accepted_then_duplicate_then_status() {
     assert_eq!(stats["accepted_count"], 1);
     assert_eq!(stats["accepted"][&code]["received"], 3);
     assert_eq!(stats["accepted"][&code]["number"], "SETP990000001");
+    sim.stop().await;
+}
+
+/// The simulator's day in [`an_invoice_not_dated_the_day_it_is_received_is_refused_with_fad09e`]:
+/// the sample's, or the next once this is set.
+static A_DAY_LATER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Annex 1.9: an invoice dated another day than the one it is received
+/// is refused with FAD09e, in the authority's answer shape (protocol.md
+/// §4.4); an accepted one sent again on a later day is still answered as
+/// the duplicate it is.
+#[actix_web::test]
+async fn an_invoice_not_dated_the_day_it_is_received_is_refused_with_fad09e() {
+    use std::sync::atomic::Ordering;
+    let next_day = || fixtures::signing_day().succ_opt().expect("a day");
+    let opts = SimOptions {
+        workers: 1,
+        today: || {
+            let day = fixtures::signing_day();
+            if A_DAY_LATER.load(Ordering::SeqCst) {
+                day.succ_opt().expect("a day")
+            } else {
+                day
+            }
+        },
+        ..SimOptions::default()
+    };
+    let sim = fixtures::Sim::start([issuer()], opts).await;
+    let client = client_for(sim.addr, Duration::from_secs(10));
+    let (first, first_code) = signed_invoice("SETP990000001", TECH_KEY);
+    let t = client
+        .send_bill_sync("z1.zip", &zip1(&first))
+        .await
+        .expect("send");
+    assert!(t.is_valid && !t.duplicate, "{t:?}");
+
+    A_DAY_LATER.store(true, Ordering::SeqCst);
+    let again = client
+        .send_bill_sync("z1.zip", &zip1(&first))
+        .await
+        .expect("send");
+    assert!(again.is_valid && again.duplicate, "{again:?}");
+
+    let (xml, code) = signed_invoice("SETP990000002", TECH_KEY);
+    let raw = client
+        .call(&crate::authority::soap::envelope::Request::send_bill_sync(
+            "z2.zip",
+            &zip1(&xml),
+        ))
+        .await
+        .expect("raw");
+    let raw = crate::authority::soap::response::parse_dian_response(&raw, Operation::SendBillSync)
+        .expect("parse");
+    assert!(!raw.is_valid);
+    assert_eq!(raw.status_code, "99");
+    assert_eq!(
+        raw.status_description,
+        "Validación contiene errores en campos mandatorios."
+    );
+    assert_eq!(raw.xml_document_key.as_deref(), Some(code.as_str()));
+    assert_eq!(
+        raw.error_messages,
+        vec![format!(
+            "Regla: FAD09e, Rechazo: La fecha de generación de la factura (2024-02-15) es diferente a la fecha de su recepción ({}).",
+            next_day()
+        )]
+    );
+    let stats = sim.stats().await;
+    assert_eq!(stats["accepted_count"], 1);
+    assert_eq!(stats["accepted"][&first_code]["received"], 2);
+    assert_eq!(stats["rejected_count"], 1);
     sim.stop().await;
 }
 
