@@ -286,7 +286,6 @@ fn describe(e: figment::Error) -> String {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use secrecy::ExposeSecret;
 

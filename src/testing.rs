@@ -16,7 +16,6 @@ pub fn tool(name: &str) -> bool {
 }
 
 /// A fresh master key for a store opened by a unit test.
-#[allow(clippy::expect_used)]
 pub fn test_keys() -> emisor_store::Keyring {
     emisor_store::Keyring::new(emisor_store::MasterKey::generate().expect("random key"))
 }

@@ -313,7 +313,6 @@ impl Default for CircuitBreaker {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

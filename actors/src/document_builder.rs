@@ -193,7 +193,6 @@ impl<P: Pipeline> Handler<Ping> for DocumentBuilder<P> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use std::sync::mpsc;

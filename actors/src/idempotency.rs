@@ -481,7 +481,6 @@ impl Handler<Ping> for IdempotencyLock {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use futures_util::future::join_all;

@@ -210,7 +210,6 @@ impl Handler<Ping> for Mailer {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
 
     #[test]

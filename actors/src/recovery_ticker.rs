@@ -103,7 +103,6 @@ impl Handler<Ping> for RecoveryTicker {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
 

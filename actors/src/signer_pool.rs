@@ -373,7 +373,6 @@ impl<T> Future for JobHandle<T> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use std::sync::mpsc;

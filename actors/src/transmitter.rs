@@ -578,5 +578,4 @@ impl<P: Port> Handler<Ping> for Transmitter<P> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests;

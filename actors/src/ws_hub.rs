@@ -391,7 +391,6 @@ impl Handler<Ping> for WsHub {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use serde_json::json;

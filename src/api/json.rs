@@ -275,7 +275,7 @@ fn display_path(path: &str) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::panic)]
+#[allow(clippy::panic)]
 mod tests {
     use super::*;
     use serde::Deserialize;

@@ -99,7 +99,6 @@ impl std::fmt::Display for Operation {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

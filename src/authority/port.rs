@@ -252,5 +252,4 @@ pub fn start_transmitter(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests;

@@ -560,7 +560,6 @@ pub fn extract_code_input(xml: &str) -> Result<ExtractedCode, CodeError> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use rust_decimal_macros::dec;

@@ -83,7 +83,6 @@ pub fn instant_millis(at: &DateTime<FixedOffset>) -> DateText {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use chrono::TimeZone;
     use proptest::prelude::*;

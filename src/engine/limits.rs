@@ -34,7 +34,6 @@ pub fn date_problem(date: NaiveDate) -> Option<&'static str> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

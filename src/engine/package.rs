@@ -142,7 +142,6 @@ pub fn zip_single_at_level(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use std::io::{Cursor, Read};

@@ -191,5 +191,4 @@ fn issue_totalled(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests;

@@ -347,7 +347,6 @@ pub fn generate_self_signed(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

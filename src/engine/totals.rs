@@ -498,7 +498,6 @@ pub fn check_declared(doc: &Document, totals: &Totals) -> Result<(), TotalsError
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::engine::model::{DeclaredTotals, DocumentKind, Party};

@@ -611,7 +611,6 @@ pub fn validate_and_total(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::engine::model::{Line, NoteConcept};

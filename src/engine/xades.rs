@@ -763,7 +763,6 @@ pub fn verify(signed_xml: &str) -> Result<VerifiedSignature, XadesError> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::engine::signing_key::generate_self_signed;

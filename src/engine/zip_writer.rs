@@ -226,7 +226,6 @@ pub fn single_entry(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use std::io::{Cursor, Read};

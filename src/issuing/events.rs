@@ -87,7 +87,6 @@ pub async fn error(issuing: &Issuing, doc: &DocumentRecord, t: &Transmission) {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -176,7 +176,6 @@ fn stop_here_in_tests(point: &str) {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

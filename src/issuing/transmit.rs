@@ -907,7 +907,6 @@ impl emisor_actors::recovery_ticker::Recovery for Recovery {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use base64::Engine;
 

@@ -78,7 +78,6 @@ fn spawn_upkeep(handle: PrometheusHandle) {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn upkeep_threads() -> usize {

@@ -90,7 +90,6 @@ pub async fn observe(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use actix_web::http::Method;

@@ -220,7 +220,6 @@ async fn attempt(http: &awc::Client, lookup: &Lookup, company: CompanyId) -> Res
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::authority::simulator::SimOptions;

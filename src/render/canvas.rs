@@ -632,7 +632,6 @@ fn page_ops(page: Page, height: f32, font: &PdfFontHandle, doc: &mut PdfDocument
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

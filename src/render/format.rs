@@ -125,7 +125,6 @@ pub fn tax_regime(code: &str) -> &'static str {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

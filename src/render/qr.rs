@@ -327,7 +327,6 @@ fn finders(line: Bits, n: usize) -> u32 {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use qrcode::canvas::MaskPattern;
 

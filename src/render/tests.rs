@@ -1,8 +1,6 @@
 //! Every family rendered from a really signed document, checked as a reader
 //! would: `pdftotext` finds the code, the total and the accents, `zbarimg`
 //! reads exactly the verification URL from the page rendered by `pdftoppm`.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;

@@ -386,7 +386,6 @@ fn pause(at: Option<RotationStep>, step: RotationStep) {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 

@@ -78,7 +78,6 @@ fn tighten(path: &Path, meta: &fs::Metadata, tightened: &mut Tightened) -> io::R
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn mode(p: &Path) -> u32 {

@@ -147,7 +147,6 @@ pub fn read_u64(bytes: &[u8]) -> Option<u64> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

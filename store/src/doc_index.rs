@@ -584,7 +584,6 @@ pub(crate) fn pending_markers(store: &SledStore) -> usize {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn view(keys: &[(&str, &str)]) -> IndexView {

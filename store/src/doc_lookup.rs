@@ -176,7 +176,6 @@ impl SledStore {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use crate::codec::{id_key, scoped_text_key};
     use crate::tests::{commit_built, company, new_doc, open, resolution};

@@ -269,7 +269,6 @@ impl Drop for Flusher {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use std::sync::Arc;
 

@@ -264,7 +264,6 @@ impl Loader<'_> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn sets(blocks: Blocks) -> IdSets {

@@ -312,7 +312,6 @@ impl PayloadLog {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use chrono::Duration;
 

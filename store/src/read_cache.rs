@@ -63,7 +63,6 @@ impl<K: Hash + Eq + Copy, V: Clone> ReadCache<K, V> {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]

@@ -82,7 +82,6 @@ pub(crate) fn encode_record(record: &DocumentRecord, parts: &Parts) -> StoreResu
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::file_log::FileRef;
     use chrono::{NaiveDate, Utc};

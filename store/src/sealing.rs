@@ -431,7 +431,6 @@ pub(crate) fn reseal(tree: &'static str, record: &mut Value, keys: &Keyring) -> 
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use serde_json::json;
 

@@ -290,7 +290,6 @@ impl ReceivedStore for SledStore {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use chrono::{NaiveDate, Utc};
 

@@ -141,7 +141,6 @@ pub fn counter_key(company: CompanyId, resolution_id: u64) -> Vec<u8> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

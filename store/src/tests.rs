@@ -1,5 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use chrono::{NaiveDate, Utc};
 
 use crate::sled_store::RECENT_CUSTOMERS as RECENT_CUSTOMERS_FOR_TESTS;

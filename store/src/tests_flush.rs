@@ -1,8 +1,6 @@
 //! sled's flush writes the IO buffer it waits for on its own thread
 //! (`vendor/sled`, PATCHES.md item 12) instead of handing it to an IO
 //! thread and sleeping until that thread is done.
-
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 use std::path::Path;
 use std::sync::mpsc;
 use std::time::Duration;

@@ -1,7 +1,4 @@
 //! The document index against a plain filter of the same documents.
-
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::collections::BTreeMap;
 
 use chrono::{Duration, NaiveDate, Utc};

@@ -1,6 +1,4 @@
 //! Documents held out of sled between their two phases (`intents`).
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use crate::tests::{commit_built, company, new_doc, open, resolution};
 use crate::*;
 

@@ -1,5 +1,3 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use chrono::Utc;
 
 use crate::tests::{company, history, new_doc, open, resolution};

@@ -1,8 +1,5 @@
 //! Secrets at rest in the store: sealed in sled, refused under another key,
 //! sealed once when an older store is opened, re-sealed by a rotation.
-
-#![allow(clippy::unwrap_used, clippy::expect_used)]
-
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -1,8 +1,6 @@
 //! sled reclaims the log it no longer needs (`vendor/sled`, PATCHES.md
 //! item 10): segments left mostly garbage by rewritten pages are cleaned
 //! (their few live pages moved) as fast as they appear, not one a round.
-
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 use std::path::Path;
 use std::time::Duration;
 

@@ -234,6 +234,7 @@ impl TestApp {
     /// SIGTERM and wait: the graceful path.
     pub fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
+            // SAFETY: kill(2) on the pid of our own child, not yet waited for.
             unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
             let deadline = Instant::now() + Duration::from_secs(30);
             while Instant::now() < deadline {

@@ -64,6 +64,7 @@ fn tax_sim_runs_alone() {
     assert!(url.starts_with("http://127.0.0.1:"), "{line}");
     let res = client().get(format!("{url}/__sim/stats")).send().unwrap();
     assert_eq!(res.status().as_u16(), 200);
+    // SAFETY: kill(2) on the pid of our own child, not yet waited for.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let status = child.wait().unwrap();
     drop(out);

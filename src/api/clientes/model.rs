@@ -257,7 +257,6 @@ impl From<Customer> for CustomerResponse {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

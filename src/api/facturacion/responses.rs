@@ -162,7 +162,6 @@ pub fn status_record(doc: &DocumentRecord) -> DocumentStatus {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::api::envelope::Envelope;

@@ -226,7 +226,6 @@ pub fn to_request(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::api::facturacion_es::examples;

@@ -205,7 +205,6 @@ impl<'de> Visitor<'de> for KeyText {
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used)]
     use super::*;
     use proptest::prelude::*;
 

@@ -124,7 +124,6 @@ fn escape(b: u8) -> Option<Escaped> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use proptest::prelude::*;

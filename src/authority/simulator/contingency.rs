@@ -174,7 +174,6 @@ async fn list(shared: web::Data<SimShared>) -> HttpResponse {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -208,7 +208,6 @@ fn payroll(root: Node<'_, '_>, family: Family) -> Result<DocumentFacts, String> 
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

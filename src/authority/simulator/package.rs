@@ -63,7 +63,6 @@ fn read(zip: &[u8]) -> Result<Vec<XmlEntry>, String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 pub(crate) fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
     use std::io::Write;
     let mut w = zip::ZipWriter::new(Cursor::new(Vec::new()));
@@ -76,7 +75,6 @@ pub(crate) fn zip_of(files: &[(&str, &[u8])]) -> Vec<u8> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

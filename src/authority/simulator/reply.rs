@@ -210,7 +210,6 @@ pub fn fault(code: &str, subcode: Option<&str>, reason: &str, now: DateTime<Utc>
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::authority::soap::response::{

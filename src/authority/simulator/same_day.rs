@@ -41,7 +41,6 @@ pub fn check(facts: &DocumentFacts, today: NaiveDate) -> Option<String> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

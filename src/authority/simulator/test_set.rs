@@ -191,7 +191,6 @@ impl TestSet {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 pub(crate) mod tests {
     use chrono::{DateTime, FixedOffset, Utc};
 

@@ -103,7 +103,6 @@ pub fn wsdl(address: &str, types: Types) -> String {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

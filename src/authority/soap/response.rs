@@ -339,7 +339,6 @@ pub fn parse_numbering_range(xml: &str) -> Result<NumberingRangeResponse, Respon
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
 

@@ -420,7 +420,6 @@ pub fn verify_request(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::authority::operation::Operation;

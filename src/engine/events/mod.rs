@@ -12,7 +12,6 @@ pub mod received;
 pub mod terms;
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests;
 
 use serde::{Deserialize, Serialize};

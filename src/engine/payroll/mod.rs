@@ -189,5 +189,4 @@ pub fn issue(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 pub(crate) mod tests;

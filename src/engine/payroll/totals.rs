@@ -415,7 +415,6 @@ pub fn is_code(s: &str) -> bool {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::engine::payroll::tests::sample;

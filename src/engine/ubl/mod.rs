@@ -81,5 +81,4 @@ pub fn build_document(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 pub(crate) mod tests;

@@ -333,7 +333,6 @@ pub async fn build(
 
 #[cfg(test)]
 mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
     use super::*;
 
     /// The note says why there is no AttachedDocument as the record

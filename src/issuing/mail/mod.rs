@@ -258,7 +258,6 @@ pub async fn automatic_email(issuing: &Issuing, doc: &DocumentRecord) -> Option<
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

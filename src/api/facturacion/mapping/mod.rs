@@ -62,7 +62,6 @@ use lines::{map_declared_tax, map_lines, LineArray};
 pub use fields::FieldMap;
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests;
 
 /// A document of the top-level `tax_totals`, to compare with ours.

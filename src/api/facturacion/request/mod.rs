@@ -541,7 +541,6 @@ pub(crate) mod code {
 
     #[cfg(test)]
     mod tests {
-        #![allow(clippy::unwrap_used)]
         use super::*;
 
         #[derive(Debug, Deserialize)]
