@@ -303,6 +303,11 @@ pub fn start_actors(
 
     let mail_arbiter = Arbiter::new();
     let mail = MailService::start(settings, mail_arbiter.handle(), mail_pool);
+    let uploads = crate::issuing::xml_pool::XmlPool::start(
+        settings.uploads.workers,
+        settings.uploads.queue,
+    )
+    .context("starting the upload pool")?;
 
     let issuing = Arc::new(Issuing {
         settings: settings.clone(),
@@ -319,6 +324,7 @@ pub fn start_actors(
         scheduler: std::sync::OnceLock::new(),
         sim_url,
         mail,
+        uploads,
     });
 
     let scheduler_arbiter = Arbiter::new();

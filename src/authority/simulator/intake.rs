@@ -7,6 +7,7 @@ use super::app_response;
 use super::checks::{signature_placement, DocumentChecks};
 use super::conformance;
 use super::contingency::ContingencyPeriods;
+use super::copies::Parties;
 use super::document::DocumentFacts;
 use super::package::{self, XmlEntry};
 use super::state::{AcceptedDoc, SimRegistry, SimState};
@@ -311,6 +312,15 @@ impl Intake<'_> {
         if !self.state.accept(code, doc.clone()) {
             return rejected(vec![DUPLICATE_ERROR.into()], Some(code), file);
         }
+        // The file as received, for GetXmlByDocumentKey.
+        self.state.copies.keep(
+            &code.to_ascii_lowercase(),
+            &entry.bytes,
+            Parties {
+                sender: facts.issuer_nit.clone(),
+                receiver: facts.receiver_id.clone(),
+            },
+        );
         let mut answer = accepted(&doc, code);
         answer.error_messages = verdict.notifications;
         answer

@@ -17,6 +17,7 @@ pub mod clock;
 pub mod conformance;
 pub mod contingency;
 pub mod control;
+pub mod copies;
 pub mod document;
 pub mod events;
 pub mod intake;
@@ -67,6 +68,9 @@ pub struct SimOptions {
     /// (`GET /__sim/issuers`). A separate `emisor tax-sim` always does; the
     /// in-process one only under `[testing] shared_clock`.
     pub test_controls: bool,
+    /// Bytes of accepted documents kept for `GetXmlByDocumentKey`
+    /// (compressed; the oldest are forgotten first).
+    pub kept_documents_bytes: usize,
 }
 
 impl Default for SimOptions {
@@ -77,6 +81,7 @@ impl Default for SimOptions {
             max_body_bytes: 32 * 1024 * 1024,
             checks: Arc::new(EngineChecks),
             test_controls: true,
+            kept_documents_bytes: copies::DEFAULT_BUDGET_BYTES,
         }
     }
 }
@@ -88,6 +93,7 @@ impl std::fmt::Debug for SimOptions {
             .field("workers", &self.workers)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("test_controls", &self.test_controls)
+            .field("kept_documents_bytes", &self.kept_documents_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -109,7 +115,7 @@ pub async fn start(
     let workers = opts.workers.max(1);
     let shared = web::Data::new(server::SimShared {
         registry,
-        state: state::SimState::new(),
+        state: state::SimState::with_copy_budget(opts.kept_documents_bytes),
         opts,
         contingency: contingency::ContingencyPeriods::default(),
     });

@@ -1,13 +1,14 @@
 //! Parsing the authority's answers (protocol.md §4.4): `DianResponse`,
 //! `UploadDocumentResponse`, the `GetStatusZip` array,
-//! `NumberRangeResponseList` and SOAP faults.
+//! `NumberRangeResponseList`, `EventResponse` and SOAP faults.
 //!
 //! Fields are matched by local name, so any prefix (and the SOAP 1.1 or 1.2
 //! envelope) is accepted; unknown elements are ignored.
 
 use crate::authority::operation::Operation;
 use crate::authority::transmission::{
-    NumberRange, NumberingRangeResponse, StatusZip, Transmission, UploadError, UploadResponse,
+    DocumentXml, NumberRange, NumberingRangeResponse, StatusZip, Transmission, UploadError,
+    UploadResponse,
 };
 use roxmltree::{Document, Node};
 
@@ -335,6 +336,36 @@ pub fn parse_numbering_range(xml: &str) -> Result<NumberingRangeResponse, Respon
         operation_code: text_of(result, "OperationCode").unwrap_or_default(),
         operation_description: text_of(result, "OperationDescription").unwrap_or_default(),
         ranges,
+    })
+}
+
+/// `EventResponse` of GetXmlByDocumentKey: `Code`, `Message` and the
+/// document in `XmlBytesBase64` (the bytes the authority keeps, not
+/// zipped: the authority's `GetXmlByDocumentKey` returns its stored file
+/// as is).
+pub fn parse_xml_by_document_key(xml: &str) -> Result<DocumentXml, ResponseError> {
+    use base64::Engine as _;
+    let doc = parse(xml)?;
+    let result = result_of(&doc, Operation::GetXmlByDocumentKey)?;
+    let xml = match local(result, "XmlBytesBase64").filter(|n| !is_nil(*n)) {
+        Some(n) => {
+            let compact: String = n
+                .text()
+                .unwrap_or("")
+                .chars()
+                .filter(|c| !c.is_ascii_whitespace())
+                .collect();
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(compact)
+                .map_err(|e| ResponseError::BadValue("XmlBytesBase64", e.to_string()))?;
+            (!bytes.is_empty()).then_some(bytes)
+        }
+        None => None,
+    };
+    Ok(DocumentXml {
+        code: text_of(result, "Code").unwrap_or_default(),
+        message: text_of(result, "Message").unwrap_or_default(),
+        xml,
     })
 }
 
