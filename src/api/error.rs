@@ -35,6 +35,8 @@ pub enum ErrorCode {
     ValidationError,
     RateLimited,
     TaxUnavailable,
+    /// A bounded work queue is full (XML uploads).
+    Busy,
     InternalError,
 }
 
@@ -57,6 +59,7 @@ impl ErrorCode {
             ErrorCode::ValidationError => "VALIDATION_ERROR",
             ErrorCode::RateLimited => "RATE_LIMITED",
             ErrorCode::TaxUnavailable => "TAX_UNAVAILABLE",
+            ErrorCode::Busy => "BUSY",
             ErrorCode::InternalError => "INTERNAL_ERROR",
         }
     }
@@ -101,6 +104,9 @@ pub enum ApiError {
     RateLimited { retry_after_s: i64 },
     #[error("{0}")]
     TaxUnavailable(String),
+    /// A bounded work queue is full; try again after `retry_after_s`.
+    #[error("{message}")]
+    Busy { message: String, retry_after_s: u64 },
     /// A fault of ours; the cause is logged, the client gets a request id.
     #[error("internal error")]
     Internal(String),
@@ -157,6 +163,7 @@ impl ApiError {
             ApiError::Validation { .. } => ErrorCode::ValidationError,
             ApiError::RateLimited { .. } => ErrorCode::RateLimited,
             ApiError::TaxUnavailable(_) => ErrorCode::TaxUnavailable,
+            ApiError::Busy { .. } => ErrorCode::Busy,
             ApiError::Internal(_) => ErrorCode::InternalError,
         }
     }
@@ -185,7 +192,7 @@ impl ResponseError for ApiError {
             ApiError::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Validation { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::TaxUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::TaxUnavailable(_) | ApiError::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -201,6 +208,9 @@ impl ResponseError for ApiError {
         };
         let mut res = HttpResponse::build(self.status_code());
         if let ApiError::RateLimited { retry_after_s } = self {
+            res.insert_header((header::RETRY_AFTER, retry_after_s.to_string()));
+        }
+        if let ApiError::Busy { retry_after_s, .. } = self {
             res.insert_header((header::RETRY_AFTER, retry_after_s.to_string()));
         }
         if matches!(self, ApiError::MissingApiKey | ApiError::InvalidApiKey) {

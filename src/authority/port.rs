@@ -202,9 +202,9 @@ impl Port for AuthorityPort {
                         .get_numbering_range(&account_code, &account_code_t, &software_code)
                         .await?,
                 ),
-                R::GetXmlByDocumentKey { track_id } => AuthorityResponse::DocumentXml(
-                    client.get_xml_by_document_key(&track_id).await?,
-                ),
+                R::GetXmlByDocumentKey { track_id } => {
+                    AuthorityResponse::DocumentXml(client.get_xml_by_document_key(&track_id).await?)
+                }
             })
         })
     }

@@ -280,8 +280,7 @@ fn declared_prefixes<'i>(el: Node<'_, 'i>) -> Option<Vec<&'i str>> {
                             .find(|ch: char| ch == '=' || ch.is_ascii_whitespace())
                             .unwrap_or(named.len());
                         found.push(named.get(..len)?);
-                    } else if after.starts_with(|ch: char| ch == '=' || ch.is_ascii_whitespace())
-                    {
+                    } else if after.starts_with(|ch: char| ch == '=' || ch.is_ascii_whitespace()) {
                         found.push("");
                     }
                 }

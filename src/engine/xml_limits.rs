@@ -63,9 +63,8 @@ pub fn check(xml: &str, limits: &Limits) -> Result<Shape, LimitError> {
     while let Some(off) = b.get(i..).and_then(|r| r.iter().position(|&c| c == b'<')) {
         i += off;
         let rest = &b[i..];
-        let skip_to = |end: &[u8], from: usize| {
-            find(b, end, from).map_or(b.len(), |at| at + end.len())
-        };
+        let skip_to =
+            |end: &[u8], from: usize| find(b, end, from).map_or(b.len(), |at| at + end.len());
         if rest.starts_with(b"<!--") {
             i = skip_to(b"-->", i + 4);
         } else if rest.starts_with(b"<![CDATA[") {

@@ -170,7 +170,10 @@ fn event(root: Node<'_, '_>) -> Result<DocumentFacts, String> {
         issuer_nit: text(path(root, &["SenderParty", "PartyTaxScheme", "CompanyID"]))
             .ok_or("Falta el NIT del emisor del evento")?,
         software_id: text(descendant(root, "SoftwareID")),
-        receiver_id: text(path(root, &["ReceiverParty", "PartyTaxScheme", "CompanyID"])),
+        receiver_id: text(path(
+            root,
+            &["ReceiverParty", "PartyTaxScheme", "CompanyID"],
+        )),
     })
 }
 

@@ -4,7 +4,7 @@
 //! events (holder, eligibility).
 
 use chrono::Utc;
-use emisor_store::{state, EventState, PartyRef, ReceivedInvoice};
+use emisor_store::{state, CopyCheck, CopyState, EventState, PartyRef, ReceivedInvoice};
 
 use super::{kind_of, EventError};
 use crate::engine::events::order;
@@ -68,23 +68,60 @@ pub async fn from_facts(
         uploaded_by: None,
         document_id: None,
         eligible: false,
+        authority_copy: CopyCheck::same("issued through this service"),
         events: Vec::new(),
         created_at: now,
         updated_at: now,
     })
 }
 
-/// The invoice of `cufe` for `caller`: stored, or adopted from an accepted
-/// invoice another company issued here. `None` when the caller has no part
-/// in it (answered as unknown).
+/// The stored invoice of `cufe` for `caller`: its own upload, unless that
+/// differs from the authority's copy and the invoice as every party finds
+/// it (issued here, or uploaded and vouched for) involves the caller.
+pub async fn lookup(
+    issuing: &Issuing,
+    caller: &Caller,
+    caller_nit: &str,
+    cufe: &str,
+) -> Result<Option<ReceivedInvoice>, EventError> {
+    let own = issuing
+        .store
+        .received_upload_of(caller.company, cufe.to_string())
+        .await?;
+    if let Some(o) = own
+        .as_ref()
+        .filter(|o| o.authority_copy.state != CopyState::Differs)
+    {
+        return Ok(Some(o.clone()));
+    }
+    let shared = issuing
+        .store
+        .received_by_cufe(cufe.to_string())
+        .await?
+        .filter(|t| involves(t, caller.company, caller_nit));
+    Ok(shared.or(own))
+}
+
+/// The invoice of `cufe` for `caller`: stored ([`lookup`]), or adopted
+/// from an accepted invoice another company issued here. `None` when the
+/// caller has no part in it (answered as unknown).
 pub async fn find(
     issuing: &Issuing,
     caller: &Caller,
     caller_nit: &str,
     cufe: &str,
 ) -> Result<Option<ReceivedInvoice>, EventError> {
-    if let Some(t) = issuing.store.received_by_cufe(cufe.to_string()).await? {
-        return Ok(involves(&t, caller.company, caller_nit).then_some(t));
+    if let Some(t) = lookup(issuing, caller, caller_nit, cufe).await? {
+        return Ok(Some(t));
+    }
+    if issuing
+        .store
+        .received_by_cufe(cufe.to_string())
+        .await?
+        .is_some()
+    {
+        // Vouched for and not the caller's.
+        return Ok(None);
     }
     let Some(doc_id) = issuing.store.document_by_code(cufe.to_string()).await? else {
         return Ok(None);
