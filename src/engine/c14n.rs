@@ -805,4 +805,47 @@ mod tests {
             "<a xmlns=\"urn:x\"><p:c xmlns:p=\"urn:p\"><d xmlns=\"\"></d></p:c></a>"
         );
     }
+
+    /// Prefixes rebound, the default namespace undeclared and declared
+    /// again, deep and then back out: the namespaces kept per level give
+    /// what xmllint gives, inclusive and exclusive.
+    #[test]
+    fn nested_rebinding_matches_xmllint() {
+        if !tool("xmllint") {
+            eprintln!("SKIPPED nested_rebinding_matches_xmllint: xmllint not installed");
+            return;
+        }
+        let mut xml = String::from(
+            "<r xmlns=\"urn:d0\" xmlns:a=\"urn:a0\" xmlns:b=\"urn:b0\" xmlns:u=\"urn:unused\">",
+        );
+        for i in 1..40 {
+            let decl = match i % 5 {
+                0 => format!(" xmlns:a=\"urn:a{i}\""),
+                1 => " xmlns=\"\"".to_string(),
+                2 => format!(" xmlns=\"urn:d{i}\" xmlns:b=\"urn:b0\""),
+                3 => " xmlns:a=\"urn:a0\"".to_string(),
+                _ => String::new(),
+            };
+            xml.push_str(&format!(
+                "<a:e{i}{decl} b:x=\"{i}\"><b:s/><s xmlns:c=\"urn:c{i}\"><c:t c:y=\"1\"/></s>"
+            ));
+        }
+        for i in (1..40).rev() {
+            xml.push_str(&format!("<after{i}/><b:after/></a:e{i}>"));
+        }
+        xml.push_str("<last/></r>");
+        let doc = roxmltree::Document::parse(&xml).unwrap();
+        for (flag, exclusive) in [("--c14n", false), ("--exc-c14n", true)] {
+            let alg = Algorithm {
+                exclusive,
+                with_comments: true,
+                inclusive_prefixes: vec![],
+            };
+            assert_eq!(
+                canonicalize(doc.root(), None, &alg),
+                xmllint(&xml, flag),
+                "{flag}"
+            );
+        }
+    }
 }

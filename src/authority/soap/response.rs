@@ -559,4 +559,37 @@ mod tests {
         assert_eq!(rule_of("Regla: FAJ44b, Notificación: x"), Some("FAJ44b"));
         assert_eq!(rule_of("texto"), None);
     }
+
+    /// The shape public clients of the authority parse
+    /// (`GetXmlByDocumentKeyResult` in the service namespace, `Code`,
+    /// `Message`, `XmlBytesBase64` in the `EventResponse` contract), and a
+    /// not-found answer without a document.
+    #[test]
+    fn event_response_of_get_xml_by_document_key() {
+        let answer = |inner: &str| {
+            format!(
+                "<s:Envelope xmlns:s=\"http://www.w3.org/2003/05/soap-envelope\"><s:Body>\
+                 <GetXmlByDocumentKeyResponse xmlns=\"http://wcf.dian.colombia\">\
+                 <GetXmlByDocumentKeyResult xmlns:b=\"http://schemas.datacontract.org/2004/07/EventResponse\" \
+                 xmlns:i=\"http://www.w3.org/2001/XMLSchema-instance\">{inner}</GetXmlByDocumentKeyResult>\
+                 </GetXmlByDocumentKeyResponse></s:Body></s:Envelope>"
+            )
+        };
+        let found = parse_xml_by_document_key(&answer(
+            "<b:Code>100</b:Code><b:Message>Accion completada OK</b:Message>\
+             <b:XmlBytesBase64>PEludm9pY2UvPg==</b:XmlBytesBase64>",
+        ))
+        .expect("parse");
+        assert_eq!(found.found(), Some(&b"<Invoice/>"[..]));
+        let missing = parse_xml_by_document_key(&answer(
+            "<b:Code>404</b:Code><b:Message>Xml con CUFE: 'x' no encontrado.</b:Message>\
+             <b:XmlBytesBase64 i:nil=\"true\"/>",
+        ))
+        .expect("parse");
+        assert_eq!((missing.code.as_str(), missing.found()), ("404", None));
+        assert!(parse_xml_by_document_key(&answer(
+            "<b:Code>100</b:Code><b:XmlBytesBase64>%%%</b:XmlBytesBase64>"
+        ))
+        .is_err());
+    }
 }
