@@ -21,6 +21,7 @@ pub struct Settings {
     pub server: ServerSettings,
     pub store: StoreSettings,
     pub authority: AuthoritySettings,
+    pub uploads: UploadSettings,
     pub rate_limit: RateLimitSettings,
     pub smtp: SmtpSettings,
     pub resilience: ResilienceSettings,
@@ -62,6 +63,16 @@ pub struct AuthoritySettings {
     pub timeout_ms: u64,
     pub max_requests_per_second: u32,
     pub max_in_flight: u32,
+}
+
+/// The XML work of uploads (`cargar-documento`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UploadSettings {
+    /// Threads of the upload pool (at least 1).
+    pub workers: usize,
+    /// Uploads waiting for a thread before one is answered 503 BUSY.
+    pub queue: usize,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -230,6 +241,11 @@ impl Settings {
         if self.websocket.ping_interval_s == 0 || self.server.body_timeout_s == 0 {
             return Err(ConfigError::Invalid(
                 "websocket.ping_interval_s and server.body_timeout_s must be at least 1".into(),
+            ));
+        }
+        if self.uploads.workers == 0 {
+            return Err(ConfigError::Invalid(
+                "uploads.workers must be at least 1".into(),
             ));
         }
         if self.rate_limit.requests_per_minute == 0 {

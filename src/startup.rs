@@ -303,6 +303,9 @@ pub fn start_actors(
 
     let mail_arbiter = Arbiter::new();
     let mail = MailService::start(settings, mail_arbiter.handle(), mail_pool);
+    let uploads =
+        crate::issuing::xml_pool::XmlPool::start(settings.uploads.workers, settings.uploads.queue)
+            .context("starting the upload pool")?;
 
     let issuing = Arc::new(Issuing {
         settings: settings.clone(),
@@ -319,6 +322,7 @@ pub fn start_actors(
         scheduler: std::sync::OnceLock::new(),
         sim_url,
         mail,
+        uploads,
     });
 
     let scheduler_arbiter = Arbiter::new();
@@ -396,6 +400,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     // Before anything is sent: a simulator knows nobody after its own start.
     registrar.register(demo_companies(&sled)?).await;
     crate::issuing::resume::resume(&actors.issuing).await?;
+    crate::issuing::invoice_events::copy_check::at_start(&actors.issuing).await;
 
     let state = web::Data::new(AppState {
         settings: settings.clone(),

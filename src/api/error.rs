@@ -37,6 +37,8 @@ pub enum ErrorCode {
     ValidationError,
     RateLimited,
     TaxUnavailable,
+    /// A bounded work queue is full (XML uploads).
+    Busy,
     InternalError,
 }
 
@@ -60,6 +62,7 @@ impl ErrorCode {
             ErrorCode::ValidationError => "VALIDATION_ERROR",
             ErrorCode::RateLimited => "RATE_LIMITED",
             ErrorCode::TaxUnavailable => "TAX_UNAVAILABLE",
+            ErrorCode::Busy => "BUSY",
             ErrorCode::InternalError => "INTERNAL_ERROR",
         }
     }
@@ -106,6 +109,9 @@ pub enum ApiError {
     RateLimited { retry_after_s: i64 },
     #[error("{0}")]
     TaxUnavailable(String),
+    /// A bounded work queue is full; try again after `retry_after_s`.
+    #[error("{message}")]
+    Busy { message: String, retry_after_s: u64 },
     /// A fault of ours; the cause is logged, the client gets a request id.
     #[error("internal error")]
     Internal(String),
@@ -163,6 +169,7 @@ impl ApiError {
             ApiError::Validation { .. } => ErrorCode::ValidationError,
             ApiError::RateLimited { .. } => ErrorCode::RateLimited,
             ApiError::TaxUnavailable(_) => ErrorCode::TaxUnavailable,
+            ApiError::Busy { .. } => ErrorCode::Busy,
             ApiError::Internal(_) => ErrorCode::InternalError,
         }
     }
@@ -192,7 +199,7 @@ impl ResponseError for ApiError {
             ApiError::RequestTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             ApiError::Validation { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::TaxUnavailable(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::TaxUnavailable(_) | ApiError::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -214,6 +221,9 @@ impl ResponseError for ApiError {
             // The rest of the body may still be on its way: the connection
             // cannot carry another request.
             res.force_close();
+        }
+        if let ApiError::Busy { retry_after_s, .. } = self {
+            res.insert_header((header::RETRY_AFTER, retry_after_s.to_string()));
         }
         if matches!(self, ApiError::MissingApiKey | ApiError::InvalidApiKey) {
             res.insert_header((header::WWW_AUTHENTICATE, "ApiKey header=\"X-Api-Key\""));

@@ -9,7 +9,7 @@ use super::soap::envelope::Request;
 use super::soap::response::{self, ResponseError};
 use super::soap::wssec::WsSigner;
 use super::transmission::{
-    NumberingRangeResponse, StatusZip, Transmission, TransmitError, UploadResponse,
+    DocumentXml, NumberingRangeResponse, StatusZip, Transmission, TransmitError, UploadResponse,
 };
 use awc::error::SendRequestError;
 use awc::http::header::CONTENT_TYPE;
@@ -184,6 +184,18 @@ impl AuthorityClient {
     /// GetStatus of a document code (CUFE/CUDE/CUDS/CUNE).
     pub async fn get_status(&self, track_id: &str) -> Result<Transmission, TransmitError> {
         self.dian(Request::get_status(track_id)).await
+    }
+
+    /// GetXmlByDocumentKey: the signed document the authority accepted
+    /// under `track_id` (a CUFE…), as it received it.
+    pub async fn get_xml_by_document_key(
+        &self,
+        track_id: &str,
+    ) -> Result<DocumentXml, TransmitError> {
+        let body = self
+            .call(&Request::get_xml_by_document_key(track_id))
+            .await?;
+        Ok(response::parse_xml_by_document_key(&body)?)
     }
 
     /// GetStatusZip of an asynchronous batch.

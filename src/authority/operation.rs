@@ -16,10 +16,12 @@ pub enum Operation {
     SendNominaSync,
     SendEventUpdateStatus,
     GetNumberingRange,
+    /// The signed XML of an accepted document, by its code.
+    GetXmlByDocumentKey,
 }
 
 impl Operation {
-    pub const ALL: [Operation; 8] = [
+    pub const ALL: [Operation; 9] = [
         Operation::SendBillSync,
         Operation::SendBillAsync,
         Operation::SendTestSetAsync,
@@ -28,6 +30,7 @@ impl Operation {
         Operation::SendNominaSync,
         Operation::SendEventUpdateStatus,
         Operation::GetNumberingRange,
+        Operation::GetXmlByDocumentKey,
     ];
 
     /// The operation's name, also the local name of its request element.
@@ -41,6 +44,7 @@ impl Operation {
             Operation::SendNominaSync => "SendNominaSync",
             Operation::SendEventUpdateStatus => "SendEventUpdateStatus",
             Operation::GetNumberingRange => "GetNumberingRange",
+            Operation::GetXmlByDocumentKey => "GetXmlByDocumentKey",
         }
     }
 
@@ -49,7 +53,9 @@ impl Operation {
         match self {
             Operation::SendBillSync | Operation::SendBillAsync => &["fileName", "contentFile"],
             Operation::SendTestSetAsync => &["fileName", "contentFile", "testSetId"],
-            Operation::GetStatus | Operation::GetStatusZip => &["trackId"],
+            Operation::GetStatus | Operation::GetStatusZip | Operation::GetXmlByDocumentKey => {
+                &["trackId"]
+            }
             Operation::SendNominaSync | Operation::SendEventUpdateStatus => &["contentFile"],
             Operation::GetNumberingRange => &["accountCode", "accountCodeT", "softwareCode"],
         }

@@ -22,7 +22,7 @@ use futures_util::future::LocalBoxFuture;
 use super::client::{AuthorityClient, AuthorityClientConfig};
 use super::soap::wssec::WsSigner;
 use super::transmission::{
-    NumberingRangeResponse, StatusZip, Transmission, TransmitError, UploadResponse,
+    DocumentXml, NumberingRangeResponse, StatusZip, Transmission, TransmitError, UploadResponse,
 };
 use crate::config::Settings;
 
@@ -73,6 +73,10 @@ pub enum AuthorityRequest {
         account_code_t: String,
         software_code: String,
     },
+    /// The signed XML of an accepted document code.
+    GetXmlByDocumentKey {
+        track_id: String,
+    },
 }
 
 /// What the transmitter is asked to send.
@@ -91,6 +95,7 @@ pub enum AuthorityResponse {
     Upload(UploadResponse),
     StatusZip(StatusZip),
     NumberingRange(NumberingRangeResponse),
+    DocumentXml(DocumentXml),
 }
 
 impl AuthorityResponse {
@@ -99,7 +104,9 @@ impl AuthorityResponse {
         match self {
             AuthorityResponse::Verdict(t) => Some(t),
             AuthorityResponse::Upload(u) => Some(u.to_transmission()),
-            AuthorityResponse::StatusZip(_) | AuthorityResponse::NumberingRange(_) => None,
+            AuthorityResponse::StatusZip(_)
+            | AuthorityResponse::NumberingRange(_)
+            | AuthorityResponse::DocumentXml(_) => None,
         }
     }
 }
@@ -195,6 +202,9 @@ impl Port for AuthorityPort {
                         .get_numbering_range(&account_code, &account_code_t, &software_code)
                         .await?,
                 ),
+                R::GetXmlByDocumentKey { track_id } => {
+                    AuthorityResponse::DocumentXml(client.get_xml_by_document_key(&track_id).await?)
+                }
             })
         })
     }

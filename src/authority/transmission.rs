@@ -121,6 +121,34 @@ pub struct NumberingRangeResponse {
     pub ranges: Vec<NumberRange>,
 }
 
+/// Answer of `GetXmlByDocumentKey` (the `EventResponse` contract).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DocumentXml {
+    /// [`DocumentXml::FOUND`]; `404` no accepted document has that code;
+    /// `401` the caller's certificate is neither the sender's nor the
+    /// receiver's (nor authorized by them); `206` its parties unreadable;
+    /// `500` the authority failed.
+    pub code: String,
+    pub message: String,
+    /// The document exactly as the authority received it (`XmlBytesBase64`
+    /// decoded), with code 100.
+    pub xml: Option<Vec<u8>>,
+}
+
+impl DocumentXml {
+    /// `Code` of a found document ("Accion completada OK").
+    pub const FOUND: &'static str = "100";
+    /// `Code` of an unknown document ("Xml con CUFE: '…' no encontrado.").
+    pub const NOT_FOUND: &'static str = "404";
+    /// `Code` of a caller neither party to the document.
+    pub const NOT_AUTHORIZED: &'static str = "401";
+
+    /// The document, when the authority gave it.
+    pub fn found(&self) -> Option<&[u8]> {
+        self.xml.as_deref().filter(|_| self.code == Self::FOUND)
+    }
+}
+
 /// One authorized numbering range (`NumberRangeResponse`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

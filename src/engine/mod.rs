@@ -21,5 +21,6 @@ pub mod pipeline;
 pub mod totals;
 pub mod ubl;
 pub mod validate;
+pub mod xml_limits;
 pub mod xml_writer;
 pub mod zip_writer;

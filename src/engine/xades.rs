@@ -589,6 +589,10 @@ fn digest(alg_uri: &str, data: &[u8]) -> Result<Vec<u8>, XadesError> {
     })
 }
 
+/// Most `ds:Reference`s a verified signature may have (the authority's
+/// XAdES-EPES has three: the document, KeyInfo, SignedProperties).
+pub const MAX_REFERENCES: usize = 8;
+
 /// Verify the first `ds:Signature` of `signed_xml`: every reference digest
 /// (with the transforms each names), the SignatureValue against the embedded
 /// certificate, and report the XAdES parts. Certificate trust and validity
@@ -600,13 +604,20 @@ pub fn verify(signed_xml: &str) -> Result<VerifiedSignature, XadesError> {
     let signed_info =
         ds_child(signature, "SignedInfo").ok_or(XadesError::Missing("ds:SignedInfo"))?;
 
-    // References.
-    let mut covers_document = false;
-    for reference in signed_info.children().filter(|c| {
+    // References: each costs a look-up and a canonicalisation of what it
+    // names, so a hostile signature could ask for the document many times.
+    let is_reference = |c: &Node<'_, '_>| {
         c.is_element()
             && c.tag_name().name() == "Reference"
             && c.tag_name().namespace() == Some(NS_DS)
-    }) {
+    };
+    if signed_info.children().filter(is_reference).count() > MAX_REFERENCES {
+        return Err(XadesError::Unsupported(format!(
+            "more than {MAX_REFERENCES} references"
+        )));
+    }
+    let mut covers_document = false;
+    for reference in signed_info.children().filter(is_reference) {
         let uri = reference
             .attribute("URI")
             .ok_or(XadesError::Unsupported("Reference without URI".into()))?;

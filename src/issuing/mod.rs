@@ -19,6 +19,7 @@
 //! * [`files`]: a stored document's PDF, rendered off the async threads.
 //! * [`worker`]: the engine as the signer pool runs it, and the key cache.
 //! * [`mail`]: email of accepted documents, durable jobs through the mailer.
+//! * [`xml_pool`]: the bounded threads of uploads' XML work.
 
 pub mod context;
 pub mod contingency;
@@ -36,6 +37,7 @@ pub mod same_day;
 pub mod transmit;
 pub mod webhooks;
 pub mod worker;
+pub mod xml_pool;
 
 use std::sync::Arc;
 
@@ -78,4 +80,6 @@ pub struct Issuing {
     pub sim_url: Option<String>,
     /// The mailer and its scheduler.
     pub mail: mail::MailService,
+    /// Uploads' XML work (`cargar-documento`).
+    pub uploads: xml_pool::XmlPool,
 }

@@ -14,13 +14,29 @@ impl AsyncStore {
         self.off_thread(move |s| s.received(id)).await
     }
 
+    /// The record every party finds by `cufe` (the vouched one).
     pub async fn received_by_cufe(&self, cufe: String) -> StoreResult<Option<ReceivedInvoice>> {
         self.off_thread(move |s| s.received_by_cufe(&cufe)).await
     }
 
-    /// The XML uploaded for a received invoice.
+    /// `company`'s upload of `cufe`.
+    pub async fn received_upload_of(
+        &self,
+        company: CompanyId,
+        cufe: String,
+    ) -> StoreResult<Option<ReceivedInvoice>> {
+        self.off_thread(move |s| s.received_upload_of(company, &cufe))
+            .await
+    }
+
+    /// The signed invoice an upload carried.
     pub async fn received_upload(&self, id: u64) -> StoreResult<Option<String>> {
         self.off_thread(move |s| s.received_upload(id)).await
+    }
+
+    /// Ids of the uploads not yet compared with the authority's copy.
+    pub async fn unchecked_received(&self) -> StoreResult<Vec<u64>> {
+        self.off_thread(|s| s.unchecked_received()).await
     }
 
     /// Stores a received invoice (and the uploaded XML), durable on return.

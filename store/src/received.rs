@@ -1,6 +1,9 @@
-//! Invoices seen from the events' side (spec 2.13, 4.6, 4.7): one record
-//! per CUFE, received by upload or issued through this service to another
-//! of its companies, with its events in order and its current holder.
+//! Invoices seen from the events' side (spec 2.13, 4.6, 4.7): received by
+//! upload or issued through this service to another of its companies, with
+//! their events in order and their current holder. An upload belongs to
+//! the company that uploaded it (found by company and CUFE); the record
+//! whose content is vouched for (issued here, or an upload equal to the
+//! authority's copy) is also the one every party finds by the CUFE.
 //! Received invoices have ids of their own, outside the documents' ids.
 
 use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
@@ -17,6 +20,52 @@ pub enum EventState {
     Accepted,
     /// Refused by the authority: it does not count; it may be registered again.
     Rejected,
+}
+
+/// How a received invoice stands against the document the authority
+/// accepted for its CUFE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CopyState {
+    /// Not compared yet: an upload stored before uploads were compared
+    /// with the authority's copy.
+    #[default]
+    Unchecked,
+    /// Issued through this service, or an upload equal to the authority's copy.
+    Same,
+    /// An upload that is not the document the authority accepted for its
+    /// CUFE (or one the authority does not give its uploader): its
+    /// uploader's alone, and no event may be registered on it.
+    Differs,
+}
+
+/// The comparison with the authority's copy, as the record's history shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CopyCheck {
+    pub state: CopyState,
+    #[serde(default)]
+    pub checked_at: Option<DateTime<Utc>>,
+    /// What was found, in words (the authority's answer when it gave none).
+    #[serde(default)]
+    pub detail: Option<String>,
+}
+
+impl CopyCheck {
+    pub fn same(detail: impl Into<String>) -> Self {
+        CopyCheck {
+            state: CopyState::Same,
+            checked_at: Some(Utc::now()),
+            detail: Some(detail.into()),
+        }
+    }
+
+    pub fn differs(detail: impl Into<String>) -> Self {
+        CopyCheck {
+            state: CopyState::Differs,
+            checked_at: Some(Utc::now()),
+            detail: Some(detail.into()),
+        }
+    }
 }
 
 /// A party by identification, and the company of this service it is, if any.
@@ -94,6 +143,9 @@ pub struct ReceivedInvoice {
     /// May be registered as a title now (kept by the caller, indexed here).
     #[serde(default)]
     pub eligible: bool,
+    /// Compared with the authority's copy of the CUFE.
+    #[serde(default)]
+    pub authority_copy: CopyCheck,
     #[serde(default)]
     pub events: Vec<InvoiceEvent>,
     pub created_at: DateTime<Utc>,

@@ -1,25 +1,39 @@
 //! Received invoices and their events on sled. A record and its indexes
-//! (by CUFE, by buyer, eligible by holder, and the counters of both lists)
-//! change together in one sled transaction, guarded by the record's
-//! version: two writers of one invoice never both win.
+//! (by uploading company and CUFE, the vouched record by CUFE, by buyer,
+//! eligible by holder, the counters of both lists, the uploads not yet
+//! compared with the authority's copy) change together in one sled
+//! transaction, guarded by the record's version: two writers of one
+//! invoice never both win.
 
 use sled::transaction::{ConflictableTransactionError, TransactionalTree};
 use sled::{Transactional, Tree};
 
-use crate::codec::{decode, encode, id_key, read_u64, scoped_key};
+use crate::codec::{decode, encode, id_key, read_u64, scoped_key, scoped_text_key};
 use crate::error::{StoreError, StoreResult};
 use crate::model::{CompanyId, Page};
-use crate::received::{EventFiles, ReceivedInvoice};
+use crate::received::{CopyState, EventFiles, ReceivedInvoice};
 use crate::sled_store::{abort, tx_encode, SledStore, TxResult};
 use crate::trees;
 
 /// What the events and the registry need from the store.
 pub trait ReceivedStore {
     fn received(&self, id: u64) -> StoreResult<Option<ReceivedInvoice>>;
+    /// The record every party finds by `cufe`: the vouched one.
     fn received_by_cufe(&self, cufe: &str) -> StoreResult<Option<ReceivedInvoice>>;
+    /// `company`'s upload of `cufe`.
+    fn received_upload_of(
+        &self,
+        company: CompanyId,
+        cufe: &str,
+    ) -> StoreResult<Option<ReceivedInvoice>>;
+    /// Ids of the uploads not yet compared with the authority's copy.
+    fn unchecked_received(&self) -> StoreResult<Vec<u64>>;
     /// Writes `record` (id 0: a new one, refused as
-    /// [`StoreError::DuplicateReference`] when its CUFE is known) if the
-    /// stored version is still `record.version`; returns it as stored.
+    /// [`StoreError::DuplicateReference`] when its uploader already has an
+    /// upload of its CUFE, or when it is vouched for and the CUFE already
+    /// has a vouched record) if the stored version is still
+    /// `record.version`; returns it as stored. A record vouched for
+    /// becomes the CUFE's when it has none; one that is not stops being it.
     fn save_received(
         &self,
         record: ReceivedInvoice,
@@ -97,6 +111,9 @@ fn eligible_holder(r: &ReceivedInvoice) -> Option<CompanyId> {
     r.holder.company_id.filter(|_| r.eligible)
 }
 
+/// Marks that the received records are keyed by uploading company.
+const KEYED_BY_COMPANY_KEY: &[u8] = b"received_keyed_by_company";
+
 impl SledStore {
     fn tree(&self, name: &str) -> StoreResult<Tree> {
         Ok(self.db.open_tree(name)?)
@@ -155,64 +172,149 @@ impl SledStore {
         let id = record.id;
         let expected = record.version;
         record.version += 1;
-        let (records, by_cufe, by_buyer, eligible, counts, files) = (
+        let (records, by_cufe, by_buyer, eligible, counts, files, by_company, unchecked) = (
             self.tree(trees::RECEIVED)?,
             self.tree(trees::RECEIVED_BY_CUFE)?,
             self.tree(trees::RECEIVED_BY_BUYER)?,
             self.tree(trees::ELIGIBLE_BY_HOLDER)?,
             self.tree(trees::RECEIVED_COUNTS)?,
             self.tree(trees::RECEIVED_FILES)?,
+            self.tree(trees::RECEIVED_BY_COMPANY)?,
+            self.tree(trees::RECEIVED_UNCHECKED)?,
         );
-        let stored = (&records, &by_cufe, &by_buyer, &eligible, &counts, &files).transaction(
-            |(records, by_cufe, by_buyer, eligible, counts, files)| {
-                let old: Option<ReceivedInvoice> = match records.get(id_key(id))? {
-                    Some(v) => Some(
-                        decode(trees::RECEIVED, &v).map_err(ConflictableTransactionError::Abort)?,
-                    ),
-                    None => None,
-                };
-                if new {
-                    if let Some(existing) = by_cufe.get(record.cufe.as_bytes())? {
-                        let id = read_u64(&existing).unwrap_or(0);
-                        return abort(StoreError::DuplicateReference { id });
-                    }
-                    by_cufe.insert(record.cufe.as_bytes(), id_key(id).to_vec())?;
-                } else {
-                    match &old {
-                        Some(o) if o.version == expected => {}
-                        Some(_) => {
-                            return abort(StoreError::Conflict(
-                                "the invoice changed meanwhile; try again".into(),
-                            ))
+        let vouched = record.authority_copy.state == CopyState::Same;
+        let stored = (
+            &records,
+            &by_cufe,
+            &by_buyer,
+            &eligible,
+            &counts,
+            &files,
+            &by_company,
+            &unchecked,
+        )
+            .transaction(
+                |(records, by_cufe, by_buyer, eligible, counts, files, by_company, unchecked)| {
+                    let old: Option<ReceivedInvoice> = match records.get(id_key(id))? {
+                        Some(v) => Some(
+                            decode(trees::RECEIVED, &v)
+                                .map_err(ConflictableTransactionError::Abort)?,
+                        ),
+                        None => None,
+                    };
+                    let cufe_holder = by_cufe
+                        .get(record.cufe.as_bytes())?
+                        .and_then(|v| read_u64(&v));
+                    if new {
+                        if let Some(company) = record.uploaded_by {
+                            let key = scoped_text_key(company, &record.cufe);
+                            if let Some(existing) = by_company.get(&key)? {
+                                let id = read_u64(&existing).unwrap_or(0);
+                                return abort(StoreError::DuplicateReference { id });
+                            }
+                            by_company.insert(key, id_key(id).to_vec())?;
                         }
-                        None => return abort(StoreError::NotFound("received invoice")),
+                        if let (true, Some(existing)) = (vouched, cufe_holder) {
+                            return abort(StoreError::DuplicateReference { id: existing });
+                        }
+                    } else {
+                        match &old {
+                            Some(o) if o.version == expected => {}
+                            Some(_) => {
+                                return abort(StoreError::Conflict(
+                                    "the invoice changed meanwhile; try again".into(),
+                                ))
+                            }
+                            None => return abort(StoreError::NotFound("received invoice")),
+                        }
                     }
-                }
-                reindex(
-                    by_buyer,
-                    counts,
-                    BUYER,
-                    id,
-                    old.as_ref().and_then(|o| o.buyer.company_id),
-                    record.buyer.company_id,
-                )?;
-                reindex(
-                    eligible,
-                    counts,
-                    ELIGIBLE,
-                    id,
-                    old.as_ref().and_then(eligible_holder),
-                    eligible_holder(&record),
-                )?;
-                if let Some(xml) = &upload {
-                    files.insert(id_key(id).to_vec(), xml.as_bytes())?;
-                }
-                records.insert(id_key(id).to_vec(), tx_encode(trees::RECEIVED, &record)?)?;
-                Ok(())
-            },
-        );
+                    match cufe_holder {
+                        None if vouched => {
+                            by_cufe.insert(record.cufe.as_bytes(), id_key(id).to_vec())?;
+                        }
+                        Some(holder) if holder == id && !vouched => {
+                            by_cufe.remove(record.cufe.as_bytes())?;
+                        }
+                        _ => {}
+                    }
+                    if record.authority_copy.state == CopyState::Unchecked {
+                        unchecked.insert(id_key(id).to_vec(), Vec::<u8>::new())?;
+                    } else {
+                        unchecked.remove(id_key(id).to_vec())?;
+                    }
+                    reindex(
+                        by_buyer,
+                        counts,
+                        BUYER,
+                        id,
+                        old.as_ref().and_then(|o| o.buyer.company_id),
+                        record.buyer.company_id,
+                    )?;
+                    reindex(
+                        eligible,
+                        counts,
+                        ELIGIBLE,
+                        id,
+                        old.as_ref().and_then(eligible_holder),
+                        eligible_holder(&record),
+                    )?;
+                    if let Some(xml) = &upload {
+                        files.insert(id_key(id).to_vec(), xml.as_bytes())?;
+                    }
+                    records.insert(id_key(id).to_vec(), tx_encode(trees::RECEIVED, &record)?)?;
+                    Ok(())
+                },
+            );
         stored?;
         Ok(record)
+    }
+}
+
+impl SledStore {
+    /// Once per data dir written before uploads were compared with the
+    /// authority's copy, where one record per CUFE was everyone's: each
+    /// upload becomes its uploader's (keyed by company and CUFE), stops
+    /// being the CUFE's record and waits to be compared; a record issued
+    /// here stays the CUFE's. Redone whole if interrupted (each step is
+    /// idempotent); returns the records seen, `None` when done before.
+    pub(crate) fn key_received_by_company_once(&self) -> StoreResult<Option<u64>> {
+        if self.meta.get(KEYED_BY_COMPANY_KEY)?.is_some() {
+            return Ok(None);
+        }
+        let records = self.tree(trees::RECEIVED)?;
+        let (by_cufe, by_company, unchecked) = (
+            self.tree(trees::RECEIVED_BY_CUFE)?,
+            self.tree(trees::RECEIVED_BY_COMPANY)?,
+            self.tree(trees::RECEIVED_UNCHECKED)?,
+        );
+        let mut seen = 0;
+        for item in records.iter() {
+            let (key, value) = item?;
+            let mut record: ReceivedInvoice = decode(trees::RECEIVED, &value)?;
+            match record.uploaded_by {
+                Some(company) => {
+                    by_company.insert(scoped_text_key(company, &record.cufe), &key)?;
+                    let holder = by_cufe
+                        .get(record.cufe.as_bytes())?
+                        .and_then(|v| read_u64(&v));
+                    if holder == Some(record.id) {
+                        by_cufe.remove(record.cufe.as_bytes())?;
+                    }
+                    if record.authority_copy.state == CopyState::Unchecked {
+                        unchecked.insert(&key, Vec::<u8>::new())?;
+                    }
+                }
+                None if record.authority_copy.state != CopyState::Same => {
+                    record.authority_copy.state = CopyState::Same;
+                    records.insert(&key, encode(trees::RECEIVED, &record)?)?;
+                }
+                None => {}
+            }
+            seen += 1;
+        }
+        self.meta.insert(KEYED_BY_COMPANY_KEY, &[1u8])?;
+        self.flush_now()?;
+        Ok(Some(seen))
     }
 }
 
@@ -229,6 +331,32 @@ impl ReceivedStore for SledStore {
             },
             None => Ok(None),
         }
+    }
+
+    fn received_upload_of(
+        &self,
+        company: CompanyId,
+        cufe: &str,
+    ) -> StoreResult<Option<ReceivedInvoice>> {
+        let key = scoped_text_key(company, cufe);
+        match self.tree(trees::RECEIVED_BY_COMPANY)?.get(key)? {
+            Some(v) => match read_u64(&v) {
+                Some(id) => self.received(id),
+                None => Ok(None),
+            },
+            None => Ok(None),
+        }
+    }
+
+    fn unchecked_received(&self) -> StoreResult<Vec<u64>> {
+        let mut ids = Vec::new();
+        for item in self.tree(trees::RECEIVED_UNCHECKED)?.iter() {
+            let (key, _) = item?;
+            if let Some(id) = read_u64(&key) {
+                ids.push(id);
+            }
+        }
+        Ok(ids)
     }
 
     fn save_received(
@@ -295,7 +423,7 @@ mod tests {
 
     use super::*;
     use crate::model::Environment;
-    use crate::received::PartyRef;
+    use crate::received::{CopyCheck, PartyRef};
     use crate::{CompanyStore, CredentialStore, DocumentStore};
 
     fn party(nit: &str, company: Option<u64>) -> PartyRef {
@@ -327,6 +455,7 @@ mod tests {
             uploaded_by: Some(2),
             document_id: None,
             eligible: false,
+            authority_copy: CopyCheck::same("equal"),
             events: Vec::new(),
             created_at: now,
             updated_at: now,
@@ -378,6 +507,113 @@ mod tests {
         assert_eq!(store.eligible_page(1, 1, 20).unwrap().total, 0);
         let held = store.eligible_page(3, 1, 20).unwrap();
         assert_eq!((held.total, held.items[0].cufe.as_str()), (1, "c1"));
+    }
+
+    #[test]
+    fn uploads_are_each_company_s_and_only_a_vouched_one_is_the_cufe_s() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::tests::open(dir.path());
+        // Company 3 uploads something that is not the authority's copy.
+        let mut forged = invoice("c1");
+        forged.uploaded_by = Some(3);
+        forged.buyer = party("900000003", Some(3));
+        forged.authority_copy = CopyCheck::differs("not the authority's");
+        let forged = store.save_received(forged, Some("<x/>".into())).unwrap();
+        assert_eq!(store.received_by_cufe("c1").unwrap(), None);
+        // The real buyer's upload is not locked out, and is the CUFE's.
+        let genuine = store.save_received(invoice("c1"), None).unwrap();
+        assert_ne!(genuine.id, forged.id);
+        assert_eq!(
+            store.received_by_cufe("c1").unwrap().map(|r| r.id),
+            Some(genuine.id)
+        );
+        assert_eq!(
+            store.received_upload_of(3, "c1").unwrap().map(|r| r.id),
+            Some(forged.id)
+        );
+        assert_eq!(
+            store.received_upload_of(2, "c1").unwrap().map(|r| r.id),
+            Some(genuine.id)
+        );
+        // Each company uploads a CUFE once; a second vouched record of a
+        // CUFE is refused (its id given).
+        assert!(matches!(
+            store.save_received(invoice("c1"), None),
+            Err(StoreError::DuplicateReference { id }) if id == genuine.id
+        ));
+        let mut adopted = invoice("c1");
+        adopted.uploaded_by = None;
+        assert!(matches!(
+            store.save_received(adopted, None),
+            Err(StoreError::DuplicateReference { id }) if id == genuine.id
+        ));
+        // One that stops being vouched stops being the CUFE's.
+        let mut flagged = genuine;
+        flagged.authority_copy = CopyCheck::differs("x");
+        let flagged = store.save_received(flagged, None).unwrap();
+        assert_eq!(store.received_by_cufe("c1").unwrap(), None);
+        // An unchecked one waits to be compared, then becomes the CUFE's.
+        let mut unchecked = flagged;
+        unchecked.authority_copy = CopyCheck::default();
+        let unchecked = store.save_received(unchecked, None).unwrap();
+        assert_eq!(store.unchecked_received().unwrap(), vec![unchecked.id]);
+        let mut same = unchecked;
+        same.authority_copy = CopyCheck::same("equal");
+        let same = store.save_received(same, None).unwrap();
+        assert!(store.unchecked_received().unwrap().is_empty());
+        assert_eq!(
+            store.received_by_cufe("c1").unwrap().map(|r| r.id),
+            Some(same.id)
+        );
+    }
+
+    #[test]
+    fn a_data_dir_with_one_record_per_cufe_is_keyed_by_uploader_at_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let (uploaded, issued) = {
+            let store = crate::tests::open(dir.path());
+            // What the format before wrote: the record under its CUFE
+            // alone, no copy state, no key by company, no mark.
+            let put = |id: u64, r: &ReceivedInvoice| {
+                let mut v: serde_json::Value = serde_json::to_value(r).unwrap();
+                v.as_object_mut().unwrap().remove("authority_copy");
+                store
+                    .tree(trees::RECEIVED)
+                    .unwrap()
+                    .insert(id_key(id), encode(trees::RECEIVED, &v).unwrap())
+                    .unwrap();
+                store
+                    .tree(trees::RECEIVED_BY_CUFE)
+                    .unwrap()
+                    .insert(r.cufe.as_bytes(), &id_key(id))
+                    .unwrap();
+            };
+            let mut uploaded = invoice("c1");
+            uploaded.id = 1;
+            uploaded.uploaded_by = Some(7);
+            put(1, &uploaded);
+            let mut issued = invoice("c2");
+            issued.id = 2;
+            issued.uploaded_by = None;
+            put(2, &issued);
+            store.meta.remove(KEYED_BY_COMPANY_KEY).unwrap();
+            store.close().unwrap();
+            (uploaded, issued)
+        };
+        let store = crate::tests::open(dir.path());
+        let r = store.received_upload_of(7, "c1").unwrap().unwrap();
+        assert_eq!(
+            (r.id, r.authority_copy.state),
+            (uploaded.id, CopyState::Unchecked)
+        );
+        assert_eq!(store.received_by_cufe("c1").unwrap(), None);
+        assert_eq!(store.unchecked_received().unwrap(), vec![1]);
+        let i = store.received_by_cufe("c2").unwrap().unwrap();
+        assert_eq!((i.id, i.authority_copy.state), (issued.id, CopyState::Same));
+        // The real buyer's upload is not locked out.
+        let mut genuine = invoice("c1");
+        genuine.uploaded_by = Some(2);
+        store.save_received(genuine, None).unwrap();
     }
 
     #[test]

@@ -561,6 +561,15 @@ impl SledStore {
         if let Some(n) = store.build_hashed_indexes_once()? {
             tracing::info!(documents = n, "code and reference indexes built");
         }
+        if let Some(n) = store.key_received_by_company_once()? {
+            if n > 0 {
+                tracing::info!(
+                    records = n,
+                    "received invoices keyed by uploading company; earlier uploads wait to be \
+                     compared with the authority's copy"
+                );
+            }
+        }
         let seeded = store.seed_test_set_counters()?;
         if seeded > 0 {
             tracing::info!(

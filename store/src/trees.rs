@@ -68,8 +68,15 @@ pub const SCHEMA_KEY: &[u8] = b"schema_version";
 // company of the service) and their events (`sled_received`).
 /// received invoice id → record (with its events).
 pub const RECEIVED: &str = "received_invoices";
-/// CUFE → received invoice id.
+/// CUFE → the received invoice every party finds by it: the one whose
+/// content is vouched for (issued here, or uploaded equal to the
+/// authority's copy).
 pub const RECEIVED_BY_CUFE: &str = "received_by_cufe";
+/// uploading company ‖ CUFE → received invoice id: each company's uploads.
+pub const RECEIVED_BY_COMPANY: &str = "received_by_company";
+/// received invoice id → (): uploads not yet compared with the authority's
+/// copy (stored before uploads were compared).
+pub const RECEIVED_UNCHECKED: &str = "received_unchecked";
 /// buyer company ‖ id → (): `GET /eventos/documentos`.
 pub const RECEIVED_BY_BUYER: &str = "received_by_buyer";
 /// holder company ‖ id → (): `GET /registry/facturas-elegibles`.

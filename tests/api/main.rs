@@ -41,6 +41,7 @@ mod secrets;
 mod shutdown;
 mod simulator;
 mod test_set;
+mod uploads;
 mod webhooks;
 mod ws_rooms;
 mod zeep_client;

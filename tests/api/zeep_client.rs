@@ -17,7 +17,7 @@ use crate::helpers::*;
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/zeep/client.py");
 
 /// Operations the script must report as checked.
-const OPERATIONS: [&str; 8] = [
+const OPERATIONS: [&str; 9] = [
     "GetNumberingRange",
     "SendBillSync",
     "GetStatus",
@@ -26,6 +26,7 @@ const OPERATIONS: [&str; 8] = [
     "SendTestSetAsync",
     "SendNominaSync",
     "SendEventUpdateStatus",
+    "GetXmlByDocumentKey",
 ];
 
 /// A python that imports zeep and xmlsec: `python3`, else the system's own
@@ -95,14 +96,20 @@ fn a_zeep_client_built_from_the_wsdl_reads_every_answer() {
     let number = |offset: u64| format!("SETP{}", 990_000_000 + offset);
 
     let dir = tempfile::tempdir().unwrap();
-    // The client's WS-Security credentials: the sample certificate, which
-    // also signs the documents.
-    let (private, der) = fixtures::shared();
+    // The client's WS-Security credentials: a certificate naming the
+    // issuer (the authority reads the caller's NIT from it, and gives a
+    // document back only to its parties).
+    let (p12, password) =
+        emisor::engine::signing_key::generate_self_signed("Cliente zeep", &issuer.nit, 2).unwrap();
+    let client_key = emisor::engine::signing_key::SigningKey::from_pkcs12(&p12, &password).unwrap();
     let key_path = dir.path().join("client.key");
     let cert_path = dir.path().join("client.crt");
-    std::fs::write(&key_path, private.private_key_to_pem_pkcs8().unwrap()).unwrap();
-    let cert = openssl::x509::X509::from_der(&der).unwrap();
-    std::fs::write(&cert_path, cert.to_pem().unwrap()).unwrap();
+    std::fs::write(
+        &key_path,
+        client_key.private_key().private_key_to_pem_pkcs8().unwrap(),
+    )
+    .unwrap();
+    std::fs::write(&cert_path, client_key.certificate_pem().unwrap()).unwrap();
 
     let mut rejected = document(dir.path(), &issuer.nit, &number(2), "not-the-technical-key");
     // A CUFE computed with another key breaks the CUFE rule.

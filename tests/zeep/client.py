@@ -11,6 +11,7 @@ written by tests/api/zeep_client.rs.
 Needs Debian's python3-zeep and python3-xmlsec.
 """
 
+import base64
 import datetime
 import io
 import json
@@ -250,6 +251,21 @@ def main(case_path):
     for field in ("StatusMessage", "XmlBase64Bytes", "XmlBytes", "XmlFileName"):
         equal(getattr(r, field), None, f"GetStatus unknown {field}")
     print("GetStatus ok")
+
+    # GetXmlByDocumentKey: the accepted document as its issuer sent it (the
+    # client's certificate names the issuer), an unknown code, a short one.
+    r = svc.GetXmlByDocumentKey(trackId=acc["cufe"])
+    equal(r.Code, "100", "GetXmlByDocumentKey Code")
+    equal(r.Message, "Accion completada OK", "GetXmlByDocumentKey Message")
+    with zipfile.ZipFile(acc["zip"]) as z:
+        sent = z.read(z.namelist()[0])
+    equal(base64.b64decode(r.XmlBytesBase64), sent, "GetXmlByDocumentKey XmlBytesBase64")
+    r = svc.GetXmlByDocumentKey(trackId=unknown)
+    equal(r.Code, "404", "GetXmlByDocumentKey unknown Code")
+    equal(r.Message, f"Xml con CUFE: '{unknown}' no encontrado.", "GetXmlByDocumentKey unknown Message")
+    equal(r.XmlBytesBase64, None, "GetXmlByDocumentKey unknown XmlBytesBase64")
+    equal(svc.GetXmlByDocumentKey(trackId="abc").Code, "89", "GetXmlByDocumentKey short Code")
+    print("GetXmlByDocumentKey ok")
 
     # SendBillAsync, then GetStatusZip until the batch is done.
     r = svc.SendBillAsync(fileName=asy["file_name"], contentFile=read(asy["zip"]))

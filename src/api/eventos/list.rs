@@ -11,7 +11,7 @@ use crate::api::auth::AuthContext;
 use crate::api::envelope;
 use crate::api::error::{ApiError, ApiResult};
 use crate::api::query::{paging, Query};
-use crate::issuing::invoice_events::title::{find, involves, normalize_cufe};
+use crate::issuing::invoice_events::title::{find, lookup, normalize_cufe};
 use crate::state::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -76,11 +76,8 @@ pub async fn event_xml(
 ) -> ApiResult<HttpResponse> {
     let (cufe, id) = path.into_inner();
     let cufe = normalize_cufe(&cufe)?;
-    let t = state
-        .store
-        .received_by_cufe(cufe.clone())
+    let t = lookup(&state.issuing, &ctx.caller(), &ctx.nit, &cufe)
         .await?
-        .filter(|t| t.environment == ctx.environment && involves(t, ctx.company_id, &ctx.nit))
         .ok_or_else(|| ApiError::NotFound(format!("invoice with CUFE {cufe}")))?;
     if !t.events.iter().any(|e| e.id == id) {
         return Err(ApiError::NotFound(format!("event {id}")));

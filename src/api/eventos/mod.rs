@@ -25,6 +25,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(list::event_xml);
 }
 
+/// `Retry-After` of a full upload queue: an upload takes well under a second.
+const BUSY_RETRY_AFTER_S: u64 = 2;
+
 impl From<EventError> for ApiError {
     fn from(e: EventError) -> Self {
         match e {
@@ -39,6 +42,10 @@ impl From<EventError> for ApiError {
             },
             EventError::Conflict(m) => ApiError::conflict(ErrorCode::Conflict, m),
             EventError::TaxUnavailable(m) => ApiError::TaxUnavailable(m),
+            EventError::Busy => ApiError::Busy {
+                message: EventError::Busy.to_string(),
+                retry_after_s: BUSY_RETRY_AFTER_S,
+            },
             EventError::Store(e) => e.into(),
             EventError::Internal(m) => ApiError::Internal(m),
         }

@@ -1,7 +1,7 @@
 //! JSON shapes of the events and the registry (spec 2.13): Spanish names
 //! at the boundary.
 
-use emisor_store::{InvoiceEvent, PartyRef, ReceivedInvoice};
+use emisor_store::{CopyCheck, CopyState, InvoiceEvent, PartyRef, ReceivedInvoice};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use utoipa::ToSchema;
@@ -136,6 +136,22 @@ fn party(p: &PartyRef) -> Value {
     json!({ "nit": p.id_number, "nombre": p.name, "id_empresa": p.company_id })
 }
 
+/// How the invoice stands against the authority's copy of its CUFE
+/// (`igual`, `sin_comparar`: an upload stored before uploads were
+/// compared, `difiere`: not the authority's document, no events).
+pub fn copy_view(c: &CopyCheck) -> Value {
+    let estado = match c.state {
+        CopyState::Same => "igual",
+        CopyState::Unchecked => "sin_comparar",
+        CopyState::Differs => "difiere",
+    };
+    json!({
+        "estado": estado,
+        "fecha": c.checked_at.map(|t| t.to_rfc3339()),
+        "detalle": c.detail,
+    })
+}
+
 /// One event as the lists, the detail and the history show it.
 pub fn event_view(e: &InvoiceEvent) -> Value {
     json!({
@@ -170,6 +186,7 @@ pub fn invoice_view(t: &ReceivedInvoice, events: bool) -> Value {
         "tenedor_legitimo": party(&t.holder),
         "cargado": t.uploaded_by.is_some(),
         "elegible": t.eligible,
+        "copia_tax": copy_view(&t.authority_copy),
     });
     if events {
         v["eventos"] = t.events.iter().map(event_view).collect();

@@ -37,8 +37,8 @@ fn utf8(bytes: Vec<u8>) -> Result<String, ApiError> {
     security(("api_key" = [])), request_body = UploadBody,
     responses((status = 201, description = "received invoice stored"),
               (status = 409, description = "DUPLICATE_REFERENCE: received before (its id in data)", body = crate::api::error::ErrorEnvelope),
-              (status = 422, description = "malformed, not for this company, bad signature, or not accepted by the authority", body = crate::api::error::ErrorEnvelope),
-              (status = 503, description = "the authority could not be asked", body = crate::api::error::ErrorEnvelope)))]
+              (status = 422, description = "malformed, too deep or too large (more than 100 levels, 100,000 elements or 100 namespace declarations), not for this company, bad signature, or not the document the authority accepted for its CUFE", body = crate::api::error::ErrorEnvelope),
+              (status = 503, description = "TAX_UNAVAILABLE: the authority could not be asked; BUSY: too many uploads being checked (Retry-After)", body = crate::api::error::ErrorEnvelope)))]
 #[post("/eventos/cargar-documento")]
 pub async fn upload(
     state: web::Data<AppState>,
@@ -63,7 +63,7 @@ pub async fn upload(
             .map_err(|_| ApiError::validation("xml_base64", "is not valid base64"))?;
         utf8(bytes)?
     };
-    let stored = receive(&state.issuing, &ctx.caller(), &ctx.nit, &xml).await?;
+    let stored = receive(&state.issuing, &ctx.caller(), &ctx.nit, xml).await?;
     Ok(envelope::created(
         "Factura recibida y validada con tax",
         invoice_view(&stored, true),

@@ -54,6 +54,7 @@ pub async fn history(
             "proveedor": {"nit": t.vendor.id_number, "nombre": t.vendor.name},
             "comprador": {"nit": t.buyer.id_number, "nombre": t.buyer.name},
             "tenedor_legitimo": {"nit": t.holder.id_number, "nombre": t.holder.name, "id_empresa": t.holder.company_id},
+            "copia_tax": crate::api::eventos::model::copy_view(&t.authority_copy),
             "eventos": events,
         }),
     ))

@@ -33,6 +33,10 @@ pub struct DocumentFacts {
     pub software_id: Option<String>,
     /// `cbc:IssueDate` as written (invoices and notes).
     pub issue_date: Option<String>,
+    /// The other party: customer (the supplier of a support document),
+    /// receiver of an event, the employee of payroll; who besides the
+    /// issuer may ask for the document back.
+    pub receiver_id: Option<String>,
 }
 
 /// Equivalent documents (POS and others) validated with DEAD06.
@@ -143,10 +147,10 @@ fn ubl(
     default_type: &str,
 ) -> Result<DocumentFacts, String> {
     let type_code = text(child(root, type_element)).unwrap_or_else(|| default_type.to_string());
-    let issuer_party = if matches!(type_code.as_str(), "05" | "95") {
-        "AccountingCustomerParty"
+    let (issuer_party, receiver_party) = if matches!(type_code.as_str(), "05" | "95") {
+        ("AccountingCustomerParty", "AccountingSupplierParty")
     } else {
-        "AccountingSupplierParty"
+        ("AccountingSupplierParty", "AccountingCustomerParty")
     };
     Ok(DocumentFacts {
         family,
@@ -155,6 +159,7 @@ fn ubl(
         issuer_nit: party_id(root, issuer_party).ok_or("Falta el NIT del emisor")?,
         software_id: text(descendant(root, "SoftwareID")),
         issue_date: text(child(root, "IssueDate")),
+        receiver_id: party_id(root, receiver_party),
         type_code,
     })
 }
@@ -169,6 +174,10 @@ fn event(root: Node<'_, '_>) -> Result<DocumentFacts, String> {
             .ok_or("Falta el NIT del emisor del evento")?,
         software_id: text(descendant(root, "SoftwareID")),
         issue_date: None,
+        receiver_id: text(path(
+            root,
+            &["ReceiverParty", "PartyTaxScheme", "CompanyID"],
+        )),
     })
 }
 
@@ -204,6 +213,7 @@ fn payroll(root: Node<'_, '_>, family: Family) -> Result<DocumentFacts, String> 
         issuer_nit: attr(child(body, "Empleador"), "NIT").ok_or("Falta Empleador/@NIT")?,
         software_id: attr(child(body, "ProveedorXML"), "SoftwareID"),
         issue_date: None,
+        receiver_id: attr(child(body, "Trabajador"), "NumeroDocumento"),
     })
 }
 
@@ -227,6 +237,7 @@ mod tests {
         assert_eq!(f.family, Family::Invoice);
         assert_eq!(f.number, "SETP990000001");
         assert_eq!(f.issuer_nit, "900000001");
+        assert_eq!(f.receiver_id.as_deref(), Some("800000002"));
         assert_eq!(f.software_id.as_deref(), Some("sw"));
         assert!(f.uses_technical_key() && f.needs_range());
         assert_eq!((f.code_rule(), f.code_name()), ("FAD06", "CUFE"));
@@ -236,6 +247,7 @@ mod tests {
     fn support_document_issuer_is_the_buyer() {
         let f = DocumentFacts::read(&invoice("05")).expect("facts");
         assert_eq!(f.issuer_nit, "800000002");
+        assert_eq!(f.receiver_id.as_deref(), Some("900000001"));
         assert!(!f.uses_technical_key());
         assert_eq!((f.code_rule(), f.code_name()), ("DSAD06", "CUDS"));
         let pos = DocumentFacts::read(&invoice("20")).expect("facts");

@@ -7,6 +7,7 @@ use super::app_response;
 use super::checks::{signature_placement, DocumentChecks};
 use super::conformance;
 use super::contingency::ContingencyPeriods;
+use super::copies::Parties;
 use super::document::DocumentFacts;
 use super::package::{self, XmlEntry};
 use super::state::{AcceptedDoc, SimRegistry, SimState};
@@ -325,6 +326,15 @@ impl Intake<'_> {
             // Its terms, for the rules of its events.
             self.state.events.remember_invoice(code, xml);
         }
+        // The file as received, for GetXmlByDocumentKey.
+        self.state.copies.keep(
+            &code.to_ascii_lowercase(),
+            &entry.bytes,
+            Parties {
+                sender: facts.issuer_nit.clone(),
+                receiver: facts.receiver_id.clone(),
+            },
+        );
         let mut answer = accepted(&doc, code);
         answer.error_messages = notifications;
         answer

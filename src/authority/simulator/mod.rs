@@ -17,6 +17,7 @@ pub mod clock;
 pub mod conformance;
 pub mod contingency;
 pub mod control;
+pub mod copies;
 pub mod document;
 pub mod event_rules;
 pub mod events;
@@ -74,6 +75,9 @@ pub struct SimOptions {
     /// ([`clock_today`]), or a fixed day for tests whose documents carry
     /// fixed dates.
     pub today: fn() -> chrono::NaiveDate,
+    /// Bytes of accepted documents kept for `GetXmlByDocumentKey`
+    /// (compressed; the oldest are forgotten first).
+    pub kept_documents_bytes: usize,
 }
 
 /// Today in Colombia on the simulator's clock (`crate::clock::simulator`).
@@ -90,6 +94,7 @@ impl Default for SimOptions {
             checks: Arc::new(EngineChecks),
             test_controls: true,
             today: clock_today,
+            kept_documents_bytes: copies::DEFAULT_BUDGET_BYTES,
         }
     }
 }
@@ -101,6 +106,7 @@ impl std::fmt::Debug for SimOptions {
             .field("workers", &self.workers)
             .field("max_body_bytes", &self.max_body_bytes)
             .field("test_controls", &self.test_controls)
+            .field("kept_documents_bytes", &self.kept_documents_bytes)
             .finish_non_exhaustive()
     }
 }
@@ -122,7 +128,7 @@ pub async fn start(
     let workers = opts.workers.max(1);
     let shared = web::Data::new(server::SimShared {
         registry,
-        state: state::SimState::new(),
+        state: state::SimState::with_copy_budget(opts.kept_documents_bytes),
         opts,
         contingency: contingency::ContingencyPeriods::default(),
     });

@@ -5,7 +5,7 @@
 use crate::authority::operation::{Operation, WCF_NS};
 use crate::authority::soap::response::DianResponse;
 use crate::authority::soap::{escape_attr, escape_text, ns};
-use crate::authority::transmission::{NumberingRangeResponse, UploadError};
+use crate::authority::transmission::{DocumentXml, NumberingRangeResponse, UploadError};
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 
 const FAULT_ACTION: &str = "http://www.w3.org/2005/08/addressing/soap/fault";
@@ -184,6 +184,23 @@ pub fn numbering_range(r: &NumberingRangeResponse, now: DateTime<Utc>) -> String
         body.push_str("</c:NumberRangeResponse>");
     }
     body.push_str("</b:ResponseList>");
+    body.push_str(&result_close(op));
+    envelope(&op.response_action(), &body, now)
+}
+
+/// `EventResponse` (GetXmlByDocumentKey): `Code`, `Message` and the
+/// document in base64, in the contract's order.
+pub fn event_response(r: &DocumentXml, now: DateTime<Utc>) -> String {
+    use base64::Engine as _;
+    let op = Operation::GetXmlByDocumentKey;
+    let mut body = result_open(op, ns::EVENT_RESPONSE);
+    opt("Code", Some(&r.code), &mut body);
+    opt("Message", Some(&r.message), &mut body);
+    let xml = r
+        .xml
+        .as_deref()
+        .map(|x| base64::engine::general_purpose::STANDARD.encode(x));
+    opt("XmlBytesBase64", xml.as_deref(), &mut body);
     body.push_str(&result_close(op));
     envelope(&op.response_action(), &body, now)
 }

@@ -53,6 +53,7 @@ mod tests {
             issuer_nit: "900000001".into(),
             software_id: None,
             issue_date: Some(date.into()),
+            receiver_id: None,
         }
     }
 

@@ -2,11 +2,12 @@
 //! publishes it (protocol.md §4.4): the operations' wrapper elements in the
 //! service namespace and the data contracts their results are typed with
 //! (`DianResponse`, `ArrayOfstring`, `UploadDocumentResponse`,
-//! `NumberRangeResponseList`…).
+//! `NumberRangeResponseList`, `EventResponse`…).
 //!
 //! WCF serves one schema document per namespace at `?xsd=xsdN`; the numbers
-//! here are the authority's (its xsd1, xsd2, xsd9 and xsd10 hold contracts of
-//! operations the simulator does not implement).
+//! here are the authority's (its xsd1, xsd2 and xsd10 hold contracts of
+//! operations the simulator does not implement), except `EventResponse`'s
+//! (xsd9 here), which no source we have gives.
 
 use crate::authority::operation::{Operation, WCF_NS};
 use crate::authority::soap::{escape_attr, ns};
@@ -14,7 +15,7 @@ use crate::authority::soap::{escape_attr, ns};
 const XS: &str = "http://www.w3.org/2001/XMLSchema";
 
 /// Prefixes every schema document declares, for the types it refers to.
-const PREFIXES: [(&str, &str); 7] = [
+const PREFIXES: [(&str, &str); 8] = [
     ("wcf", WCF_NS),
     ("dr", ns::DIAN_RESPONSE),
     ("arr", ns::ARRAYS),
@@ -22,6 +23,7 @@ const PREFIXES: [(&str, &str); 7] = [
     ("tr", ns::TRACK_ID),
     ("nrl", ns::NUMBER_RANGE_LIST),
     ("nr", ns::NUMBER_RANGE),
+    ("ev", ns::EVENT_RESPONSE),
 ];
 
 /// One schema document: its `?xsd=xsdN` number, target namespace, the
@@ -45,6 +47,7 @@ pub fn result_type(op: Operation) -> &'static str {
         Operation::GetStatusZip => "dr:ArrayOfDianResponse",
         Operation::SendBillAsync | Operation::SendTestSetAsync => "ud:UploadDocumentResponse",
         Operation::GetNumberingRange => "nrl:NumberRangeResponseList",
+        Operation::GetXmlByDocumentKey => "ev:EventResponse",
     }
 }
 
@@ -114,6 +117,7 @@ pub fn documents() -> Vec<SchemaDoc> {
                 ns::DIAN_RESPONSE,
                 ns::UPLOAD_RESPONSE,
                 ns::NUMBER_RANGE_LIST,
+                ns::EVENT_RESPONSE,
             ],
             body: service_body(),
         },
@@ -199,6 +203,20 @@ pub fn documents() -> Vec<SchemaDoc> {
                     ("TechnicalKey", "xs:string"),
                 ],
             ) + &array_of("NumberRangeResponse", "tns:NumberRangeResponse"),
+        },
+        SchemaDoc {
+            number: 9,
+            namespace: ns::EVENT_RESPONSE,
+            imports: &[],
+            // The authority's `Gosocket.Dian.Services.Utils.EventResponse`.
+            body: contract(
+                "EventResponse",
+                &[
+                    ("Code", "xs:string"),
+                    ("Message", "xs:string"),
+                    ("XmlBytesBase64", "xs:string"),
+                ],
+            ),
         },
     ]
 }

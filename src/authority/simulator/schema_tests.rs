@@ -9,7 +9,9 @@ use crate::authority::soap::ns;
 use crate::authority::soap::response::{
     parse_dian_response, parse_numbering_range, parse_upload_response, DianResponse,
 };
-use crate::authority::transmission::{NumberRange, NumberingRangeResponse, UploadError};
+use crate::authority::transmission::{
+    DocumentXml, NumberRange, NumberingRangeResponse, UploadError,
+};
 use chrono::Utc;
 use std::path::{Path, PathBuf};
 
@@ -155,6 +157,28 @@ fn simulator_answers() -> Vec<(String, String)> {
                 operation_code: "100".into(),
                 operation_description: "Acción completada OK.".into(),
                 ranges: vec![range, no_key],
+            },
+            now,
+        ),
+    ));
+    out.push((
+        "GetXmlByDocumentKey found".into(),
+        reply::event_response(
+            &DocumentXml {
+                code: DocumentXml::FOUND.into(),
+                message: "Accion completada OK".into(),
+                xml: Some(b"<Invoice/>".to_vec()),
+            },
+            now,
+        ),
+    ));
+    out.push((
+        "GetXmlByDocumentKey not found".into(),
+        reply::event_response(
+            &DocumentXml {
+                code: DocumentXml::NOT_FOUND.into(),
+                message: "Xml con CUFE: 'ab' no encontrado.".into(),
+                xml: None,
             },
             now,
         ),

@@ -12,7 +12,7 @@ use super::SimOptions;
 use crate::authority::operation::{Operation, ACTION_PREFIX, WCF_NS};
 use crate::authority::soap::response::DianResponse;
 use crate::authority::soap::{content_type, ns, wssec};
-use crate::authority::transmission::{NumberingRangeResponse, UploadError};
+use crate::authority::transmission::{DocumentXml, NumberingRangeResponse, UploadError};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use chrono::{DateTime, Utc};
@@ -230,18 +230,23 @@ fn handle(
             now,
         );
     }
-    if let Err(e) = wssec::verify_request(&doc, now) {
-        let subcode = match e {
-            wssec::WsSecError::Missing(_) | wssec::WsSecError::Unsupported(_) => "InvalidSecurity",
-            _ => "FailedCheck",
-        };
-        return Reply::fault(
-            "Sender",
-            Some(subcode),
-            &format!("Error al verificar la seguridad del mensaje: {e}"),
-            now,
-        );
-    }
+    let caller = match wssec::verify_request(&doc, now) {
+        Ok(verified) => auth_code(&verified.cert_der),
+        Err(e) => {
+            let subcode = match e {
+                wssec::WsSecError::Missing(_) | wssec::WsSecError::Unsupported(_) => {
+                    "InvalidSecurity"
+                }
+                _ => "FailedCheck",
+            };
+            return Reply::fault(
+                "Sender",
+                Some(subcode),
+                &format!("Error al verificar la seguridad del mensaje: {e}"),
+                now,
+            );
+        }
+    };
     let op_node = envelope
         .children()
         .find(|c| c.has_tag_name((ns::SOAP12, "Body")))
@@ -272,7 +277,80 @@ fn handle(
             now,
         );
     }
-    dispatch(shared, op, op_node, reject_all, now)
+    dispatch(shared, op, op_node, reject_all, &caller, now)
+}
+
+/// The NIT the authority reads from the caller's certificate (its
+/// `AuthCode`): the digits of the first subject attribute it looks for, in
+/// its order (`CertificateClaimsAuthenticationManager`): the Colombian
+/// CAs' NIT attribute (1.3.6.1.4.1.23267.2.3), `serialNumber`, `SN`,
+/// 1.3.6.1.4.1.31136.1.1.20.2, `organizationIdentifier`. Empty when none.
+fn auth_code(cert_der: &[u8]) -> String {
+    use openssl::nid::Nid;
+    let Ok(cert) = openssl::x509::X509::from_der(cert_der) else {
+        return String::new();
+    };
+    let subject = cert.subject_name();
+    let value_of = |wanted: &dyn Fn(&openssl::asn1::Asn1ObjectRef) -> bool| {
+        subject
+            .entries()
+            .find(|e| wanted(e.object()))
+            .map(|e| String::from_utf8_lossy(e.data().as_slice()).into_owned())
+    };
+    let by_oid = |oid: &'static str| move |o: &openssl::asn1::Asn1ObjectRef| o.to_string() == oid;
+    let by_nid = |nid: Nid| move |o: &openssl::asn1::Asn1ObjectRef| o.nid() == nid;
+    let found = value_of(&by_oid("1.3.6.1.4.1.23267.2.3"))
+        .or_else(|| value_of(&by_nid(Nid::SERIALNUMBER)))
+        .or_else(|| value_of(&by_nid(Nid::SURNAME)))
+        .or_else(|| value_of(&by_oid("1.3.6.1.4.1.31136.1.1.20.2")))
+        .or_else(|| value_of(&by_oid("2.5.4.97")));
+    found
+        .unwrap_or_default()
+        .chars()
+        .filter(char::is_ascii_digit)
+        .collect()
+}
+
+/// GetXmlByDocumentKey as the authority answers it
+/// (`DianPAServices.GetXmlByDocumentKey`): 89 for a track id it cannot
+/// read, 404 for a code it has no accepted document of, 401 when the
+/// caller's NIT is neither the sender's nor the receiver's (the simulator
+/// knows no provider authorizations), else 100 and the document.
+fn document_copy(shared: &SimShared, track_id: &str, caller: &str) -> DocumentXml {
+    let answer = |code: &str, message: String| DocumentXml {
+        code: code.into(),
+        message,
+        xml: None,
+    };
+    if track_id.is_empty() {
+        return answer("89", "TrackId es nulo o vacío.".into());
+    }
+    if track_id.len() < 20 {
+        return answer("89", "TrackId inválido (Length).".into());
+    }
+    let key = track_id.to_ascii_lowercase();
+    let Some((xml, parties)) = shared.state.copies.get(&key) else {
+        return answer(
+            DocumentXml::NOT_FOUND,
+            format!("Xml con CUFE: '{key}' no encontrado."),
+        );
+    };
+    let receiver = parties.receiver.unwrap_or_default();
+    let party = |nit: &str| !nit.is_empty() && caller.contains(nit);
+    if caller.is_empty() || !(party(&parties.sender) || party(&receiver)) {
+        return answer(
+            DocumentXml::NOT_AUTHORIZED,
+            format!(
+                "NIT: {caller} del certificado no autorizado para consultar xmls de emisor con NIT: {} y receptor con NIT: {receiver}",
+                parties.sender
+            ),
+        );
+    }
+    DocumentXml {
+        code: DocumentXml::FOUND.into(),
+        message: "Accion completada OK".into(),
+        xml: Some(xml),
+    }
 }
 
 fn pending() -> DianResponse {
@@ -296,6 +374,7 @@ fn dispatch(
     op: Operation,
     node: Node<'_, '_>,
     reject_all: bool,
+    caller: &str,
     now: DateTime<Utc>,
 ) -> Reply {
     let p = |name: &str| param(node, name);
@@ -387,6 +466,10 @@ fn dispatch(
                 },
             };
             reply::numbering_range(&answer, now)
+        }
+        Operation::GetXmlByDocumentKey => {
+            let track = p("trackId").unwrap_or_default();
+            reply::event_response(&document_copy(shared, &track, caller), now)
         }
     };
     Reply::ok(op, body)

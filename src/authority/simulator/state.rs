@@ -182,6 +182,8 @@ pub struct SimState {
     in_flight: AtomicUsize,
     /// Invoice events accepted, by invoice (order and tacit-acceptance rules).
     pub events: super::events::EventLedger,
+    /// The accepted documents as received (GetXmlByDocumentKey).
+    pub copies: super::copies::DocumentCopies,
 }
 
 /// Decrements the in-flight count when a SOAP call ends.
@@ -232,6 +234,14 @@ impl SimState {
         Self::default()
     }
 
+    /// A state keeping up to `budget` bytes of accepted documents.
+    pub fn with_copy_budget(budget: usize) -> Self {
+        SimState {
+            copies: super::copies::DocumentCopies::new(budget),
+            ..Self::default()
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -272,6 +282,7 @@ impl SimState {
     pub fn reset(&self) {
         *self.lock() = Inner::default();
         self.events.reset();
+        self.copies.clear();
     }
 
     pub fn count_reception(&self, code: &str) {

@@ -598,3 +598,68 @@ async fn stats_report_concurrency_and_rate() {
     assert_eq!(sim.stats().await["total_calls"], 0);
     sim.stop().await;
 }
+
+/// A client whose WS-Security certificate names `nit` (subject serialNumber).
+fn client_of(addr: std::net::SocketAddr, nit: &str) -> AuthorityClient {
+    let (p12, password) =
+        crate::engine::signing_key::generate_self_signed("Parte", nit, 2).expect("p12");
+    let key = crate::engine::signing_key::SigningKey::from_pkcs12(&p12, &password).expect("key");
+    let signer =
+        WsSigner::new(key.private_key().clone(), key.certificate_der().to_vec()).expect("signer");
+    AuthorityClient::new(AuthorityClientConfig::new(service_url(addr)), signer)
+}
+
+#[actix_web::test]
+async fn an_accepted_document_comes_back_as_received_to_its_parties_only() {
+    use crate::authority::transmission::DocumentXml;
+    let sim = Sim::start().await;
+    let (xml, code) = signed_invoice("SETP990000002", TECH_KEY);
+    let t = sim
+        .client
+        .send_bill_sync("z2.zip", &zip1(&xml))
+        .await
+        .expect("send");
+    assert!(t.is_valid, "{t:?}");
+
+    // Its vendor and its buyer get the file exactly as sent (the code in
+    // any case, as the authority lower-cases it).
+    for nit in [NIT, fixtures::CUSTOMER] {
+        let got = client_of(sim.addr, nit)
+            .get_xml_by_document_key(&code.to_ascii_uppercase())
+            .await
+            .expect("answer");
+        assert_eq!(got.code, DocumentXml::FOUND, "{got:?}");
+        assert_eq!(got.message, "Accion completada OK");
+        assert_eq!(got.found(), Some(xml.as_bytes()));
+    }
+    // Anyone else, or a certificate naming no NIT: 401, no document.
+    for client in [client_of(sim.addr, "900999999"), sim.client.clone()] {
+        let got = client.get_xml_by_document_key(&code).await.expect("answer");
+        assert_eq!(got.code, DocumentXml::NOT_AUTHORIZED, "{got:?}");
+        assert!(got.message.contains("no autorizado"), "{got:?}");
+        assert_eq!(got.found(), None);
+    }
+    let buyer = client_of(sim.addr, fixtures::CUSTOMER);
+    let unknown = buyer
+        .get_xml_by_document_key(&"ab".repeat(48))
+        .await
+        .expect("answer");
+    assert_eq!(unknown.code, DocumentXml::NOT_FOUND, "{unknown:?}");
+    assert!(unknown.message.contains("no encontrado"), "{unknown:?}");
+    let short = buyer.get_xml_by_document_key("abc").await.expect("answer");
+    assert_eq!(short.code, "89", "{short:?}");
+    // A rejected document is not served.
+    let (bad, bad_code) = signed_invoice("SETP990000003", "not-the-key");
+    let t = sim
+        .client
+        .send_bill_sync("z3.zip", &zip1(&bad))
+        .await
+        .expect("send");
+    assert!(!t.is_valid);
+    let got = buyer
+        .get_xml_by_document_key(&bad_code)
+        .await
+        .expect("answer");
+    assert_eq!(got.code, DocumentXml::NOT_FOUND, "{got:?}");
+    sim.stop().await;
+}

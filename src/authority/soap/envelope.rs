@@ -62,6 +62,14 @@ impl Request {
         }
     }
 
+    /// The signed XML the authority keeps of an accepted document.
+    pub fn get_xml_by_document_key(track_id: &str) -> Self {
+        Request {
+            op: Operation::GetXmlByDocumentKey,
+            params: vec![("trackId", track_id.to_string())],
+        }
+    }
+
     /// `account_code`: issuer NIT; `account_code_t`: software provider NIT.
     pub fn get_numbering_range(
         account_code: &str,

@@ -1,13 +1,14 @@
 //! Parsing the authority's answers (protocol.md §4.4): `DianResponse`,
 //! `UploadDocumentResponse`, the `GetStatusZip` array,
-//! `NumberRangeResponseList` and SOAP faults.
+//! `NumberRangeResponseList`, `EventResponse` and SOAP faults.
 //!
 //! Fields are matched by local name, so any prefix (and the SOAP 1.1 or 1.2
 //! envelope) is accepted; unknown elements are ignored.
 
 use crate::authority::operation::Operation;
 use crate::authority::transmission::{
-    NumberRange, NumberingRangeResponse, StatusZip, Transmission, UploadError, UploadResponse,
+    DocumentXml, NumberRange, NumberingRangeResponse, StatusZip, Transmission, UploadError,
+    UploadResponse,
 };
 use roxmltree::{Document, Node};
 
@@ -338,6 +339,36 @@ pub fn parse_numbering_range(xml: &str) -> Result<NumberingRangeResponse, Respon
     })
 }
 
+/// `EventResponse` of GetXmlByDocumentKey: `Code`, `Message` and the
+/// document in `XmlBytesBase64` (the bytes the authority keeps, not
+/// zipped: the authority's `GetXmlByDocumentKey` returns its stored file
+/// as is).
+pub fn parse_xml_by_document_key(xml: &str) -> Result<DocumentXml, ResponseError> {
+    use base64::Engine as _;
+    let doc = parse(xml)?;
+    let result = result_of(&doc, Operation::GetXmlByDocumentKey)?;
+    let xml = match local(result, "XmlBytesBase64").filter(|n| !is_nil(*n)) {
+        Some(n) => {
+            let compact: String = n
+                .text()
+                .unwrap_or("")
+                .chars()
+                .filter(|c| !c.is_ascii_whitespace())
+                .collect();
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(compact)
+                .map_err(|e| ResponseError::BadValue("XmlBytesBase64", e.to_string()))?;
+            (!bytes.is_empty()).then_some(bytes)
+        }
+        None => None,
+    };
+    Ok(DocumentXml {
+        code: text_of(result, "Code").unwrap_or_default(),
+        message: text_of(result, "Message").unwrap_or_default(),
+        xml,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -526,5 +557,38 @@ mod tests {
         );
         assert_eq!(rule_of("Regla: FAJ44b, Notificación: x"), Some("FAJ44b"));
         assert_eq!(rule_of("texto"), None);
+    }
+
+    /// The shape public clients of the authority parse
+    /// (`GetXmlByDocumentKeyResult` in the service namespace, `Code`,
+    /// `Message`, `XmlBytesBase64` in the `EventResponse` contract), and a
+    /// not-found answer without a document.
+    #[test]
+    fn event_response_of_get_xml_by_document_key() {
+        let answer = |inner: &str| {
+            format!(
+                "<s:Envelope xmlns:s=\"http://www.w3.org/2003/05/soap-envelope\"><s:Body>\
+                 <GetXmlByDocumentKeyResponse xmlns=\"http://wcf.dian.colombia\">\
+                 <GetXmlByDocumentKeyResult xmlns:b=\"http://schemas.datacontract.org/2004/07/EventResponse\" \
+                 xmlns:i=\"http://www.w3.org/2001/XMLSchema-instance\">{inner}</GetXmlByDocumentKeyResult>\
+                 </GetXmlByDocumentKeyResponse></s:Body></s:Envelope>"
+            )
+        };
+        let found = parse_xml_by_document_key(&answer(
+            "<b:Code>100</b:Code><b:Message>Accion completada OK</b:Message>\
+             <b:XmlBytesBase64>PEludm9pY2UvPg==</b:XmlBytesBase64>",
+        ))
+        .expect("parse");
+        assert_eq!(found.found(), Some(&b"<Invoice/>"[..]));
+        let missing = parse_xml_by_document_key(&answer(
+            "<b:Code>404</b:Code><b:Message>Xml con CUFE: 'x' no encontrado.</b:Message>\
+             <b:XmlBytesBase64 i:nil=\"true\"/>",
+        ))
+        .expect("parse");
+        assert_eq!((missing.code.as_str(), missing.found()), ("404", None));
+        assert!(parse_xml_by_document_key(&answer(
+            "<b:Code>100</b:Code><b:XmlBytesBase64>%%%</b:XmlBytesBase64>"
+        ))
+        .is_err());
     }
 }

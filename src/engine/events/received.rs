@@ -1,11 +1,18 @@
 //! Reading a vendor's invoice as a buyer receives it: the signed `Invoice`
 //! itself, or the `AttachedDocument` that carries it in its first
 //! `cac:Attachment` (protocol.md §5.2). What the events and the registry
-//! need: the CUFE, the number, dates, total, the two parties.
+//! need: the CUFE, the number, dates, total, the two parties; and whether
+//! it is the very document the authority keeps for its CUFE.
+//!
+//! Uploads are untrusted: each XML is bounded by a linear pre-scan
+//! ([`xml_limits::RECEIVED_INVOICE`]) before it is parsed.
 
 use chrono::NaiveDate;
 use roxmltree::{Document, Node, ParsingOptions};
 use rust_decimal::Decimal;
+
+use crate::engine::c14n::{self, Algorithm};
+use crate::engine::xml_limits::{self, LimitError};
 
 /// Roots whose documents may be received.
 const INVOICE_NS: &str = "urn:oasis:names:specification:ubl:schema:xsd:Invoice-2";
@@ -16,6 +23,8 @@ const ATTACHED_NS: &str = "urn:oasis:names:specification:ubl:schema:xsd:Attached
 pub enum ReceivedError {
     #[error("the XML is not well formed: {0}")]
     Malformed(String),
+    #[error("the XML is refused before reading: {0}")]
+    Limits(LimitError),
     #[error("not a UBL 2.1 Invoice or an AttachedDocument carrying one (root `{0}`)")]
     NotAnInvoice(String),
     #[error("the AttachedDocument carries no invoice")]
@@ -77,37 +86,84 @@ fn date(value: Option<String>, field: &'static str) -> Result<Option<NaiveDate>,
         .transpose()
 }
 
+/// Parses untrusted XML once its shape is within the limits.
+fn parse_bounded(xml: &str) -> Result<Document<'_>, ReceivedError> {
+    xml_limits::check(xml, &xml_limits::RECEIVED_INVOICE).map_err(ReceivedError::Limits)?;
+    Document::parse_with_options(xml, options())
+        .map_err(|e| ReceivedError::Malformed(e.to_string()))
+}
+
+fn is_invoice(root: Node<'_, '_>) -> bool {
+    root.tag_name().namespace() == Some(INVOICE_NS) && root.tag_name().name() == "Invoice"
+}
+
 /// Reads an upload: an invoice, or a container holding one.
 pub fn read(xml: &str) -> Result<ReceivedInvoiceFacts, ReceivedError> {
     let xml = xml.trim_start_matches('\u{feff}');
-    let doc = Document::parse_with_options(xml, options())
-        .map_err(|e| ReceivedError::Malformed(e.to_string()))?;
+    let doc = parse_bounded(xml)?;
     let root = doc.root_element();
     match (root.tag_name().namespace(), root.tag_name().name()) {
-        (Some(INVOICE_NS), "Invoice") => read_invoice(xml),
+        (Some(INVOICE_NS), "Invoice") => read_invoice(&doc, xml),
         (Some(ATTACHED_NS), "AttachedDocument") => {
             let inner = path(root, &["Attachment", "ExternalReference", "Description"])
                 .and_then(|d| d.text())
                 .map(str::trim)
                 .filter(|t| !t.is_empty())
                 .ok_or(ReceivedError::EmptyContainer)?;
-            let inner_doc = Document::parse_with_options(inner, options())
-                .map_err(|e| ReceivedError::Malformed(format!("the attached invoice: {e}")))?;
+            let inner_doc = parse_bounded(inner).map_err(|e| match e {
+                ReceivedError::Malformed(m) => {
+                    ReceivedError::Malformed(format!("the attached invoice: {m}"))
+                }
+                other => other,
+            })?;
             let r = inner_doc.root_element();
-            if r.tag_name().namespace() != Some(INVOICE_NS) || r.tag_name().name() != "Invoice" {
+            if !is_invoice(r) {
                 return Err(ReceivedError::NotAnInvoice(
                     r.tag_name().name().chars().take(64).collect(),
                 ));
             }
-            read_invoice(inner)
+            read_invoice(&inner_doc, inner)
         }
         (_, name) => Err(ReceivedError::NotAnInvoice(name.chars().take(64).collect())),
     }
 }
 
-fn read_invoice(xml: &str) -> Result<ReceivedInvoiceFacts, ReceivedError> {
-    let doc = Document::parse_with_options(xml, options())
-        .map_err(|e| ReceivedError::Malformed(e.to_string()))?;
+/// The canonical form of a whole signed invoice: inclusive C14N 1.0
+/// without comments, signature included.
+fn canonical(xml: &str) -> Result<String, ReceivedError> {
+    let doc = parse_bounded(xml.trim_start_matches('\u{feff}'))?;
+    if !is_invoice(doc.root_element()) {
+        return Err(ReceivedError::NotAnInvoice(
+            doc.root_element()
+                .tag_name()
+                .name()
+                .chars()
+                .take(64)
+                .collect(),
+        ));
+    }
+    Ok(c14n::canonicalize(
+        doc.root(),
+        None,
+        &Algorithm::inclusive(),
+    ))
+}
+
+/// Whether `invoice_xml` (an upload as [`read`] unwrapped it) is `copy`,
+/// the document the authority keeps for its code, byte for byte as the
+/// vendor sent it. Equal canonical forms: what differs only in how the
+/// same XML is written (declaration, encoding label, line ends, quotes,
+/// attribute order, character references, white space outside the root,
+/// comments), which mail and AttachedDocument wrapping may change,
+/// counts as the same; any change to an element, attribute or text,
+/// signature included, does not.
+pub fn same_document(invoice_xml: &str, copy: &[u8]) -> Result<bool, ReceivedError> {
+    let copy = std::str::from_utf8(copy)
+        .map_err(|_| ReceivedError::Malformed("the authority's copy is not UTF-8".into()))?;
+    Ok(canonical(invoice_xml)? == canonical(copy)?)
+}
+
+fn read_invoice(doc: &Document<'_>, xml: &str) -> Result<ReceivedInvoiceFacts, ReceivedError> {
     let root = doc.root_element();
     let need = |v: Option<String>, what: &'static str| v.ok_or(ReceivedError::Missing(what));
     let cufe = need(text(child(root, "UUID")), "cbc:UUID (CUFE)")?;

@@ -497,3 +497,46 @@ fn an_invoices_payment_terms_are_read_from_its_xml() {
     assert!(!t.buyer_id.is_empty());
     assert!(terms::invoice_terms("<Invoice").is_none());
 }
+
+#[test]
+fn the_same_document_is_the_same_however_it_is_written() {
+    use super::received::{read, same_document, ReceivedError};
+    use crate::engine::xml_limits::LimitError;
+    let (xml, _) = crate::fixtures::signed_invoice("900000001", "SETP990000001", "fc8e");
+    let same = |a: &str, b: &str| same_document(a, b.as_bytes()).unwrap();
+    assert!(same(&xml, &xml));
+    // Written differently: no declaration, a BOM, CRLF and white space
+    // outside the root, a comment, single quotes, a character reference.
+    let root = &xml[xml.find("?>").unwrap() + 2..];
+    let rewritten = format!(
+        "\u{feff}<!-- a copy -->\r\n{}\r\n",
+        root.replacen("schemeName=\"CUFE-SHA384\"", "schemeName='CUFE-SHA384'", 1)
+            .replacen("<cbc:UBLVersionID>UBL", "<cbc:UBLVersionID>&#85;BL", 1)
+    );
+    assert!(same(&xml, &rewritten));
+    assert!(same(&rewritten, &xml));
+    // Any change of content, signature included, is another document.
+    assert!(!same(&xml, &xml.replacen("1190.00", "1.00", 1)));
+    let sig_at = xml.find("<ds:SignatureValue").unwrap() + 40;
+    let mut other_sig = xml.clone();
+    other_sig.replace_range(sig_at..sig_at + 1, "Q");
+    assert_ne!(other_sig, xml);
+    assert!(!same(&xml, &other_sig));
+    assert!(!same(
+        &xml,
+        &xml.replacen("<cbc:UBLVersionID>", "<cbc:UBLVersionID> ", 1)
+    ));
+    // An upload unwrapped from its container is compared as the invoice.
+    let facts = read(&xml).unwrap();
+    assert!(same(&facts.invoice_xml, &xml));
+    // What is not a bounded invoice is no comparison.
+    assert!(matches!(
+        same_document(&xml, &[0xff, 0xfe]),
+        Err(ReceivedError::Malformed(_))
+    ));
+    let deep = format!("{}{}", "<a>".repeat(200), "</a>".repeat(200));
+    assert_eq!(
+        same_document(&xml, deep.as_bytes()),
+        Err(ReceivedError::Limits(LimitError::TooDeep(100)))
+    );
+}

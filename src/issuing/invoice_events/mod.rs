@@ -7,9 +7,11 @@
 //!   or adopted from a document another company issued here), who it
 //!   involves and who may act.
 //! * [`upload`]: the `cargar-documento` upload.
+//! * [`copy_check`]: whether a received invoice is the authority's document.
 //! * [`register`]: one event: checks, build, sign, store, send.
 //! * [`send`]: one transmission of a stored event (the job).
 
+pub mod copy_check;
 pub mod register;
 pub mod send;
 pub mod title;
@@ -45,6 +47,9 @@ pub enum EventError {
     /// The authority could not be asked (503).
     #[error("{0}")]
     TaxUnavailable(String),
+    /// Too many uploads are being checked (503 BUSY).
+    #[error("too many uploads are being checked; try again shortly")]
+    Busy,
     #[error(transparent)]
     Store(StoreError),
     #[error("{0}")]

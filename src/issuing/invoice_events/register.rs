@@ -246,9 +246,10 @@ pub async fn register(
 ) -> Result<Registered, EventError> {
     let cufe = normalize_cufe(&req.cufe)?;
     let (mut note_lines, concept) = notes(&req)?;
-    let mut t = find(issuing, caller, caller_nit, &cufe)
+    let t = find(issuing, caller, caller_nit, &cufe)
         .await?
         .ok_or_else(|| EventError::NotFound(format!("invoice with CUFE {cufe}")))?;
+    let mut t = super::copy_check::vouched(issuing, t).await?;
     may_act(&t, req.kind, caller.company, caller_nit)?;
     if let Some(p) = t.events.iter().find(|e| e.state == EventState::Pending) {
         return Err(EventError::InvalidState(format!(

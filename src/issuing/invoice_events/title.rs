@@ -4,7 +4,7 @@
 //! events (holder, eligibility).
 
 use chrono::Utc;
-use emisor_store::{state, EventState, PartyRef, ReceivedInvoice};
+use emisor_store::{state, CopyCheck, CopyState, EventState, PartyRef, ReceivedInvoice};
 
 use super::{kind_of, EventError};
 use crate::engine::events::order;
@@ -69,25 +69,63 @@ pub async fn from_facts(
         uploaded_by: None,
         document_id: None,
         eligible: false,
+        authority_copy: CopyCheck::same("issued through this service"),
         events: Vec::new(),
         created_at: now,
         updated_at: now,
     })
 }
 
-/// The invoice of `cufe` for `caller`: stored, or adopted from an accepted
-/// invoice another company issued here. `None` when the caller has no part
-/// in it or it is of another environment (answered as unknown).
+/// The stored invoice of `cufe` for `caller`, in the caller's environment:
+/// its own upload, unless that differs from the authority's copy and the
+/// invoice as every party finds it (issued here, or uploaded and vouched
+/// for) involves the caller.
+pub async fn lookup(
+    issuing: &Issuing,
+    caller: &Caller,
+    caller_nit: &str,
+    cufe: &str,
+) -> Result<Option<ReceivedInvoice>, EventError> {
+    let own = issuing
+        .store
+        .received_upload_of(caller.company, cufe.to_string())
+        .await?
+        .filter(|o| o.environment == caller.environment);
+    if let Some(o) = own
+        .as_ref()
+        .filter(|o| o.authority_copy.state != CopyState::Differs)
+    {
+        return Ok(Some(o.clone()));
+    }
+    let shared = issuing
+        .store
+        .received_by_cufe(cufe.to_string())
+        .await?
+        .filter(|t| t.environment == caller.environment && involves(t, caller.company, caller_nit));
+    Ok(shared.or(own))
+}
+
+/// The invoice of `cufe` for `caller`: stored ([`lookup`]), or adopted
+/// from an accepted invoice another company issued here. `None` when the
+/// caller has no part in it or it is of another environment (answered as
+/// unknown).
 pub async fn find(
     issuing: &Issuing,
     caller: &Caller,
     caller_nit: &str,
     cufe: &str,
 ) -> Result<Option<ReceivedInvoice>, EventError> {
-    if let Some(t) = issuing.store.received_by_cufe(cufe.to_string()).await? {
-        let visible =
-            t.environment == caller.environment && involves(&t, caller.company, caller_nit);
-        return Ok(visible.then_some(t));
+    if let Some(t) = lookup(issuing, caller, caller_nit, cufe).await? {
+        return Ok(Some(t));
+    }
+    if issuing
+        .store
+        .received_by_cufe(cufe.to_string())
+        .await?
+        .is_some()
+    {
+        // Vouched for and not the caller's.
+        return Ok(None);
     }
     let Some(doc_id) = issuing.store.document_by_code(cufe.to_string()).await? else {
         return Ok(None);
@@ -95,10 +133,13 @@ pub async fn find(
     let Some(doc) = issuing.store.document(doc_id).await? else {
         return Ok(None);
     };
-    // An accepted invoice (FE, export, T04) of the caller's environment.
+    // An accepted invoice (FE, export, T04) of the caller's environment,
+    // under its current code: the code index also keeps the code a
+    // re-dated or resent document had before.
     if doc.state != state::ACCEPTED
         || !matches!(doc.document_type, 1 | 6 | 8)
         || doc.environment != caller.environment
+        || doc.code.as_deref() != Some(cufe)
     {
         return Ok(None);
     }
