@@ -109,6 +109,18 @@ fn external_invoice(sim: &str, n: u64) -> (String, String) {
         fixtures::signing_time(),
     )
     .unwrap();
+    // The sample invoice is dated the fixtures' signing day: the authority
+    // takes it the day it is dated (the send-day rule of annex 1.9), and
+    // then its clock comes back.
+    let set_clock = |offset_s: i64| {
+        let res = http
+            .post(format!("{sim}/__sim/clock"))
+            .json(&serde_json::json!({ "offset_s": offset_s }))
+            .send()
+            .unwrap();
+        assert!(res.status().is_success());
+    };
+    set_clock((fixtures::signing_time().with_timezone(&Utc) - Utc::now()).num_seconds());
     let service = service_url_of(sim);
     let envelope = Request::send_bill_sync(&format!("z{n}.zip"), &zip)
         .to_envelope(&service, &fixtures::signer(), Utc::now())
@@ -124,6 +136,7 @@ fn external_invoice(sim: &str, n: u64) -> (String, String) {
         .unwrap()
         .text()
         .unwrap();
+    set_clock(0);
     let verdict = parse_dian_response(&answer, Operation::SendBillSync).unwrap();
     assert!(verdict.is_valid, "{verdict:?}");
     (xml, cufe)
