@@ -8,7 +8,7 @@
 
 use std::fmt::Display;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use rust_decimal::Decimal;
 use serde::Serialize;
 
@@ -291,17 +291,34 @@ fn check_tax(e: &mut Errors, field: impl Display, t: &LineTax, withholding: bool
     }
 }
 
-/// Every check except the totals; see [`validate_and_total`].
+/// Every check except the totals; see [`validate_and_total`]. Each named
+/// check below adds what it finds, in this order.
 pub fn validate(
     doc: &Document,
     ctx: &IssuerContext,
     certificate: Option<CertificateValidity>,
 ) -> Vec<ValidationError> {
     let mut e = Errors(Vec::new());
-    let kind = doc.kind;
+    check_issuer(&mut e, ctx);
+    check_resolution(&mut e, doc.kind, ctx);
+    if let Some(c) = certificate {
+        check_certificate(&mut e, ctx, c);
+    }
+    check_counterparty(&mut e, doc);
+    check_header(&mut e, doc);
+    check_payments(&mut e, doc, ctx.issue_naive_date());
+    check_document_charges(&mut e, doc);
+    check_sector_data(&mut e, doc);
+    if doc.kind.needs_reference() {
+        check_reference(&mut e, doc, ctx.issue_naive_date());
+    }
+    check_lines(&mut e, doc);
+    e.0
+}
 
-    // Company and software.
-    check_party(&mut e, "company", &ctx.company, true, false);
+/// The company, its software and the environment.
+fn check_issuer(e: &mut Errors, ctx: &IssuerContext) {
+    check_party(e, "company", &ctx.company, true, false);
     let sw = &ctx.software;
     e.required("software.id", &sw.id);
     e.text("software.id", &sw.id);
@@ -317,8 +334,11 @@ pub fn validate(
     if !matches!(ctx.environment, 1 | 2) {
         e.push("environment", "must be 1 (production) or 2 (testing)");
     }
+}
 
-    // Resolution: validity on the issue date, number in range.
+/// The numbering resolution: valid on the issue date, the number in its
+/// range, its technical key where the code needs one.
+fn check_resolution(e: &mut Errors, kind: DocumentKind, ctx: &IssuerContext) {
     let res = &ctx.resolution;
     let issue_date = ctx.issue_naive_date();
     if kind.has_numbering_resolution() && !digits(&res.number) {
@@ -357,21 +377,24 @@ pub fn validate(
     if kind.code_key() == super::model::CodeKey::TechnicalKey {
         e.required("resolution.technical_key", &res.technical_key);
     }
+}
 
-    // Certificate valid at the signing instant (= issue instant).
-    if let Some(c) = certificate {
-        let at = ctx.issue_instant.with_timezone(&Utc);
-        if at < c.not_before {
-            e.push(
-                "certificate",
-                format!("is not valid before {}", c.not_before),
-            );
-        } else if at > c.not_after {
-            e.push("certificate", format!("expired on {}", c.not_after));
-        }
+/// The certificate is valid at the signing instant (= the issue instant).
+fn check_certificate(e: &mut Errors, ctx: &IssuerContext, c: CertificateValidity) {
+    let at = ctx.issue_instant.with_timezone(&Utc);
+    if at < c.not_before {
+        e.push(
+            "certificate",
+            format!("is not valid before {}", c.not_before),
+        );
+    } else if at > c.not_after {
+        e.push("certificate", format!("expired on {}", c.not_after));
     }
+}
 
-    // Counterparty.
+/// The other party: the customer, or the vendor of a support document.
+fn check_counterparty(e: &mut Errors, doc: &Document) {
+    let kind = doc.kind;
     let who = if kind.issuer_is_buyer() {
         "supplier"
     } else {
@@ -384,9 +407,11 @@ pub fn validate(
             | DocumentKind::ContingencyT03
             | DocumentKind::ContingencyT04
     );
-    check_party(&mut e, who, &doc.counterparty, false, email_required);
+    check_party(e, who, &doc.counterparty, false, email_required);
+}
 
-    // Header.
+/// Currency, exchange rate, operation type, delivery terms, notes.
+fn check_header(e: &mut Errors, doc: &Document) {
     if doc.currency.len() != 3 || !doc.currency.bytes().all(|b| b.is_ascii_uppercase()) {
         e.push("currency", "must be an ISO 4217 code such as COP");
     }
@@ -413,6 +438,10 @@ pub fn validate(
     for (i, n) in doc.notes.iter().enumerate() {
         e.text(format_args!("notes[{i}]"), n);
     }
+}
+
+/// Payment form and means; a credit's due date.
+fn check_payments(e: &mut Errors, doc: &Document, issue_date: NaiveDate) {
     for (i, p) in doc.payments.iter().enumerate() {
         if !matches!(p.form.as_str(), "1" | "2") {
             e.push(
@@ -440,6 +469,10 @@ pub fn validate(
             }
         }
     }
+}
+
+/// Document-level discounts and charges.
+fn check_document_charges(e: &mut Errors, doc: &Document) {
     for (i, a) in doc.allowances_charges.iter().enumerate() {
         e.amount(
             format_args!("allowance_charges[{i}].amount"),
@@ -452,8 +485,12 @@ pub fn validate(
             a.reason_code.as_deref(),
         );
     }
+}
+
+/// Health data, the point of sale, a contingency's paper reference.
+fn check_sector_data(e: &mut Errors, doc: &Document) {
     if let Some(h) = &doc.health {
-        check_health(&mut e, h);
+        check_health(e, h);
     }
     if let Some(p) = &doc.point_of_sale {
         for (name, v) in [
@@ -468,52 +505,56 @@ pub fn validate(
         e.required("paper_reference.number", &r.number);
         e.text("paper_reference.number", &r.number);
     }
+}
 
-    // References of notes.
-    if kind.needs_reference() {
-        match &doc.billing_reference {
-            None => e.push(
-                "billing_reference",
-                "a note must reference the original document",
-            ),
-            Some(r) => {
-                e.required("billing_reference.number", &r.number);
-                e.text("billing_reference.number", &r.number);
-                e.required("billing_reference.code", &r.code);
-                if !r.code.bytes().all(|b| b.is_ascii_hexdigit()) {
-                    e.push(
-                        "billing_reference.code",
-                        "must be the original document's code (hex)",
-                    );
-                }
-                if r.issue_date > issue_date {
-                    e.push(
-                        "billing_reference.issue_date",
-                        "is after the note's issue date",
-                    );
-                }
+/// A note's reference to the original and its concept.
+fn check_reference(e: &mut Errors, doc: &Document, issue_date: NaiveDate) {
+    let kind = doc.kind;
+    match &doc.billing_reference {
+        None => e.push(
+            "billing_reference",
+            "a note must reference the original document",
+        ),
+        Some(r) => {
+            e.required("billing_reference.number", &r.number);
+            e.text("billing_reference.number", &r.number);
+            e.required("billing_reference.code", &r.code);
+            if !r.code.bytes().all(|b| b.is_ascii_hexdigit()) {
+                e.push(
+                    "billing_reference.code",
+                    "must be the original document's code (hex)",
+                );
             }
-        }
-        let allowed: &[&str] = match kind {
-            DocumentKind::DebitNote => &["1", "2", "3", "4"],
-            DocumentKind::SupportAdjustment => &["1", "2", "3"],
-            _ => &["1", "2", "3", "4", "5", "6"],
-        };
-        match &doc.note_concept {
-            None => e.push("note_concept", "is required for a note"),
-            Some(c) => {
-                if !allowed.contains(&c.code.as_str()) {
-                    e.push(
-                        "note_concept.code",
-                        format!("must be one of {}", allowed.join(", ")),
-                    );
-                }
-                e.text("note_concept.description", &c.description);
+            if r.issue_date > issue_date {
+                e.push(
+                    "billing_reference.issue_date",
+                    "is after the note's issue date",
+                );
             }
         }
     }
+    let allowed: &[&str] = match kind {
+        DocumentKind::DebitNote => &["1", "2", "3", "4"],
+        DocumentKind::SupportAdjustment => &["1", "2", "3"],
+        _ => &["1", "2", "3", "4", "5", "6"],
+    };
+    match &doc.note_concept {
+        None => e.push("note_concept", "is required for a note"),
+        Some(c) => {
+            if !allowed.contains(&c.code.as_str()) {
+                e.push(
+                    "note_concept.code",
+                    format!("must be one of {}", allowed.join(", ")),
+                );
+            }
+            e.text("note_concept.description", &c.description);
+        }
+    }
+}
 
-    // Lines.
+/// The lines: at least one, at most [`MAX_LINES`], each with its amounts,
+/// taxes, withholdings, charges and cargo data.
+fn check_lines(e: &mut Errors, doc: &Document) {
     if doc.lines.is_empty() {
         e.push("lines", "at least one line is required");
     }
@@ -540,20 +581,19 @@ pub fn validate(
             e.amount(f!("line_extension_amount"), x, true);
         }
         for (j, t) in l.taxes.iter().enumerate() {
-            check_tax(&mut e, f!("tax_totals[{j}]"), t, false);
+            check_tax(e, f!("tax_totals[{j}]"), t, false);
         }
         for (j, t) in l.withholdings.iter().enumerate() {
-            check_tax(&mut e, f!("withholdings[{j}]"), t, true);
+            check_tax(e, f!("withholdings[{j}]"), t, true);
         }
         for (j, a) in l.allowances_charges.iter().enumerate() {
             e.amount(f!("allowance_charges[{j}].amount"), a.amount, true);
             e.text(f!("allowance_charges[{j}].reason"), &a.reason);
         }
         if let Some(t) = &l.transport {
-            check_transport(&mut e, i, t);
+            check_transport(e, i, t);
         }
     }
-    e.0
 }
 
 /// All checks, then the totals: computed, compared with what the caller
