@@ -1,5 +1,5 @@
 //! A small canonicalizer over `roxmltree` for VERIFYING arbitrary documents
-//! (the signing hot path never parses: see `xades.rs`).
+//! (the signing hot path never parses: see `xades/sign.rs`).
 //!
 //! Supports Canonical XML 1.0 (inclusive) and Exclusive XML Canonicalization
 //! 1.0 (with an InclusiveNamespaces PrefixList), with or without comments, on
