@@ -38,7 +38,7 @@ fn verdict(r: Result<AuthorityResponse, TransmitFailure<TransmitError>>) -> Tran
 }
 
 #[actix_web::test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 async fn pacing_holds_at_the_authority() {
     // The simulator stamps a call's arrival after reading it, on a worker
     // that may be busy verifying a document (slow in debug builds): status

@@ -13,7 +13,7 @@ fn started(dir: &std::path::Path) -> TestApp {
 }
 
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn a_sigterm_stop_reopens_without_repair_and_a_kill_does_not() {
     let mut app = TestApp::spawn_with(Launch::default().capture_log());
     let dir = app.dir.clone();

@@ -56,7 +56,7 @@ fn assert_received_once(stats: &Value, docs: &[(u64, String)]) {
 }
 
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn sigkill_mid_processing_loses_nothing_and_sends_nothing_twice() {
     let sim = ExternalSim::start();
     let launch = fast_launch().env("EMISOR_AUTHORITY__URL", &sim.service_url());
@@ -106,7 +106,7 @@ fn sigkill_mid_processing_loses_nothing_and_sends_nothing_twice() {
 /// had judged when the server died is recorded as rejected from its
 /// `GetStatus` answer, not sent again.
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn sigkill_mid_processing_records_rejections_without_resending() {
     let sim = ExternalSim::start();
     let launch = fast_launch().env("EMISOR_AUTHORITY__URL", &sim.service_url());
@@ -159,7 +159,7 @@ fn sigkill_while_issuing_keeps_every_answered_document_and_its_files() {
 /// three snapshots were written while they were, so the restart recovers
 /// from a snapshot taken beside a live log, not the one of its last open.
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn sigkill_after_checkpoints_keeps_every_answered_document_and_its_files() {
     let launch = fast_launch().env("EMISOR_STORE__CHECKPOINT_MS", "20");
     let mut seen = std::collections::BTreeSet::new();

@@ -722,7 +722,7 @@ fn counts(mails: &[Mail]) -> HashMap<String, usize> {
 }
 
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn a_kill_9_with_20_mails_queued_loses_none() {
     let mut smtp = Smtp::down();
     let launch = smtp.launch(fast_launch());
@@ -764,7 +764,7 @@ fn a_kill_9_with_20_mails_queued_loses_none() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn a_kill_9_while_mails_go_out_delivers_each_message_id_at_least_once() {
     let smtp = Smtp::up();
     let launch = smtp.launch(fast_launch());

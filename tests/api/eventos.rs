@@ -569,7 +569,7 @@ fn uploads_are_checked_and_stored_once_by_cufe() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn an_accepted_event_survives_kill_and_is_sent_once() {
     let sim = crate::external_sim::ExternalSim::start();
     let launch = fast_launch().env("EMISOR_AUTHORITY__URL", &sim.service_url());

@@ -1329,7 +1329,7 @@ fn admin(p: &mut Probe, kinds: &[Vec<String>], rng: &mut Rng) -> Created {
 // ---------------------------------------------------------------------------
 
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn hostile_client_gets_4xx_envelopes_and_changes_nothing() {
     let app = TestApp::spawn_with(
         Launch::default()

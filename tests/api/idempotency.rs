@@ -165,7 +165,7 @@ fn identical_payload_without_reference_is_refused_within_the_window() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn identical_payload_is_still_refused_after_a_sigkill_and_restart() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let mut app = TestApp::start_in(tmp.path(), launch());

@@ -600,7 +600,7 @@ fn a_lost_answer_is_found_by_the_status_query_not_sent_again() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn a_payroll_answered_while_the_authority_is_down_survives_a_kill() {
     let launch = Launch::default()
         .env("EMISOR_RESILIENCE__TIME_SCALE", "0.01")
@@ -633,7 +633,7 @@ fn a_payroll_answered_while_the_authority_is_down_survives_a_kill() {
 /// (by the payroll translator, from its stored request); numbers taken
 /// after the restart are new.
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn sigkill_while_issuing_payroll_keeps_every_answered_one() {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Arc, Mutex};

@@ -183,7 +183,7 @@ fn issue_cut_and_check(checkpoint_ms: Option<&str>, answered: usize, snapshots: 
 /// writes with `sync_file_range`). The answered documents it held come
 /// back from the file log.
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn a_power_cut_while_issuing_keeps_every_answered_document() {
     issue_cut_and_check(None, 40, 0, Keep::None);
 }
@@ -192,7 +192,7 @@ fn a_power_cut_while_issuing_keeps_every_answered_document() {
 /// claims log that the cut took (one written past the synced log makes the
 /// next open refuse the store: vendor/sled PATCHES.md, item 16).
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn a_power_cut_after_checkpoints_keeps_every_answered_document() {
     issue_cut_and_check(Some("20"), 40, 4, Keep::None);
 }
@@ -200,7 +200,7 @@ fn a_power_cut_after_checkpoints_keeps_every_answered_document() {
 /// Some of each file's unsynced writes reached the disk, the first ones
 /// (a few seeds, so that different files keep different amounts).
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn a_power_cut_that_kept_part_of_the_unsynced_writes_keeps_every_answered_document() {
     for seed in [1, 7, 42] {
         issue_cut_and_check(None, 30, 0, Keep::Some(seed));
@@ -213,7 +213,7 @@ fn a_power_cut_that_kept_part_of_the_unsynced_writes_keeps_every_answered_docume
 /// every 20 ms. A cut that kept a removal and lost the rename before it
 /// left sled no snapshot (its next open then replays the whole log).
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn a_power_cut_that_kept_some_directory_changes_keeps_every_answered_document() {
     for seed in [3, 11, 29] {
         issue_cut_and_check(Some("20"), 30, 4, Keep::Some(seed));
@@ -227,7 +227,7 @@ fn a_power_cut_that_kept_some_directory_changes_keeps_every_answered_document() 
 /// simulator twice; the second send is answered with rule 90 ("Documento
 /// procesado anteriormente"), the acceptance of the first.
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn a_power_cut_mid_transmission_ends_every_document_accepted() {
     let sim = ExternalSim::start();
     let launch = fast_launch().env("EMISOR_AUTHORITY__URL", &sim.service_url());
@@ -273,7 +273,7 @@ fn a_power_cut_mid_transmission_ends_every_document_accepted() {
 /// was sent: a re-dating the authority may have seen is never lost, so
 /// no document is dated, coded and accepted a second time.
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn a_power_cut_over_redated_documents_accepts_each_once_dated_the_day_it_was_sent() {
     use crate::same_day::{dates_in, next_midnight, offset_for, xml_of};
     let sim = ExternalSim::start();

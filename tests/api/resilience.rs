@@ -289,7 +289,7 @@ fn a_lost_answer_is_resolved_with_get_status_not_a_second_send() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn pacing_never_exceeds_ten_a_second_or_three_in_flight() {
     let app = TestApp::spawn_with(fast_launch());
     // A little latency so calls overlap and the in-flight cap is exercised.

@@ -52,7 +52,7 @@ fn restart_keeps_companies_keys_and_customers() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn kill_9_keeps_what_was_answered() {
     let mut app = TestApp::spawn();
     let key = app.sk_test();

@@ -147,7 +147,7 @@ fn check_redated(app: &TestApp, id: u64, old: &str, today: NaiveDate) -> String 
 }
 
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn a_document_queued_while_the_authority_is_down_at_2359_goes_out_dated_the_next_day_once() {
     let mut app = TestApp::spawn_with(clocked());
     let mut ws = Ws::connect(&app, &app.sk_test());
@@ -186,7 +186,7 @@ fn a_document_queued_while_the_authority_is_down_at_2359_goes_out_dated_the_next
 /// after the re-dating was committed, before the send: the restart sends
 /// the committed build, not yet another one.
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn a_kill_between_the_redating_and_the_send_sends_the_committed_build_once() {
     let launch = clocked().capture_log();
     let mut app = TestApp::spawn_with(launch.clone().env("FAILPOINT_KILL_AT", "redated"));
@@ -261,7 +261,7 @@ fn a_sync_request_at_235959_sent_after_midnight_goes_out_dated_that_day_once() {
 /// refuses it with FAD09e. Not a final rejection: once the service's day
 /// has turned too, the document goes out re-dated and is accepted once.
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn an_invoice_refused_for_its_date_because_midnight_came_on_the_way_is_redated_and_accepted() {
     let sim = ExternalSim::start();
     // Room for the server to start before its midnight.

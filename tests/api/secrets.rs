@@ -161,7 +161,7 @@ fn contains(haystack: &[u8], needle: &[u8]) -> bool {
 }
 
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn no_file_of_the_data_dir_but_demo_keys_shows_a_secret() {
     // The server's own log goes into the data dir and is searched too.
     let mut app = TestApp::spawn_with(
@@ -484,7 +484,7 @@ fn with_the_key_in_the_environment_a_rotation_writes_the_new_one_to_a_file() {
 }
 
 #[test]
-#[cfg_attr(not(feature = "soak"), ignore = "soak: `cargo test --features soak` (.ci/run) runs it")]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn a_rotation_killed_midway_leaves_a_key_that_opens_the_store() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("data");
