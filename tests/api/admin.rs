@@ -7,7 +7,7 @@ use openssl::rsa::Rsa;
 use openssl::x509::{X509NameBuilder, X509};
 use serde_json::{json, Value};
 
-use crate::helpers::*;
+use crate::support::app::*;
 
 /// A PKCS#12 whose certificate is valid from `from_days` to `to_days` around now.
 pub fn pkcs12(from_days: i64, to_days: i64) -> Vec<u8> {

@@ -8,9 +8,9 @@ use std::time::Duration;
 use emisor::api::facturacion::request::examples;
 use serde_json::json;
 
-use crate::facturacion::unique;
-use crate::flow_helpers::*;
-use crate::helpers::*;
+use crate::support::app::*;
+use crate::support::bodies::unique;
+use crate::support::flow::*;
 
 #[test]
 fn async_document_is_accepted_in_background_with_a_websocket_event() {

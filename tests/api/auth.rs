@@ -1,6 +1,6 @@
 use serde_json::json;
 
-use crate::helpers::*;
+use crate::support::app::*;
 
 #[test]
 fn demo_key_answers_company_and_environment() {

@@ -3,8 +3,8 @@
 
 use emisor::api::facturacion::request::examples;
 
-use crate::facturacion::unique;
-use crate::helpers::*;
+use crate::support::app::*;
+use crate::support::bodies::unique;
 
 const REPAIRED: &str = "not closed cleanly";
 

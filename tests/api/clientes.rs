@@ -1,6 +1,6 @@
 use serde_json::json;
 
-use crate::helpers::*;
+use crate::support::app::*;
 
 #[test]
 fn create_upsert_list_and_search() {

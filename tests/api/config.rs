@@ -2,7 +2,7 @@
 
 use std::process::Command;
 
-use crate::helpers::*;
+use crate::support::app::*;
 
 #[test]
 fn file_then_environment_then_flags() {

@@ -7,8 +7,10 @@
 
 use serde_json::{json, Value};
 
-use crate::helpers::*;
-use crate::pos::{pdftotext, recomputed_code, tool, xml_of, xmlsec_verifies, xsd_valid, zbarimg};
+use crate::support::app::*;
+use crate::support::checkers::{
+    pdftotext, recomputed_code, tool, xml_of, xmlsec_verifies, xsd_valid, zbarimg,
+};
 
 fn vendor() -> Value {
     json!({"numero_identificacion": "1020304050", "nombre": "Pedro Pérez",
@@ -33,7 +35,7 @@ fn body() -> Value {
 }
 
 fn emitir(app: &TestApp, body: &Value) -> Value {
-    let body = &crate::facturacion::unique(body.clone());
+    let body = &crate::support::bodies::unique(body.clone());
     let (status, res) = json(app.post("/v1/api/documentos-soporte/emitir", &app.sk_test(), body));
     assert_eq!(status, 200, "{res}");
     assert_eq!(res["success"], true, "{res}");

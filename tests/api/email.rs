@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 use emisor::api::facturacion::request::examples;
 use serde_json::{json, Value};
 
-use crate::facturacion::unique;
-use crate::flow_helpers::{fast_launch, sim_url};
-use crate::helpers::*;
+use crate::support::app::*;
+use crate::support::bodies::unique;
+use crate::support::flow::{fast_launch, sim_url};
 
 /// A python with aiosmtpd: `python3`, else the system's own (Debian's
 /// packages land there even when another python3 is first on PATH).

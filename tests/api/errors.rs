@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::helpers::*;
+use crate::support::app::*;
 
 #[test]
 fn body_errors() {

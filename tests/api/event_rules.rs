@@ -11,10 +11,10 @@ use chrono::{Datelike, Duration, NaiveDate, TimeZone, Weekday};
 use emisor::api::facturacion::request::examples;
 use serde_json::{json, Value};
 
-use crate::eventos::*;
-use crate::facturacion::unique;
-use crate::flow_helpers::*;
-use crate::helpers::*;
+use crate::support::app::*;
+use crate::support::bodies::unique;
+use crate::support::events::*;
+use crate::support::flow::*;
 
 /// A buyer that is not the authority (the examples' buyer has its NIT).
 const BUYER: &str = "860002964";

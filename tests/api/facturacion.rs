@@ -4,16 +4,8 @@
 use emisor::api::facturacion::request::examples;
 use serde_json::{json, Value};
 
-use crate::helpers::*;
-
-/// A distinct `referencia_externa`, so equal bodies are distinct requests.
-pub fn unique(mut body: Value) -> Value {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(0);
-    let n = N.fetch_add(1, Ordering::Relaxed);
-    body["referencia_externa"] = json!(format!("test-{}-{n}", std::process::id()));
-    body
-}
+use crate::support::app::*;
+use crate::support::bodies::unique;
 
 /// Issues `body` (made unique) synchronously and returns the answer's `data`.
 fn issue(app: &TestApp, body: &Value) -> Value {

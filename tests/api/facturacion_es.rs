@@ -11,7 +11,7 @@ use rust_decimal::Decimal;
 use serde_json::{json, Value};
 use std::str::FromStr;
 
-use crate::helpers::*;
+use crate::support::app::*;
 
 const BASE: &str = "/v1/api/facturacion-es";
 
@@ -736,7 +736,7 @@ fn sectors_and_exports() {
         total - Decimal::from(4500)
     )));
     assert!(xml.contains("<cac:PrepaidPayment><cbc:ID>1</cbc:ID><cbc:PaidAmount currencyID=\"COP\">4500.00</cbc:PaidAmount>"));
-    crate::pos::xsd_valid(&xml);
+    crate::support::checkers::xsd_valid(&xml);
     // Without a copay: SS-SinAporte, nothing prepaid, no `total_a_pagar`.
     let mut b = examples::factura_salud();
     b.as_object_mut().unwrap().remove("copago_cuota_moderadora");

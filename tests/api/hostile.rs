@@ -21,7 +21,7 @@ use reqwest::blocking::{Body, RequestBuilder};
 use reqwest::Method;
 use serde_json::{json, Value};
 
-use crate::helpers::*;
+use crate::support::app::*;
 
 // ---------------------------------------------------------------------------
 // Deterministic choice.
@@ -1670,7 +1670,7 @@ fn hostile_event_and_registry_requests_get_4xx_and_change_nothing() {
     assert_eq!(list["data"]["total"], 0, "{list}");
     let (_, eligible) = json(app.get("/v1/api/registry/facturas-elegibles", &key));
     assert_eq!(eligible["data"]["total"], 0, "{eligible}");
-    let stats = crate::flow_helpers::sim_stats(&app);
+    let stats = crate::support::flow::sim_stats(&app);
     assert!(
         stats["calls"].get("SendEventUpdateStatus").is_none(),
         "{stats}"
@@ -1980,7 +1980,7 @@ fn families(p: &mut Probe, w: &World, kinds: &[Vec<String>], rng: &mut Rng, acc:
 
 /// A valid draft payroll; `document` keeps equal bodies distinct.
 fn payroll_draft(document: &str) -> Value {
-    let mut body = crate::nomina::monthly(document);
+    let mut body = crate::support::payroll::monthly(document);
     body["transmit"] = json!(false);
     body
 }

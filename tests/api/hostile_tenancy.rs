@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 use emisor::api::facturacion::request::examples;
 use serde_json::{json, Value};
 
-use crate::facturacion::unique;
-use crate::flow_helpers::*;
-use crate::helpers::*;
+use crate::support::app::*;
+use crate::support::bodies::unique;
+use crate::support::flow::*;
 
 const UPDATE: &str = "facturacion:update";
 /// Long enough for an event that should not come to have come.
@@ -272,7 +272,7 @@ fn a_test_key_never_reads_or_acts_on_production_documents() {
 
 /// A payroll body (the key decides company and environment).
 fn payroll_body() -> Value {
-    let mut body = crate::nomina::monthly(&crate::nomina::employee_number());
+    let mut body = crate::support::payroll::monthly(&crate::support::payroll::employee_number());
     body.as_object_mut().expect("object").remove("id_empresa");
     body.as_object_mut().expect("object").remove("ambiente");
     body

@@ -7,8 +7,8 @@ use std::sync::{Arc, Barrier};
 use emisor::api::facturacion::request::examples;
 use serde_json::{json, Value};
 
-use crate::flow_helpers::next_number;
-use crate::helpers::*;
+use crate::support::app::*;
+use crate::support::flow::next_number;
 
 /// Default clock (the duplicate-payload window is the real 5 minutes), and
 /// a rate limit out of the way.

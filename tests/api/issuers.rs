@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 use emisor::api::facturacion::request::examples;
 use serde_json::{json, Value};
 
-use crate::external_sim::{service_url_of, ExternalSim};
-use crate::facturacion::unique;
-use crate::flow_helpers::*;
-use crate::helpers::*;
+use crate::support::app::*;
+use crate::support::bodies::unique;
+use crate::support::external_sim::{service_url_of, ExternalSim};
+use crate::support::flow::*;
 
 /// `POST /admin/companies` with `demo: true`; its `demo-keys.json` shape.
 fn new_demo_company(app: &TestApp, nit: &str) -> Value {

@@ -5,8 +5,8 @@ use chrono::{Duration, Utc};
 use emisor::api::facturacion::request::examples;
 use serde_json::{json, Value};
 
-use crate::facturacion::unique;
-use crate::helpers::*;
+use crate::support::app::*;
+use crate::support::bodies::unique;
 
 fn issue(app: &TestApp, body: Value) -> u64 {
     let (status, res) = json(app.post("/v1/api/facturacion", &app.sk_test(), &unique(body)));

@@ -2,7 +2,7 @@
 
 //! Integration tests: the real server, over HTTP.
 
-mod helpers;
+mod support;
 
 mod admin;
 mod async_flow;
@@ -16,10 +16,8 @@ mod email;
 mod errors;
 mod event_rules;
 mod eventos;
-mod external_sim;
 mod facturacion;
 mod facturacion_es;
-mod flow_helpers;
 mod hostile;
 mod hostile_tenancy;
 mod idempotency;

@@ -9,9 +9,9 @@ use emisor::api::facturacion::request::examples;
 use emisor::engine::codes;
 use serde_json::{json, Value};
 
-use crate::facturacion::unique;
-use crate::flow_helpers::sim_url;
-use crate::helpers::*;
+use crate::support::app::*;
+use crate::support::bodies::unique;
+use crate::support::flow::sim_url;
 
 const TEST_KEY: &str = "fc8eac422eba16e22ffd8c6f94b3f40a6e38162c";
 

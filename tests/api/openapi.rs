@@ -2,7 +2,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::helpers::*;
+use crate::support::app::*;
 
 fn served_document(app: &TestApp) -> Value {
     let res = app

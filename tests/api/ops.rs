@@ -1,4 +1,4 @@
-use crate::helpers::*;
+use crate::support::app::*;
 
 #[test]
 fn health_readiness_and_metrics() {

@@ -10,8 +10,8 @@ use std::process::{Command, Stdio};
 use emisor::api::facturacion::request::examples;
 use serde_json::{json, Value};
 
-use crate::facturacion::unique;
-use crate::helpers::*;
+use crate::support::app::*;
+use crate::support::bodies::unique;
 
 /// Is `name` installed? Under `REQUIRE_CHECKERS` (CI) a missing one fails.
 fn tool(name: &str) -> bool {

@@ -15,10 +15,10 @@ use std::time::Duration;
 use emisor::api::facturacion::request::examples;
 use serde_json::json;
 
-use crate::crash::{check_answered, issue_until, kill_mid_call, post_fifty};
-use crate::external_sim::ExternalSim;
-use crate::flow_helpers::*;
-use crate::helpers::*;
+use crate::support::app::*;
+use crate::support::crash::{check_answered, issue_until, kill_mid_call, post_fifty};
+use crate::support::external_sim::ExternalSim;
+use crate::support::flow::*;
 
 /// The shim, built into `dir` with the system's C compiler.
 fn build_shim(dir: &Path) -> PathBuf {
@@ -275,7 +275,7 @@ fn a_power_cut_mid_transmission_ends_every_document_accepted() {
 #[test]
 #[cfg_attr(not(feature = "soak"), ignore = "soak")]
 fn a_power_cut_over_redated_documents_accepts_each_once_dated_the_day_it_was_sent() {
-    use crate::same_day::{dates_in, next_midnight, offset_for, xml_of};
+    use crate::support::clock::{dates_in, next_midnight, offset_for, xml_of};
     let sim = ExternalSim::start();
     let midnight = next_midnight();
     let (before, after) = (

@@ -1,6 +1,6 @@
 use serde_json::json;
 
-use crate::helpers::*;
+use crate::support::app::*;
 
 fn header(res: &reqwest::blocking::Response, name: &str) -> i64 {
     res.headers()

@@ -6,9 +6,9 @@
 
 use serde_json::{json, Value};
 
-use crate::eventos::*;
-use crate::flow_helpers::*;
-use crate::helpers::*;
+use crate::support::app::*;
+use crate::support::events::*;
+use crate::support::flow::*;
 
 const ENDORSEE_NIT: &str = "901234567";
 

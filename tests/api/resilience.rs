@@ -9,9 +9,9 @@ use std::time::{Duration, Instant};
 use emisor::api::facturacion::request::examples;
 use serde_json::{json, Value};
 
-use crate::facturacion::unique;
-use crate::flow_helpers::*;
-use crate::helpers::*;
+use crate::support::app::*;
+use crate::support::bodies::unique;
+use crate::support::flow::*;
 
 fn doc_id(res: &Value) -> u64 {
     res["data"]["documento"]["id"].as_u64().expect("id")

@@ -1,6 +1,6 @@
 use serde_json::json;
 
-use crate::helpers::*;
+use crate::support::app::*;
 
 #[test]
 fn restart_keeps_companies_keys_and_customers() {

@@ -8,77 +8,23 @@
 //! documents with one instant is sent as before. The power cut over a
 //! re-dated document is in `power_cut`.
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
+use chrono::{DateTime, FixedOffset, NaiveDate};
 use emisor::api::facturacion::request::examples;
 use emisor_store::{DocumentStore, SledStore};
-use serde_json::{json, Value};
+use serde_json::json;
 
-use crate::eventos::set_clock;
-use crate::external_sim::ExternalSim;
-use crate::facturacion::unique;
-use crate::flow_helpers::*;
-use crate::helpers::*;
-
-fn colombia() -> FixedOffset {
-    FixedOffset::west_opt(5 * 3600).expect("offset")
-}
-
-/// The coming midnight in Colombia.
-pub fn next_midnight() -> DateTime<FixedOffset> {
-    let tomorrow = Utc::now().with_timezone(&colombia()).date_naive() + chrono::Days::new(1);
-    tomorrow
-        .and_hms_opt(0, 0, 0)
-        .expect("midnight")
-        .and_local_timezone(colombia())
-        .single()
-        .expect("fixed offset")
-}
-
-/// The clock offset (seconds) that makes it `at` now.
-pub fn offset_for(at: DateTime<FixedOffset>) -> i64 {
-    (at.with_timezone(&Utc) - Utc::now()).num_seconds()
-}
+use crate::support::app::*;
+use crate::support::bodies::unique;
+use crate::support::clock::*;
+use crate::support::events::set_clock;
+use crate::support::external_sim::ExternalSim;
+use crate::support::flow::*;
 
 /// The day of an instant in Colombia.
 fn day(at: DateTime<FixedOffset>) -> NaiveDate {
     at.with_timezone(&colombia()).date_naive()
-}
-
-/// The `cbc:IssueDate` of a signed XML and the date of its
-/// `xades:SigningTime`.
-pub fn dates_in(xml: &str) -> (String, String) {
-    let between = |open: &str, close: &str| {
-        let start = xml.find(open).expect(open) + open.len();
-        let end = start + xml[start..].find(close).expect(close);
-        xml[start..end].to_string()
-    };
-    let signing = between("<xades:SigningTime>", "</xades:SigningTime>");
-    (
-        between("<cbc:IssueDate>", "</cbc:IssueDate>"),
-        signing[..10].to_string(),
-    )
-}
-
-pub fn xml_of(app: &TestApp, id: u64) -> String {
-    let res = app.get(&format!("/v1/api/facturacion/{id}/xml"), &app.sk_test());
-    assert_eq!(res.status().as_u16(), 200);
-    res.text().expect("xml")
-}
-
-/// The `redated` history lines of document `id` in a stopped server's
-/// store.
-pub fn redatings(dir: &Path, id: u64) -> Vec<Value> {
-    let store = SledStore::open(dir, keyring_for(dir)).expect("open the stopped server's store");
-    store
-        .history(id)
-        .expect("history")
-        .into_iter()
-        .filter(|h| h.event == "redated")
-        .map(|h| h.data)
-        .collect()
 }
 
 /// A server whose business clock follows its simulator's, with recovery

@@ -18,8 +18,8 @@ use emisor::api::facturacion::request::examples;
 use serde_json::{json, Value};
 use sha2::Digest;
 
-use crate::facturacion::unique;
-use crate::helpers::*;
+use crate::support::app::*;
+use crate::support::bodies::unique;
 
 /// Issues `body` for `key` synchronously; the simulator must accept it
 /// (it checks the signature, the code made with the technical key or the

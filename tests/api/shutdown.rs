@@ -6,7 +6,7 @@ use std::time::Duration;
 use emisor::api::facturacion::request::examples;
 use serde_json::json;
 
-use crate::helpers::*;
+use crate::support::app::*;
 
 #[test]
 fn sigterm_finishes_the_request_in_flight() {

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::helpers::*;
+use crate::support::app::*;
 
 #[test]
 fn test_set_runs_to_acceptance_through_the_cli() {

@@ -22,10 +22,12 @@ use emisor_store::test_set::TEST_TECHNICAL_KEY;
 use emisor_store::{CopyCheck, Environment, PartyRef, ReceivedInvoice};
 use serde_json::{json, Value};
 
-use crate::eventos::{accepted_event, event, issue_to_buyer, key_of, new_company, BUYER_NIT};
-use crate::external_sim::{service_url_of, ExternalSim};
-use crate::flow_helpers::*;
-use crate::helpers::*;
+use crate::support::app::*;
+use crate::support::events::{
+    accepted_event, event, issue_to_buyer, key_of, new_company, BUYER_NIT,
+};
+use crate::support::external_sim::{service_url_of, ExternalSim};
+use crate::support::flow::*;
 
 const ATTACKER_NIT: &str = "900777001";
 /// A vendor outside this service, known to the authority.

@@ -10,7 +10,7 @@ use emisor::api::facturacion::request::examples;
 use emisor::issuing::webhooks::signature;
 use serde_json::{json, Value};
 
-use crate::helpers::*;
+use crate::support::app::*;
 
 /// One received request: headers (lower-case names) and body.
 type Received = Arc<Mutex<Vec<(Vec<(String, String)>, Vec<u8>)>>>;

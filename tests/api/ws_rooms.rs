@@ -9,8 +9,8 @@ use emisor::api::facturacion::request::examples;
 use emisor_store::{DocumentStore, SledStore};
 use serde_json::{json, Value};
 
-use crate::flow_helpers::*;
-use crate::helpers::*;
+use crate::support::app::*;
+use crate::support::flow::*;
 
 const UPDATE: &str = "facturacion:update";
 /// Long enough for a duplicate to arrive (the hub sends both at once).

@@ -12,7 +12,7 @@ use emisor::engine::package::zip_single;
 use emisor::fixtures;
 use serde_json::{json, Value};
 
-use crate::helpers::*;
+use crate::support::app::*;
 
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/zeep/client.py");
 
@@ -77,7 +77,10 @@ fn a_zeep_client_built_from_the_wsdl_reads_every_answer() {
     // The sample documents are dated the day of their fixed signing time:
     // the simulator's day then (annex 1.9, an invoice is received the day
     // it is dated).
-    crate::eventos::set_clock(&app, crate::same_day::offset_for(fixtures::signing_time()));
+    crate::support::events::set_clock(
+        &app,
+        crate::support::clock::offset_for(fixtures::signing_time()),
+    );
     let issuers: Vec<IssuerRecord> = app
         .client
         .get(format!("{sim}/__sim/issuers"))

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tungstenite::{Message, WebSocket};
 
-use crate::facturacion::unique;
-use crate::helpers::*;
+use super::app::*;
+use super::bodies::unique;
 
 /// A server whose resilience clock runs 100× faster and whose rate limit
 /// does not get in the way of polling.

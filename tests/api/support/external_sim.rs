@@ -4,7 +4,7 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Child, ChildStdout, Command, Stdio};
 
-use crate::helpers::*;
+use super::app::*;
 
 /// The simulator process; killed on drop.
 pub struct ExternalSim {

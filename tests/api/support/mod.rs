@@ -1,0 +1,14 @@
+//! What the integration tests share: the server under test ([`app`]), its
+//! simulator and flows ([`flow`], [`external_sim`]), the external checkers
+//! ([`checkers`]), request bodies ([`bodies`], [`payroll`]), events
+//! ([`events`]), crashes ([`crash`]) and the test clock ([`clock`]).
+
+pub mod app;
+pub mod bodies;
+pub mod checkers;
+pub mod clock;
+pub mod crash;
+pub mod events;
+pub mod external_sim;
+pub mod flow;
+pub mod payroll;
