@@ -1,4 +1,4 @@
-//! Crashes. Mid-transmission (issue 5): 50 asynchronous documents accepted,
+//! Crashes. Mid-transmission: 50 asynchronous documents accepted,
 //! the server killed with SIGKILL while it transmits them to a separate
 //! `emisor tax-sim` (which learns the demo company from the server itself),
 //! restarted on the same data dir: every document ends in its verdict and

@@ -1,5 +1,5 @@
 //! What the authority's validator requires of received-invoice events and
-//! the registry, over HTTP (issue 48 rows 2-10, issue 50 item 5): the legal
+//! the registry, over HTTP: the legal
 //! windows after the goods' receipt counted in business days (clock moved),
 //! the tacit acceptance received by the authority with its sworn statement,
 //! who received in 030 and 032, no title of a cash invoice, the

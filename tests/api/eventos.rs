@@ -1,4 +1,4 @@
-//! Received-invoice events over HTTP (issue 16): two companies of one
+//! Received-invoice events over HTTP: two companies of one
 //! service, the seller issuing to the buyer; uploads; the receipt events in
 //! order; the claim; the tacit acceptance with the clock moved. Every
 //! ApplicationResponse is checked with xmllint against the UBL XSD, with

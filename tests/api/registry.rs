@@ -1,4 +1,4 @@
-//! The circulation registry over HTTP (issue 16): eligibility, the
+//! The circulation registry over HTTP: eligibility, the
 //! registration as a title (API 035, the authority's 036), an endorsement
 //! in property (036 → 037) that makes the endorsee the holder, the new
 //! holder's subsequent registration and its endorsement, and the title's

@@ -1,4 +1,4 @@
-//! Secrets at rest (issue 18): the data dir and the master key are the
+//! Secrets at rest: the data dir and the master key are the
 //! owner's alone; no file of the data dir but `demo-keys.json` shows a
 //! PKCS#12, its password, a technical key, a PIN or a webhook secret; a
 //! wrong or missing key refuses to start and changes nothing; a rotation,

@@ -230,7 +230,7 @@ fn a_key_twice_is_malformed_json_naming_it_on_keyed_and_admin_endpoints() {
     );
 }
 
-/// The event and registry routes (issue 16) against garbage: every answer
+/// The event and registry routes against garbage: every answer
 /// a 4xx in the envelope, nothing stored, nothing sent to the authority.
 #[test]
 fn hostile_event_and_registry_requests_get_4xx_and_change_nothing() {
