@@ -364,3 +364,52 @@ fn store_circles(nodes: &[String], edges: &[(String, String)]) -> Vec<Vec<String
     }
     walk.found
 }
+
+/// Where `src/` names the store's engine: `SledStore` or `Stores`, a path
+/// through `sled::` or `engine::sled`, or the engine's own `OpenOptions`
+/// (not `std::fs`'s).
+fn store_engine_names(code: &str) -> Vec<&'static str> {
+    let mut found = Vec::new();
+    for word in ["SledStore", "Stores"] {
+        if contains_word(code, word) {
+            found.push(word);
+        }
+    }
+    for path in ["sled::", "engine::sled"] {
+        let named = code.match_indices(path).any(|(i, _)| {
+            !code[..i]
+                .chars()
+                .next_back()
+                .is_some_and(|c| c.is_alphanumeric() || c == '_')
+        });
+        if named {
+            found.push(path);
+        }
+    }
+    let store_groups = code
+        .split("emisor_store::{")
+        .skip(1)
+        .filter_map(|g| g.split('}').next());
+    if code.contains("emisor_store::OpenOptions")
+        || store_groups
+            .into_iter()
+            .any(|g| contains_word(g, "OpenOptions"))
+    {
+        found.push("emisor_store::OpenOptions");
+    }
+    found
+}
+
+/// The store is opened through `emisor_store::open` and seen through its
+/// traits (and `StoreHandle`, `AsyncStore`): no code of `src/` names the
+/// engine behind them.
+#[test]
+fn store_engine_is_named_by_no_service_code() {
+    let mut bad = Vec::new();
+    for file in sources(&src("")) {
+        for name in store_engine_names(&code(&file)) {
+            bad.push(format!("{} names {name}", file.display()));
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}

@@ -1,5 +1,6 @@
 //! emisor's persistence. Handlers and actors see only the store traits
-//! ([`Store`] and its parts, `traits/`); sled is the embedded engine
+//! ([`Store`] and its parts, `traits/`), opened with [`open`] for the
+//! configured [`Engine`] (`handle.rs`); sled is the embedded engine
 //! (`engine/sled/`), and a second engine is one more implementation of the
 //! same traits.
 //!
@@ -18,7 +19,7 @@
 //! memory only (`secrets/`).
 //!
 //! The folders, each importing only those below it (`tests/layers.rs`):
-//! `async_store/` (the handle async code holds) → `engine/` (one folder per
+//! `handle.rs` (opening an engine) → `async_store/` (the handle async code holds) → `engine/` (one folder per
 //! engine) → `traits/` → `indexes/` → `durability/` (the file log, the
 //! payload log, intents, the flusher and group commit) → `encoding/` (value
 //! formats, compression, tree names) → `model/` → `secrets/`, with
@@ -29,6 +30,7 @@ mod durability;
 mod encoding;
 mod engine;
 pub mod error;
+mod handle;
 mod indexes;
 pub mod model;
 mod secrets;
@@ -45,6 +47,7 @@ pub use engine::sled::rewrite::DEFAULT_CACHE_BYTES;
 pub use engine::sled::OpenOptions;
 pub use engine::sled::SledStore;
 pub use error::{StoreError, StoreResult};
+pub use handle::{open, Engine, StoreHandle, StoreOptions};
 pub use model::received::*;
 pub use model::*;
 pub use model::{received, test_set};

@@ -5,6 +5,7 @@
 
 pub(crate) mod db;
 mod flush;
+mod handle;
 pub(crate) mod index;
 mod intents;
 mod mail;

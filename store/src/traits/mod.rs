@@ -260,3 +260,13 @@ pub trait ReceivedStore {
     /// The document whose code (CUFE, CUDE…) this is.
     fn document_by_code(&self, code: &str) -> StoreResult<Option<u64>>;
 }
+
+/// The master key the engine seals secrets under (`secrets::sealing`).
+pub trait MasterKeys {
+    /// The keys in use: the current one, and while a rotation completes,
+    /// the previous one.
+    fn keyring(&self) -> std::sync::Arc<crate::secrets::sealing::Keyring>;
+    /// Re-seals every secret under `new` in one transaction and makes it
+    /// the current key; answers how many records were re-sealed.
+    fn rotate_master_key(&self, new: crate::secrets::sealing::MasterKey) -> StoreResult<usize>;
+}

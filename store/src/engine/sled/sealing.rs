@@ -14,6 +14,7 @@ use crate::encoding::trees;
 use crate::engine::sled::SledStore;
 use crate::error::{StoreError, StoreResult};
 use crate::secrets::sealing::{self, Keyring, MasterKey, Plain, SealedInventory, SecretFields};
+use crate::traits::MasterKeys;
 
 /// The secret fields of each tree's records. A new secret field must be
 /// listed here too, or stores written before it would keep it plain.
@@ -64,6 +65,16 @@ pub(crate) fn check_keys(inventory: &SealedInventory, keys: &Keyring) -> StoreRe
         unknown.join(", "),
         keys.current().id()
     )))
+}
+
+impl MasterKeys for SledStore {
+    fn keyring(&self) -> Arc<Keyring> {
+        SledStore::keyring(self)
+    }
+
+    fn rotate_master_key(&self, new: MasterKey) -> StoreResult<usize> {
+        SledStore::rotate_master_key(self, new)
+    }
 }
 
 impl SledStore {
