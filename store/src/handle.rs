@@ -11,7 +11,7 @@ use crate::async_store::AsyncStore;
 use crate::engine::sled::{OpenOptions, SledStore};
 use crate::error::StoreResult;
 use crate::secrets::sealing::{Keyring, SealedInventory};
-use crate::traits::{MasterKeys, Store};
+use crate::traits::{Backup, MasterKeys, Store};
 
 /// The engines the store can run on.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -91,6 +91,13 @@ impl StoreHandle {
 
     /// The master key the store's secrets are sealed under.
     pub fn keys(&self) -> &dyn MasterKeys {
+        match &self.engine {
+            Opened::Sled(s) => s,
+        }
+    }
+
+    /// A consistent point to copy the store from (backups).
+    pub fn backup(&self) -> &dyn Backup {
         match &self.engine {
             Opened::Sled(s) => s,
         }

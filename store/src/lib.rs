@@ -40,7 +40,7 @@ mod traits;
 mod tests;
 
 pub use async_store::{AsyncStore, IssuerRecords, ResolutionChoice};
-pub use durability::flusher::{Committed, IncomingCommit};
+pub use durability::flusher::{Committed, FlusherPause, IncomingCommit};
 pub use encoding::{codec, trees};
 pub use engine::sled::repair::RepairReport;
 pub use engine::sled::rewrite::DEFAULT_CACHE_BYTES;

@@ -147,6 +147,11 @@ impl FileLog {
         Self::open_with_limit(dir, SEGMENT_LIMIT)
     }
 
+    /// The directory of the segments.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     fn open_with_limit(dir: &Path, segment_limit: u64) -> StoreResult<Self> {
         std::fs::create_dir_all(dir)?;
         let newest = std::fs::read_dir(dir)?

@@ -9,7 +9,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 use std::thread::{JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
@@ -45,6 +45,60 @@ pub(crate) struct Flusher {
     requests: Mutex<Option<mpsc::Sender<Request>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
     incoming: Arc<Incoming>,
+    gate: Arc<Gate>,
+}
+
+/// Holds the flusher between batches while a pause is held (a backup's
+/// consistent point): the batch in progress ends first, and the requests
+/// sent meanwhile wait, to be served as one batch once the pause goes.
+#[derive(Default)]
+struct Gate {
+    state: Mutex<GateState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct GateState {
+    pauses: usize,
+    serving: bool,
+}
+
+impl Gate {
+    fn lock(&self) -> std::sync::MutexGuard<'_, GateState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn wait<'a>(
+        &self,
+        state: std::sync::MutexGuard<'a, GateState>,
+        until: impl Fn(&GateState) -> bool,
+    ) -> std::sync::MutexGuard<'a, GateState> {
+        self.changed
+            .wait_while(state, |s| !until(s))
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Around one batch on the flusher thread.
+    fn serving(&self, batch: impl FnOnce()) {
+        let mut state = self.wait(self.lock(), |s| s.pauses == 0);
+        state.serving = true;
+        drop(state);
+        batch();
+        self.lock().serving = false;
+        self.changed.notify_all();
+    }
+}
+
+/// The flusher held between batches until dropped ([`Flusher::pause`]).
+pub struct FlusherPause(Arc<Gate>);
+
+impl Drop for FlusherPause {
+    fn drop(&mut self) {
+        let mut state = self.0.lock();
+        state.pauses = state.pauses.saturating_sub(1);
+        drop(state);
+        self.0.changed.notify_all();
+    }
 }
 
 /// Commits on their way to the flusher: documents queued for their build
@@ -154,19 +208,33 @@ impl Flusher {
         let (tx, rx) = mpsc::channel::<Request>();
         let incoming = Arc::new(Incoming::default());
         let waits_for = incoming.clone();
+        let gate = Arc::new(Gate::default());
+        let held_by = gate.clone();
         let thread = std::thread::Builder::new()
             .name("store-flush".into())
             .spawn(move || {
                 let _ = waits_for.flusher.set(std::thread::current());
                 while let Ok(first) = rx.recv() {
-                    serve(gather(first, &rx, GATHER, &waits_for), &sync);
+                    held_by.serving(|| serve(gather(first, &rx, GATHER, &waits_for), &sync));
                 }
             })?;
         Ok(Flusher {
             requests: Mutex::new(Some(tx)),
             thread: Mutex::new(Some(thread)),
             incoming,
+            gate,
         })
+    }
+
+    /// Waits for the batch in progress to end, then holds the flusher
+    /// until the returned guard is dropped: no group commit writes
+    /// meanwhile, and the commits sent wait (their callers too).
+    pub(crate) fn pause(&self) -> FlusherPause {
+        let mut state = self.gate.lock();
+        state.pauses += 1;
+        drop(state);
+        let _idle = self.gate.wait(self.gate.lock(), |s| !s.serving);
+        FlusherPause(self.gate.clone())
     }
 
     /// Counts a commit that will come (a document about to be built): a
@@ -374,6 +442,24 @@ mod tests {
             *log.lock().unwrap(),
             vec!["stage", "sync Files", "writes 7", "sync All"]
         );
+    }
+
+    #[tokio::test]
+    async fn a_paused_flusher_serves_nothing_until_the_pause_goes() {
+        let (f, log, writes) = recording(false);
+        let pause = f.pause();
+        let committed = f.commit(writes);
+        // The flusher thread has the request (or will have it) but waits.
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(log.lock().unwrap().is_empty());
+        drop(pause);
+        assert!(committed.await.unwrap().is_none());
+        assert_eq!(
+            *log.lock().unwrap(),
+            vec!["sync Files", "writes", "sync All"]
+        );
+        // A pause taken after a batch finds the flusher idle at once.
+        drop(f.pause());
     }
 
     #[tokio::test]

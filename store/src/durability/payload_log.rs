@@ -142,6 +142,11 @@ fn valid_records(bytes: &[u8]) -> impl Iterator<Item = RecentRequest> + '_ {
 }
 
 impl PayloadLog {
+    /// The directory of the minute files.
+    pub(crate) fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     pub(crate) fn open(dir: &Path) -> io::Result<Self> {
         std::fs::create_dir_all(dir)?;
         Ok(PayloadLog {

@@ -32,6 +32,8 @@ pub const DOCUMENT_HISTORY: &str = "document_history";
 /// company ‖ YYYYMM → documents issued (subscription usage).
 pub const USAGE: &str = "monthly_usage";
 pub const JOBS: &str = "jobs";
+/// job id → its lease: the worker holding it and until when.
+pub const JOB_LEASES: &str = "job_leases";
 /// document id → its transmission job's id.
 pub const JOBS_BY_DOCUMENT: &str = "jobs_by_document";
 pub const EVENTS: &str = "events";

@@ -684,6 +684,28 @@ pub struct Job {
     pub created_at: DateTime<Utc>,
 }
 
+/// A job claimed by a worker until a time: another worker's claim fails
+/// until then, and succeeds after it (the holder died or stalled).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct JobLease {
+    pub job_id: u64,
+    pub worker: String,
+    /// Unix milliseconds the lease ends at.
+    pub expires_at_ms: i64,
+}
+
+/// What a consistent copy of the store holds (`Backup::checkpoint_to`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CheckpointCopy {
+    /// The engine's collections (trees) copied.
+    pub collections: usize,
+    /// Entries copied across them.
+    pub entries: u64,
+    /// Bytes of the files beside the engine (document files, payloads)
+    /// copied.
+    pub file_bytes: u64,
+}
+
 /// History entry of a document or company (who, when, what).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct EventRecord {

@@ -25,6 +25,11 @@ fn a_store_opened_through_the_handle_keeps_what_its_traits_wrote() {
     handle.keys().rotate_master_key(new).unwrap();
     assert_eq!(handle.keys().keyring().current().id(), new_id);
     assert_eq!(handle.shared().companies().unwrap().len(), 1);
+    let copy = handle
+        .backup()
+        .checkpoint_to(&dir.path().join("copy"))
+        .unwrap();
+    assert!(copy.entries > 0, "{copy:?}");
     handle.close().unwrap();
     drop(handle);
 

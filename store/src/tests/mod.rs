@@ -8,6 +8,7 @@ mod flush;
 mod handle;
 pub(crate) mod index;
 mod intents;
+mod leases;
 mod mail;
 mod sealing;
 mod space;

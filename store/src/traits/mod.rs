@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, NaiveDate, Utc};
 
-use crate::durability::flusher::Committed;
+use crate::durability::flusher::{Committed, FlusherPause};
 use crate::error::StoreResult;
 use crate::model::received::{EventFiles, ReceivedInvoice};
 use crate::model::*;
@@ -190,6 +190,7 @@ pub trait Store:
     + CustomerStore
     + DocumentStore
     + JobStore
+    + JobLeases
     + EventStore
     + MailStore
     + SettingsStore
@@ -206,6 +207,7 @@ impl<T> Store for T where
         + CustomerStore
         + DocumentStore
         + JobStore
+        + JobLeases
         + EventStore
         + MailStore
         + SettingsStore
@@ -269,4 +271,45 @@ pub trait MasterKeys {
     /// Re-seals every secret under `new` in one transaction and makes it
     /// the current key; answers how many records were re-sealed.
     fn rotate_master_key(&self, new: crate::secrets::sealing::MasterKey) -> StoreResult<usize>;
+}
+
+/// Job claims with leases, so that several workers (or processes, on an
+/// engine that allows them) share the job queue without running a job
+/// twice at once. Times are given by the caller (Unix milliseconds).
+pub trait JobLeases {
+    /// Claims `job` for `worker` until `now_ms + for_ms`. `None` while
+    /// another worker's lease has not expired; a worker claiming a job it
+    /// holds renews it.
+    fn claim_job(
+        &self,
+        job: u64,
+        worker: &str,
+        now_ms: i64,
+        for_ms: i64,
+    ) -> StoreResult<Option<JobLease>>;
+    /// Extends `worker`'s lease on `job` to `now_ms + for_ms`. `None` when
+    /// the worker holds no live lease on it (released, expired, or taken).
+    fn renew_job_lease(
+        &self,
+        job: u64,
+        worker: &str,
+        now_ms: i64,
+        for_ms: i64,
+    ) -> StoreResult<Option<JobLease>>;
+    /// Ends `worker`'s lease on `job`; false when it held none.
+    fn release_job(&self, job: u64, worker: &str) -> StoreResult<bool>;
+    /// The lease on `job`, live or expired.
+    fn job_lease(&self, job: u64) -> StoreResult<Option<JobLease>>;
+}
+
+/// What a backup needs of an engine: a consistent point to copy from.
+pub trait Backup {
+    /// Holds the group commits (documents' phase two, their jobs) between
+    /// batches until the guard is dropped.
+    fn pause_flusher(&self) -> FlusherPause;
+    /// Copies the store into `to` (a directory that does not exist yet) as
+    /// of one point: the flusher paused and everything before it durable,
+    /// the engine's collections copied, then the files beside it (so every
+    /// record copied finds its files). The copy opens as a store of its own.
+    fn checkpoint_to(&self, to: &std::path::Path) -> StoreResult<CheckpointCopy>;
 }

@@ -2,9 +2,11 @@
 //! on disk; the issuing hot path uses `commit_staged`, which hands its
 //! writes and fsync to the flusher thread and is awaited instead.
 
+mod backup;
 mod checkpoint;
 mod documents;
 pub(crate) mod index;
+mod leases;
 mod lookup;
 mod mail;
 mod read_cache;
