@@ -379,8 +379,8 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         tracing::warn!("{notice}");
         say!("{notice}");
     }
-    let sled = opened.store;
-    let store: &dyn Store = &sled;
+    let opened_store = opened.store;
+    let store: &dyn Store = opened_store.store();
 
     let sim = start_simulator(&settings).await?;
     let tax_sim_url = sim.as_ref().map(|(url, _)| url.clone());
@@ -391,14 +391,18 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         new_token.as_deref(),
         tax_sim_url.as_deref().unwrap_or(""),
     )?;
-    let store = AsyncStore::new(sled.clone()).context("starting the store threads")?;
+    let store = opened_store
+        .start_async()
+        .context("starting the store threads")?;
 
     let metrics = Metrics::install().map_err(|e| anyhow::anyhow!("metrics: {e}"))?;
     let actors = start_actors(&settings, store.clone(), tax_sim_url.clone())?;
     let rate_limiter = actors.rate_limiter.clone();
-    let registrar = start_demo_registrar(&actors.issuing, Arc::new(sled.clone()));
+    let registrar = start_demo_registrar(&actors.issuing, opened_store.shared());
     // Before anything is sent: a simulator knows nobody after its own start.
-    registrar.register(demo_companies(&sled)?).await;
+    registrar
+        .register(demo_companies(opened_store.store())?)
+        .await;
     crate::issuing::resume::resume(&actors.issuing).await?;
     crate::issuing::invoice_events::copy_check::at_start(&actors.issuing).await;
 
@@ -504,7 +508,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     }
     // Actors and store threads still hold the store: it is closed here,
     // not when the last handle goes (which the process exit never waits for).
-    sled.close()?;
+    opened_store.close()?;
     tracing::info!("stopped cleanly");
     Ok(())
 }

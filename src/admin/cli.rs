@@ -249,7 +249,7 @@ pub fn run(settings: &Settings, command: AdminCommand) -> anyhow::Result<()> {
     for notice in &opened.notices {
         eprintln!("{notice}");
     }
-    let store: &dyn Store = &opened.store;
+    let store: &dyn Store = opened.store.store();
     match command {
         AdminCommand::Company(CompanyCommand::List) => {
             let all: Vec<CompanyView> = store.companies()?.into_iter().map(Into::into).collect();

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
-use emisor_store::{Keyring, MasterKey, OpenOptions, SealedInventory, SledStore, StoreError};
+use emisor_store::{Keyring, MasterKey, SealedInventory, StoreError, StoreHandle, StoreOptions};
 use secrecy::zeroize::Zeroizing;
 use secrecy::ExposeSecret;
 use serde::Serialize;
@@ -79,7 +79,7 @@ pub fn pending_path(file: &Path) -> PathBuf {
 /// The store, opened with its master key, and what the operator should be
 /// told about it (a key made, a data dir tightened, a rotation finished).
 pub struct OpenedStore {
-    pub store: SledStore,
+    pub store: StoreHandle,
     pub source: KeySource,
     pub notices: Vec<String>,
 }
@@ -112,11 +112,12 @@ pub fn open_store(settings: &Settings) -> anyhow::Result<OpenedStore> {
         }
     }
     let mut finish_rotation = None;
-    let options = OpenOptions {
+    let options = StoreOptions {
         cache_bytes: settings.store.cache_mb.saturating_mul(1024 * 1024),
         checkpoint_every: std::time::Duration::from_millis(settings.store.checkpoint_ms.max(1)),
+        ..StoreOptions::default()
     };
-    let opened = SledStore::open_with_options(dir, options, |inventory| {
+    let opened = emisor_store::open(dir, options, |inventory| {
         choose_keys(&source, inventory, dir, &mut notices, &mut finish_rotation)
             .map_err(|e| StoreError::MasterKey(format!("{e:#}")))
     });
@@ -140,7 +141,7 @@ pub fn open_store(settings: &Settings) -> anyhow::Result<OpenedStore> {
         notices.push(format!(
             "finished an interrupted master key rotation: {} is the key now (id {})",
             file.display(),
-            store.keyring().current().id()
+            store.keys().keyring().current().id()
         ));
     }
     Ok(OpenedStore {
@@ -332,7 +333,7 @@ pub fn rotate(
         source,
         notices,
     } = open_store(settings)?;
-    let old_key_id = store.keyring().current().id().to_string();
+    let old_key_id = store.keys().keyring().current().id().to_string();
     let new = MasterKey::generate()?;
     let new_key_id = new.id().to_string();
     let target = match (&source, out) {
@@ -353,7 +354,7 @@ pub fn rotate(
         ),
     };
     pause(pause_at, RotationStep::NewKeyWritten);
-    let records_resealed = store.rotate_master_key(new)?;
+    let records_resealed = store.keys().rotate_master_key(new)?;
     pause(pause_at, RotationStep::Resealed);
     if let KeySource::File(file) = &source {
         let pending = pending_path(file);

@@ -1,5 +1,8 @@
-//! emisor's persistence. Handlers and actors see only the traits below
-//! ([`Store`] and its parts); [`SledStore`] is the embedded implementation.
+//! emisor's persistence. Handlers and actors see only the store traits
+//! ([`Store`] and its parts, `traits/`), opened with [`open`] for the
+//! configured [`Engine`] (`handle.rs`); sled is the embedded engine
+//! (`engine/sled/`), and a second engine is one more implementation of the
+//! same traits.
 //!
 //! Durability policy: every method that changes data is on disk (fsync)
 //! before it returns, so whatever the API has answered with 2xx survives a
@@ -9,279 +12,46 @@
 //! Admin records (a key and its hash index, a resolution and its counter)
 //! are written in one sled transaction. Documents, customers and jobs are
 //! written without transactions, record first, and what derives from the
-//! records is recomputed after an unclean stop (see `repair`).
+//! records is recomputed after an unclean stop (`engine/sled/repair.rs`).
 //!
 //! Secrets (PKCS#12 and password, technical keys, PINs, webhook secrets) are
 //! sealed under the master key on their way to sled and held unsealed in
-//! memory only (`sealing`, `secret`).
+//! memory only (`secrets/`).
+//!
+//! The folders, each importing only those below it (`tests/layers.rs`):
+//! `handle.rs` (opening an engine) → `async_store/` (the handle async code holds) → `engine/` (one folder per
+//! engine) → `traits/` → `indexes/` → `durability/` (the file log, the
+//! payload log, intents, the flusher and group commit) → `encoding/` (value
+//! formats, compression, tree names) → `model/` → `secrets/`, with
+//! `error.rs` at the bottom.
 
-mod async_received;
 mod async_store;
-mod checkpoint;
-pub mod codec;
-mod compress;
-mod doc_index;
-mod doc_lookup;
+mod durability;
+mod encoding;
+mod engine;
 pub mod error;
-mod file_log;
-mod flusher;
-mod group_commit;
-mod hashed_index;
-mod id_sets;
-mod intents;
+mod handle;
+mod indexes;
 pub mod model;
-mod payload_log;
-mod pool;
-mod read_cache;
-pub mod received;
-mod record_parts;
-mod repair;
-pub mod sealing;
-pub mod secret;
-mod set_changes;
-mod sled_documents;
-mod sled_mail;
-mod sled_received;
-mod sled_rewrite;
-mod sled_sealing;
-mod sled_store;
-#[cfg(test)]
-mod test_db;
-pub mod test_set;
-pub mod trees;
-
-pub use async_store::{AsyncStore, IssuerRecords, ResolutionChoice};
-pub use error::{StoreError, StoreResult};
-pub use file_log::FileRef;
-pub use flusher::{Committed, IncomingCommit};
-pub use model::*;
-pub use received::*;
-pub use repair::RepairReport;
-pub use sealing::{Keyring, MasterKey, SealedInventory};
-pub use secret::{SecretBytes, SecretText};
-pub use sled_received::ReceivedStore;
-pub use sled_rewrite::DEFAULT_CACHE_BYTES;
-pub use sled_store::OpenOptions;
-pub use sled_store::SledStore;
-
-use chrono::{DateTime, NaiveDate, Utc};
-
-pub trait CompanyStore {
-    fn create_company(&self, new: NewCompany) -> StoreResult<Company>;
-    fn company(&self, id: CompanyId) -> StoreResult<Option<Company>>;
-    fn company_by_nit(&self, nit: &str) -> StoreResult<Option<Company>>;
-    fn companies(&self) -> StoreResult<Vec<Company>>;
-    fn update_company(&self, company: &Company) -> StoreResult<()>;
-}
-
-pub trait CredentialStore {
-    fn put_software(&self, software: SoftwareRegistration) -> StoreResult<()>;
-    fn software(
-        &self,
-        company: CompanyId,
-        kind: SoftwareKind,
-    ) -> StoreResult<Option<SoftwareRegistration>>;
-    fn add_resolution(
-        &self,
-        company: CompanyId,
-        new: NewResolution,
-    ) -> StoreResult<NumberingResolution>;
-    /// The company's own resolutions (the test sets are not listed).
-    fn resolutions(&self, company: CompanyId) -> StoreResult<Vec<NumberingResolution>>;
-    /// The resolution with this id as `company` uses it: one of its own,
-    /// or a test set (with the company's counter).
-    fn resolution(&self, company: CompanyId, id: u64) -> StoreResult<Option<NumberingResolution>>;
-    /// The resolution a new document of `document_type` takes its number
-    /// from, valid on `date` with numbers left: in the testing environment
-    /// the test set serving the type (every company is numbered from the
-    /// authority's test sets there), otherwise the company's newest own
-    /// resolution serving it.
-    fn active_resolution(
-        &self,
-        company: CompanyId,
-        environment: Environment,
-        document_type: u8,
-        date: NaiveDate,
-    ) -> StoreResult<Option<NumberingResolution>>;
-    /// The next number a resolution would give (no number is consumed).
-    fn next_number(&self, resolution: &NumberingResolution) -> StoreResult<u64>;
-    fn put_certificate(&self, certificate: CertificateRecord) -> StoreResult<()>;
-    fn certificate(&self, company: CompanyId) -> StoreResult<Option<CertificateRecord>>;
-}
-
-pub trait ApiKeyStore {
-    /// Stores a new key record; the store assigns the id.
-    fn insert_api_key(&self, record: ApiKeyRecord) -> StoreResult<ApiKeyRecord>;
-    fn api_key_by_hash(&self, hash_hex: &str) -> StoreResult<Option<ApiKeyRecord>>;
-    fn api_keys(&self, company: CompanyId) -> StoreResult<Vec<ApiKeyRecord>>;
-    /// Marks a key revoked; returns it, or `None` when there is no such key.
-    fn revoke_api_key(&self, id: u64, at: DateTime<Utc>) -> StoreResult<Option<ApiKeyRecord>>;
-}
-
-pub trait CustomerStore {
-    /// Creates or updates the customer with this identification number.
-    fn upsert_customer(&self, company: CompanyId, input: CustomerInput) -> StoreResult<Customer>;
-    fn customer(&self, company: CompanyId, id: u64) -> StoreResult<Option<Customer>>;
-    /// `query` matches name or identification number, case-insensitively.
-    fn customers(
-        &self,
-        company: CompanyId,
-        page: u32,
-        limit: u32,
-        query: Option<&str>,
-    ) -> StoreResult<Page<Customer>>;
-}
-
-pub trait DocumentStore {
-    /// Phase one of issuing: under the numbering lock, refuses a used external
-    /// reference (`Conflict` naming the existing id via
-    /// [`StoreError::DuplicateReference`]) or a full month
-    /// ([`StoreError::LimitReached`]), takes the resolution's next number,
-    /// and writes the document as a Borrador with `pending_build` set.
-    fn create_document(&self, new: NewDocument) -> StoreResult<DocumentRecord>;
-    /// Phase two, first step: append the files to the file log (durable
-    /// with the [`commit_staged`](Self::commit_staged) that follows).
-    fn stage_files(
-        &self,
-        document_id: u64,
-        company: CompanyId,
-        document_type: u8,
-        files: &DocumentFiles,
-    ) -> StoreResult<StagedFiles>;
-    /// Phase two, second step, in one round trip: the store's flusher syncs
-    /// the staged files, writes the document, history and job, and flushes;
-    /// the future resolves once all of it is on disk.
-    fn commit_staged(
-        &self,
-        doc: DocumentRecord,
-        files: StagedFiles,
-        job: Option<Job>,
-        history: HistoryEntry,
-    ) -> Committed;
-    fn document(&self, id: u64) -> StoreResult<Option<DocumentRecord>>;
-    /// The request a document was issued from, as JSON bytes.
-    fn document_request(&self, id: u64) -> StoreResult<Option<Vec<u8>>>;
-    fn document_files(&self, id: u64) -> StoreResult<Option<DocumentFiles>>;
-    fn document_by_reference(
-        &self,
-        company: CompanyId,
-        reference: &str,
-    ) -> StoreResult<Option<u64>>;
-    /// Saves a changed document with a history line (state changes, answers).
-    fn update_document(&self, doc: &DocumentRecord, history: HistoryEntry) -> StoreResult<()>;
-    fn history(&self, id: u64) -> StoreResult<Vec<HistoryEntry>>;
-    /// Documents of a company (or all) in any of `states`.
-    fn documents_in_states(
-        &self,
-        company: Option<CompanyId>,
-        states: &[u8],
-    ) -> StoreResult<Vec<DocumentRecord>>;
-    /// Documents whose build did not finish (found at start-up).
-    fn pending_builds(&self) -> StoreResult<Vec<DocumentRecord>>;
-    /// Documents created at or after `since`, newest first, with the
-    /// request each was issued from: the duplicate-payload window outlives
-    /// a restart.
-    fn recent_requests(&self, since: DateTime<Utc>) -> StoreResult<Vec<RecentRequest>>;
-    /// Documents issued by a company in a `YYYYMM` period.
-    fn monthly_usage(&self, company: CompanyId, period: u32) -> StoreResult<u64>;
-    /// Number of documents per (type, state), for metrics.
-    fn document_counts(&self) -> StoreResult<Vec<((u8, u8), u64)>>;
-    /// A page of a company's built documents of one family, newest first,
-    /// from the document index (`total` from its counters, exact).
-    fn list_documents(&self, query: &ListQuery) -> StoreResult<Page<DocumentRecord>>;
-}
-
-/// Company events kept as a log (webhook deliveries, say), newest last.
-pub trait EventStore {
-    fn append_event(&self, event: EventRecord) -> StoreResult<EventRecord>;
-    /// The company's events of `kind`, the most recent `limit`.
-    fn events(&self, company: CompanyId, kind: &str, limit: usize)
-        -> StoreResult<Vec<EventRecord>>;
-}
-
-pub trait JobStore {
-    /// Stores (or replaces) a job; id 0 gets a new id.
-    fn put_job(&self, job: Job) -> StoreResult<Job>;
-    fn remove_job(&self, id: u64) -> StoreResult<()>;
-    fn jobs(&self) -> StoreResult<Vec<Job>>;
-    fn job(&self, id: u64) -> StoreResult<Option<Job>>;
-    fn job_for_document(&self, document_id: u64) -> StoreResult<Option<Job>>;
-}
-
-/// Emails of documents (log entries with their durable jobs) and the
-/// authority's ApplicationResponses.
-pub trait MailStore {
-    /// Keeps the ApplicationResponse of an accepted document (compressed).
-    fn put_application_response(&self, document_id: u64, xml: &str) -> StoreResult<()>;
-    fn application_response(&self, document_id: u64) -> StoreResult<Option<String>>;
-    /// Writes a new email (id 0 gets an id) with its job, job first; the
-    /// job's payload names the log. Durable on return.
-    fn queue_email(&self, log: EmailLog, job: Job) -> StoreResult<(EmailLog, Job)>;
-    fn email_log(&self, id: u64) -> StoreResult<Option<EmailLog>>;
-    /// A document's emails, oldest first.
-    fn email_logs(&self, document_id: u64) -> StoreResult<Vec<EmailLog>>;
-    /// Saves an email's log after an attempt, with its job's fate.
-    fn update_email(&self, log: &EmailLog, job: EmailJob) -> StoreResult<()>;
-}
-
-/// Small named values of the installation (the admin token's hash, say).
-pub trait SettingsStore {
-    fn setting(&self, key: &str) -> StoreResult<Option<String>>;
-    fn put_setting(&self, key: &str, value: &str) -> StoreResult<()>;
-}
-
-pub trait StoreHealth {
-    /// True when no company exists yet (first start).
-    fn is_empty(&self) -> StoreResult<bool>;
-    /// Writes, flushes and deletes a probe value.
-    fn check_writable(&self) -> StoreResult<()>;
-    fn flush(&self) -> StoreResult<()>;
-}
-
-/// Everything the service needs from persistence.
-pub trait Store:
-    CompanyStore
-    + CredentialStore
-    + ApiKeyStore
-    + CustomerStore
-    + DocumentStore
-    + JobStore
-    + EventStore
-    + MailStore
-    + SettingsStore
-    + StoreHealth
-    + Send
-    + Sync
-{
-}
-
-impl<T> Store for T where
-    T: CompanyStore
-        + CredentialStore
-        + ApiKeyStore
-        + CustomerStore
-        + DocumentStore
-        + JobStore
-        + EventStore
-        + MailStore
-        + SettingsStore
-        + StoreHealth
-        + Send
-        + Sync
-{
-}
+mod secrets;
+mod traits;
 
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod tests_flush;
-#[cfg(test)]
-mod tests_index;
-#[cfg(test)]
-mod tests_intents;
-#[cfg(test)]
-mod tests_mail;
-#[cfg(test)]
-mod tests_sealing;
-#[cfg(test)]
-mod tests_space;
+
+pub use async_store::{AsyncStore, IssuerRecords, ResolutionChoice};
+pub use durability::flusher::{Committed, FlusherPause, IncomingCommit};
+pub use encoding::{codec, trees};
+pub use engine::sled::repair::RepairReport;
+pub use engine::sled::rewrite::DEFAULT_CACHE_BYTES;
+pub use engine::sled::OpenOptions;
+pub use engine::sled::SledStore;
+pub use error::{StoreError, StoreResult};
+pub use handle::{open, Engine, StoreHandle, StoreOptions};
+pub use model::received::*;
+pub use model::*;
+pub use model::{received, test_set};
+pub use secrets::sealing::{Keyring, MasterKey, SealedInventory};
+pub use secrets::secret::{SecretBytes, SecretText};
+pub use secrets::{sealing, secret};
+pub use traits::*;

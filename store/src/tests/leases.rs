@@ -1,0 +1,100 @@
+//! Job claims with leases and a backup's consistent point, on sled.
+
+use super::{company, open};
+use crate::*;
+
+#[test]
+fn a_job_claimed_by_one_worker_is_refused_to_another_until_its_lease_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    assert_eq!(store.job_lease(7).unwrap(), None);
+    let lease = store.claim_job(7, "a", 1_000, 500).unwrap().unwrap();
+    assert_eq!(
+        lease,
+        JobLease {
+            job_id: 7,
+            worker: "a".into(),
+            expires_at_ms: 1_500
+        }
+    );
+    // Before expiry: another worker is refused, the holder renews.
+    assert_eq!(store.claim_job(7, "b", 1_200, 500).unwrap(), None);
+    assert_eq!(store.renew_job_lease(7, "b", 1_200, 500).unwrap(), None);
+    let renewed = store.renew_job_lease(7, "a", 1_400, 500).unwrap().unwrap();
+    assert_eq!(renewed.expires_at_ms, 1_900);
+    assert_eq!(store.claim_job(7, "b", 1_800, 500).unwrap(), None);
+    // Other jobs are not held by it.
+    assert!(store.claim_job(8, "b", 1_800, 500).unwrap().is_some());
+    // After expiry: another worker takes it, and the old holder can
+    // neither renew nor release it.
+    let taken = store.claim_job(7, "b", 1_900, 500).unwrap().unwrap();
+    assert_eq!(taken.worker, "b");
+    assert_eq!(store.renew_job_lease(7, "a", 1_950, 500).unwrap(), None);
+    assert!(!store.release_job(7, "a").unwrap());
+    // Released: free for anyone at once.
+    assert!(store.release_job(7, "b").unwrap());
+    assert_eq!(store.job_lease(7).unwrap(), None);
+    assert!(store.claim_job(7, "a", 1_960, 500).unwrap().is_some());
+}
+
+#[test]
+fn a_lease_survives_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let store = open(dir.path());
+        store.claim_job(3, "a", 0, 10_000).unwrap().unwrap();
+        store.close().unwrap();
+    }
+    let store = open(dir.path());
+    assert_eq!(store.job_lease(3).unwrap().unwrap().worker, "a");
+    assert_eq!(store.claim_job(3, "b", 5_000, 1).unwrap(), None);
+}
+
+#[test]
+fn a_checkpoint_copy_opens_as_a_store_with_what_was_written_before_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let created = store.create_company(company()).unwrap();
+    store.put_setting("k", "v").unwrap();
+    store.claim_job(1, "a", 0, 10).unwrap().unwrap();
+    let to = dir.path().join("copy");
+    let copy = store.checkpoint_to(&to).unwrap();
+    assert!(copy.collections > 3, "{copy:?}");
+    assert!(copy.entries >= 3, "{copy:?}");
+    // Written after the point: not in the copy.
+    store.put_setting("k", "after").unwrap();
+    let again = tempfile::tempdir().unwrap();
+    assert!(
+        store.checkpoint_to(again.path()).is_err(),
+        "the target exists"
+    );
+    drop(store);
+
+    let copied = open(&to);
+    assert_eq!(
+        copied.company(created.id).unwrap().unwrap().nit,
+        created.nit
+    );
+    assert_eq!(copied.setting("k").unwrap().as_deref(), Some("v"));
+    assert_eq!(copied.job_lease(1).unwrap().unwrap().worker, "a");
+}
+
+#[tokio::test]
+async fn a_paused_flusher_holds_a_commit_until_the_pause_goes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    let pause = store.pause_flusher();
+    let writer = store.clone();
+    let committed = store.flusher.commit(move || {
+        writer
+            .meta
+            .insert("paused-write", &[1u8])
+            .map_err(Into::into)
+    });
+    // The flusher has the commit (or will have it) but runs nothing.
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!(store.meta.get("paused-write").unwrap(), None);
+    drop(pause);
+    committed.await.unwrap();
+    assert!(store.meta.get("paused-write").unwrap().is_some());
+}
