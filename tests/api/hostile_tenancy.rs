@@ -347,6 +347,14 @@ fn a_received_invoice_is_seen_only_in_its_environment() {
         404,
         "NOT_FOUND",
     );
+    // The lists of received and eligible invoices are the key's
+    // environment's: the test key pages through none of production's.
+    let (_, live) = json(app.get("/v1/api/eventos/documentos", &buyer.sk_live));
+    assert_eq!(live["data"]["total"], 1, "{live}");
+    assert_eq!(live["data"]["items"][0]["cufe"], cufe);
+    let (_, test) = json(app.get("/v1/api/eventos/documentos", &buyer.sk_test));
+    assert_eq!(test["data"]["total"], 0, "{test}");
+    assert_eq!(test["data"]["items"].as_array().map(Vec::len), Some(0));
     // The production key still sees it, events and all.
     let (status, _) = json(app.get(&path, &buyer.sk_live));
     assert_eq!(status, 200);

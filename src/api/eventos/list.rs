@@ -34,7 +34,7 @@ pub async fn list(
     let (page, limit) = paging(query.page, query.limit)?;
     let p = state
         .store
-        .received_page(ctx.company_id, page, limit)
+        .received_page(ctx.company_id, ctx.environment, page, limit)
         .await?;
     let items: Vec<_> = p.items.iter().map(|t| invoice_view(t, true)).collect();
     Ok(envelope::ok(

@@ -25,7 +25,7 @@ pub async fn eligible(
     let (page, limit) = paging(query.page, query.limit)?;
     let p = state
         .store
-        .eligible_page(ctx.company_id, page, limit)
+        .eligible_page(ctx.company_id, ctx.environment, page, limit)
         .await?;
     let items: Vec<_> = p
         .items

@@ -5,7 +5,7 @@ use crate::async_store::AsyncStore;
 use crate::error::StoreResult;
 use crate::model::received::{EventFiles, ReceivedInvoice};
 use crate::model::Company;
-use crate::model::{CompanyId, Job, Page};
+use crate::model::{CompanyId, Environment, Job, Page};
 use crate::traits::CompanyStore;
 use crate::traits::ReceivedStore;
 
@@ -88,20 +88,22 @@ impl AsyncStore {
     pub async fn received_page(
         &self,
         buyer: CompanyId,
+        environment: Environment,
         page: u32,
         limit: u32,
     ) -> StoreResult<Page<ReceivedInvoice>> {
-        self.off_thread(move |s| s.received_page(buyer, page, limit))
+        self.off_thread(move |s| s.received_page(buyer, environment, page, limit))
             .await
     }
 
     pub async fn eligible_page(
         &self,
         holder: CompanyId,
+        environment: Environment,
         page: u32,
         limit: u32,
     ) -> StoreResult<Page<ReceivedInvoice>> {
-        self.off_thread(move |s| s.eligible_page(holder, page, limit))
+        self.off_thread(move |s| s.eligible_page(holder, environment, page, limit))
             .await
     }
 

@@ -241,17 +241,20 @@ pub trait ReceivedStore {
         record: ReceivedInvoice,
         upload: Option<String>,
     ) -> StoreResult<ReceivedInvoice>;
-    /// The buyer's received invoices, newest first.
+    /// The buyer's received invoices in `environment`, newest first.
     fn received_page(
         &self,
         buyer: CompanyId,
+        environment: Environment,
         page: u32,
         limit: u32,
     ) -> StoreResult<Page<ReceivedInvoice>>;
-    /// Invoices the company holds that may be registered as titles, newest first.
+    /// Invoices the company holds in `environment` that may be registered
+    /// as titles, newest first.
     fn eligible_page(
         &self,
         holder: CompanyId,
+        environment: Environment,
         page: u32,
         limit: u32,
     ) -> StoreResult<Page<ReceivedInvoice>>;

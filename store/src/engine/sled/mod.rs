@@ -584,6 +584,14 @@ impl SledStore {
                 );
             }
         }
+        if let Some(n) = store.list_received_by_environment_once()? {
+            if n > 0 {
+                tracing::info!(
+                    records = n,
+                    "lists of received and eligible invoices kept per environment"
+                );
+            }
+        }
         let seeded = store.seed_test_set_counters()?;
         if seeded > 0 {
             tracing::info!(

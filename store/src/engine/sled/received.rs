@@ -8,26 +8,47 @@
 use sled::transaction::{ConflictableTransactionError, TransactionalTree};
 use sled::{Transactional, Tree};
 
-use crate::encoding::codec::{decode, encode, id_key, read_u64, scoped_key, scoped_text_key};
+use crate::encoding::codec::{decode, encode, id_key, read_u64, scoped_text_key};
 use crate::encoding::trees;
 use crate::engine::sled::{abort, tx_encode, SledStore, TxResult};
 use crate::error::{StoreError, StoreResult};
 use crate::model::received::{CopyState, EventFiles, ReceivedInvoice};
-use crate::model::{CompanyId, Page};
+use crate::model::{CompanyId, Environment, Page};
 use crate::traits::ReceivedStore;
 
 const BUYER: u8 = b'b';
 const ELIGIBLE: u8 = b'e';
 
-fn count_key(kind: u8, company: CompanyId) -> [u8; 9] {
+/// Whose list an entry is in: a company in one environment. The lists of
+/// received and eligible invoices are kept apart per environment, so a
+/// test key never pages through production invoices.
+type Owner = (CompanyId, Environment);
+
+/// `company ‖ environment`: the prefix of an owner's list entries.
+fn owner_prefix((company, env): Owner) -> [u8; 9] {
     let mut k = [0u8; 9];
-    k[0] = kind;
-    k[1..].copy_from_slice(&company.to_be_bytes());
+    k[..8].copy_from_slice(&company.to_be_bytes());
+    k[8] = env.authority_code();
     k
 }
 
-fn bump(counts: &TransactionalTree, kind: u8, company: CompanyId, delta: i64) -> TxResult<()> {
-    let key = count_key(kind, company);
+/// `company ‖ environment ‖ id`: one entry of an owner's list.
+fn entry_key(owner: Owner, id: u64) -> [u8; 17] {
+    let mut k = [0u8; 17];
+    k[..9].copy_from_slice(&owner_prefix(owner));
+    k[9..].copy_from_slice(&id.to_be_bytes());
+    k
+}
+
+fn count_key(kind: u8, owner: Owner) -> [u8; 10] {
+    let mut k = [0u8; 10];
+    k[0] = kind;
+    k[1..].copy_from_slice(&owner_prefix(owner));
+    k
+}
+
+fn bump(counts: &TransactionalTree, kind: u8, owner: Owner, delta: i64) -> TxResult<()> {
+    let key = count_key(kind, owner);
     let current = counts.get(key)?.and_then(|v| read_u64(&v)).unwrap_or(0);
     let next = current.saturating_add_signed(delta);
     counts.insert(key.to_vec(), next.to_be_bytes().to_vec())?;
@@ -40,34 +61,44 @@ fn reindex(
     counts: &TransactionalTree,
     kind: u8,
     id: u64,
-    old: Option<CompanyId>,
-    new: Option<CompanyId>,
+    old: Option<Owner>,
+    new: Option<Owner>,
 ) -> TxResult<()> {
     if old == new {
         return Ok(());
     }
-    if let Some(c) = old {
-        if index.remove(scoped_key(c, id).to_vec())?.is_some() {
-            bump(counts, kind, c, -1)?;
+    if let Some(o) = old {
+        if index.remove(entry_key(o, id).to_vec())?.is_some() {
+            bump(counts, kind, o, -1)?;
         }
     }
-    if let Some(c) = new {
+    if let Some(o) = new {
         if index
-            .insert(scoped_key(c, id).to_vec(), Vec::<u8>::new())?
+            .insert(entry_key(o, id).to_vec(), Vec::<u8>::new())?
             .is_none()
         {
-            bump(counts, kind, c, 1)?;
+            bump(counts, kind, o, 1)?;
         }
     }
     Ok(())
 }
 
-fn eligible_holder(r: &ReceivedInvoice) -> Option<CompanyId> {
-    r.holder.company_id.filter(|_| r.eligible)
+fn buyer_owner(r: &ReceivedInvoice) -> Option<Owner> {
+    r.buyer.company_id.map(|c| (c, r.environment))
+}
+
+fn eligible_owner(r: &ReceivedInvoice) -> Option<Owner> {
+    r.holder
+        .company_id
+        .filter(|_| r.eligible)
+        .map(|c| (c, r.environment))
 }
 
 /// Marks that the received records are keyed by uploading company.
 const KEYED_BY_COMPANY_KEY: &[u8] = b"received_keyed_by_company";
+/// Marks that the lists by buyer and eligible by holder are kept per
+/// environment.
+const LISTS_BY_ENVIRONMENT_KEY: &[u8] = b"received_lists_by_environment";
 
 impl SledStore {
     fn tree(&self, name: &str) -> StoreResult<Tree> {
@@ -78,7 +109,7 @@ impl SledStore {
         &self,
         index: &str,
         kind: u8,
-        company: CompanyId,
+        owner: Owner,
         page: u32,
         limit: u32,
     ) -> StoreResult<Page<ReceivedInvoice>> {
@@ -86,19 +117,19 @@ impl SledStore {
         let records = self.tree(trees::RECEIVED)?;
         let total = self
             .tree(trees::RECEIVED_COUNTS)?
-            .get(count_key(kind, company))?
+            .get(count_key(kind, owner))?
             .and_then(|v| read_u64(&v))
             .unwrap_or(0);
         let skip = (page.max(1) as usize - 1).saturating_mul(limit as usize);
         let mut items = Vec::with_capacity(limit as usize);
         for entry in index
-            .scan_prefix(company.to_be_bytes())
+            .scan_prefix(owner_prefix(owner))
             .rev()
             .skip(skip)
             .take(limit as usize)
         {
             let (key, _) = entry?;
-            let Some(id) = key.get(8..).and_then(read_u64) else {
+            let Some(id) = key.get(9..).and_then(read_u64) else {
                 continue;
             };
             if let Some(v) = records.get(id_key(id))? {
@@ -202,16 +233,16 @@ impl SledStore {
                         counts,
                         BUYER,
                         id,
-                        old.as_ref().and_then(|o| o.buyer.company_id),
-                        record.buyer.company_id,
+                        old.as_ref().and_then(buyer_owner),
+                        buyer_owner(&record),
                     )?;
                     reindex(
                         eligible,
                         counts,
                         ELIGIBLE,
                         id,
-                        old.as_ref().and_then(eligible_holder),
-                        eligible_holder(&record),
+                        old.as_ref().and_then(eligible_owner),
+                        eligible_owner(&record),
                     )?;
                     if let Some(xml) = &upload {
                         files.insert(id_key(id).to_vec(), xml.as_bytes())?;
@@ -273,6 +304,50 @@ impl SledStore {
     }
 }
 
+impl SledStore {
+    /// Once per data dir whose lists by buyer and eligible by holder were
+    /// kept per company only (both environments in one list): both lists
+    /// and their counters are built again from the records, per company
+    /// and environment. Redone whole if interrupted (it starts by clearing
+    /// them); returns the records seen, `None` when done before.
+    pub(crate) fn list_received_by_environment_once(&self) -> StoreResult<Option<u64>> {
+        if self.meta.get(LISTS_BY_ENVIRONMENT_KEY)?.is_some() {
+            return Ok(None);
+        }
+        let records = self.tree(trees::RECEIVED)?;
+        let (by_buyer, eligible, counts) = (
+            self.tree(trees::RECEIVED_BY_BUYER)?,
+            self.tree(trees::ELIGIBLE_BY_HOLDER)?,
+            self.tree(trees::RECEIVED_COUNTS)?,
+        );
+        by_buyer.clear()?;
+        eligible.clear()?;
+        counts.clear()?;
+        let mut seen = 0;
+        let mut totals = std::collections::BTreeMap::<[u8; 10], u64>::new();
+        for item in records.iter() {
+            let (_, value) = item?;
+            let record: ReceivedInvoice = decode(trees::RECEIVED, &value)?;
+            for (index, kind, owner) in [
+                (&by_buyer, BUYER, buyer_owner(&record)),
+                (&eligible, ELIGIBLE, eligible_owner(&record)),
+            ] {
+                if let Some(owner) = owner {
+                    index.insert(entry_key(owner, record.id), Vec::<u8>::new())?;
+                    *totals.entry(count_key(kind, owner)).or_default() += 1;
+                }
+            }
+            seen += 1;
+        }
+        for (key, total) in totals {
+            counts.insert(key, total.to_be_bytes().to_vec())?;
+        }
+        self.meta.insert(LISTS_BY_ENVIRONMENT_KEY, &[1u8])?;
+        self.flush_now()?;
+        Ok(Some(seen))
+    }
+}
+
 impl ReceivedStore for SledStore {
     fn received(&self, id: u64) -> StoreResult<Option<ReceivedInvoice>> {
         Self::get_decode(&self.tree(trees::RECEIVED)?, trees::RECEIVED, &id_key(id))
@@ -327,19 +402,23 @@ impl ReceivedStore for SledStore {
     fn received_page(
         &self,
         buyer: CompanyId,
+        environment: Environment,
         page: u32,
         limit: u32,
     ) -> StoreResult<Page<ReceivedInvoice>> {
-        self.page_of(trees::RECEIVED_BY_BUYER, BUYER, buyer, page, limit)
+        let owner = (buyer, environment);
+        self.page_of(trees::RECEIVED_BY_BUYER, BUYER, owner, page, limit)
     }
 
     fn eligible_page(
         &self,
         holder: CompanyId,
+        environment: Environment,
         page: u32,
         limit: u32,
     ) -> StoreResult<Page<ReceivedInvoice>> {
-        self.page_of(trees::ELIGIBLE_BY_HOLDER, ELIGIBLE, holder, page, limit)
+        let owner = (holder, environment);
+        self.page_of(trees::ELIGIBLE_BY_HOLDER, ELIGIBLE, owner, page, limit)
     }
 
     fn received_upload(&self, id: u64) -> StoreResult<Option<String>> {
@@ -377,6 +456,7 @@ mod tests {
     use chrono::{NaiveDate, Utc};
 
     use super::*;
+    use crate::encoding::codec::scoped_key;
     use crate::model::received::{CopyCheck, PartyRef};
     use crate::model::Environment;
     use crate::{CompanyStore, CredentialStore, DocumentStore};
@@ -440,10 +520,23 @@ mod tests {
         );
 
         // The buyer's list, newest first, with its total.
-        let page = store.received_page(2, 1, 1).unwrap();
+        let page = store.received_page(2, Environment::Test, 1, 1).unwrap();
         assert_eq!((page.total, page.items[0].id), (2, second.id));
-        assert_eq!(store.received_page(2, 2, 1).unwrap().items[0].id, 1);
-        assert_eq!(store.received_page(1, 1, 20).unwrap().total, 0);
+        assert_eq!(
+            store
+                .received_page(2, Environment::Test, 2, 1)
+                .unwrap()
+                .items[0]
+                .id,
+            1
+        );
+        assert_eq!(
+            store
+                .received_page(1, Environment::Test, 1, 20)
+                .unwrap()
+                .total,
+            0
+        );
 
         // A stale version loses; eligibility moves with the holder.
         let mut stale = first.clone();
@@ -455,12 +548,24 @@ mod tests {
             store.save_received(stale, None),
             Err(StoreError::Conflict(_))
         ));
-        assert_eq!(store.eligible_page(1, 1, 20).unwrap().total, 1);
+        assert_eq!(
+            store
+                .eligible_page(1, Environment::Test, 1, 20)
+                .unwrap()
+                .total,
+            1
+        );
         let mut endorsed = current;
         endorsed.holder = party("901234567", Some(3));
         store.save_received(endorsed.clone(), None).unwrap();
-        assert_eq!(store.eligible_page(1, 1, 20).unwrap().total, 0);
-        let held = store.eligible_page(3, 1, 20).unwrap();
+        assert_eq!(
+            store
+                .eligible_page(1, Environment::Test, 1, 20)
+                .unwrap()
+                .total,
+            0
+        );
+        let held = store.eligible_page(3, Environment::Test, 1, 20).unwrap();
         assert_eq!((held.total, held.items[0].cufe.as_str()), (1, "c1"));
     }
 
@@ -519,6 +624,109 @@ mod tests {
         assert_eq!(
             store.received_by_cufe("c1").unwrap().map(|r| r.id),
             Some(same.id)
+        );
+    }
+
+    #[test]
+    fn each_environment_has_its_own_lists() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::tests::open(dir.path());
+        let mut test = invoice("t1");
+        test.eligible = true;
+        store.save_received(test, None).unwrap();
+        let mut live = invoice("l1");
+        live.environment = Environment::Live;
+        live.eligible = true;
+        let live = store.save_received(live, None).unwrap();
+        let live_page = store.received_page(2, Environment::Live, 1, 20).unwrap();
+        assert_eq!((live_page.total, live_page.items.len()), (1, 1));
+        assert_eq!(live_page.items[0].id, live.id);
+        let test_page = store.received_page(2, Environment::Test, 1, 20).unwrap();
+        assert_eq!(
+            (test_page.total, test_page.items[0].cufe.as_str()),
+            (1, "t1")
+        );
+        let held = store.eligible_page(1, Environment::Live, 1, 20).unwrap();
+        assert_eq!((held.total, held.items[0].cufe.as_str()), (1, "l1"));
+        assert_eq!(
+            store
+                .eligible_page(1, Environment::Test, 1, 20)
+                .unwrap()
+                .total,
+            1
+        );
+    }
+
+    /// A data dir whose lists were per company only (`company ‖ id` keys,
+    /// `kind ‖ company` counters, no mark) has them rebuilt per
+    /// environment at open.
+    #[test]
+    fn a_data_dir_with_lists_per_company_is_listed_per_environment_at_open() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let store = crate::tests::open(dir.path());
+            let mut test = invoice("t1");
+            test.eligible = true;
+            let test = store.save_received(test, None).unwrap();
+            let mut live = invoice("l1");
+            live.environment = Environment::Live;
+            let live = store.save_received(live, None).unwrap();
+            // What the format before wrote for those two records.
+            let (by_buyer, eligible, counts) = (
+                store.tree(trees::RECEIVED_BY_BUYER).unwrap(),
+                store.tree(trees::ELIGIBLE_BY_HOLDER).unwrap(),
+                store.tree(trees::RECEIVED_COUNTS).unwrap(),
+            );
+            for tree in [&by_buyer, &eligible, &counts] {
+                tree.clear().unwrap();
+            }
+            for id in [test.id, live.id] {
+                by_buyer
+                    .insert(scoped_key(2, id), Vec::<u8>::new())
+                    .unwrap();
+            }
+            eligible
+                .insert(scoped_key(1, test.id), Vec::<u8>::new())
+                .unwrap();
+            let old_count = |kind: u8, company: u64, n: u64| {
+                let mut k = vec![kind];
+                k.extend_from_slice(&company.to_be_bytes());
+                counts.insert(k, n.to_be_bytes().to_vec()).unwrap();
+            };
+            old_count(BUYER, 2, 2);
+            old_count(ELIGIBLE, 1, 1);
+            store.meta.remove(LISTS_BY_ENVIRONMENT_KEY).unwrap();
+            store.close().unwrap();
+        }
+        let store = crate::tests::open(dir.path());
+        let test = store.received_page(2, Environment::Test, 1, 20).unwrap();
+        assert_eq!((test.total, test.items[0].cufe.as_str()), (1, "t1"));
+        let live = store.received_page(2, Environment::Live, 1, 20).unwrap();
+        assert_eq!((live.total, live.items[0].cufe.as_str()), (1, "l1"));
+        assert_eq!(
+            store
+                .eligible_page(1, Environment::Test, 1, 20)
+                .unwrap()
+                .total,
+            1
+        );
+        assert_eq!(
+            store
+                .eligible_page(1, Environment::Live, 1, 20)
+                .unwrap()
+                .total,
+            0
+        );
+        // Writes after the rebuild keep the counters right.
+        let mut again = store.received_by_cufe("t1").unwrap().unwrap();
+        again.eligible = false;
+        store.save_received(again, None).unwrap();
+        assert_eq!(
+            store
+                .eligible_page(1, Environment::Test, 1, 20)
+                .unwrap()
+                .total,
+            0
         );
     }
 
