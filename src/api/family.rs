@@ -12,15 +12,15 @@ use emisor_store::{DocumentRecord, Family};
 use rust_decimal::Decimal;
 use serde::Serialize;
 
-use super::auth::AuthContext;
-use super::error::{ApiError, FieldError};
 use super::facturacion::mapping::{to_document, MappedDocument, ReferencedDocument};
 use super::facturacion::request::FacturacionRequest;
-use super::json::parse_value;
 use crate::engine::model::Document;
 use crate::engine::totals::Totals;
+use crate::http::auth::AuthContext;
+use crate::http::error::{ApiError, FieldError};
+use crate::http::json::parse_value;
+use crate::http::state::AppState;
 use crate::issuing::request::CallerFields;
-use crate::state::AppState;
 
 /// `estado_tax` by state (decisions.md §5).
 pub fn estado_tax(state: u8) -> &'static str {

@@ -4,12 +4,12 @@ use emisor_store::{Customer, CustomerInput};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::api::error::FieldError;
 use crate::api::facturacion::mapping::codes::department_name;
-use crate::api::json::object;
 use crate::engine::codes::nit_check_digit;
 use crate::engine::limits;
 use crate::engine::validate::text_problem;
+use crate::http::error::FieldError;
+use crate::http::json::object;
 
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema, Default)]
 pub struct Code {

@@ -5,12 +5,12 @@
 use actix_web::{get, post, web, HttpResponse};
 use emisor_store::Family;
 
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiResult, ErrorEnvelope};
 use crate::api::family::{self, family_document, DocumentDetail, LiveStatus};
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::{ApiResult, ErrorEnvelope};
+use crate::http::state::AppState;
 use crate::issuing::files::rendered_pdf;
-use crate::state::AppState;
 
 #[utoipa::path(get, path = "/v1/api/documentos-soporte/{id}", operation_id = "getSupportDocument", tag = "documentos-soporte",
     security(("api_key" = [])), params(("id" = u64, Path, description = "document id")),

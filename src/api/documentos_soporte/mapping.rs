@@ -11,13 +11,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::model::{SupportLine, SupportRequest, Vendor};
-use crate::api::error::{ApiError, FieldError};
 use crate::api::facturacion::mapping::ReferencedDocument;
 use crate::api::family::{
     self, drop_placeholder_email, map_unified, money, num, Renames, NO_EMAIL,
 };
 use crate::engine::limits;
 use crate::engine::totals;
+use crate::http::error::{ApiError, FieldError};
 use crate::issuing::request::{Api, DocumentRequest};
 
 /// Unified paths → this API's.

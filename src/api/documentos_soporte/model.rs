@@ -16,7 +16,7 @@ use utoipa::ToSchema;
 
 use crate::api::facturacion::request::{amount, code};
 use crate::api::family::exact;
-use crate::api::json::object;
+use crate::http::json::object;
 
 /// `POST /documentos-soporte/emitir`.
 #[derive(Debug, Clone, Deserialize, ToSchema)]

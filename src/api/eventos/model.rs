@@ -6,8 +6,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 use utoipa::ToSchema;
 
-use crate::api::error::{ApiError, FieldError};
 use crate::engine::validate::text_problem;
+use crate::http::error::{ApiError, FieldError};
 use crate::issuing::invoice_events::register::Receiver;
 use crate::issuing::invoice_events::state_name;
 

@@ -35,7 +35,7 @@ pub struct IssuedResponse {
 
 impl IssuedResponse {
     /// `{"success":true,"message":…,"data":…}` around this answer, as
-    /// `serde_json` writes [`Envelope`](crate::api::envelope::Envelope) of
+    /// `serde_json` writes [`Envelope`](crate::http::envelope::Envelope) of
     /// it (field order, numbers, escapes), in one buffer sized for the XML,
     /// which is escaped once, eight bytes at a time. This answer is most of
     /// the bytes an HTTP worker writes per document.
@@ -47,19 +47,19 @@ impl IssuedResponse {
         out.extend_from_slice(b",\"data\":{\"documento\":");
         serde_json::to_writer(&mut out, &self.documento)?;
         out.extend_from_slice(b",\"xml\":");
-        crate::api::json::escape::push_str(&mut out, &self.xml);
+        crate::http::json::escape::push_str(&mut out, &self.xml);
         out.extend_from_slice(b",\"cufe\":");
-        crate::api::json::escape::push_str(&mut out, &self.cufe);
+        crate::http::json::escape::push_str(&mut out, &self.cufe);
         out.extend_from_slice(b",\"cufe_scheme\":");
-        crate::api::json::escape::push_str(&mut out, &self.cufe_scheme);
+        crate::http::json::escape::push_str(&mut out, &self.cufe_scheme);
         out.extend_from_slice(b",\"qr_url\":");
-        crate::api::json::escape::push_str(&mut out, &self.qr_url);
+        crate::http::json::escape::push_str(&mut out, &self.qr_url);
         out.extend_from_slice(b",\"transmission\":");
         serde_json::to_writer(&mut out, &self.transmission)?;
         out.extend_from_slice(b",\"id_estado_documento\":");
         serde_json::to_writer(&mut out, &self.id_estado_documento)?;
         out.extend_from_slice(b",\"estado\":");
-        crate::api::json::escape::push_str(&mut out, self.estado);
+        crate::http::json::escape::push_str(&mut out, self.estado);
         out.extend_from_slice(b"}}");
         Ok(out)
     }
@@ -164,7 +164,7 @@ pub fn status_record(doc: &DocumentRecord) -> DocumentStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::envelope::Envelope;
+    use crate::http::envelope::Envelope;
 
     fn answer(
         xml: &str,

@@ -43,7 +43,6 @@ use serde_json::{Map, Value};
 use super::names::Names;
 use super::reader::{objects, Obj, Problems, TypeResult};
 use crate::api::clientes::model::{Code, CustomerRequest, Municipality};
-use crate::api::error::ApiError;
 use crate::api::facturacion::mapping::codes::department_name;
 use crate::api::facturacion::request::{
     Delivery, DocumentLine, ExchangeRateRequest, FacturacionRequest, HealthRequest, PaymentForm,
@@ -52,6 +51,7 @@ use crate::api::facturacion::request::{
 use crate::engine::codes::nit_check_digit;
 use crate::engine::model::{DocumentKind, HealthUser};
 use crate::engine::ubl::sector::HEALTH_ID_TYPES;
+use crate::http::error::ApiError;
 
 /// The eight routes of spec 4.2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -16,14 +16,14 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::api::family::payment_method_name;
-use crate::api::query::Query;
 use crate::engine::totals::tax_name;
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::http::query::Query;
+use crate::http::state::AppState;
 use crate::issuing::context::colombia_now;
-use crate::state::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]

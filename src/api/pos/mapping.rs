@@ -12,7 +12,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::model::{PosCustomer, PosLine, PosPayment, PosRequest};
-use crate::api::error::{ApiError, FieldError};
 use crate::api::facturacion::mapping::{MappedDocument, ReferencedDocument};
 use crate::api::family::{
     self, drop_placeholder_email, map_unified, money, num, Renames, NO_EMAIL,
@@ -20,6 +19,7 @@ use crate::api::family::{
 use crate::engine::limits;
 use crate::engine::model::{AllowanceCharge, Party, Payment, TaxRate};
 use crate::engine::totals::{self, round2};
+use crate::http::error::{ApiError, FieldError};
 use crate::issuing::request::{Api, DocumentRequest};
 
 /// The final consumer's identification (spec 2.11).

@@ -20,7 +20,7 @@ use utoipa::ToSchema;
 
 use crate::api::facturacion::request::{amount, code};
 use crate::api::family::exact;
-use crate::api::json::object;
+use crate::http::json::object;
 
 /// `POST /pos/emitir`.
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]

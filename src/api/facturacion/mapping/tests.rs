@@ -5,11 +5,11 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::api::facturacion::request::examples;
-use crate::api::json;
 use crate::engine::codes::CodeScheme;
 use crate::engine::model::LineTax;
 use crate::engine::ubl::tests::{context, date};
 use crate::engine::validate::validate_and_total;
+use crate::http::json;
 use crate::issuing::request::MAX_DETAILS;
 
 fn parse(v: &Value) -> Result<FacturacionRequest, ApiError> {

@@ -33,7 +33,7 @@ use serde::{Deserialize, Deserializer};
 use utoipa::ToSchema;
 
 use crate::api::clientes::model::CustomerRequest;
-use crate::api::json::object;
+use crate::http::json::object;
 
 pub mod examples;
 

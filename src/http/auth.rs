@@ -16,9 +16,9 @@ use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
 use emisor_store::{CompanyId, Environment};
 
 use super::error::ApiError;
+use super::state::AppState;
 use crate::issuing::issue::Caller;
 use crate::provisioning::api_keys::{hash_key, parse_shape};
-use crate::state::AppState;
 
 pub const API_KEY_HEADER: &str = "X-Api-Key";
 
