@@ -25,6 +25,7 @@ pub mod http;
 pub mod issuing;
 pub mod memory;
 pub mod metrics;
+pub mod openapi;
 pub mod ops;
 pub mod provisioning;
 pub mod render;

@@ -10,7 +10,6 @@ pub mod facturacion;
 pub mod facturacion_es;
 pub mod family;
 pub mod nomina;
-pub mod openapi;
 pub mod pos;
 pub mod registry;
 pub mod ws;

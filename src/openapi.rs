@@ -3,6 +3,10 @@
 //! operation names its `operation_id` (function names repeat across
 //! modules); the error answers common to a surface come from
 //! [`standard_errors`].
+//!
+//! Assembled beside start-up, above every surface it lists (the API's
+//! families, the admin API, health), so no surface imports another to be
+//! documented.
 
 mod standard_errors;
 
