@@ -11,8 +11,8 @@ use emisor_store::{state, Environment, HistoryEntry, SoftwareKind};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::api::facturacion::mapping::to_document;
-use crate::api::facturacion::request::{examples, FacturacionRequest};
+use crate::api::invoice_request::mapping::to_document;
+use crate::api::invoice_request::{examples, request::FacturacionRequest};
 use crate::authority::port::{AuthorityRequest, AuthorityResponse};
 use crate::authority::StatusZip;
 use crate::http::error::{ApiError, ErrorCode};

@@ -8,7 +8,7 @@ pub mod email;
 pub mod eventos;
 pub mod facturacion;
 pub mod facturacion_es;
-pub mod family;
+pub mod invoice_request;
 pub mod nomina;
 pub mod pos;
 pub mod registry;

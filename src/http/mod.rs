@@ -8,10 +8,13 @@
 //! family can change without touching another (`tests/layers.rs`).
 
 pub mod auth;
+pub mod documents;
 pub mod envelope;
 pub mod error;
+pub mod invoice_events;
 pub mod json;
 pub mod key_check;
+pub mod numbers;
 pub mod query;
 pub mod rate_limit;
 pub mod state;

@@ -11,7 +11,10 @@ use emisor_store::{
 use super::error::{IssueError, IssueResult};
 use super::Issuing;
 use crate::engine::package;
-use crate::render::{self, Layout, RenderError, RenderInput};
+use crate::render::{self, RenderError, RenderInput};
+
+/// The pages a PDF is drawn on, chosen by the routes that serve one.
+pub use crate::render::{Layout, THERMAL_WIDTHS};
 
 /// A stored document's ZIP: as it was kept, or built again from its XML,
 /// name and signing time, which gives the bytes the authority was sent.

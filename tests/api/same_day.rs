@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
-use emisor::api::facturacion::request::examples;
+use emisor::api::invoice_request::examples;
 use emisor_store::{DocumentStore, SledStore};
 use serde_json::{json, Value};
 

@@ -3,7 +3,8 @@
 
 use actix_web::{post, web, HttpResponse};
 
-use super::model::{CustomerRequest, CustomerResponse};
+use super::model::CustomerResponse;
+use crate::api::invoice_request::customer::CustomerRequest;
 use crate::http::auth::AuthContext;
 use crate::http::envelope;
 use crate::http::error::{ApiError, ApiResult};

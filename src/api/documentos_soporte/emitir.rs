@@ -5,11 +5,12 @@ use actix_web::{post, web, HttpResponse};
 
 use super::mapping::{support_document, Amounts};
 use super::model::{SupportRequest, SupportResponse};
-use crate::api::family::{estado_tax, money};
 use crate::http::auth::AuthContext;
+use crate::http::documents::estado_tax;
 use crate::http::envelope;
 use crate::http::error::{ApiResult, ErrorEnvelope};
 use crate::http::json::{parse_canonical, RawBody};
+use crate::http::numbers::money;
 use crate::http::state::AppState;
 use crate::issuing::context::colombia_now;
 use crate::issuing::issue::{submit, Issued};

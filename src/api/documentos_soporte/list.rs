@@ -7,8 +7,8 @@ use emisor_store::Family;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::api::family::ListItem;
 use crate::http::auth::AuthContext;
+use crate::http::documents::ListItem;
 use crate::http::envelope;
 use crate::http::error::{ApiResult, ErrorEnvelope};
 use crate::http::query::{ListPage, ListParams, Query};

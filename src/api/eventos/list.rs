@@ -3,23 +3,14 @@
 //! with its events) and the signed XML of one of its events.
 
 use actix_web::{get, web, HttpResponse};
-use serde::Deserialize;
-use utoipa::IntoParams;
 
 use super::model::invoice_view;
 use crate::http::auth::AuthContext;
 use crate::http::envelope;
 use crate::http::error::{ApiError, ApiResult};
-use crate::http::query::{paging, Query};
+use crate::http::query::{paging, PageQuery, Query};
 use crate::http::state::AppState;
 use crate::issuing::invoice_events::title::{find, lookup, normalize_cufe};
-
-#[derive(Debug, Deserialize, IntoParams)]
-pub struct PageQuery {
-    pub page: Option<u32>,
-    pub limit: Option<u32>,
-    pub id_empresa: Option<u64>,
-}
 
 #[utoipa::path(get, path = "/v1/api/eventos/documentos", operation_id = "listReceivedInvoices", tag = "eventos-recibidos",
     security(("api_key" = [])), params(PageQuery),

@@ -4,11 +4,12 @@
 
 use actix_web::{post, web, HttpResponse};
 
-use super::model::{check_texts, event_answer, event_message, ClaimBody, EventBody, NOTE_MAX};
+use super::model::{ClaimBody, EventBody};
 use crate::engine::events::EventKind;
 use crate::http::auth::AuthContext;
 use crate::http::envelope;
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::invoice_events::{check_texts, event_answer, event_message, NOTE_MAX};
 use crate::http::json::Json;
 use crate::http::state::AppState;
 use crate::issuing::invoice_events::register::{register, EventRequest};

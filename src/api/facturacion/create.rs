@@ -4,9 +4,9 @@ use actix_web::http::header::ContentType;
 use actix_web::http::StatusCode;
 use actix_web::{post, web, HttpResponse, ResponseError};
 
-use super::mapping::{document_kind, to_document};
-use super::request::FacturacionRequest;
 use super::responses::{summary, IssuedResponse, QueuedEnvelope, QueuedResponse};
+use crate::api::invoice_request::mapping::{document_kind, to_document};
+use crate::api::invoice_request::request::FacturacionRequest;
 use crate::http::auth::AuthContext;
 use crate::http::envelope;
 use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};

@@ -13,7 +13,7 @@ use crate::http::error::{ApiError, ApiResult};
 use crate::http::query::Query;
 use crate::http::state::AppState;
 use crate::issuing::files::rendered_pdf;
-use crate::render::{Layout, THERMAL_WIDTHS};
+use crate::issuing::files::{Layout, THERMAL_WIDTHS};
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct PdfQuery {

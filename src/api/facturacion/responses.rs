@@ -4,6 +4,8 @@ use emisor_store::{state, DocumentRecord};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::http::numbers::json_number;
+
 /// `documento` of the synchronous answer.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DocumentSummary {
@@ -113,12 +115,6 @@ pub struct DocumentStatus {
     pub updated_at: String,
     /// Transmission attempts so far.
     pub intentos: u32,
-}
-
-/// A decimal string as a JSON number, exactly as written (no float).
-pub fn json_number(decimal: &str) -> serde_json::Number {
-    serde_json::from_str::<serde_json::Number>(decimal)
-        .unwrap_or_else(|_| serde_json::Number::from(0))
 }
 
 pub fn summary(doc: &DocumentRecord, with_total: bool) -> DocumentSummary {

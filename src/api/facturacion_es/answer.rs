@@ -11,9 +11,9 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::mapping::AnswerTotals;
-use crate::api::facturacion::responses::json_number;
 use crate::engine::model::Document;
 use crate::http::envelope;
+use crate::http::numbers::json_number;
 use crate::issuing::issue::Issued;
 
 /// `estado_tax` of a state (decisions.md §5).

@@ -42,9 +42,9 @@ use serde_json::{Map, Value};
 
 use super::names::Names;
 use super::reader::{objects, Obj, Problems, TypeResult};
-use crate::api::clientes::model::{Code, CustomerRequest, Municipality};
-use crate::api::facturacion::mapping::codes::department_name;
-use crate::api::facturacion::request::{
+use crate::api::invoice_request::customer::{Code, CustomerRequest, Municipality};
+use crate::api::invoice_request::mapping::codes::department_name;
+use crate::api::invoice_request::request::{
     Delivery, DocumentLine, ExchangeRateRequest, FacturacionRequest, HealthRequest, PaymentForm,
     TaxTotal, TransportRequest, UnitMeasure,
 };

@@ -147,7 +147,7 @@ pub async fn pdf(
         &state.issuing,
         ctx.owner(),
         id,
-        Some(crate::render::Layout::A4),
+        Some(crate::issuing::files::Layout::A4),
     )
     .await?;
     Ok(download("application/pdf", "inline", &pdf.name, pdf.bytes))

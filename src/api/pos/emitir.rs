@@ -9,12 +9,12 @@ use actix_web::{post, web, HttpResponse};
 
 use super::mapping::{receipt, Amounts};
 use super::model::{PosRequest, PosResponse};
-use crate::api::family::estado_tax;
-use crate::api::family::money;
 use crate::http::auth::AuthContext;
+use crate::http::documents::estado_tax;
 use crate::http::envelope;
 use crate::http::error::{ApiResult, ErrorEnvelope};
 use crate::http::json::{parse_canonical, RawBody};
+use crate::http::numbers::money;
 use crate::http::state::AppState;
 use crate::issuing::issue::{submit, Issued};
 

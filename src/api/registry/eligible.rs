@@ -5,11 +5,10 @@
 use actix_web::{get, web, HttpResponse};
 use serde_json::json;
 
-use crate::api::eventos::list::PageQuery;
 use crate::http::auth::AuthContext;
 use crate::http::envelope;
 use crate::http::error::ApiResult;
-use crate::http::query::{paging, Query};
+use crate::http::query::{paging, PageQuery, Query};
 use crate::http::state::AppState;
 
 #[utoipa::path(get, path = "/v1/api/registry/facturas-elegibles", operation_id = "listEligibleInvoices", tag = "registry",

@@ -7,6 +7,7 @@ use serde_json::json;
 use crate::http::auth::AuthContext;
 use crate::http::envelope;
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::invoice_events::copy_view;
 use crate::http::state::AppState;
 use crate::issuing::invoice_events::state_name;
 use crate::issuing::invoice_events::title::{find, normalize_cufe};
@@ -54,7 +55,7 @@ pub async fn history(
             "proveedor": {"nit": t.vendor.id_number, "nombre": t.vendor.name},
             "comprador": {"nit": t.buyer.id_number, "nombre": t.buyer.name},
             "tenedor_legitimo": {"nit": t.holder.id_number, "nombre": t.holder.name, "id_empresa": t.holder.company_id},
-            "copia_tax": crate::api::eventos::model::copy_view(&t.authority_copy),
+            "copia_tax": copy_view(&t.authority_copy),
             "eventos": events,
         }),
     ))

@@ -9,11 +9,11 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::api::eventos::model::{check_texts, event_answer, NAME_MAX, NOTE_MAX};
 use crate::engine::events::terms::{NegotiationInput, RegistrationMode};
 use crate::engine::events::EventKind;
 use crate::http::auth::AuthContext;
 use crate::http::error::{ApiError, ApiResult};
+use crate::http::invoice_events::{check_texts, event_answer, event_message, NAME_MAX, NOTE_MAX};
 use crate::http::json::Json;
 use crate::http::state::AppState;
 use crate::issuing::invoice_events::register::{register, Endorsee, EventRequest, RegistryTerms};
@@ -223,7 +223,7 @@ pub async fn register_event(
     let e = &done.event;
     Ok(HttpResponse::Ok().json(serde_json::json!({
         "success": true,
-        "message": crate::api::eventos::model::event_message(e),
+        "message": event_message(e),
         "cude_evento": e.cude,
         "data": event_answer(&done.invoice.cufe, e),
     })))

@@ -4,7 +4,7 @@ use rust_decimal_macros::dec;
 use serde_json::{json, Value};
 
 use super::*;
-use crate::api::facturacion::request::examples;
+use crate::api::invoice_request::examples;
 use crate::engine::codes::CodeScheme;
 use crate::engine::model::LineTax;
 use crate::engine::ubl::tests::{context, date};

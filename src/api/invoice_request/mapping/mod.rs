@@ -38,7 +38,7 @@ use emisor_store::CustomerInput;
 use rust_decimal::Decimal;
 
 use super::request::FacturacionRequest;
-use crate::api::clientes::model::CustomerRequest;
+use crate::api::invoice_request::customer::CustomerRequest;
 use crate::engine::codes::nit_check_digit;
 use crate::engine::limits;
 use crate::engine::model::{
