@@ -4,7 +4,6 @@
 use serde_json::{Map, Value};
 
 use super::super::reader::{Obj, Problems, TypeResult};
-use super::lines::LineContext;
 use super::Extras;
 use crate::api::invoice_request::request::HealthRequest;
 use crate::engine::model::HealthUser;
@@ -26,15 +25,18 @@ pub(super) fn read_health(m: &Map<String, Value>, p: &mut Problems) -> TypeResul
     })
 }
 
-/// The patient of line `l`, kept once among the annex's users.
+/// The patient of line `l`, kept once among the annex's users: required
+/// on a health invoice (`required`), accepted on a health document
+/// (`allowed`).
 pub(super) fn read_patient(
     l: &Obj<'_>,
-    ctx: &LineContext,
+    required: bool,
+    allowed: bool,
     extras: &mut Extras,
     p: &mut Problems,
 ) -> TypeResult<()> {
     match l.object(&["paciente"], p)? {
-        Some((name, pm)) if ctx.health_allowed => {
+        Some((name, pm)) if allowed => {
             let ppath = l.at(name);
             let pt = Obj { map: pm, path: &ppath };
             let get = |field: &'static str, p: &mut Problems| -> TypeResult<String> {
@@ -69,7 +71,7 @@ pub(super) fn read_patient(
             }
         }
         Some((name, _)) => p.push(l.at(name), "solo para un documento del sector salud (tipo_operacion 11)"),
-        None if ctx.health => p.push(
+        None if required => p.push(
             l.at("paciente"),
             "es obligatorio en una factura del sector salud: tipo_documento, numero_documento, primer_nombre, primer_apellido",
         ),

@@ -14,15 +14,15 @@ use crate::api::invoice_request::request::{DocumentLine, UnitMeasure};
 use crate::engine::model::DocumentKind;
 
 /// Where a line is read from and written to.
-pub(super) struct LineContext {
-    pub(super) array: &'static str,
-    pub(super) quantity_name: &'static str,
-    pub(super) spanish: &'static str,
-    pub(super) index: usize,
+struct LineContext {
+    array: &'static str,
+    quantity_name: &'static str,
+    spanish: &'static str,
+    index: usize,
     /// A health invoice: `codigo` and `paciente` required.
-    pub(super) health: bool,
+    health: bool,
     /// `paciente` accepted.
-    pub(super) health_allowed: bool,
+    health_allowed: bool,
 }
 
 fn unified_array(kind: DocumentKind) -> (&'static str, &'static str) {
@@ -148,8 +148,8 @@ fn read_line(
     let unit = l.code(&["unidad_medida"], p)?;
     names.set(format!("{u}.unit_measure"), l.at("unidad_medida"));
 
-    let taxes = read_line_taxes(&l, ctx, &u, names, extras, p)?;
-    read_patient(&l, ctx, extras, p)?;
+    let taxes = read_line_taxes(&l, ctx.index, &u, names, extras, p)?;
+    read_patient(&l, ctx.health, ctx.health_allowed, extras, p)?;
 
     Ok(DocumentLine {
         description,

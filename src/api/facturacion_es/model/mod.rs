@@ -63,8 +63,31 @@ use crate::engine::model::{DocumentKind, HealthUser};
 use crate::http::error::ApiError;
 
 pub use self::customer::FINAL_CONSUMER_EMAIL;
-pub use self::declared::{DeclaredTax, DeclaredTotals};
 pub use self::route::Route;
+
+/// A tax or withholding the caller declared an amount for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeclaredTax {
+    /// The caller's path of the item (`impuestos[1]`, `lineas[0].impuestos[2]`).
+    pub path: String,
+    /// The authority's code.
+    pub code: String,
+    pub percent: Option<Decimal>,
+    pub base: Option<Decimal>,
+    pub amount: Option<Decimal>,
+    /// Lines only: the line, and the tax's place among the line's taxes or
+    /// withholdings (as the engine keeps them).
+    pub line: Option<(usize, bool, usize)>,
+}
+
+/// `totales` (decisions.md §5: the answer's names).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeclaredTotals {
+    pub subtotal: Option<Decimal>,
+    pub total_impuestos: Option<Decimal>,
+    pub total_retenciones: Option<Decimal>,
+    pub total: Option<Decimal>,
+}
 
 /// What only the Spanish API carries, applied to the mapped document.
 #[derive(Debug, Clone, Default)]

@@ -5,9 +5,7 @@ use rust_decimal::Decimal;
 
 use super::super::names::Names;
 use super::super::reader::{objects, Obj, Problems, TypeResult};
-use super::declared::DeclaredTax;
-use super::lines::LineContext;
-use super::Extras;
+use super::{DeclaredTax, Extras};
 use crate::api::invoice_request::request::TaxTotal;
 
 /// The tax shortcuts of a line: name, the authority's code, withholding.
@@ -112,12 +110,12 @@ pub(super) fn read_tax_item(item: &Obj<'_>, p: &mut Problems) -> TypeResult<Opti
     }))
 }
 
-/// Line `l`'s taxes: the shortcuts, then `impuestos[]`, in the order the
+/// Line `l`'s (the `index`th) taxes: the shortcuts, then `impuestos[]`, in the order the
 /// shared mapping keeps them (taxes and withholdings apart); `u` is the
 /// line's unified path.
 pub(super) fn read_line_taxes(
     l: &Obj<'_>,
-    ctx: &LineContext,
+    index: usize,
     u: &str,
     names: &mut Names,
     extras: &mut Extras,
@@ -133,7 +131,7 @@ pub(super) fn read_line_taxes(
         };
         let at = *counter;
         *counter += 1;
-        (ctx.index, withholding, at)
+        (index, withholding, at)
     };
     for (name, code, withholding) in SHORTCUTS {
         if let Some((_, percent)) = l.decimal(&[name], p)? {
