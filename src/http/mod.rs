@@ -8,6 +8,7 @@
 //! family can change without touching another (`tests/layers.rs`).
 
 pub mod auth;
+pub mod caller;
 pub mod documents;
 pub mod envelope;
 pub mod error;

@@ -7,7 +7,7 @@ use emisor_actors::rate_limiter::{RateLimiter, RateWindows};
 use emisor_actors::supervisor::Restartable;
 use emisor_store::AsyncStore;
 
-use super::auth::AuthContext;
+use super::caller::AuthContext;
 use crate::config::Settings;
 use crate::issuing::Issuing;
 use crate::metrics::Metrics;
