@@ -17,6 +17,7 @@ use rust_decimal_macros::dec;
 use emisor::engine::model::*;
 use emisor::engine::pipeline::{issue, IssuedDocument};
 use emisor::fixtures;
+use emisor::issuing::files::{company_view, record_view};
 use emisor::render::{self, Layout, RenderInput};
 use emisor_store::{Company, DocumentRecord};
 
@@ -101,8 +102,9 @@ fn pdfs(c: &mut Criterion) {
         10,
     );
     let receipt = signed(DocumentKind::Pos, Party::final_consumer(), 4);
-    let invoice_record = record(DocumentKind::Invoice, &invoice);
-    let receipt_record = record(DocumentKind::Pos, &receipt);
+    let invoice_record = record_view(&record(DocumentKind::Invoice, &invoice));
+    let receipt_record = record_view(&record(DocumentKind::Pos, &receipt));
+    let company = company_view(&company);
     let a4 = RenderInput {
         record: &invoice_record,
         company: &company,

@@ -56,7 +56,7 @@ fn worst() -> String {
     let base = xml_limits::check(&empty, &RECEIVED_INVOICE).expect("shape");
     // The request body holds at most 1 MiB (the XML itself, as
     // `application/xml`).
-    let fits = (emisor::api::json::MAX_BODY - empty.len()) / "<a></a>".len();
+    let fits = (emisor::http::json::MAX_BODY - empty.len()) / "<a></a>".len();
     let xml = signed_with(
         nest,
         (RECEIVED_INVOICE.max_elements - base.elements).min(fits),

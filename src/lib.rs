@@ -1,12 +1,16 @@
 //! emisor: issues Colombian electronic tax documents and transmits them to the
 //! tax authority. The library holds everything; `main.rs` only calls `cli::run`.
 //!
-//! Layout: `api` (customer REST API under /v1/api), `admin` (the /admin API and
-//! CLI), `provisioning` (companies and credentials), `engine` (pure document
-//! code: UBL, codes, XAdES, ZIP), `render` (a document's PDF, pure), `authority` (SOAP client and simulator),
-//! `ops` (health, metrics, request observation), `security` (file modes and
-//! the master key that seals the store's secrets), `startup` (wiring),
-//! `fixtures` (sample data for the tests and benchmarks only).
+//! Layout: `api` (customer REST API under /v1/api, one folder per route
+//! family), `admin` (the /admin API and CLI), `ops` (health, metrics,
+//! request observation), `http` (the floor under them: state, auth,
+//! envelope, errors, extractors), `provisioning` (companies and
+//! credentials), `issuing` (the one issuing path), `engine` (pure document
+//! code: UBL, codes, XAdES, ZIP), `render` (a document's PDF, pure),
+//! `authority` (SOAP client and simulator), `metrics` (Prometheus names and
+//! recorder), `security` (file modes and the master key that seals the
+//! store's secrets), `startup` (wiring), `fixtures` (sample data for the
+//! tests and benchmarks only).
 //! Actors live in the `emisor-actors` crate, persistence in `emisor-store`.
 
 pub mod admin;
@@ -17,14 +21,16 @@ pub mod clock;
 pub mod config;
 pub mod engine;
 pub mod fixtures;
+pub mod http;
 pub mod issuing;
 pub mod memory;
+pub mod metrics;
+pub mod openapi;
 pub mod ops;
 pub mod provisioning;
 pub mod render;
 pub mod security;
 pub mod startup;
-pub mod state;
 #[cfg(test)]
 pub(crate) mod testing;
 

@@ -18,18 +18,18 @@ use sha2::{Digest, Sha256};
 use utoipa::OpenApi;
 use utoipa_swagger_ui::{Config as SwaggerConfig, SwaggerUi};
 
-use crate::api::error::ApiError;
-use crate::api::openapi::ApiDoc;
 use crate::authority::simulator::{self, SimOptions, SimRegistry};
 use crate::config::Settings;
-use crate::ops::metrics::Metrics;
+use crate::http::error::ApiError;
+use crate::http::state::AppState;
+use crate::metrics::Metrics;
+use crate::openapi::ApiDoc;
 use crate::provisioning::authority_registration::{demo_companies, start_demo_registrar};
 use crate::provisioning::demo::{
     demo_company_request, provision_demo_company, refresh_demo_sim_url, write_demo_keys,
     write_private,
 };
 use crate::security::master_key::open_store;
-use crate::state::AppState;
 use std::time::{Duration, Instant};
 
 use emisor_actors::document_builder::{BuildQueue, DocumentBuilder};

@@ -1,6 +1,6 @@
 //! `Authorization: Bearer <admin token>` on every `/admin` route. A wrong
 //! token is logged (the address, never the token) and counted against its
-//! address (`super::failures`): one that sent too many waits.
+//! address (`crate::http::token_failures`): one that sent too many waits.
 
 use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -11,10 +11,10 @@ use std::time::Instant;
 use actix_web::{web, HttpMessage};
 use sha2::{Digest, Sha256};
 
-use super::failures::{counted_address, BUDGET, WINDOW};
+use crate::http::token_failures::{counted_address, BUDGET, WINDOW};
 
-use crate::api::error::ApiError;
-use crate::state::AppState;
+use crate::http::error::ApiError;
+use crate::http::state::AppState;
 
 /// The token the caller presented, for answers that echo it (demo keys).
 #[derive(Clone)]

@@ -225,7 +225,7 @@ fn print<T: Serialize>(value: &T) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn api<T>(r: Result<T, crate::api::error::ApiError>) -> anyhow::Result<T> {
+fn api<T>(r: Result<T, crate::http::error::ApiError>) -> anyhow::Result<T> {
     r.map_err(|e| anyhow::anyhow!("{e}"))
 }
 

@@ -7,12 +7,12 @@ use utoipa::ToSchema;
 
 use super::auth::AdminToken;
 use super::views::CompanyView;
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult};
-use crate::api::json::Json;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::json::Json;
+use crate::http::state::AppState;
 use crate::provisioning::companies::{create_company, CompanyRequest};
 use crate::provisioning::demo::{provision_demo_company, DemoKeys};
-use crate::state::AppState;
 
 /// Creates a company. With `demo: true` it is provisioned like the demo
 /// company and the answer has the `demo-keys.json` shape.
@@ -20,8 +20,8 @@ use crate::state::AppState;
     security(("admin_token" = [])),
     request_body = CompanyRequest,
     responses((status = 201, description = "created: a company, or DemoKeys when demo", body = inline(envelope::Envelope<DemoKeys>)),
-              (status = 409, description = "NIT already registered", body = crate::api::error::ErrorEnvelope),
-              (status = 422, description = "invalid", body = crate::api::error::ErrorEnvelope)))]
+              (status = 409, description = "NIT already registered", body = crate::http::error::ErrorEnvelope),
+              (status = 422, description = "invalid", body = crate::http::error::ErrorEnvelope)))]
 #[post("/companies")]
 pub async fn create(
     state: web::Data<AppState>,
@@ -71,7 +71,7 @@ pub async fn list(state: web::Data<AppState>) -> ApiResult<HttpResponse> {
 #[utoipa::path(get, path = "/admin/companies/{id}", operation_id = "getCompany", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa")),
     responses((status = 200, description = "the company", body = inline(envelope::Envelope<CompanyView>)),
-              (status = 404, description = "no such company", body = crate::api::error::ErrorEnvelope)))]
+              (status = 404, description = "no such company", body = crate::http::error::ErrorEnvelope)))]
 #[get("/companies/{id}")]
 pub async fn get(state: web::Data<AppState>, id: web::Path<u64>) -> ApiResult<HttpResponse> {
     let st = state.clone();
@@ -97,7 +97,7 @@ pub struct CompanyUpdate {
     params(("id" = u64, Path, description = "id_empresa")),
     request_body = CompanyUpdate,
     responses((status = 200, description = "updated", body = inline(envelope::Envelope<CompanyView>)),
-              (status = 404, description = "no such company", body = crate::api::error::ErrorEnvelope)))]
+              (status = 404, description = "no such company", body = crate::http::error::ErrorEnvelope)))]
 #[patch("/companies/{id}")]
 pub async fn update(
     state: web::Data<AppState>,
@@ -172,7 +172,7 @@ pub struct WebhookDelivery {
 #[utoipa::path(get, path = "/admin/companies/{id}/webhooks", operation_id = "listWebhookDeliveries", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa")),
     responses((status = 200, description = "delivery attempts", body = inline(envelope::Envelope<Vec<WebhookDelivery>>)),
-              (status = 404, description = "no such company", body = crate::api::error::ErrorEnvelope)))]
+              (status = 404, description = "no such company", body = crate::http::error::ErrorEnvelope)))]
 #[get("/companies/{id}/webhooks")]
 pub async fn webhook_log(
     state: web::Data<AppState>,

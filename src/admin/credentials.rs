@@ -8,12 +8,12 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use super::views::ResolutionView;
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult};
-use crate::api::json::Json;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::json::Json;
+use crate::http::state::AppState;
 use crate::provisioning::certificates::import_pkcs12;
 use crate::provisioning::companies::checked_nit;
-use crate::state::AppState;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -51,8 +51,8 @@ pub struct SoftwareView {
 #[utoipa::path(post, path = "/admin/companies/{id}/software", operation_id = "setSoftware", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa")), request_body = SoftwareRequest,
     responses((status = 200, description = "registered", body = inline(envelope::Envelope<SoftwareView>)),
-              (status = 404, description = "no such company", body = crate::api::error::ErrorEnvelope),
-              (status = 422, description = "invalid", body = crate::api::error::ErrorEnvelope)))]
+              (status = 404, description = "no such company", body = crate::http::error::ErrorEnvelope),
+              (status = 422, description = "invalid", body = crate::http::error::ErrorEnvelope)))]
 #[post("/companies/{id}/software")]
 pub async fn set_software(
     state: web::Data<AppState>,
@@ -186,8 +186,8 @@ impl ResolutionRequest {
 #[utoipa::path(post, path = "/admin/companies/{id}/resoluciones", operation_id = "addResolution", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa")), request_body = ResolutionRequest,
     responses((status = 201, description = "added", body = inline(envelope::Envelope<ResolutionView>)),
-              (status = 404, description = "no such company", body = crate::api::error::ErrorEnvelope),
-              (status = 422, description = "invalid", body = crate::api::error::ErrorEnvelope)))]
+              (status = 404, description = "no such company", body = crate::http::error::ErrorEnvelope),
+              (status = 422, description = "invalid", body = crate::http::error::ErrorEnvelope)))]
 #[post("/companies/{id}/resoluciones")]
 pub async fn add_resolution(
     state: web::Data<AppState>,
@@ -258,8 +258,8 @@ pub struct CertificateView {
 #[utoipa::path(post, path = "/admin/companies/{id}/certificado", operation_id = "importCertificate", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa")), request_body = CertificateRequest,
     responses((status = 200, description = "imported", body = inline(envelope::Envelope<CertificateView>)),
-              (status = 404, description = "no such company", body = crate::api::error::ErrorEnvelope),
-              (status = 422, description = "unreadable, expired or not yet valid", body = crate::api::error::ErrorEnvelope)))]
+              (status = 404, description = "no such company", body = crate::http::error::ErrorEnvelope),
+              (status = 422, description = "unreadable, expired or not yet valid", body = crate::http::error::ErrorEnvelope)))]
 #[post("/companies/{id}/certificado")]
 pub async fn import_certificate(
     state: web::Data<AppState>,

@@ -9,11 +9,11 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use super::views::ApiKeyView;
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult};
-use crate::api::json::Json;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::json::Json;
+use crate::http::state::AppState;
 use crate::provisioning::api_keys::create_api_key;
-use crate::state::AppState;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -42,7 +42,7 @@ pub fn environment(s: &str) -> Result<Environment, ApiError> {
 #[utoipa::path(post, path = "/admin/companies/{id}/api-keys", operation_id = "createApiKey", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa")), request_body = KeyRequest,
     responses((status = 201, description = "created; `key` is shown only here; with `user_id` the key is that user's (WebSocket room `user_{id}`)", body = inline(envelope::Envelope<ApiKeyView>)),
-              (status = 404, description = "no such company", body = crate::api::error::ErrorEnvelope)))]
+              (status = 404, description = "no such company", body = crate::http::error::ErrorEnvelope)))]
 #[post("/companies/{id}/api-keys")]
 pub async fn create(
     state: web::Data<AppState>,
@@ -90,7 +90,7 @@ pub async fn list(state: web::Data<AppState>, id: web::Path<u64>) -> ApiResult<H
 #[utoipa::path(post, path = "/admin/api-keys/{key_id}/revoke", operation_id = "revokeApiKey", tag = "admin", security(("admin_token" = [])),
     params(("key_id" = u64, Path, description = "id of the key")),
     responses((status = 200, description = "revoked (idempotent); the key's open WebSockets are closed", body = inline(envelope::Envelope<ApiKeyView>)),
-              (status = 404, description = "no such key", body = crate::api::error::ErrorEnvelope)))]
+              (status = 404, description = "no such key", body = crate::http::error::ErrorEnvelope)))]
 #[post("/api-keys/{key_id}/revoke")]
 pub async fn revoke(state: web::Data<AppState>, key_id: web::Path<u64>) -> ApiResult<HttpResponse> {
     let st = state.clone();

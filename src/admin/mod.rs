@@ -8,7 +8,6 @@ pub mod auth;
 pub mod cli;
 pub mod companies;
 pub mod credentials;
-pub mod failures;
 pub mod keys;
 pub mod test_set;
 pub mod test_set_run;

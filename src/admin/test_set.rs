@@ -4,16 +4,16 @@
 use actix_web::{get, post, web, HttpResponse};
 
 use super::test_set_run::{self, TestSetPlan, TestSetRun};
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult};
-use crate::api::json::{parse, RawBody};
-use crate::state::AppState;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::json::{parse, RawBody};
+use crate::http::state::AppState;
 
 #[utoipa::path(post, path = "/admin/companies/{id}/set-pruebas", operation_id = "startTestSet", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa")), request_body = TestSetPlan,
     responses((status = 202, description = "started; poll GET for progress", body = inline(envelope::Envelope<TestSetRun>)),
-              (status = 409, description = "a run is in progress", body = crate::api::error::ErrorEnvelope),
-              (status = 422, description = "no software or test-set id", body = crate::api::error::ErrorEnvelope)))]
+              (status = 409, description = "a run is in progress", body = crate::http::error::ErrorEnvelope),
+              (status = 422, description = "no software or test-set id", body = crate::http::error::ErrorEnvelope)))]
 #[post("/companies/{id}/set-pruebas")]
 pub async fn start(
     state: web::Data<AppState>,
@@ -43,7 +43,7 @@ pub async fn start(
 #[utoipa::path(get, path = "/admin/companies/{id}/set-pruebas", operation_id = "getTestSetProgress", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa")),
     responses((status = 200, description = "progress of the last run", body = inline(envelope::Envelope<TestSetRun>)),
-              (status = 404, description = "no run yet", body = crate::api::error::ErrorEnvelope)))]
+              (status = 404, description = "no run yet", body = crate::http::error::ErrorEnvelope)))]
 #[get("/companies/{id}/set-pruebas")]
 pub async fn progress(state: web::Data<AppState>, id: web::Path<u64>) -> ApiResult<HttpResponse> {
     let run = test_set_run::load(&state.issuing, id.into_inner())

@@ -11,11 +11,11 @@ use emisor_store::{state, Environment, HistoryEntry, SoftwareKind};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::api::error::{ApiError, ErrorCode};
-use crate::api::facturacion::mapping::to_document;
-use crate::api::facturacion::request::{examples, FacturacionRequest};
+use crate::api::invoice_request::mapping::to_document;
+use crate::api::invoice_request::{examples, request::FacturacionRequest};
 use crate::authority::port::{AuthorityRequest, AuthorityResponse};
 use crate::authority::StatusZip;
+use crate::http::error::{ApiError, ErrorCode};
 use crate::issuing::duplicates::Payload;
 use crate::issuing::issue::{issue, referenced_document, Caller, Issued};
 use crate::issuing::Issuing;
@@ -203,7 +203,7 @@ async fn draft(
         "set-pruebas-{}-{tag}",
         Utc::now().timestamp_millis()
     ));
-    let req: FacturacionRequest = crate::api::json::parse(body.to_string().as_bytes())?;
+    let req: FacturacionRequest = crate::http::json::parse(body.to_string().as_bytes())?;
     let reference = referenced_document(
         issuing,
         (company, Environment::Test),

@@ -2,30 +2,22 @@
 //! limited, every answer in the envelope. One file per endpoint, grouped by
 //! resource; each resource registers its routes in its `configure`.
 
-pub mod auth;
 pub mod clientes;
 pub mod documentos_soporte;
 pub mod email;
-pub mod envelope;
-pub mod error;
 pub mod eventos;
 pub mod facturacion;
 pub mod facturacion_es;
-pub mod family;
-pub mod json;
-pub mod key_check;
+pub mod invoice_request;
 pub mod nomina;
-pub mod openapi;
 pub mod pos;
-pub mod query;
-pub mod rate_limit;
 pub mod registry;
 pub mod ws;
 
 use actix_web::middleware::from_fn;
 use actix_web::web;
 
-pub const BASE: &str = "/v1/api";
+use crate::http::{auth, key_check, rate_limit, BASE};
 
 /// Each API's translation of its stored requests, for issuing's rebuilds.
 pub fn translators() -> crate::issuing::request::Translators {

@@ -19,10 +19,10 @@ use actix_ws::{CloseCode, CloseReason, Message};
 use emisor_actors::ws_hub::{Join, Leave, Room};
 use futures_util::StreamExt;
 
-use super::auth::AuthContext;
-use super::error::ApiError;
+use crate::http::auth::AuthContext;
+use crate::http::error::ApiError;
+use crate::http::state::AppState;
 use crate::issuing::events::scope;
-use crate::state::AppState;
 
 /// Messages a slow socket may fall behind before the hub drops it.
 const SOCKET_BUFFER: usize = 256;
@@ -42,11 +42,12 @@ async fn sent(
 
 /// The key of the handshake is still a valid key (not revoked meanwhile).
 async fn still_valid(state: &AppState, req: &HttpRequest) -> bool {
-    let Some(secret) = super::auth::presented_key(req.headers(), req.path(), req.query_string())
+    let Some(secret) =
+        crate::http::auth::presented_key(req.headers(), req.path(), req.query_string())
     else {
         return false;
     };
-    super::auth::resolve(state, &secret).await.is_ok()
+    crate::http::auth::resolve(state, &secret).await.is_ok()
 }
 
 /// A refused handshake (a plain GET, a wrong version ...), which actix
@@ -64,7 +65,7 @@ fn not_a_handshake(e: actix_web::Error) -> ApiError {
     security(("api_key" = [])),
     description = "Joins the room `empresa_{id}` of the key's company and, when the key was created with a `user_id`, the room `user_{id}`. Both rooms are those of the key's company and environment: a `user_{id}` of one company never hears another company's user with the same number, and a test key never hears production. A document's events go to its company's room and to the room of the user whose key issued it; a socket in both rooms gets each event once. The key may be given as `?api_key=` on this handshake only (browsers cannot set headers on it). The server pings each socket every `[websocket] ping_interval_s` seconds (30 by default) and closes one that has not answered two pings; revoking the key closes its sockets.",
     responses((status = 101, description = "WebSocket: messages {\"event\": \"facturacion:update\" | \"facturacion:error\" | \"contingencia:batch\", \"data\": {…}}"),
-              (status = 422, description = "not a WebSocket handshake", body = super::error::ErrorEnvelope)))]
+              (status = 422, description = "not a WebSocket handshake", body = crate::http::error::ErrorEnvelope)))]
 #[get("/ws")]
 pub async fn ws(
     req: HttpRequest,

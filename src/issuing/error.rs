@@ -1,5 +1,5 @@
 //! Why issuing refused a document or failed. Each API maps these to its
-//! answers once (`api/error.rs`); nothing here knows of HTTP.
+//! answers once (`http/error.rs`); nothing here knows of HTTP.
 
 use emisor_store::StoreError;
 use serde::Serialize;

@@ -1,17 +1,21 @@
 //! A stored document's printed form, for every route that serves one
 //! (`/facturacion/:id/pdf`, the POS strip, mail attachments): the record,
-//! company, resolution and signed XML are read from the store, and the PDF
-//! is drawn on a blocking thread, never on the async workers nor on the
-//! issuing path.
+//! company, resolution and signed XML are read from the store, turned into
+//! the renderer's own views, and the PDF is drawn on a blocking thread,
+//! never on the async workers nor on the issuing path.
 
 use emisor_store::{
-    CompanyId, DocumentFiles, Environment, ResolutionChoice, SoftwareKind, ZipFile,
+    state, Company, CompanyId, DocumentFiles, DocumentRecord, Environment, NumberingResolution,
+    ResolutionChoice, SoftwareKind, ZipFile,
 };
 
 use super::error::{IssueError, IssueResult};
 use super::Issuing;
 use crate::engine::package;
-use crate::render::{self, Layout, RenderError, RenderInput};
+use crate::render::{self, CompanyView, RecordView, RenderError, RenderInput, ResolutionView};
+
+/// The pages a PDF is drawn on, chosen by the routes that serve one.
+pub use crate::render::{Layout, THERMAL_WIDTHS};
 
 /// A stored document's ZIP: as it was kept, or built again from its XML,
 /// name and signing time, which gives the bytes the authority was sent.
@@ -76,8 +80,9 @@ pub async fn rendered_pdf(
         .await?
         .ok_or_else(|| IssueError::NotFound(format!("files of document {id}")))?;
     let name = format!("{}.pdf", record.full_number());
-    let resolution = records.resolution;
+    let resolution = records.resolution.as_ref().map(resolution_view);
     let layout = layout.unwrap_or(Layout::default_for(record.document_type));
+    let (record, company) = (record_view(&record), company_view(&company));
     let bytes = tokio::task::spawn_blocking(move || {
         let input = RenderInput {
             record: &record,
@@ -94,4 +99,44 @@ pub async fn rendered_pdf(
         other => IssueError::Internal(format!("rendering the PDF of document {id}: {other}")),
     })?;
     Ok(RenderedPdf { name, bytes })
+}
+
+/// What a stored record adds to the printed XML.
+pub fn record_view(r: &DocumentRecord) -> RecordView {
+    RecordView {
+        code: r.code.clone(),
+        code_scheme: r.code_scheme.clone(),
+        qr_url: r.qr_url.clone(),
+        accepted: r.state == state::ACCEPTED,
+        state_name: state::name(r.state),
+    }
+}
+
+/// The issuing company's letterhead.
+pub fn company_view(c: &Company) -> CompanyView {
+    CompanyView {
+        name: c.name.clone(),
+        trade_name: c.trade_name.clone(),
+        nit: c.nit.clone(),
+        dv: c.dv,
+        address: c.address.clone(),
+        municipality_name: c.municipality_name.clone(),
+        department_name: c.department_name.clone(),
+        email: c.email.clone(),
+        phone: c.phone.clone(),
+        tax_regime: c.tax_regime.clone(),
+        tax_responsibilities: c.tax_responsibilities.clone(),
+    }
+}
+
+/// A numbering resolution as its paragraph prints it.
+pub fn resolution_view(r: &NumberingResolution) -> ResolutionView {
+    ResolutionView {
+        number: r.resolution_number.clone(),
+        prefix: r.prefix.clone(),
+        from: r.from.to_string(),
+        to: r.to.to_string(),
+        valid_from: r.valid_from.to_string(),
+        valid_to: r.valid_to.to_string(),
+    }
 }

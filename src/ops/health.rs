@@ -10,8 +10,8 @@ use emisor_actors::supervisor::ActorHealth;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::api::envelope;
-use crate::state::AppState;
+use crate::http::envelope;
+use crate::http::state::AppState;
 
 const ACTOR_DEADLINE: Duration = Duration::from_secs(1);
 
@@ -72,7 +72,7 @@ pub async fn breaker(state: &AppState) -> Option<BreakerStatus> {
         BreakerState::HalfOpen => 1.0,
         BreakerState::Open => 2.0,
     };
-    ::metrics::gauge!(crate::ops::metrics::BREAKER_STATE).set(value);
+    ::metrics::gauge!(crate::metrics::BREAKER_STATE).set(value);
     let detail = serde_json::to_value(&report).unwrap_or_default();
     Some(BreakerStatus {
         state: detail["state"].as_str().unwrap_or("UNKNOWN").to_string(),
@@ -82,13 +82,12 @@ pub async fn breaker(state: &AppState) -> Option<BreakerStatus> {
 
 /// Publishes one actor's health as metrics and returns it for the body.
 fn record(h: ActorHealth) -> ActorStatus {
-    ::metrics::gauge!(crate::ops::metrics::ACTOR_UP, "actor" => h.name).set(if h.alive {
+    ::metrics::gauge!(crate::metrics::ACTOR_UP, "actor" => h.name).set(if h.alive {
         1.0
     } else {
         0.0
     });
-    ::metrics::counter!(crate::ops::metrics::ACTOR_RESTARTS, "actor" => h.name)
-        .absolute(h.restarts);
+    ::metrics::counter!(crate::metrics::ACTOR_RESTARTS, "actor" => h.name).absolute(h.restarts);
     ActorStatus {
         name: h.name.to_string(),
         alive: h.alive,

@@ -1,5 +1,4 @@
 //! Operations: health, readiness, metrics and the per-request observation.
 
 pub mod health;
-pub mod metrics;
 pub mod observe;

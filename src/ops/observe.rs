@@ -14,7 +14,7 @@ use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::middleware::Next;
 use tracing::Instrument;
 
-use super::metrics::{HTTP_LATENCY, HTTP_REQUESTS};
+use crate::metrics::{HTTP_LATENCY, HTTP_REQUESTS};
 
 pub const REQUEST_ID: &str = "x-request-id";
 

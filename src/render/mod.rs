@@ -2,7 +2,8 @@
 //! in, bytes out (no HTTP, no store), so a benchmark and a unit test drive
 //! it directly. What it prints comes from the signed UBL XML (what the
 //! authority validated) plus the record (code, QR URL, state) and the
-//! issuing company.
+//! issuing company, in views of its own ([`RecordView`], [`CompanyView`])
+//! that the caller builds from what it stored (`issuing::files`).
 //!
 //! * [`view`]: the XML read into what is printed.
 //! * [`a4`]: invoices, notes, exports, contingency, support documents.
@@ -22,19 +23,48 @@ pub mod qr;
 pub mod thermal;
 pub mod view;
 
-use emisor_store::{Company, DocumentRecord, NumberingResolution};
-
-pub use view::DocumentView;
+pub use view::{DocumentView, ResolutionView};
 
 /// What a layout prints from.
 #[derive(Debug, Clone, Copy)]
 pub struct RenderInput<'a> {
-    pub record: &'a DocumentRecord,
-    pub company: &'a Company,
+    pub record: &'a RecordView,
+    pub company: &'a CompanyView,
     /// The record's numbering resolution; the XML's own (`sts:InvoiceControl`)
     /// is printed when it has one.
-    pub resolution: Option<&'a NumberingResolution>,
+    pub resolution: Option<&'a ResolutionView>,
     pub signed_xml: &'a str,
+}
+
+/// What the stored record adds to the XML: the code and QR URL it was
+/// answered with, and where it stands with the authority.
+#[derive(Debug, Clone, Default)]
+pub struct RecordView {
+    pub code: Option<String>,
+    pub code_scheme: Option<String>,
+    pub qr_url: Option<String>,
+    /// The authority accepted the document.
+    pub accepted: bool,
+    /// The state's name as the answers write it (`Rechazado`).
+    pub state_name: &'static str,
+}
+
+/// The issuing company as its letterhead prints it.
+#[derive(Debug, Clone, Default)]
+pub struct CompanyView {
+    pub name: String,
+    pub trade_name: Option<String>,
+    pub nit: String,
+    pub dv: u8,
+    pub address: String,
+    pub municipality_name: String,
+    pub department_name: String,
+    pub email: Option<String>,
+    pub phone: Option<String>,
+    /// Tax regime code (`48`, `49`).
+    pub tax_regime: String,
+    /// Fiscal responsibilities (`O-13`).
+    pub tax_responsibilities: String,
 }
 
 /// The page the document is printed on.
@@ -100,7 +130,7 @@ pub struct Printed<'a> {
     /// The verification URL the QR code carries.
     pub qr_url: String,
     pub title: &'static str,
-    pub resolution: Option<view::ResolutionView>,
+    pub resolution: Option<ResolutionView>,
 }
 
 impl<'a> Printed<'a> {
@@ -122,16 +152,10 @@ impl<'a> Printed<'a> {
             .clone()
             .filter(|u| !u.is_empty())
             .unwrap_or_else(|| qr_from_xml(input.signed_xml));
-        let resolution = view.resolution.clone().or_else(|| {
-            input.resolution.map(|r| view::ResolutionView {
-                number: r.resolution_number.clone(),
-                prefix: r.prefix.clone(),
-                from: r.from.to_string(),
-                to: r.to.to_string(),
-                valid_from: r.valid_from.to_string(),
-                valid_to: r.valid_to.to_string(),
-            })
-        });
+        let resolution = view
+            .resolution
+            .clone()
+            .or_else(|| input.resolution.cloned());
         Printed {
             input,
             view,
@@ -187,11 +211,11 @@ impl<'a> Printed<'a> {
 
     /// A notice when the authority has not accepted the document.
     pub fn state_notice(&self) -> Option<String> {
-        let state = self.input.record.state;
-        (state != emisor_store::state::ACCEPTED).then(|| {
+        let record = self.input.record;
+        (!record.accepted).then(|| {
             format!(
                 "Estado del documento: {} (no validado aún por la autoridad tributaria)",
-                emisor_store::state::name(state)
+                record.state_name
             )
         })
     }

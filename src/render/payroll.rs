@@ -526,7 +526,7 @@ pub fn render(input: &RenderInput<'_>) -> Result<Vec<u8>, RenderError> {
         "Representación gráfica del documento soporte de pago de nómina electrónica".to_string(),
         v.software.clone(),
     ];
-    if input.record.state != emisor_store::state::ACCEPTED {
+    if !input.record.accepted {
         texts.push("Estado: no validado aún por la autoridad tributaria".into());
     }
     for t in texts {

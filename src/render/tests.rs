@@ -14,6 +14,7 @@ use crate::engine::pipeline::{issue, IssuedDocument};
 use crate::engine::signing_key::SigningKey;
 use crate::engine::ubl::tests::sample;
 use crate::fixtures;
+use crate::issuing::files::{company_view, record_view};
 use crate::testing::tool;
 
 fn key() -> &'static SigningKey {
@@ -155,8 +156,8 @@ fn check_inner(kind: DocumentKind, layout: Layout) -> (String, Vec<u8>) {
     let rec = record(kind, &d);
     let company = company();
     let input = RenderInput {
-        record: &rec,
-        company: &company,
+        record: &record_view(&rec),
+        company: &company_view(&company),
         resolution: None,
         signed_xml: &d.xml,
     };
@@ -271,8 +272,8 @@ fn long_invoices_go_on_to_more_pages() {
     let rec = record(DocumentKind::Invoice, &d);
     let company = company();
     let input = RenderInput {
-        record: &rec,
-        company: &company,
+        record: &record_view(&rec),
+        company: &company_view(&company),
         resolution: None,
         signed_xml: &d.xml,
     };
@@ -292,8 +293,8 @@ fn a_wrong_width_or_xml_is_an_error() {
     let rec = record(DocumentKind::Pos, &d);
     let company = company();
     let mut input = RenderInput {
-        record: &rec,
-        company: &company,
+        record: &record_view(&rec),
+        company: &company_view(&company),
         resolution: None,
         signed_xml: &d.xml,
     };
@@ -315,8 +316,8 @@ fn a_document_not_accepted_says_so() {
     rec.state = emisor_store::state::REJECTED;
     let company = company();
     let input = RenderInput {
-        record: &rec,
-        company: &company,
+        record: &record_view(&rec),
+        company: &company_view(&company),
         resolution: None,
         signed_xml: &d.xml,
     };

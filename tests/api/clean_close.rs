@@ -1,7 +1,7 @@
 //! A graceful stop (SIGTERM) closes the store: the next start finds the
 //! clean-close mark and skips the repair; a kill -9 does not.
 
-use emisor::api::facturacion::request::examples;
+use emisor::api::invoice_request::examples;
 
 use crate::support::app::*;
 use crate::support::bodies::unique;

@@ -8,7 +8,7 @@
 //! before. Every event's XML passes xmllint, xmlsec1 and its CUDE.
 
 use chrono::{Datelike, Duration, NaiveDate, TimeZone, Weekday};
-use emisor::api::facturacion::request::examples;
+use emisor::api::invoice_request::examples;
 use serde_json::{json, Value};
 
 use crate::support::app::*;

@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use emisor::api::facturacion::request::examples;
+use emisor::api::invoice_request::examples;
 use serde_json::{json, Value};
 
 use crate::support::app::*;

@@ -1,7 +1,7 @@
 //! The unified invoicing API over HTTP, transmitting to the in-process
 //! simulator over real SOAP.
 
-use emisor::api::facturacion::request::examples;
+use emisor::api::invoice_request::examples;
 use serde_json::{json, Value};
 
 use crate::support::app::*;

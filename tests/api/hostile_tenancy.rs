@@ -10,7 +10,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use emisor::api::facturacion::request::examples;
+use emisor::api::invoice_request::examples;
 use serde_json::{json, Value};
 
 use crate::support::app::*;

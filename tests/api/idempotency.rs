@@ -4,7 +4,7 @@
 
 use std::sync::{Arc, Barrier};
 
-use emisor::api::facturacion::request::examples;
+use emisor::api::invoice_request::examples;
 use serde_json::{json, Value};
 
 use crate::support::app::*;

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use emisor::api::facturacion::request::examples;
+use emisor::api::invoice_request::examples;
 use serde_json::{json, Value};
 
 use crate::support::app::*;

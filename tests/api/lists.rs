@@ -2,7 +2,7 @@
 //! index, over HTTP, with every filter of decisions.md §4.
 
 use chrono::{Duration, Utc};
-use emisor::api::facturacion::request::examples;
+use emisor::api::invoice_request::examples;
 use serde_json::{json, Value};
 
 use crate::support::app::*;

@@ -741,7 +741,7 @@ fn the_list_filters_by_tipo_estado_and_dates_and_pages() {
     );
     assert_eq!(status, 200, "{adj}");
     // An invoice is not a payroll.
-    let mut invoice = emisor::api::facturacion::request::examples::invoice();
+    let mut invoice = emisor::api::invoice_request::examples::invoice();
     invoice["transmit"] = json!(false);
     assert_eq!(
         app.post("/v1/api/facturacion", &key, &invoice)

@@ -5,7 +5,7 @@
 //! the stricter simulator accepts both; a T04 outside a declared
 //! contingency period is rejected with CTG01.
 
-use emisor::api::facturacion::request::examples;
+use emisor::api::invoice_request::examples;
 use emisor::engine::codes;
 use serde_json::{json, Value};
 

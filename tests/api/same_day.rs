@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, FixedOffset, NaiveDate};
-use emisor::api::facturacion::request::examples;
+use emisor::api::invoice_request::examples;
 use emisor_store::{DocumentStore, SledStore};
 use serde_json::json;
 

@@ -116,7 +116,7 @@ fn the_in_process_simulator_serves_no_clock_and_no_issuers_list_by_default() {
     let (status, res) = json(app.post(
         "/v1/api/facturacion",
         &app.sk_test(),
-        &crate::support::bodies::unique(emisor::api::facturacion::request::examples::invoice()),
+        &crate::support::bodies::unique(emisor::api::invoice_request::examples::invoice()),
     ));
     assert_eq!(status, 200, "{res}");
     let xml = app

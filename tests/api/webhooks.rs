@@ -6,7 +6,7 @@ use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use emisor::api::facturacion::request::examples;
+use emisor::api::invoice_request::examples;
 use emisor::issuing::webhooks::signature;
 use serde_json::{json, Value};
 

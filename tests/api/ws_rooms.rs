@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use emisor::api::facturacion::request::examples;
+use emisor::api::invoice_request::examples;
 use emisor_store::{DocumentStore, SledStore};
 use serde_json::{json, Value};
 

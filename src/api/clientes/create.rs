@@ -3,12 +3,13 @@
 
 use actix_web::{post, web, HttpResponse};
 
-use super::model::{CustomerRequest, CustomerResponse};
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult};
-use crate::api::json::Json;
-use crate::state::AppState;
+use super::model::CustomerResponse;
+use crate::api::invoice_request::customer::CustomerRequest;
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::json::Json;
+use crate::http::state::AppState;
 
 #[utoipa::path(post, path = "/v1/api/clientes", operation_id = "createCustomer", tag = "clientes",
     security(("api_key" = [])),

@@ -5,11 +5,11 @@ use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
 use super::model::CustomerResponse;
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::ApiResult;
-use crate::api::query::{paging, Query};
-use crate::state::AppState;
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::ApiResult;
+use crate::http::query::{paging, Query};
+use crate::http::state::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct ListQuery {
@@ -35,7 +35,7 @@ pub struct CustomerPage {
     security(("api_key" = [])),
     params(ListQuery),
     responses((status = 200, description = "a page of customers", body = inline(envelope::Envelope<CustomerPage>)),
-              (status = 422, description = "bad paging", body = crate::api::error::ErrorEnvelope)))]
+              (status = 422, description = "bad paging", body = crate::http::error::ErrorEnvelope)))]
 #[get("/clientes")]
 pub async fn list_customers(
     state: web::Data<AppState>,

@@ -5,12 +5,12 @@
 use actix_web::{get, post, web, HttpResponse};
 use emisor_store::Family;
 
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiResult, ErrorEnvelope};
-use crate::api::family::{self, family_document, DocumentDetail, LiveStatus};
+use crate::http::auth::AuthContext;
+use crate::http::documents::{self, family_document, DocumentDetail, LiveStatus};
+use crate::http::envelope;
+use crate::http::error::{ApiResult, ErrorEnvelope};
+use crate::http::state::AppState;
 use crate::issuing::files::rendered_pdf;
-use crate::state::AppState;
 
 #[utoipa::path(get, path = "/v1/api/documentos-soporte/{id}", operation_id = "getSupportDocument", tag = "documentos-soporte",
     security(("api_key" = [])), params(("id" = u64, Path, description = "document id")),
@@ -25,7 +25,7 @@ pub async fn detail(
     let doc = family_document(&state, &ctx, Family::Support, id.into_inner()).await?;
     Ok(envelope::ok(
         "Documento soporte",
-        family::detail(&state, doc).await?,
+        documents::detail(&state, doc).await?,
     ))
 }
 
@@ -42,7 +42,7 @@ pub async fn consultar_tax(
     let doc = family_document(&state, &ctx, Family::Support, id.into_inner()).await?;
     Ok(envelope::ok(
         "Estado en tax",
-        family::live_status(&state, doc).await?,
+        documents::live_status(&state, doc).await?,
     ))
 }
 
@@ -58,7 +58,7 @@ pub async fn pdf(
 ) -> ApiResult<HttpResponse> {
     let doc = family_document(&state, &ctx, Family::Support, id.into_inner()).await?;
     let pdf = rendered_pdf(&state.issuing, ctx.owner(), doc.id, None).await?;
-    Ok(family::pdf(&pdf.name, pdf.bytes))
+    Ok(documents::pdf(&pdf.name, pdf.bytes))
 }
 
 #[utoipa::path(get, path = "/v1/api/documentos-soporte/{id}/xml", operation_id = "getSupportDocumentXml", tag = "documentos-soporte",
@@ -72,5 +72,5 @@ pub async fn xml(
     id: web::Path<u64>,
 ) -> ApiResult<HttpResponse> {
     let doc = family_document(&state, &ctx, Family::Support, id.into_inner()).await?;
-    family::xml(&state, &doc).await
+    documents::xml(&state, &doc).await
 }

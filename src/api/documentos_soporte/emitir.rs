@@ -5,14 +5,15 @@ use actix_web::{post, web, HttpResponse};
 
 use super::mapping::{support_document, Amounts};
 use super::model::{SupportRequest, SupportResponse};
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiResult, ErrorEnvelope};
-use crate::api::family::{estado_tax, money};
-use crate::api::json::{parse_canonical, RawBody};
+use crate::http::auth::AuthContext;
+use crate::http::documents::estado_tax;
+use crate::http::envelope;
+use crate::http::error::{ApiResult, ErrorEnvelope};
+use crate::http::json::{parse_canonical, RawBody};
+use crate::http::numbers::money;
+use crate::http::state::AppState;
 use crate::issuing::context::colombia_now;
 use crate::issuing::issue::{submit, Issued};
-use crate::state::AppState;
 
 /// The answer of spec 2.10 for an issued document or adjustment note.
 pub fn answer(issued: Issued, amounts: &Amounts, reference: Option<u64>) -> HttpResponse {
@@ -25,7 +26,7 @@ pub fn answer(issued: Issued, amounts: &Amounts, reference: Option<u64>) -> Http
         ),
         Issued::Queued { doc, .. } => (doc, None),
     };
-    let base = format!("{}/documentos-soporte/{}", crate::api::BASE, doc.id);
+    let base = format!("{}/documentos-soporte/{}", crate::http::BASE, doc.id);
     let message = match doc.state {
         2 => "Documento soporte emitido y aceptado",
         1 => "Documento soporte generado (no transmitido)",

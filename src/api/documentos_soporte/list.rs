@@ -7,12 +7,12 @@ use emisor_store::Family;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiResult, ErrorEnvelope};
-use crate::api::family::ListItem;
-use crate::api::query::{ListPage, ListParams, Query};
-use crate::state::AppState;
+use crate::http::auth::AuthContext;
+use crate::http::documents::ListItem;
+use crate::http::envelope;
+use crate::http::error::{ApiResult, ErrorEnvelope};
+use crate::http::query::{ListPage, ListParams, Query};
+use crate::http::state::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]

@@ -11,13 +11,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::model::{SupportLine, SupportRequest, Vendor};
-use crate::api::error::{ApiError, FieldError};
-use crate::api::facturacion::mapping::ReferencedDocument;
-use crate::api::family::{
-    self, drop_placeholder_email, map_unified, money, num, Renames, NO_EMAIL,
+use crate::api::invoice_request::mapping::ReferencedDocument;
+use crate::api::invoice_request::translate::{
+    self, drop_placeholder_email, map_unified, Renames, NO_EMAIL,
 };
 use crate::engine::limits;
 use crate::engine::totals;
+use crate::http::error::{ApiError, FieldError};
+use crate::http::numbers::{money, num};
 use crate::issuing::request::{Api, DocumentRequest};
 
 /// Unified paths → this API's.
@@ -248,7 +249,7 @@ fn finish(
     let mut request = mapped.into_request();
     request.api = Api::Support;
     request.list_keys = list_keys;
-    request.fields = Arc::new(family::RenamedFields {
+    request.fields = Arc::new(translate::RenamedFields {
         inner: request.fields.clone(),
         renames: RENAMES,
     });
@@ -276,13 +277,13 @@ pub fn support_document(req: &SupportRequest, today: NaiveDate) -> Result<Transl
             ));
         }
     }
-    let observaciones = family::opt_text(
+    let observaciones = translate::opt_text(
         "observaciones",
         req.observaciones.as_deref(),
         limits::TEXT,
         &mut e,
     );
-    let centro = family::opt_text(
+    let centro = translate::opt_text(
         "centro_costos",
         req.centro_costos.as_deref(),
         limits::CODE,
@@ -339,7 +340,7 @@ pub fn adjustment(
     reference: Option<&ReferencedDocument>,
 ) -> Result<Translated, ApiError> {
     let mut e = Vec::new();
-    let motivo = family::opt_text("motivo", Some(&req.motivo), limits::TEXT, &mut e);
+    let motivo = translate::opt_text("motivo", Some(&req.motivo), limits::TEXT, &mut e);
     if motivo.is_none() {
         e.push(FieldError::new("motivo", "is required"));
     }

@@ -14,9 +14,9 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::api::facturacion::request::{amount, code};
-use crate::api::family::exact;
-use crate::api::json::object;
+use crate::api::invoice_request::request::{amount, code};
+use crate::http::json::object;
+use crate::http::numbers::exact;
 
 /// `POST /documentos-soporte/emitir`.
 #[derive(Debug, Clone, Deserialize, ToSchema)]

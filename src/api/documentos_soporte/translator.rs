@@ -5,8 +5,8 @@ use chrono::NaiveDate;
 
 use super::mapping::{adjustment, support_document, StoredAdjustment};
 use super::model::SupportRequest;
-use crate::api::error::ApiError;
-use crate::api::json::parse;
+use crate::http::error::ApiError;
+use crate::http::json::parse;
 use crate::issuing::error::{IssueError, IssueResult};
 use crate::issuing::request::{DocumentRequest, ReferencedDocument, Translator};
 

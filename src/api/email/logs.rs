@@ -6,11 +6,11 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::model::{EmailLogPage, EmailLogResponse};
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::ApiResult;
-use crate::api::query::{paging, Query};
-use crate::state::AppState;
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::ApiResult;
+use crate::http::query::{paging, Query};
+use crate::http::state::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct LogsQuery {
@@ -26,7 +26,7 @@ pub struct LogsQuery {
     security(("api_key" = [])),
     params(("id_documento" = u64, Path, description = "document id"), LogsQuery),
     responses((status = 200, description = "the document's emails, newest first", body = inline(envelope::Envelope<EmailLogPage>)),
-              (status = 404, description = "no such document", body = crate::api::error::ErrorEnvelope)))]
+              (status = 404, description = "no such document", body = crate::http::error::ErrorEnvelope)))]
 #[get("/email/logs/{id_documento}")]
 pub async fn logs(
     state: web::Data<AppState>,

@@ -11,10 +11,10 @@ use actix_web::web;
 
 use emisor_store::DocumentRecord;
 
-use crate::api::auth::AuthContext;
-use crate::api::error::{ApiError, ErrorCode};
+use crate::http::auth::AuthContext;
+use crate::http::error::{ApiError, ErrorCode};
+use crate::http::state::AppState;
 use crate::issuing::mail::MailError;
-use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(send::send)

@@ -7,21 +7,21 @@ use actix_web::http::StatusCode;
 use actix_web::{post, web, HttpResponse};
 
 use super::model::{EmailLogResponse, ResendRequest};
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult};
-use crate::api::json::{parse, RawBody};
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::json::{parse, RawBody};
+use crate::http::state::AppState;
 use crate::issuing::mail;
-use crate::state::AppState;
 
 #[utoipa::path(post, path = "/v1/api/email/reenviar/{id_correo}", operation_id = "resendEmail", tag = "email",
     security(("api_key" = [])),
     params(("id_correo" = u64, Path, description = "email log id")),
     request_body(content = ResendRequest, description = "optional"),
     responses((status = 202, description = "queued again: the log entry", body = inline(envelope::Envelope<EmailLogResponse>)),
-              (status = 400, description = "MALFORMED_JSON: a body that is not a JSON object", body = crate::api::error::ErrorEnvelope),
-              (status = 404, description = "no such email", body = crate::api::error::ErrorEnvelope),
-              (status = 409, description = "INVALID_STATE: the email is still queued", body = crate::api::error::ErrorEnvelope)))]
+              (status = 400, description = "MALFORMED_JSON: a body that is not a JSON object", body = crate::http::error::ErrorEnvelope),
+              (status = 404, description = "no such email", body = crate::http::error::ErrorEnvelope),
+              (status = 409, description = "INVALID_STATE: the email is still queued", body = crate::http::error::ErrorEnvelope)))]
 #[post("/email/reenviar/{id_correo}")]
 pub async fn resend(
     state: web::Data<AppState>,

@@ -6,21 +6,21 @@ use actix_web::http::StatusCode;
 use actix_web::{post, web, HttpResponse};
 
 use super::model::{EmailLogResponse, SendRequest};
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult};
-use crate::api::json::{parse, RawBody};
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::json::{parse, RawBody};
+use crate::http::state::AppState;
 use crate::issuing::mail::queue_document_mail;
-use crate::state::AppState;
 
 #[utoipa::path(post, path = "/v1/api/email/documento/{id}", operation_id = "sendDocumentEmail", tag = "email",
     security(("api_key" = [])),
     params(("id" = u64, Path, description = "document id")),
     request_body(content = SendRequest, description = "optional; empty = the document's customer"),
     responses((status = 202, description = "queued: the log entry", body = inline(envelope::Envelope<EmailLogResponse>)),
-              (status = 404, description = "no such document", body = crate::api::error::ErrorEnvelope),
-              (status = 409, description = "INVALID_STATE: the document is not accepted", body = crate::api::error::ErrorEnvelope),
-              (status = 422, description = "a bad address, or no address to send to", body = crate::api::error::ErrorEnvelope)))]
+              (status = 404, description = "no such document", body = crate::http::error::ErrorEnvelope),
+              (status = 409, description = "INVALID_STATE: the document is not accepted", body = crate::http::error::ErrorEnvelope),
+              (status = 422, description = "a bad address, or no address to send to", body = crate::http::error::ErrorEnvelope)))]
 #[post("/email/documento/{id}")]
 pub async fn send(
     state: web::Data<AppState>,

@@ -3,28 +3,19 @@
 //! with its events) and the signed XML of one of its events.
 
 use actix_web::{get, web, HttpResponse};
-use serde::Deserialize;
-use utoipa::IntoParams;
 
 use super::model::invoice_view;
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult};
-use crate::api::query::{paging, Query};
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::query::{paging, PageQuery, Query};
+use crate::http::state::AppState;
 use crate::issuing::invoice_events::title::{find, lookup, normalize_cufe};
-use crate::state::AppState;
-
-#[derive(Debug, Deserialize, IntoParams)]
-pub struct PageQuery {
-    pub page: Option<u32>,
-    pub limit: Option<u32>,
-    pub id_empresa: Option<u64>,
-}
 
 #[utoipa::path(get, path = "/v1/api/eventos/documentos", operation_id = "listReceivedInvoices", tag = "eventos-recibidos",
     security(("api_key" = [])), params(PageQuery),
     responses((status = 200, description = "data: {items, page, limit, total}"),
-              (status = 422, description = "bad page or limit", body = crate::api::error::ErrorEnvelope)))]
+              (status = 422, description = "bad page or limit", body = crate::http::error::ErrorEnvelope)))]
 #[get("/eventos/documentos")]
 pub async fn list(
     state: web::Data<AppState>,
@@ -46,7 +37,7 @@ pub async fn list(
 #[utoipa::path(get, path = "/v1/api/eventos/documentos/{cufe}", operation_id = "getReceivedInvoice", tag = "eventos-recibidos",
     security(("api_key" = [])), params(("cufe" = String, Path, description = "CUFE of the invoice")),
     responses((status = 200, description = "the invoice with its events"),
-              (status = 404, description = "unknown CUFE", body = crate::api::error::ErrorEnvelope)))]
+              (status = 404, description = "unknown CUFE", body = crate::http::error::ErrorEnvelope)))]
 #[get("/eventos/documentos/{cufe}")]
 pub async fn detail(
     state: web::Data<AppState>,
@@ -67,7 +58,7 @@ pub async fn detail(
     security(("api_key" = [])),
     params(("cufe" = String, Path, description = "CUFE of the invoice"), ("id" = u64, Path, description = "id_evento")),
     responses((status = 200, description = "the signed ApplicationResponse (text/xml)"),
-              (status = 404, description = "unknown invoice or event", body = crate::api::error::ErrorEnvelope)))]
+              (status = 404, description = "unknown invoice or event", body = crate::http::error::ErrorEnvelope)))]
 #[get("/eventos/documentos/{cufe}/eventos/{id}/xml")]
 pub async fn event_xml(
     state: web::Data<AppState>,

@@ -10,7 +10,7 @@ pub mod upload;
 
 use actix_web::web;
 
-use crate::api::error::{ApiError, ErrorCode};
+use crate::http::error::{ApiError, ErrorCode};
 use crate::issuing::invoice_events::EventError;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {

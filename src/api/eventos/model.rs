@@ -1,39 +1,18 @@
 //! JSON shapes of the events and the registry (spec 2.13): Spanish names
 //! at the boundary.
 
-use emisor_store::{CopyCheck, CopyState, InvoiceEvent, PartyRef, ReceivedInvoice};
+use emisor_store::{InvoiceEvent, PartyRef, ReceivedInvoice};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use utoipa::ToSchema;
 
-use crate::api::error::{ApiError, FieldError};
-use crate::engine::validate::text_problem;
+use crate::http::error::ApiError;
+use crate::http::invoice_events::{check_texts, copy_view, NAME_MAX};
 use crate::issuing::invoice_events::register::Receiver;
 use crate::issuing::invoice_events::state_name;
 
-/// Longest name and note an event or the registry writes: the bounds of
-/// every API ([`crate::engine::limits`]).
-pub const NAME_MAX: usize = crate::engine::limits::NAME;
-pub const NOTE_MAX: usize = crate::engine::limits::TEXT;
 /// Longest identification number.
 const ID_MAX: usize = 20;
-
-/// Checks free text bound for an event's XML, as the invoice APIs do: a
-/// character XML cannot carry, or more than its maximum of characters, is
-/// a 422 naming every field (before anything is numbered or stored).
-pub fn check_texts(fields: &[(&str, Option<&str>, usize)]) -> Result<(), ApiError> {
-    let details: Vec<FieldError> = fields
-        .iter()
-        .filter_map(|(field, value, max)| {
-            text_problem((*value)?, *max).map(|problem| FieldError::new(*field, problem))
-        })
-        .collect();
-    if details.is_empty() {
-        Ok(())
-    } else {
-        Err(ApiError::validation_list(details))
-    }
-}
 
 /// Who received the invoice or the goods (030, 032): written in the event
 /// as `DocumentResponse/cac:IssuerParty/cac:Person`. Without it, the buyer
@@ -136,22 +115,6 @@ fn party(p: &PartyRef) -> Value {
     json!({ "nit": p.id_number, "nombre": p.name, "id_empresa": p.company_id })
 }
 
-/// How the invoice stands against the authority's copy of its CUFE
-/// (`igual`, `sin_comparar`: an upload stored before uploads were
-/// compared, `difiere`: not the authority's document, no events).
-pub fn copy_view(c: &CopyCheck) -> Value {
-    let estado = match c.state {
-        CopyState::Same => "igual",
-        CopyState::Unchecked => "sin_comparar",
-        CopyState::Differs => "difiere",
-    };
-    json!({
-        "estado": estado,
-        "fecha": c.checked_at.map(|t| t.to_rfc3339()),
-        "detalle": c.detail,
-    })
-}
-
 /// One event as the lists, the detail and the history show it.
 pub fn event_view(e: &InvoiceEvent) -> Value {
     json!({
@@ -192,28 +155,4 @@ pub fn invoice_view(t: &ReceivedInvoice, events: bool) -> Value {
         v["eventos"] = t.events.iter().map(event_view).collect();
     }
     v
-}
-
-/// The answer of an event (spec 2.13).
-pub fn event_answer(cufe: &str, e: &InvoiceEvent) -> Value {
-    json!({
-        "cufe": cufe,
-        "codigo_evento": e.code,
-        "codigo_evento_tax": e.authority_code,
-        "nombre_evento": e.name,
-        "cude_evento": e.cude,
-        "fecha_evento": e.issued_at.to_rfc3339(),
-        "estado_tax": state_name(e.state),
-        "id_evento": e.id,
-        "transmission": e.transmission,
-    })
-}
-
-/// The message of an event's answer.
-pub fn event_message(e: &InvoiceEvent) -> &'static str {
-    match e.state {
-        emisor_store::EventState::Accepted => "Evento emitido y validado por tax",
-        emisor_store::EventState::Rejected => "Evento rechazado por tax",
-        emisor_store::EventState::Pending => "Evento emitido; el envío a tax se reintentará",
-    }
 }

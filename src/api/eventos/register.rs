@@ -4,14 +4,15 @@
 
 use actix_web::{post, web, HttpResponse};
 
-use super::model::{check_texts, event_answer, event_message, ClaimBody, EventBody, NOTE_MAX};
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult};
-use crate::api::json::Json;
+use super::model::{ClaimBody, EventBody};
 use crate::engine::events::EventKind;
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::invoice_events::{check_texts, event_answer, event_message, NOTE_MAX};
+use crate::http::json::Json;
+use crate::http::state::AppState;
 use crate::issuing::invoice_events::register::{register, EventRequest};
-use crate::state::AppState;
 
 /// Registers `req` for the caller and answers spec 2.13.
 pub async fn answer(
@@ -62,8 +63,8 @@ async fn simple(
 #[utoipa::path(post, path = "/v1/api/eventos/acuse-recibo", operation_id = "eventAcknowledgement", tag = "eventos-recibidos",
     security(("api_key" = [])), request_body = EventBody,
     responses((status = 200, description = "event 030 registered (estado_tax tells the authority's verdict)"),
-              (status = 404, description = "unknown CUFE", body = crate::api::error::ErrorEnvelope),
-              (status = 409, description = "INVALID_STATE: out of order or already registered", body = crate::api::error::ErrorEnvelope)))]
+              (status = 404, description = "unknown CUFE", body = crate::http::error::ErrorEnvelope),
+              (status = 409, description = "INVALID_STATE: out of order or already registered", body = crate::http::error::ErrorEnvelope)))]
 #[post("/eventos/acuse-recibo")]
 pub async fn acknowledgement(
     state: web::Data<AppState>,
@@ -76,7 +77,7 @@ pub async fn acknowledgement(
 #[utoipa::path(post, path = "/v1/api/eventos/recibo-bien", operation_id = "eventGoodsReceipt", tag = "eventos-recibidos",
     security(("api_key" = [])), request_body = EventBody,
     responses((status = 200, description = "event 032 registered"),
-              (status = 409, description = "INVALID_STATE", body = crate::api::error::ErrorEnvelope)))]
+              (status = 409, description = "INVALID_STATE", body = crate::http::error::ErrorEnvelope)))]
 #[post("/eventos/recibo-bien")]
 pub async fn goods_receipt(
     state: web::Data<AppState>,
@@ -89,7 +90,7 @@ pub async fn goods_receipt(
 #[utoipa::path(post, path = "/v1/api/eventos/aceptacion-expresa", operation_id = "eventExpressAcceptance", tag = "eventos-recibidos",
     security(("api_key" = [])), request_body = EventBody,
     responses((status = 200, description = "event 033 registered"),
-              (status = 409, description = "INVALID_STATE", body = crate::api::error::ErrorEnvelope)))]
+              (status = 409, description = "INVALID_STATE", body = crate::http::error::ErrorEnvelope)))]
 #[post("/eventos/aceptacion-expresa")]
 pub async fn express_acceptance(
     state: web::Data<AppState>,
@@ -102,7 +103,7 @@ pub async fn express_acceptance(
 #[utoipa::path(post, path = "/v1/api/eventos/aceptacion-tacita", operation_id = "eventTacitAcceptance", tag = "eventos-recibidos",
     security(("api_key" = [])), request_body = EventBody,
     responses((status = 200, description = "event 034 registered by the legitimate holder"),
-              (status = 409, description = "INVALID_STATE: before 3 business days since 032, or out of order", body = crate::api::error::ErrorEnvelope)))]
+              (status = 409, description = "INVALID_STATE: before 3 business days since 032, or out of order", body = crate::http::error::ErrorEnvelope)))]
 #[post("/eventos/aceptacion-tacita")]
 pub async fn tacit_acceptance(
     state: web::Data<AppState>,
@@ -115,8 +116,8 @@ pub async fn tacit_acceptance(
 #[utoipa::path(post, path = "/v1/api/eventos/reclamo", operation_id = "eventClaim", tag = "eventos-recibidos",
     security(("api_key" = [])), request_body = ClaimBody,
     responses((status = 200, description = "event 031 registered"),
-              (status = 409, description = "INVALID_STATE", body = crate::api::error::ErrorEnvelope),
-              (status = 422, description = "motivo missing or not a claim concept", body = crate::api::error::ErrorEnvelope)))]
+              (status = 409, description = "INVALID_STATE", body = crate::http::error::ErrorEnvelope),
+              (status = 422, description = "motivo missing or not a claim concept", body = crate::http::error::ErrorEnvelope)))]
 #[post("/eventos/reclamo")]
 pub async fn claim(
     state: web::Data<AppState>,

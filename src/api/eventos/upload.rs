@@ -8,12 +8,12 @@ use actix_web::{post, web, HttpRequest, HttpResponse};
 use base64::Engine as _;
 
 use super::model::{invoice_view, UploadBody};
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult};
-use crate::api::json::{parse, RawBody};
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::json::{parse, RawBody};
+use crate::http::state::AppState;
 use crate::issuing::invoice_events::upload::upload as receive;
-use crate::state::AppState;
 
 fn is_xml(req: &HttpRequest) -> bool {
     req.headers()
@@ -36,9 +36,9 @@ fn utf8(bytes: Vec<u8>) -> Result<String, ApiError> {
 #[utoipa::path(post, path = "/v1/api/eventos/cargar-documento", operation_id = "uploadReceivedInvoice", tag = "eventos-recibidos",
     security(("api_key" = [])), request_body = UploadBody,
     responses((status = 201, description = "received invoice stored"),
-              (status = 409, description = "DUPLICATE_REFERENCE: received before (its id in data)", body = crate::api::error::ErrorEnvelope),
-              (status = 422, description = "malformed, too deep or too large (more than 100 levels, 100,000 elements or 100 namespace declarations), not for this company, bad signature, or not the document the authority accepted for its CUFE", body = crate::api::error::ErrorEnvelope),
-              (status = 503, description = "TAX_UNAVAILABLE: the authority could not be asked; BUSY: too many uploads being checked (Retry-After)", body = crate::api::error::ErrorEnvelope)))]
+              (status = 409, description = "DUPLICATE_REFERENCE: received before (its id in data)", body = crate::http::error::ErrorEnvelope),
+              (status = 422, description = "malformed, too deep or too large (more than 100 levels, 100,000 elements or 100 namespace declarations), not for this company, bad signature, or not the document the authority accepted for its CUFE", body = crate::http::error::ErrorEnvelope),
+              (status = 503, description = "TAX_UNAVAILABLE: the authority could not be asked; BUSY: too many uploads being checked (Retry-After)", body = crate::http::error::ErrorEnvelope)))]
 #[post("/eventos/cargar-documento")]
 pub async fn upload(
     state: web::Data<AppState>,

@@ -6,13 +6,13 @@ use actix_web::{post, web, HttpResponse};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::ApiResult;
-use crate::api::json::Json;
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::ApiResult;
+use crate::http::json::Json;
+use crate::http::state::AppState;
 use crate::issuing::contingency;
 use crate::issuing::events::{self, CONTINGENCY_BATCH};
-use crate::state::AppState;
 
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ContingencyRequest {
@@ -44,7 +44,7 @@ pub struct ContingencyBatch {
 #[utoipa::path(post, path = "/v1/api/facturacion/contingencia/enviar", operation_id = "sendContingencyBatch", tag = "facturacion",
     security(("api_key" = [])), request_body = ContingencyRequest,
     responses((status = 200, description = "queued", body = inline(envelope::Envelope<ContingencyBatch>)),
-              (status = 403, description = "another company", body = crate::api::error::ErrorEnvelope)))]
+              (status = 403, description = "another company", body = crate::http::error::ErrorEnvelope)))]
 #[post("/facturacion/contingencia/enviar")]
 pub async fn send_contingency(
     state: web::Data<AppState>,

@@ -4,15 +4,15 @@ use actix_web::http::header::ContentType;
 use actix_web::http::StatusCode;
 use actix_web::{post, web, HttpResponse, ResponseError};
 
-use super::mapping::{document_kind, to_document};
-use super::request::FacturacionRequest;
 use super::responses::{summary, IssuedResponse, QueuedEnvelope, QueuedResponse};
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
-use crate::api::json::{parse_canonical, RawBody};
+use crate::api::invoice_request::mapping::{document_kind, to_document};
+use crate::api::invoice_request::request::FacturacionRequest;
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::http::json::{parse_canonical, RawBody};
+use crate::http::state::AppState;
 use crate::issuing::issue::{referenced_document, submit, Issued};
-use crate::state::AppState;
 
 /// The answer for an issued document (also used by `reenviar`).
 pub fn issued_response(issued: Issued) -> HttpResponse {
@@ -59,7 +59,7 @@ pub fn issued_response(issued: Issued) -> HttpResponse {
                     job_id: job_id.to_string(),
                     poll_url: format!(
                         "{}/facturacion/{}/status?id_empresa={}",
-                        crate::api::BASE,
+                        crate::http::BASE,
                         doc.id,
                         doc.company_id
                     ),

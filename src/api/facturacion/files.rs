@@ -3,9 +3,9 @@
 use actix_web::{get, web, HttpResponse};
 
 use super::status::owned_document;
-use crate::api::auth::AuthContext;
-use crate::api::error::{ApiError, ApiResult};
-use crate::state::AppState;
+use crate::http::auth::AuthContext;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::state::AppState;
 
 async fn files(
     state: &AppState,
@@ -39,7 +39,7 @@ fn download(
 #[utoipa::path(get, path = "/v1/api/facturacion/{id}/xml", operation_id = "getDocumentXml", tag = "facturacion",
     security(("api_key" = [])), params(("id" = u64, Path, description = "document id")),
     responses((status = 200, description = "signed XML", content_type = "text/xml"),
-              (status = 404, description = "no such document", body = crate::api::error::ErrorEnvelope)))]
+              (status = 404, description = "no such document", body = crate::http::error::ErrorEnvelope)))]
 #[get("/facturacion/{id}/xml")]
 pub async fn xml(
     state: web::Data<AppState>,
@@ -58,7 +58,7 @@ pub async fn xml(
 #[utoipa::path(get, path = "/v1/api/facturacion/{id}/zip", operation_id = "getDocumentZip", tag = "facturacion",
     security(("api_key" = [])), params(("id" = u64, Path, description = "document id")),
     responses((status = 200, description = "the ZIP sent to the authority", content_type = "application/zip"),
-              (status = 404, description = "no such document", body = crate::api::error::ErrorEnvelope)))]
+              (status = 404, description = "no such document", body = crate::http::error::ErrorEnvelope)))]
 #[get("/facturacion/{id}/zip")]
 pub async fn zip(
     state: web::Data<AppState>,

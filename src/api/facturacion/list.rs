@@ -8,11 +8,11 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::responses::{status_record, DocumentStatus};
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::ApiResult;
-use crate::api::query::{ListPage, ListParams, Query};
-use crate::state::AppState;
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::ApiResult;
+use crate::http::query::{ListPage, ListParams, Query};
+use crate::http::state::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -25,7 +25,7 @@ pub struct CompanyParam {
     security(("api_key" = [])),
     params(ListParams, CompanyParam),
     responses((status = 200, description = "a page of the company's invoices and notes, newest first", body = inline(envelope::Envelope<ListPage<DocumentStatus>>)),
-              (status = 422, description = "bad paging, date or state", body = crate::api::error::ErrorEnvelope)))]
+              (status = 422, description = "bad paging, date or state", body = crate::http::error::ErrorEnvelope)))]
 #[get("/facturacion")]
 pub async fn list(
     state: web::Data<AppState>,

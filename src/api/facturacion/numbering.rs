@@ -6,12 +6,12 @@ use chrono::{Datelike, NaiveDate};
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult};
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::state::AppState;
 use crate::issuing::context::colombia_now;
 use crate::issuing::issue::DEFAULT_MONTHLY_LIMIT;
-use crate::state::AppState;
 
 /// `:tipo` as a code 1–10 or a short name.
 pub fn document_type(tipo: &str) -> Option<u8> {
@@ -48,7 +48,7 @@ pub struct NextNumber {
     security(("api_key" = [])),
     params(("tipo" = String, Path, description = "1-10 or fe nc nd ds na fx t03 t04 pos nap")),
     responses((status = 200, description = "next number", body = inline(envelope::Envelope<NextNumber>)),
-              (status = 422, description = "unknown type or no valid resolution", body = crate::api::error::ErrorEnvelope)))]
+              (status = 422, description = "unknown type or no valid resolution", body = crate::http::error::ErrorEnvelope)))]
 #[get("/facturacion/consecutivo/{tipo}")]
 pub async fn next_number(
     state: web::Data<AppState>,

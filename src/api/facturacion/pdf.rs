@@ -8,12 +8,12 @@ use actix_web::{get, web, HttpResponse};
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::api::auth::AuthContext;
-use crate::api::error::{ApiError, ApiResult};
-use crate::api::query::Query;
+use crate::http::auth::AuthContext;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::query::Query;
+use crate::http::state::AppState;
 use crate::issuing::files::rendered_pdf;
-use crate::render::{Layout, THERMAL_WIDTHS};
-use crate::state::AppState;
+use crate::issuing::files::{Layout, THERMAL_WIDTHS};
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct PdfQuery {
@@ -25,8 +25,8 @@ pub struct PdfQuery {
     security(("api_key" = [])),
     params(("id" = u64, Path, description = "document id"), PdfQuery),
     responses((status = 200, description = "the PDF graphical representation", content_type = "application/pdf"),
-              (status = 404, description = "no such document", body = crate::api::error::ErrorEnvelope),
-              (status = 422, description = "width other than 80 or 58", body = crate::api::error::ErrorEnvelope)))]
+              (status = 404, description = "no such document", body = crate::http::error::ErrorEnvelope),
+              (status = 422, description = "width other than 80 or 58", body = crate::http::error::ErrorEnvelope)))]
 #[get("/facturacion/{id}/pdf")]
 pub async fn pdf(
     state: web::Data<AppState>,

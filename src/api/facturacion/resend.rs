@@ -10,19 +10,19 @@ use emisor_store::state;
 use super::create::issued_response;
 use super::responses::IssuedResponse;
 use super::status::owned_document;
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult, ErrorCode};
 use crate::engine::model::DocumentKind;
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult, ErrorCode};
+use crate::http::state::AppState;
 use crate::issuing::issue::resend as resend_document;
-use crate::state::AppState;
 
 #[utoipa::path(post, path = "/v1/api/facturacion/reenviar/{id}", operation_id = "resendDocument", tag = "facturacion",
     security(("api_key" = [])), params(("id" = u64, Path, description = "document id")),
     responses((status = 200, description = "regenerated and transmitted (same body as a synchronous POST /facturacion)", body = inline(envelope::Envelope<IssuedResponse>)),
-              (status = 404, description = "no such document", body = crate::api::error::ErrorEnvelope),
-              (status = 409, description = "INVALID_STATE: only states 1 and 4 can be resent", body = crate::api::error::ErrorEnvelope),
-              (status = 422, description = "not an FE, NC, ND or DS (POS and support-document adjustment notes are not resent)", body = crate::api::error::ErrorEnvelope)))]
+              (status = 404, description = "no such document", body = crate::http::error::ErrorEnvelope),
+              (status = 409, description = "INVALID_STATE: only states 1 and 4 can be resent", body = crate::http::error::ErrorEnvelope),
+              (status = 422, description = "not an FE, NC, ND or DS (POS and support-document adjustment notes are not resent)", body = crate::http::error::ErrorEnvelope)))]
 #[post("/facturacion/reenviar/{id}")]
 pub async fn resend(
     state: web::Data<AppState>,

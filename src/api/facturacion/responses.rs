@@ -4,6 +4,8 @@ use emisor_store::{state, DocumentRecord};
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::http::numbers::json_number;
+
 /// `documento` of the synchronous answer.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct DocumentSummary {
@@ -35,7 +37,7 @@ pub struct IssuedResponse {
 
 impl IssuedResponse {
     /// `{"success":true,"message":…,"data":…}` around this answer, as
-    /// `serde_json` writes [`Envelope`](crate::api::envelope::Envelope) of
+    /// `serde_json` writes [`Envelope`](crate::http::envelope::Envelope) of
     /// it (field order, numbers, escapes), in one buffer sized for the XML,
     /// which is escaped once, eight bytes at a time. This answer is most of
     /// the bytes an HTTP worker writes per document.
@@ -47,19 +49,19 @@ impl IssuedResponse {
         out.extend_from_slice(b",\"data\":{\"documento\":");
         serde_json::to_writer(&mut out, &self.documento)?;
         out.extend_from_slice(b",\"xml\":");
-        crate::api::json::escape::push_str(&mut out, &self.xml);
+        crate::http::json::escape::push_str(&mut out, &self.xml);
         out.extend_from_slice(b",\"cufe\":");
-        crate::api::json::escape::push_str(&mut out, &self.cufe);
+        crate::http::json::escape::push_str(&mut out, &self.cufe);
         out.extend_from_slice(b",\"cufe_scheme\":");
-        crate::api::json::escape::push_str(&mut out, &self.cufe_scheme);
+        crate::http::json::escape::push_str(&mut out, &self.cufe_scheme);
         out.extend_from_slice(b",\"qr_url\":");
-        crate::api::json::escape::push_str(&mut out, &self.qr_url);
+        crate::http::json::escape::push_str(&mut out, &self.qr_url);
         out.extend_from_slice(b",\"transmission\":");
         serde_json::to_writer(&mut out, &self.transmission)?;
         out.extend_from_slice(b",\"id_estado_documento\":");
         serde_json::to_writer(&mut out, &self.id_estado_documento)?;
         out.extend_from_slice(b",\"estado\":");
-        crate::api::json::escape::push_str(&mut out, self.estado);
+        crate::http::json::escape::push_str(&mut out, self.estado);
         out.extend_from_slice(b"}}");
         Ok(out)
     }
@@ -115,12 +117,6 @@ pub struct DocumentStatus {
     pub intentos: u32,
 }
 
-/// A decimal string as a JSON number, exactly as written (no float).
-pub fn json_number(decimal: &str) -> serde_json::Number {
-    serde_json::from_str::<serde_json::Number>(decimal)
-        .unwrap_or_else(|_| serde_json::Number::from(0))
-}
-
 pub fn summary(doc: &DocumentRecord, with_total: bool) -> DocumentSummary {
     DocumentSummary {
         id: doc.id,
@@ -164,7 +160,7 @@ pub fn status_record(doc: &DocumentRecord) -> DocumentStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::envelope::Envelope;
+    use crate::http::envelope::Envelope;
 
     fn answer(
         xml: &str,

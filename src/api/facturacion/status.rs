@@ -6,11 +6,11 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::responses::{status_record, DocumentStatus};
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult};
-use crate::api::query::Query;
-use crate::state::AppState;
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::query::Query;
+use crate::http::state::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct StatusQuery {
@@ -41,8 +41,8 @@ pub async fn owned_document(
     security(("api_key" = [])),
     params(("id" = u64, Path, description = "document id"), StatusQuery),
     responses((status = 200, description = "the document record", body = inline(envelope::Envelope<DocumentStatus>)),
-              (status = 404, description = "no such document", body = crate::api::error::ErrorEnvelope),
-              (status = 422, description = "id_empresa missing; ambiente not the key's environment", body = crate::api::error::ErrorEnvelope)))]
+              (status = 404, description = "no such document", body = crate::http::error::ErrorEnvelope),
+              (status = 422, description = "id_empresa missing; ambiente not the key's environment", body = crate::http::error::ErrorEnvelope)))]
 #[get("/facturacion/{id}/status")]
 pub async fn status(
     state: web::Data<AppState>,

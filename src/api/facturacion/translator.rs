@@ -1,10 +1,10 @@
 //! The unified API's stored requests, translated again for issuing (a
 //! half-built document after a crash, a resend, the test set).
 
-use super::mapping::{to_document, ReferencedDocument};
-use super::request::FacturacionRequest;
-use crate::api::error::ApiError;
-use crate::api::json::parse;
+use crate::api::invoice_request::mapping::{to_document, ReferencedDocument};
+use crate::api::invoice_request::request::FacturacionRequest;
+use crate::http::error::ApiError;
+use crate::http::json::parse;
 use crate::issuing::error::{IssueError, IssueResult};
 use crate::issuing::request::{DocumentRequest, Translator};
 

@@ -11,9 +11,9 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::mapping::AnswerTotals;
-use crate::api::envelope;
-use crate::api::facturacion::responses::json_number;
 use crate::engine::model::Document;
+use crate::http::envelope;
+use crate::http::numbers::json_number;
 use crate::issuing::issue::Issued;
 
 /// `estado_tax` of a state (decisions.md §5).
@@ -132,7 +132,7 @@ fn answer(doc: &DocumentRecord, facts: &AnswerFacts) -> SpanishAnswer {
         _ => (code, None, None),
     };
     let t = facts.totals;
-    let base = crate::api::BASE;
+    let base = crate::http::BASE;
     SpanishAnswer {
         id: doc.id,
         consecutivo: doc.full_number(),
@@ -188,7 +188,7 @@ pub fn response(issued: Issued, facts: &AnswerFacts) -> HttpResponse {
             data.job_id = Some(job_id.to_string());
             data.poll_url = Some(format!(
                 "{}/facturacion/{}/status?id_empresa={}",
-                crate::api::BASE,
+                crate::http::BASE,
                 doc.id,
                 doc.company_id
             ));

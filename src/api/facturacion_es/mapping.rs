@@ -9,10 +9,10 @@ use rust_decimal::Decimal;
 
 use super::model::{DeclaredTax, Extras, Parsed, FINAL_CONSUMER_EMAIL};
 use super::names::Names;
-use crate::api::error::{ApiError, FieldError};
-use crate::api::facturacion::mapping::to_document;
+use crate::api::invoice_request::mapping::to_document;
 use crate::engine::model::{Document, DocumentKind, Party, TaxRate};
 use crate::engine::totals::Totals;
+use crate::http::error::{ApiError, FieldError};
 use crate::issuing::request::{Api, CallerFields, DocumentRequest, ReferencedDocument};
 
 /// The answer's totals (spec 2.9, decisions.md §5 "Spanish-named totals").
@@ -56,7 +56,7 @@ const PESO: Decimal = Decimal::ONE;
 #[derive(Debug)]
 struct SpanishFields {
     /// Engine → unified paths (the shared mapping's field map).
-    unified: crate::api::facturacion::mapping::FieldMap,
+    unified: crate::api::invoice_request::mapping::FieldMap,
     names: Names,
     kind: DocumentKind,
     extras: Extras,

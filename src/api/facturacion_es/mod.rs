@@ -23,12 +23,12 @@ use serde_json::Value;
 use self::answer::AnswerFacts;
 use self::mapping::AnswerTotals;
 use self::model::Route;
-use crate::api::auth::AuthContext;
-use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
-use crate::api::json::Json;
 use crate::engine::totals;
+use crate::http::auth::AuthContext;
+use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::http::json::Json;
+use crate::http::state::AppState;
 use crate::issuing::issue::{referenced_document, submit};
-use crate::state::AppState;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(generic)
@@ -70,7 +70,7 @@ fn spanish(e: ApiError) -> ApiError {
                 .into_iter()
                 .map(|d| {
                     let m = names::spanish_message(&d.message);
-                    crate::api::error::FieldError::new(d.field, m)
+                    crate::http::error::FieldError::new(d.field, m)
                 })
                 .collect(),
         ),
@@ -129,7 +129,7 @@ macro_rules! spanish_route {
             security(("api_key" = [])),
             request_body = schema::SpanishRequest,
             responses(
-                (status = 200, description = "emitido (y transmitido si transmitir no es false)", body = inline(crate::api::envelope::Envelope<answer::SpanishAnswer>)),
+                (status = 200, description = "emitido (y transmitido si transmitir no es false)", body = inline(crate::http::envelope::Envelope<answer::SpanishAnswer>)),
                 (status = 202, description = "en cola (asincrono: true; nunca en /pos)", body = answer::QueuedSpanishEnvelope),
                 (status = 409, description = "DUPLICATE_REFERENCE / DUPLICATE_IN_PROGRESS / DUPLICATE_PAYLOAD", body = ErrorEnvelope),
                 (status = 503, description = "envío en producción con tax no disponible", body = ErrorEnvelope)))]

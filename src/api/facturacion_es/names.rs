@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crate::api::error::{ApiError, FieldError};
+use crate::http::error::{ApiError, FieldError};
 
 /// Unified path (or path prefix) → the caller's path.
 #[derive(Debug, Clone, Default)]

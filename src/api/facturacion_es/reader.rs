@@ -11,8 +11,8 @@
 use rust_decimal::Decimal;
 use serde_json::{Map, Value};
 
-use crate::api::error::{ApiError, FieldError};
-use crate::api::facturacion::request::amount::parse_exact;
+use crate::api::invoice_request::request::amount::parse_exact;
+use crate::http::error::{ApiError, FieldError};
 
 /// A wrong JSON type: 400 MALFORMED_JSON naming the field.
 pub type TypeResult<T> = Result<T, ApiError>;

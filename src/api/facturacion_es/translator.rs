@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::mapping::to_request;
 use super::model::{read, Route};
-use crate::api::error::ApiError;
+use crate::http::error::ApiError;
 use crate::issuing::error::{IssueError, IssueResult};
 use crate::issuing::request::{DocumentRequest, ReferencedDocument, Translator};
 

@@ -11,12 +11,12 @@ use super::enviar::{check_employer_nit, issued_payroll, refuse_keyed_lines};
 use super::mapping::{adjustment_kind, to_adjustment};
 use super::model::AjusteRequest;
 use super::responses::IssuedPayroll;
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult, ErrorCode, ErrorEnvelope};
-use crate::api::json::{parse_value, Json};
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult, ErrorCode, ErrorEnvelope};
+use crate::http::json::{parse_value, Json};
+use crate::http::state::AppState;
 use crate::issuing::payroll::{by_code, submit};
-use crate::state::AppState;
 
 /// Fills the original's values into an adjustment body where absent.
 async fn with_defaults(

@@ -7,12 +7,12 @@ use serde_json::Value;
 
 use super::responses::{record, PayrollRecord, Totales};
 use super::translator::translate;
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::engine::payroll::totals::totals;
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::http::state::AppState;
 use crate::issuing::payroll::is_payroll;
-use crate::state::AppState;
 
 /// A payroll of the key's company (and environment), or 404.
 pub async fn owned_payroll(
@@ -147,7 +147,7 @@ pub async fn pdf(
         &state.issuing,
         ctx.owner(),
         id,
-        Some(crate::render::Layout::A4),
+        Some(crate::issuing::files::Layout::A4),
     )
     .await?;
     Ok(download("application/pdf", "inline", &pdf.name, pdf.bytes))

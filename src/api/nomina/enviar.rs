@@ -7,15 +7,15 @@ use serde_json::Value;
 use super::mapping::to_individual;
 use super::model::NominaRequest;
 use super::responses::{estado, payroll_transmission, tipo, IssuedPayroll, Totales};
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
-use crate::api::json::{parse_value, Json};
 use crate::engine::payroll::totals::totals;
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::http::json::{parse_value, Json};
+use crate::http::state::AppState;
 use crate::issuing::error::FieldError;
 use crate::issuing::issue::Issued;
 use crate::issuing::payroll::{submit, PayrollRequest};
-use crate::state::AppState;
 
 /// The alternative example of spec 2.12 sends `devengados` and
 /// `deducciones` as objects keyed by concept: refused (400) with the shape

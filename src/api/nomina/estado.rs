@@ -7,11 +7,11 @@ use actix_web::{get, web, HttpResponse};
 use emisor_store::state as doc_state;
 
 use super::responses::{record, PayrollRecord};
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::http::state::AppState;
 use crate::issuing::payroll::{by_code, refresh_status};
-use crate::state::AppState;
 
 #[utoipa::path(get, path = "/v1/api/nomina/estado/{trackId}", operation_id = "getPayrollStatus", tag = "nomina",
     security(("api_key" = [])), params(("trackId" = String, Path, description = "the payroll's trackId (its CUNE)")),

@@ -9,11 +9,11 @@ use serde::Deserialize;
 use utoipa::IntoParams;
 
 use super::responses::{record, states_of, PayrollRecord};
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult};
-use crate::api::query::{ListPage, ListParams, Query};
-use crate::state::AppState;
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::query::{ListPage, ListParams, Query};
+use crate::http::state::AppState;
 
 /// The payroll filters besides the common ones.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -50,7 +50,7 @@ fn states(estado: Option<&str>) -> ApiResult<Vec<u8>> {
     security(("api_key" = [])),
     params(ListParams, PayrollFilters),
     responses((status = 200, description = "a page of the company's payrolls, newest first", body = inline(envelope::Envelope<ListPage<PayrollRecord>>)),
-              (status = 422, description = "bad paging, date, tipo or estado", body = crate::api::error::ErrorEnvelope)))]
+              (status = 422, description = "bad paging, date, tipo or estado", body = crate::http::error::ErrorEnvelope)))]
 #[get("/nomina/listar")]
 pub async fn listar(
     state: web::Data<AppState>,

@@ -11,11 +11,11 @@ use super::model::{
     AjusteRequest, Deduccion, Devengado, Empleado, Empleador, LugarGeneracion, NominaRequest, Pago,
     Periodo, Totales,
 };
-use crate::api::error::{ApiError, ApiResult};
 use crate::engine::payroll::model::{
     DeclaredTotals, Deduction, DeductionKind, Earning, EarningKind, Employee, EmployerOverride,
     Payment, PayrollDocument, PayrollKind, Period, Place, Predecessor,
 };
+use crate::http::error::{ApiError, ApiResult};
 use crate::issuing::error::FieldError;
 use crate::issuing::payroll::PayrollRequest;
 

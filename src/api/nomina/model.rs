@@ -30,7 +30,7 @@ use serde::de::Unexpected;
 use serde::{Deserialize, Deserializer};
 use utoipa::ToSchema;
 
-use crate::api::json::object;
+use crate::http::json::object;
 
 /// Exact decimals from JSON numbers (serde_json keeps the literal text).
 pub(crate) mod num {

@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::mapping::{to_adjustment, to_individual};
 use super::model::{AjusteRequest, NominaRequest};
-use crate::api::error::ApiError;
-use crate::api::json::parse;
+use crate::http::error::ApiError;
+use crate::http::json::parse;
 use crate::issuing::error::{IssueError, IssueResult};
 use crate::issuing::payroll::PayrollRequest;
 use crate::issuing::request::{DocumentRequest, ReferencedDocument, Translator};

@@ -16,14 +16,14 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
-use crate::api::family::payment_method_name;
-use crate::api::query::Query;
 use crate::engine::totals::tax_name;
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::http::numbers::money;
+use crate::http::query::Query;
+use crate::http::state::AppState;
 use crate::issuing::context::colombia_now;
-use crate::state::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -159,7 +159,19 @@ impl Sums {
     }
 }
 
-use crate::api::family::money;
+/// Payment means names of the authority's list (the ones a till uses).
+pub fn payment_method_name(code: &str) -> &'static str {
+    match code {
+        "10" => "Efectivo",
+        "20" => "Cheque",
+        "42" => "Consignación",
+        "47" => "Transferencia",
+        "48" => "Tarjeta crédito",
+        "49" => "Tarjeta débito",
+        "ZZZ" => "Otro",
+        _ => "Otro medio",
+    }
+}
 
 #[utoipa::path(get, path = "/v1/api/pos/arqueo", operation_id = "posCashCount", tag = "pos",
     security(("api_key" = [])),

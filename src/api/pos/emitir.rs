@@ -9,14 +9,14 @@ use actix_web::{post, web, HttpResponse};
 
 use super::mapping::{receipt, Amounts};
 use super::model::{PosRequest, PosResponse};
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiResult, ErrorEnvelope};
-use crate::api::family::estado_tax;
-use crate::api::family::money;
-use crate::api::json::{parse_canonical, RawBody};
+use crate::http::auth::AuthContext;
+use crate::http::documents::estado_tax;
+use crate::http::envelope;
+use crate::http::error::{ApiResult, ErrorEnvelope};
+use crate::http::json::{parse_canonical, RawBody};
+use crate::http::numbers::money;
+use crate::http::state::AppState;
 use crate::issuing::issue::{submit, Issued};
-use crate::state::AppState;
 
 /// The answer of spec 2.11 for a receipt or adjustment note.
 pub fn answer(
@@ -34,7 +34,7 @@ pub fn answer(
         ),
         Issued::Queued { doc, .. } => (doc, None),
     };
-    let base = format!("{}/pos/{}", crate::api::BASE, doc.id);
+    let base = format!("{}/pos/{}", crate::http::BASE, doc.id);
     let message = match doc.state {
         2 => "Documento POS emitido y aceptado",
         1 => "Documento POS generado (no transmitido)",
@@ -58,8 +58,8 @@ pub fn answer(
             id_estado_documento: doc.state,
             estado_tax: estado_tax(doc.state),
             tirilla_url: format!("{base}/tirilla?width=80"),
-            xml_url: format!("{}/facturacion/{}/xml", crate::api::BASE, doc.id),
-            pdf_url: format!("{}/facturacion/{}/pdf", crate::api::BASE, doc.id),
+            xml_url: format!("{}/facturacion/{}/xml", crate::http::BASE, doc.id),
+            pdf_url: format!("{}/facturacion/{}/pdf", crate::http::BASE, doc.id),
             documento_referencia: reference,
             transmission,
         },

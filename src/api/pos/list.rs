@@ -8,12 +8,12 @@ use emisor_store::Family;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiResult, ErrorEnvelope};
-use crate::api::family::{self, family_document, DocumentDetail, ListItem};
-use crate::api::query::{ListPage, ListParams, Query};
-use crate::state::AppState;
+use crate::http::auth::AuthContext;
+use crate::http::documents::{self, family_document, DocumentDetail, ListItem};
+use crate::http::envelope;
+use crate::http::error::{ApiResult, ErrorEnvelope};
+use crate::http::query::{ListPage, ListParams, Query};
+use crate::http::state::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -71,6 +71,6 @@ pub async fn detail(
     let doc = family_document(&state, &ctx, Family::Pos, id.into_inner()).await?;
     Ok(envelope::ok(
         "Documento POS",
-        family::detail(&state, doc).await?,
+        documents::detail(&state, doc).await?,
     ))
 }

@@ -12,14 +12,15 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::model::{PosCustomer, PosLine, PosPayment, PosRequest};
-use crate::api::error::{ApiError, FieldError};
-use crate::api::facturacion::mapping::{MappedDocument, ReferencedDocument};
-use crate::api::family::{
-    self, drop_placeholder_email, map_unified, money, num, Renames, NO_EMAIL,
+use crate::api::invoice_request::mapping::{MappedDocument, ReferencedDocument};
+use crate::api::invoice_request::translate::{
+    self, drop_placeholder_email, map_unified, Renames, NO_EMAIL,
 };
 use crate::engine::limits;
 use crate::engine::model::{AllowanceCharge, Party, Payment, TaxRate};
 use crate::engine::totals::{self, round2};
+use crate::http::error::{ApiError, FieldError};
+use crate::http::numbers::{money, num};
 use crate::issuing::request::{Api, DocumentRequest};
 
 /// The final consumer's identification (spec 2.11).
@@ -218,7 +219,7 @@ fn into_request(
     let mut request = mapped.into_request();
     request.api = Api::Pos;
     request.list_keys = keys;
-    request.fields = Arc::new(family::RenamedFields {
+    request.fields = Arc::new(translate::RenamedFields {
         inner: request.fields.clone(),
         renames: RENAMES,
     });
@@ -272,7 +273,7 @@ pub fn receipt(req: &PosRequest) -> Result<Translated, ApiError> {
     }
     let caja = till_id("id_caja", req.id_caja.as_deref(), &mut e);
     let cajero = till_id("id_cajero", req.id_cajero.as_deref(), &mut e);
-    let observaciones = family::opt_text(
+    let observaciones = translate::opt_text(
         "observaciones",
         req.observaciones.as_deref(),
         limits::TEXT,
@@ -422,7 +423,7 @@ pub fn adjustment(
     reference: Option<&ReferencedDocument>,
 ) -> Result<Translated, ApiError> {
     let mut e = Vec::new();
-    let motivo = family::opt_text("motivo", Some(&req.motivo), limits::TEXT, &mut e);
+    let motivo = translate::opt_text("motivo", Some(&req.motivo), limits::TEXT, &mut e);
     if motivo.is_none() {
         e.push(FieldError::new("motivo", "is required"));
     }

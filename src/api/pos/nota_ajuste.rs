@@ -11,14 +11,14 @@ use emisor_store::Family;
 use super::emitir::answer;
 use super::mapping::{adjustment, StoredPosAdjustment};
 use super::model::{PosAdjustmentRequest, PosRequest};
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
-use crate::api::family::family_document;
-use crate::api::json::{parse, parse_value, Json};
+use crate::http::auth::AuthContext;
+use crate::http::documents::family_document;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::http::json::{parse, parse_value, Json};
+use crate::http::state::AppState;
 use crate::issuing::issue::{referenced_document, submit};
 use crate::issuing::request::Api;
-use crate::state::AppState;
 
 #[utoipa::path(post, path = "/v1/api/pos/{id}/nota-ajuste", operation_id = "adjustPosReceipt", tag = "pos",
     security(("api_key" = [])),

@@ -6,13 +6,13 @@ use emisor_store::Family;
 use serde::Deserialize;
 use utoipa::IntoParams;
 
-use crate::api::auth::AuthContext;
-use crate::api::error::{ApiError, ApiResult, ErrorEnvelope};
-use crate::api::family::{self, family_document};
-use crate::api::query::Query;
+use crate::http::auth::AuthContext;
+use crate::http::documents::{self, family_document};
+use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
+use crate::http::query::Query;
+use crate::http::state::AppState;
 use crate::issuing::files::rendered_pdf;
-use crate::render::{Layout, THERMAL_WIDTHS};
-use crate::state::AppState;
+use crate::issuing::files::{Layout, THERMAL_WIDTHS};
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct TirillaQuery {
@@ -45,5 +45,5 @@ pub async fn tirilla(
         Some(Layout::Thermal { width_mm: width }),
     )
     .await?;
-    Ok(family::pdf(&pdf.name, pdf.bytes))
+    Ok(documents::pdf(&pdf.name, pdf.bytes))
 }

@@ -3,8 +3,8 @@
 
 use super::mapping::{adjustment, receipt, StoredPosAdjustment};
 use super::model::PosRequest;
-use crate::api::error::ApiError;
-use crate::api::json::parse;
+use crate::http::error::ApiError;
+use crate::http::json::parse;
 use crate::issuing::error::{IssueError, IssueResult};
 use crate::issuing::request::{DocumentRequest, ReferencedDocument, Translator};
 

@@ -5,17 +5,16 @@
 use actix_web::{get, web, HttpResponse};
 use serde_json::json;
 
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::ApiResult;
-use crate::api::eventos::list::PageQuery;
-use crate::api::query::{paging, Query};
-use crate::state::AppState;
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::ApiResult;
+use crate::http::query::{paging, PageQuery, Query};
+use crate::http::state::AppState;
 
 #[utoipa::path(get, path = "/v1/api/registry/facturas-elegibles", operation_id = "listEligibleInvoices", tag = "registry",
     security(("api_key" = [])), params(PageQuery),
     responses((status = 200, description = "data: {items, page, limit, total}"),
-              (status = 422, description = "bad page or limit", body = crate::api::error::ErrorEnvelope)))]
+              (status = 422, description = "bad page or limit", body = crate::http::error::ErrorEnvelope)))]
 #[get("/registry/facturas-elegibles")]
 pub async fn eligible(
     state: web::Data<AppState>,

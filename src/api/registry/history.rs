@@ -4,17 +4,18 @@
 use actix_web::{get, web, HttpResponse};
 use serde_json::json;
 
-use crate::api::auth::AuthContext;
-use crate::api::envelope;
-use crate::api::error::{ApiError, ApiResult};
+use crate::http::auth::AuthContext;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::invoice_events::copy_view;
+use crate::http::state::AppState;
 use crate::issuing::invoice_events::state_name;
 use crate::issuing::invoice_events::title::{find, normalize_cufe};
-use crate::state::AppState;
 
 #[utoipa::path(get, path = "/v1/api/registry/hoja-de-vida/{cufe}", operation_id = "getTitleHistory", tag = "registry",
     security(("api_key" = [])), params(("cufe" = String, Path, description = "CUFE of the invoice")),
     responses((status = 200, description = "the history and the legitimate holder"),
-              (status = 404, description = "unknown CUFE", body = crate::api::error::ErrorEnvelope)))]
+              (status = 404, description = "unknown CUFE", body = crate::http::error::ErrorEnvelope)))]
 #[get("/registry/hoja-de-vida/{cufe}")]
 pub async fn history(
     state: web::Data<AppState>,
@@ -54,7 +55,7 @@ pub async fn history(
             "proveedor": {"nit": t.vendor.id_number, "nombre": t.vendor.name},
             "comprador": {"nit": t.buyer.id_number, "nombre": t.buyer.name},
             "tenedor_legitimo": {"nit": t.holder.id_number, "nombre": t.holder.name, "id_empresa": t.holder.company_id},
-            "copia_tax": crate::api::eventos::model::copy_view(&t.authority_copy),
+            "copia_tax": copy_view(&t.authority_copy),
             "eventos": events,
         }),
     ))

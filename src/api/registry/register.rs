@@ -9,14 +9,14 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::api::auth::AuthContext;
-use crate::api::error::{ApiError, ApiResult};
-use crate::api::eventos::model::{check_texts, event_answer, NAME_MAX, NOTE_MAX};
-use crate::api::json::Json;
 use crate::engine::events::terms::{NegotiationInput, RegistrationMode};
 use crate::engine::events::EventKind;
+use crate::http::auth::AuthContext;
+use crate::http::error::{ApiError, ApiResult};
+use crate::http::invoice_events::{check_texts, event_answer, event_message, NAME_MAX, NOTE_MAX};
+use crate::http::json::Json;
+use crate::http::state::AppState;
 use crate::issuing::invoice_events::register::{register, Endorsee, EventRequest, RegistryTerms};
-use crate::state::AppState;
 
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct EndorseeBody {
@@ -173,10 +173,10 @@ fn registry_terms(kind: EventKind, body: &RegistryBody) -> Result<RegistryTerms,
 #[utoipa::path(post, path = "/v1/api/registry/registrar-evento", operation_id = "registerRegistryEvent", tag = "registry",
     security(("api_key" = [])), request_body = RegistryBody,
     responses((status = 200, description = "success, message, cude_evento; data has the event"),
-              (status = 403, description = "not the legitimate holder", body = crate::api::error::ErrorEnvelope),
-              (status = 404, description = "unknown CUFE", body = crate::api::error::ErrorEnvelope),
-              (status = 409, description = "INVALID_STATE: not eligible (a cash invoice, naming its payment form), out of order, or an endorsement before the holder's own registration", body = crate::api::error::ErrorEnvelope),
-              (status = 422, description = "unknown codigo_evento, endosatario missing, financial conditions that contradict each other, a text XML cannot carry or too long", body = crate::api::error::ErrorEnvelope)))]
+              (status = 403, description = "not the legitimate holder", body = crate::http::error::ErrorEnvelope),
+              (status = 404, description = "unknown CUFE", body = crate::http::error::ErrorEnvelope),
+              (status = 409, description = "INVALID_STATE: not eligible (a cash invoice, naming its payment form), out of order, or an endorsement before the holder's own registration", body = crate::http::error::ErrorEnvelope),
+              (status = 422, description = "unknown codigo_evento, endosatario missing, financial conditions that contradict each other, a text XML cannot carry or too long", body = crate::http::error::ErrorEnvelope)))]
 #[post("/registry/registrar-evento")]
 pub async fn register_event(
     state: web::Data<AppState>,
@@ -223,7 +223,7 @@ pub async fn register_event(
     let e = &done.event;
     Ok(HttpResponse::Ok().json(serde_json::json!({
         "success": true,
-        "message": crate::api::eventos::model::event_message(e),
+        "message": event_message(e),
         "cude_evento": e.cude,
         "data": event_answer(&done.invoice.cufe, e),
     })))

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use base64::Engine;
-use emisor::api::facturacion::request::examples;
+use emisor::api::invoice_request::examples;
 use reqwest::blocking::{Body, RequestBuilder};
 use reqwest::Method;
 use serde_json::{json, Value};

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use emisor::api::facturacion::request::examples;
+use emisor::api::invoice_request::examples;
 use serde_json::{json, Value};
 
 use super::app::*;

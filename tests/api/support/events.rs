@@ -1,6 +1,6 @@
 //! Received-invoice events: companies, events and their checks.
 
-use emisor::api::facturacion::request::examples;
+use emisor::api::invoice_request::examples;
 use serde_json::{json, Value};
 use sha2::Digest;
 

@@ -32,10 +32,8 @@ use serde::de::Unexpected;
 use serde::{Deserialize, Deserializer};
 use utoipa::ToSchema;
 
-use crate::api::clientes::model::CustomerRequest;
-use crate::api::json::object;
-
-pub mod examples;
+use crate::api::invoice_request::customer::CustomerRequest;
+use crate::http::json::object;
 
 /// `POST /facturacion` body (spec 2.5).
 #[derive(Debug, Clone, Deserialize, ToSchema)]

@@ -3,6 +3,10 @@
 //! operation names its `operation_id` (function names repeat across
 //! modules); the error answers common to a surface come from
 //! [`standard_errors`].
+//!
+//! Assembled beside start-up, above every surface it lists (the API's
+//! families, the admin API, health), so no surface imports another to be
+//! documented.
 
 mod standard_errors;
 
@@ -13,7 +17,7 @@ use crate::api::facturacion_es::schema::SpanishExamples;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::{admin, api, ops};
+use crate::{admin, api, http, ops};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -23,7 +27,7 @@ use crate::{admin, api, ops};
         description = "Colombian electronic tax documents: invoices, notes, support documents, POS, payroll, events. Every answer uses the envelope {success, message, data}; errors add error.code and error.details."
     ),
     paths(
-        api::key_check::test_key,
+        http::key_check::test_key,
         api::clientes::list::list_customers,
         api::clientes::create::create_customer,
         api::facturacion::create::create,
@@ -99,7 +103,7 @@ use crate::{admin, api, ops};
         ops::health::readyz,
         ops::health::metrics,
     ),
-    components(schemas(api::error::ErrorEnvelope)),
+    components(schemas(http::error::ErrorEnvelope)),
     modifiers(&Security, &StandardErrors, &SpanishExamples),
     tags(
         (name = "api-keys", description = "Key check"),

@@ -1,26 +1,18 @@
-//! What the support-document and POS APIs share: the Spanish state names of
-//! their answers, the translation of their bodies onto the unified request
-//! (so both reuse its mapping and validation), the renaming of the unified
-//! field paths back to the caller's, and the routes every family has (detail,
-//! live status, files).
+//! The routes every issued document has, shared by the families that list
+//! their own documents (support documents, POS): the document of the key's
+//! company in a family, its detail with history, a live status from the
+//! authority, its XML and PDF as answers, a list item, and the Spanish
+//! names of the states.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use actix_web::HttpResponse;
 use emisor_store::{DocumentRecord, Family};
-use rust_decimal::Decimal;
 use serde::Serialize;
 
 use super::auth::AuthContext;
-use super::error::{ApiError, FieldError};
-use super::facturacion::mapping::{to_document, MappedDocument, ReferencedDocument};
-use super::facturacion::request::FacturacionRequest;
-use super::json::parse_value;
-use crate::engine::model::Document;
-use crate::engine::totals::Totals;
-use crate::issuing::request::CallerFields;
-use crate::state::AppState;
+use super::error::ApiError;
+use super::state::AppState;
 
 /// `estado_tax` by state (decisions.md §5).
 pub fn estado_tax(state: u8) -> &'static str {
@@ -32,106 +24,6 @@ pub fn estado_tax(state: u8) -> &'static str {
         5 => "Esperando tax",
         6 => "Dead Letter",
         _ => "Desconocido",
-    }
-}
-
-/// Payment means names of the authority's list (the ones a till uses).
-pub fn payment_method_name(code: &str) -> &'static str {
-    match code {
-        "10" => "Efectivo",
-        "20" => "Cheque",
-        "42" => "Consignación",
-        "47" => "Transferencia",
-        "48" => "Tarjeta crédito",
-        "49" => "Tarjeta débito",
-        "ZZZ" => "Otro",
-        _ => "Otro medio",
-    }
-}
-
-/// How a family names the unified request's fields: `(unified, own)`
-/// substrings, replaced in order (longest first where one contains another).
-pub type Renames = &'static [(&'static str, &'static str)];
-
-pub fn rename(renames: Renames, path: &str) -> String {
-    let mut out = path.to_string();
-    for (from, to) in renames {
-        if out.contains(from) {
-            out = out.replace(from, to);
-        }
-    }
-    out
-}
-
-/// A refusal of the unified mapping, naming the family's fields.
-pub fn renamed_error(renames: Renames, e: ApiError) -> ApiError {
-    match e {
-        ApiError::Validation { details, .. } => ApiError::validation_list(
-            details
-                .into_iter()
-                .map(|d| FieldError::new(rename(renames, &d.field), d.message))
-                .collect(),
-        ),
-        other => other,
-    }
-}
-
-/// The unified caller fields, renamed to the family's.
-#[derive(Debug)]
-pub struct RenamedFields {
-    pub inner: Arc<dyn CallerFields>,
-    pub renames: Renames,
-}
-
-impl CallerFields for RenamedFields {
-    fn field(&self, engine_field: &str) -> String {
-        rename(self.renames, &self.inner.field(engine_field))
-    }
-
-    fn check_declared(&self, document: &Document, totals: &Totals) -> Result<(), Vec<FieldError>> {
-        self.inner.check_declared(document, totals).map_err(|v| {
-            v.into_iter()
-                .map(|d| FieldError::new(rename(self.renames, &d.field), d.message))
-                .collect()
-        })
-    }
-}
-
-/// An amount as the answers write it: rounded half-up to 2 decimals,
-/// always with both (`19000.00`).
-pub fn money(d: Decimal) -> String {
-    let mut r = crate::engine::totals::round2(d);
-    r.rescale(2);
-    r.to_string()
-}
-
-/// A JSON number with the decimal's exact text (arbitrary precision).
-pub fn num(d: Decimal) -> serde_json::Value {
-    serde_json::from_str(&d.normalize().to_string()).unwrap_or(serde_json::Value::Null)
-}
-
-/// The family's body written as a unified request, mapped by the unified
-/// API's rules; refusals name the family's fields.
-pub fn map_unified(
-    renames: Renames,
-    unified: &serde_json::Value,
-    reference: Option<&ReferencedDocument>,
-) -> Result<MappedDocument, ApiError> {
-    let req: FacturacionRequest = parse_value(unified).map_err(|e| renamed_error(renames, e))?;
-    to_document(&req, reference).map_err(|e| renamed_error(renames, e))
-}
-
-/// A placeholder for a counterparty without email (the unified customer
-/// requires one); the mapped document and the stored customer drop it.
-pub const NO_EMAIL: &str = "sin-correo@correo.invalid";
-
-/// Removes [`NO_EMAIL`] from the mapped document.
-pub fn drop_placeholder_email(mapped: &mut MappedDocument) {
-    if mapped.document.counterparty.email.as_deref() == Some(NO_EMAIL) {
-        mapped.document.counterparty.email = None;
-    }
-    if mapped.customer.email == NO_EMAIL {
-        mapped.customer.email = String::new();
     }
 }
 
@@ -312,37 +204,5 @@ impl From<DocumentRecord> for ListItem {
             total: d.total,
             resumen: d.list_keys,
         }
-    }
-}
-
-/// A trimmed optional text of at most `max` characters, or a 422.
-pub fn opt_text(
-    field: &str,
-    value: Option<&str>,
-    max: usize,
-    errors: &mut Vec<FieldError>,
-) -> Option<String> {
-    let v = value.map(str::trim).filter(|v| !v.is_empty())?;
-    if v.chars().count() > max || v.chars().any(char::is_control) {
-        errors.push(FieldError::new(
-            field,
-            format!("at most {max} characters, without control characters"),
-        ));
-    }
-    Some(v.to_string())
-}
-
-/// Decimals written as exact JSON numbers (what `amount::*` reads back),
-/// for bodies this API stores itself.
-pub mod exact {
-    use rust_decimal::Decimal;
-    use serde::{Serialize, Serializer};
-
-    pub fn required<S: Serializer>(d: &Decimal, s: S) -> Result<S::Ok, S::Error> {
-        super::num(*d).serialize(s)
-    }
-
-    pub fn option<S: Serializer>(d: &Option<Decimal>, s: S) -> Result<S::Ok, S::Error> {
-        d.map(super::num).serialize(s)
     }
 }

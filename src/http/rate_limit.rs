@@ -11,7 +11,7 @@ use emisor_actors::rate_limiter::{Check, RateDecision};
 
 use super::auth::AuthContext;
 use super::error::ApiError;
-use crate::state::AppState;
+use super::state::AppState;
 
 async fn decide(req: &ServiceRequest) -> Result<RateDecision, ApiError> {
     let state = req

@@ -4,12 +4,12 @@ use rust_decimal_macros::dec;
 use serde_json::{json, Value};
 
 use super::*;
-use crate::api::facturacion::request::examples;
-use crate::api::json;
+use crate::api::invoice_request::examples;
 use crate::engine::codes::CodeScheme;
 use crate::engine::model::LineTax;
 use crate::engine::ubl::tests::{context, date};
 use crate::engine::validate::validate_and_total;
+use crate::http::json;
 use crate::issuing::request::MAX_DETAILS;
 
 fn parse(v: &Value) -> Result<FacturacionRequest, ApiError> {

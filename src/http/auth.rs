@@ -7,79 +7,19 @@
 //! resolves the key, [`own_company`] checks the query inside the rate
 //! limiter, so the refusal carries `X-RateLimit-*`.
 
-use std::future::{ready, Ready};
-
 use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::middleware::Next;
-use actix_web::{web, FromRequest, HttpMessage, HttpRequest};
+use actix_web::{web, HttpMessage};
 use emisor_store::{CompanyId, Environment};
 
 use super::error::ApiError;
-use crate::issuing::issue::Caller;
+use super::state::AppState;
 use crate::provisioning::api_keys::{hash_key, parse_shape};
-use crate::state::AppState;
+
+pub use super::caller::AuthContext;
 
 pub const API_KEY_HEADER: &str = "X-Api-Key";
-
-/// Who is calling, derived from the key.
-#[derive(Debug, Clone)]
-pub struct AuthContext {
-    pub key_id: u64,
-    pub company_id: CompanyId,
-    pub company_name: String,
-    pub nit: String,
-    pub environment: Environment,
-    pub user_id: Option<u64>,
-    /// Requests per minute for this key.
-    pub rate_limit: u32,
-}
-
-impl AuthContext {
-    /// The key's company, environment and user, for issuing.
-    pub fn caller(&self) -> Caller {
-        Caller {
-            company: self.company_id,
-            environment: self.environment,
-            user: self.user_id,
-        }
-    }
-
-    /// The key's company and environment: what its documents belong to.
-    pub fn owner(&self) -> (CompanyId, Environment) {
-        (self.company_id, self.environment)
-    }
-
-    /// `doc` is of the key's company and environment.
-    pub fn owns(&self, doc: &emisor_store::DocumentRecord) -> bool {
-        doc.belongs_to(self.company_id, self.environment)
-    }
-
-    /// 403 unless `id_empresa` is the key's own company.
-    pub fn ensure_company(&self, id_empresa: CompanyId) -> Result<(), ApiError> {
-        if id_empresa == self.company_id {
-            Ok(())
-        } else {
-            Err(ApiError::Forbidden(format!(
-                "id_empresa {id_empresa} is not the company of this API key"
-            )))
-        }
-    }
-}
-
-impl FromRequest for AuthContext {
-    type Error = ApiError;
-    type Future = Ready<Result<Self, ApiError>>;
-
-    fn from_request(req: &HttpRequest, _: &mut actix_web::dev::Payload) -> Self::Future {
-        ready(
-            req.extensions()
-                .get::<AuthContext>()
-                .cloned()
-                .ok_or(ApiError::InvalidApiKey),
-        )
-    }
-}
 
 /// Resolves a key to its context: cache first, then the store.
 pub async fn resolve(state: &AppState, secret: &str) -> Result<AuthContext, ApiError> {

@@ -64,6 +64,15 @@ pub fn paging(page: Option<u32>, limit: Option<u32>) -> Result<(u32, u32), ApiEr
     Ok((page, limit))
 }
 
+/// The query of a plain paged list (received invoices, eligible invoices):
+/// `page`, `limit` and the caller's `id_empresa`.
+#[derive(Debug, serde::Deserialize, utoipa::IntoParams)]
+pub struct PageQuery {
+    pub page: Option<u32>,
+    pub limit: Option<u32>,
+    pub id_empresa: Option<u64>,
+}
+
 /// The query of every document list (decisions.md §4): `page` (default 1),
 /// `limit` (default 20, at most 100), issue dates `fecha_desde` and
 /// `fecha_hasta` (`YYYY-MM-DD`, Colombia time, inclusive) and `estado`.

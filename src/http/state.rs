@@ -7,10 +7,10 @@ use emisor_actors::rate_limiter::{RateLimiter, RateWindows};
 use emisor_actors::supervisor::Restartable;
 use emisor_store::AsyncStore;
 
-use crate::api::auth::AuthContext;
+use super::caller::AuthContext;
 use crate::config::Settings;
 use crate::issuing::Issuing;
-use crate::ops::metrics::Metrics;
+use crate::metrics::Metrics;
 use crate::provisioning::issuer_registrar::IssuerRegistrar;
 
 pub struct AppState {
@@ -27,7 +27,7 @@ pub struct AppState {
     /// SHA-256 of the admin bearer token.
     pub admin_token_sha256: [u8; 32],
     /// Wrong admin tokens by address (429 once an address used its budget).
-    pub admin_failures: crate::admin::failures::TokenFailures,
+    pub admin_failures: super::token_failures::TokenFailures,
     /// Base URL of the authority simulator when it runs in-process.
     pub tax_sim_url: Option<String>,
     /// Tells the simulator a demo company uses what the company is.

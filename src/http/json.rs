@@ -56,7 +56,7 @@ impl FromRequest for RawBody {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<usize>().ok());
         let limit_s = req
-            .app_data::<actix_web::web::Data<crate::state::AppState>>()
+            .app_data::<actix_web::web::Data<super::state::AppState>>()
             .map_or(DEFAULT_BODY_TIMEOUT_S, |s| s.settings.server.body_timeout_s);
         let mut payload = payload.take();
         Box::pin(async move {

@@ -6,7 +6,7 @@ use std::fmt::Display;
 use rust_decimal::Decimal;
 
 use super::{codes, kind_name, DeclaredTax, Errors, FieldMap};
-use crate::api::facturacion::request::{DocumentLine, FacturacionRequest, TaxTotal};
+use crate::api::invoice_request::request::{DocumentLine, FacturacionRequest, TaxTotal};
 use crate::engine::limits;
 use crate::engine::model::{AllowanceCharge, CargoTransport, DocumentKind, Line, LineTax, TaxRate};
 use crate::engine::totals::{self, TOLERANCE};
@@ -340,7 +340,7 @@ fn map_line(
 /// (else `KGM`).
 fn map_transport(
     field: &str,
-    t: &crate::api::facturacion::request::TransportRequest,
+    t: &crate::api::invoice_request::request::TransportRequest,
     line: &Line,
     i: usize,
     e: &mut Errors,

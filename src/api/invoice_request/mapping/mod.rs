@@ -38,8 +38,7 @@ use emisor_store::CustomerInput;
 use rust_decimal::Decimal;
 
 use super::request::FacturacionRequest;
-use crate::api::clientes::model::CustomerRequest;
-use crate::api::error::{ApiError, FieldError};
+use crate::api::invoice_request::customer::CustomerRequest;
 use crate::engine::codes::nit_check_digit;
 use crate::engine::limits;
 use crate::engine::model::{
@@ -50,6 +49,7 @@ use crate::engine::model::{
 use crate::engine::totals::{self, Totals, TotalsError, TOLERANCE};
 use crate::engine::ubl::sector::{code_name, COVERAGES, PAYMENT_MODALITIES};
 use crate::engine::validate::{text_problem, ValidationError, MAX_AMOUNT};
+use crate::http::error::{ApiError, FieldError};
 pub use crate::issuing::request::ReferencedDocument;
 use crate::issuing::request::{cap, named, Api, CallerFields, DocumentRequest};
 

@@ -10,7 +10,7 @@ use utoipa::openapi::{
 };
 use utoipa::Modify;
 
-use crate::api::BASE;
+use crate::http::BASE;
 
 /// Response components: name, description.
 const RESPONSES: &[(&str, &str)] = &[

@@ -1,0 +1,104 @@
+//! A family's body translated onto the unified request, as the support
+//! document and POS APIs do: they write their body as a unified request,
+//! map it by the unified rules, and rename the unified field paths in any
+//! refusal back to their own (`producto` for `invoice_lines`).
+
+use std::sync::Arc;
+
+use super::mapping::{to_document, MappedDocument, ReferencedDocument};
+use super::request::FacturacionRequest;
+use crate::engine::model::Document;
+use crate::engine::totals::Totals;
+use crate::http::error::{ApiError, FieldError};
+use crate::http::json::parse_value;
+use crate::issuing::request::CallerFields;
+
+/// How a family names the unified request's fields: `(unified, own)`
+/// substrings, replaced in order (longest first where one contains another).
+pub type Renames = &'static [(&'static str, &'static str)];
+
+pub fn rename(renames: Renames, path: &str) -> String {
+    let mut out = path.to_string();
+    for (from, to) in renames {
+        if out.contains(from) {
+            out = out.replace(from, to);
+        }
+    }
+    out
+}
+
+/// A refusal of the unified mapping, naming the family's fields.
+pub fn renamed_error(renames: Renames, e: ApiError) -> ApiError {
+    match e {
+        ApiError::Validation { details, .. } => ApiError::validation_list(
+            details
+                .into_iter()
+                .map(|d| FieldError::new(rename(renames, &d.field), d.message))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// The unified caller fields, renamed to the family's.
+#[derive(Debug)]
+pub struct RenamedFields {
+    pub inner: Arc<dyn CallerFields>,
+    pub renames: Renames,
+}
+
+impl CallerFields for RenamedFields {
+    fn field(&self, engine_field: &str) -> String {
+        rename(self.renames, &self.inner.field(engine_field))
+    }
+
+    fn check_declared(&self, document: &Document, totals: &Totals) -> Result<(), Vec<FieldError>> {
+        self.inner.check_declared(document, totals).map_err(|v| {
+            v.into_iter()
+                .map(|d| FieldError::new(rename(self.renames, &d.field), d.message))
+                .collect()
+        })
+    }
+}
+
+/// The family's body written as a unified request, mapped by the unified
+/// API's rules; refusals name the family's fields.
+pub fn map_unified(
+    renames: Renames,
+    unified: &serde_json::Value,
+    reference: Option<&ReferencedDocument>,
+) -> Result<MappedDocument, ApiError> {
+    let req: FacturacionRequest = parse_value(unified).map_err(|e| renamed_error(renames, e))?;
+    to_document(&req, reference).map_err(|e| renamed_error(renames, e))
+}
+
+/// A placeholder for a counterparty without email (the unified customer
+/// requires one); the mapped document and the stored customer drop it.
+pub const NO_EMAIL: &str = "sin-correo@correo.invalid";
+
+/// Removes [`NO_EMAIL`] from the mapped document.
+pub fn drop_placeholder_email(mapped: &mut MappedDocument) {
+    if mapped.document.counterparty.email.as_deref() == Some(NO_EMAIL) {
+        mapped.document.counterparty.email = None;
+    }
+    if mapped.customer.email == NO_EMAIL {
+        mapped.customer.email = String::new();
+    }
+}
+
+/// A trimmed optional text of at most `max` characters, or a 422.
+pub fn opt_text(
+    field: &str,
+    value: Option<&str>,
+    max: usize,
+    errors: &mut Vec<FieldError>,
+) -> Option<String> {
+    let v = value.map(str::trim).filter(|v| !v.is_empty())?;
+    if v.chars().count() > max || v.chars().any(char::is_control) {
+        errors.push(FieldError::new(
+            field,
+            format!("at most {max} characters, without control characters"),
+        ));
+    }
+    Some(v.to_string())
+}
