@@ -18,10 +18,13 @@ pub enum Operation {
     GetNumberingRange,
     /// The signed XML of an accepted document, by its code.
     GetXmlByDocumentKey,
+    /// A buyer's registered name and email, by identification (Res.
+    /// 000202/2025).
+    GetAcquirer,
 }
 
 impl Operation {
-    pub const ALL: [Operation; 9] = [
+    pub const ALL: [Operation; 10] = [
         Operation::SendBillSync,
         Operation::SendBillAsync,
         Operation::SendTestSetAsync,
@@ -31,6 +34,7 @@ impl Operation {
         Operation::SendEventUpdateStatus,
         Operation::GetNumberingRange,
         Operation::GetXmlByDocumentKey,
+        Operation::GetAcquirer,
     ];
 
     /// The operation's name, also the local name of its request element.
@@ -45,6 +49,7 @@ impl Operation {
             Operation::SendEventUpdateStatus => "SendEventUpdateStatus",
             Operation::GetNumberingRange => "GetNumberingRange",
             Operation::GetXmlByDocumentKey => "GetXmlByDocumentKey",
+            Operation::GetAcquirer => "GetAcquirer",
         }
     }
 
@@ -58,6 +63,7 @@ impl Operation {
             }
             Operation::SendNominaSync | Operation::SendEventUpdateStatus => &["contentFile"],
             Operation::GetNumberingRange => &["accountCode", "accountCodeT", "softwareCode"],
+            Operation::GetAcquirer => &["identificationType", "identificationNumber"],
         }
     }
 

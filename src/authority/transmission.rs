@@ -121,6 +121,34 @@ pub struct NumberingRangeResponse {
     pub ranges: Vec<NumberRange>,
 }
 
+/// Answer of `GetAcquirer` (the `AdquirienteResponse` contract): a buyer's
+/// name and email as registered with the authority (Res. 000202/2025).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Acquirer {
+    /// `404` for an unknown buyer ("El adquirente No existe en la base de
+    /// datos", confirmed against the testing service); the success code is
+    /// not confirmed by a public trace (peers' mocks use `00` or `0`).
+    pub status_code: String,
+    pub message: String,
+    pub receiver_name: Option<String>,
+    pub receiver_email: Option<String>,
+}
+
+impl Acquirer {
+    /// `StatusCode` of an unknown buyer.
+    pub const NOT_FOUND: &'static str = "404";
+    /// `StatusCode` the simulator answers a known buyer with.
+    pub const FOUND: &'static str = "00";
+
+    /// The buyer's name and email, when the authority knows the buyer: an
+    /// answer with a name and any code but 404 (the success code is not
+    /// confirmed, so it is not required).
+    pub fn found(&self) -> Option<(&str, Option<&str>)> {
+        let name = self.receiver_name.as_deref().filter(|n| !n.is_empty())?;
+        (self.status_code != Self::NOT_FOUND).then_some((name, self.receiver_email.as_deref()))
+    }
+}
+
 /// Answer of `GetXmlByDocumentKey` (the `EventResponse` contract).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DocumentXml {

@@ -12,7 +12,7 @@ use super::SimOptions;
 use crate::authority::operation::{Operation, ACTION_PREFIX, WCF_NS};
 use crate::authority::soap::response::DianResponse;
 use crate::authority::soap::{content_type, ns, wssec};
-use crate::authority::transmission::{DocumentXml, NumberingRangeResponse, UploadError};
+use crate::authority::transmission::{Acquirer, DocumentXml, NumberingRangeResponse, UploadError};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use chrono::{DateTime, Utc};
@@ -378,6 +378,7 @@ fn dispatch(
     now: DateTime<Utc>,
 ) -> Reply {
     let p = |name: &str| param(node, name);
+    let mut status = StatusCode::OK;
     let intake = Intake {
         registry: &shared.registry,
         state: &shared.state,
@@ -471,8 +472,42 @@ fn dispatch(
             let track = p("trackId").unwrap_or_default();
             reply::event_response(&document_copy(shared, &track, caller), now)
         }
+        Operation::GetAcquirer => {
+            let answer = acquirer(
+                shared,
+                &p("identificationType").unwrap_or_default(),
+                &p("identificationNumber").unwrap_or_default(),
+            );
+            if answer.status_code == Acquirer::NOT_FOUND {
+                status = StatusCode::NOT_FOUND;
+            }
+            reply::acquirer_response(&answer, now)
+        }
     };
-    Reply::ok(op, body)
+    let mut reply = Reply::ok(op, body);
+    reply.status = status;
+    reply
+}
+
+/// GetAcquirer: the buyers set through the control API and the registered
+/// issuers (by NIT). The authority answers an unknown buyer with HTTP 404,
+/// StatusCode 404 and a nil name and email (a public client's call to its
+/// testing service); its success code is not confirmed, `00` here.
+fn acquirer(shared: &SimShared, identification_type: &str, number: &str) -> Acquirer {
+    match shared.registry.acquirer(identification_type, number) {
+        Some(buyer) => Acquirer {
+            status_code: Acquirer::FOUND.into(),
+            message: "Operación exitosa".into(),
+            receiver_name: Some(buyer.name),
+            receiver_email: buyer.email,
+        },
+        None => Acquirer {
+            status_code: Acquirer::NOT_FOUND.into(),
+            message: "El adquirente No existe en la base de datos".into(),
+            receiver_name: None,
+            receiver_email: None,
+        },
+    }
 }
 
 #[cfg(test)]

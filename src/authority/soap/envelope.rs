@@ -70,6 +70,18 @@ impl Request {
         }
     }
 
+    /// A buyer's registered name and email: `identification_type` is the
+    /// authority's code of the identification (13 cédula, 31 NIT…).
+    pub fn get_acquirer(identification_type: &str, identification_number: &str) -> Self {
+        Request {
+            op: Operation::GetAcquirer,
+            params: vec![
+                ("identificationType", identification_type.to_string()),
+                ("identificationNumber", identification_number.to_string()),
+            ],
+        }
+    }
+
     /// `account_code`: issuer NIT; `account_code_t`: software provider NIT.
     pub fn get_numbering_range(
         account_code: &str,
@@ -150,6 +162,10 @@ mod tests {
             .body()
             .contains("<wcf:softwareCode>s&amp;w</wcf:softwareCode>"));
         assert_eq!(Request::send_nomina_sync(b"x").param("fileName"), None);
+        assert_eq!(
+            Request::get_acquirer("31", "900373076").body(),
+            "<soap:Body><wcf:GetAcquirer><wcf:identificationType>31</wcf:identificationType><wcf:identificationNumber>900373076</wcf:identificationNumber></wcf:GetAcquirer></soap:Body>"
+        );
     }
 
     #[test]

@@ -7,8 +7,8 @@
 
 use crate::authority::operation::Operation;
 use crate::authority::transmission::{
-    DocumentXml, NumberRange, NumberingRangeResponse, StatusZip, Transmission, UploadError,
-    UploadResponse,
+    Acquirer, DocumentXml, NumberRange, NumberingRangeResponse, StatusZip, Transmission,
+    UploadError, UploadResponse,
 };
 use roxmltree::{Document, Node};
 
@@ -369,6 +369,19 @@ pub fn parse_xml_by_document_key(xml: &str) -> Result<DocumentXml, ResponseError
     })
 }
 
+/// `AdquirienteResponse` of GetAcquirer: `Message`, `ReceiverEmail`,
+/// `ReceiverName`, `StatusCode` (nil members read as absent).
+pub fn parse_acquirer(xml: &str) -> Result<Acquirer, ResponseError> {
+    let doc = parse(xml)?;
+    let result = result_of(&doc, Operation::GetAcquirer)?;
+    Ok(Acquirer {
+        status_code: text_of(result, "StatusCode").unwrap_or_default(),
+        message: text_of(result, "Message").unwrap_or_default(),
+        receiver_name: text_of(result, "ReceiverName"),
+        receiver_email: text_of(result, "ReceiverEmail"),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -590,5 +603,44 @@ mod tests {
             "<b:Code>100</b:Code><b:XmlBytesBase64>%%%</b:XmlBytesBase64>"
         ))
         .is_err());
+    }
+
+    /// The unknown-buyer answer of the authority's testing service (a
+    /// public client's real call: StatusCode 404, nil name and email) and a
+    /// found one.
+    #[test]
+    fn adquiriente_response_of_get_acquirer() {
+        let answer = |inner: &str| {
+            format!(
+                "<s:Envelope xmlns:s=\"http://www.w3.org/2003/05/soap-envelope\"><s:Body>\
+                 <GetAcquirerResponse xmlns=\"http://wcf.dian.colombia\">\
+                 <GetAcquirerResult xmlns:b=\"http://schemas.datacontract.org/2004/07/Gosocket.Dian.Services.Utils.Common\" \
+                 xmlns:i=\"http://www.w3.org/2001/XMLSchema-instance\">{inner}</GetAcquirerResult>\
+                 </GetAcquirerResponse></s:Body></s:Envelope>"
+            )
+        };
+        let unknown = parse_acquirer(&answer(
+            "<b:Message>El adquirente No existe en la base de datos</b:Message>\
+             <b:ReceiverEmail i:nil=\"true\"/><b:ReceiverName i:nil=\"true\"/>\
+             <b:StatusCode>404</b:StatusCode>",
+        ))
+        .expect("parse");
+        assert_eq!(unknown.status_code, "404");
+        assert_eq!(unknown.found(), None);
+        let known = parse_acquirer(&answer(
+            "<b:Message>Operación exitosa</b:Message>\
+             <b:ReceiverEmail>compras@acme.co</b:ReceiverEmail>\
+             <b:ReceiverName>ACME S.A.S.</b:ReceiverName><b:StatusCode>0</b:StatusCode>",
+        ))
+        .expect("parse");
+        assert_eq!(
+            known.found(),
+            Some(("ACME S.A.S.", Some("compras@acme.co")))
+        );
+        let nameless = Acquirer {
+            status_code: "00".into(),
+            ..Acquirer::default()
+        };
+        assert_eq!(nameless.found(), None);
     }
 }
