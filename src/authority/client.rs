@@ -9,8 +9,8 @@ use super::soap::envelope::Request;
 use super::soap::response::{self, ResponseError};
 use super::soap::wssec::WsSigner;
 use super::transmission::{
-    Acquirer, DocumentXml, NumberingRangeResponse, StatusZip, Transmission, TransmitError,
-    UploadResponse,
+    Acquirer, DocumentXml, InvoiceEvents, NumberingRangeResponse, StatusZip, Transmission,
+    TransmitError, UploadResponse,
 };
 use awc::error::SendRequestError;
 use awc::http::header::CONTENT_TYPE;
@@ -200,6 +200,12 @@ impl AuthorityClient {
             }
         }
         Ok(response::parse_acquirer(&success_body(status, text)?)?)
+    }
+
+    /// GetStatusEvent: the events registered on the invoice of `cufe`.
+    pub async fn get_status_event(&self, cufe: &str) -> Result<InvoiceEvents, TransmitError> {
+        let body = self.call(&Request::get_status_event(cufe)).await?;
+        Ok(response::parse_status_event(&body)?)
     }
 
     /// GetStatusZip of an asynchronous batch.

@@ -21,10 +21,12 @@ pub enum Operation {
     /// A buyer's registered name and email, by identification (Res.
     /// 000202/2025).
     GetAcquirer,
+    /// The events registered on an invoice, by its CUFE.
+    GetStatusEvent,
 }
 
 impl Operation {
-    pub const ALL: [Operation; 10] = [
+    pub const ALL: [Operation; 11] = [
         Operation::SendBillSync,
         Operation::SendBillAsync,
         Operation::SendTestSetAsync,
@@ -35,6 +37,7 @@ impl Operation {
         Operation::GetNumberingRange,
         Operation::GetXmlByDocumentKey,
         Operation::GetAcquirer,
+        Operation::GetStatusEvent,
     ];
 
     /// The operation's name, also the local name of its request element.
@@ -50,6 +53,7 @@ impl Operation {
             Operation::GetNumberingRange => "GetNumberingRange",
             Operation::GetXmlByDocumentKey => "GetXmlByDocumentKey",
             Operation::GetAcquirer => "GetAcquirer",
+            Operation::GetStatusEvent => "GetStatusEvent",
         }
     }
 
@@ -58,9 +62,10 @@ impl Operation {
         match self {
             Operation::SendBillSync | Operation::SendBillAsync => &["fileName", "contentFile"],
             Operation::SendTestSetAsync => &["fileName", "contentFile", "testSetId"],
-            Operation::GetStatus | Operation::GetStatusZip | Operation::GetXmlByDocumentKey => {
-                &["trackId"]
-            }
+            Operation::GetStatus
+            | Operation::GetStatusZip
+            | Operation::GetXmlByDocumentKey
+            | Operation::GetStatusEvent => &["trackId"],
             Operation::SendNominaSync | Operation::SendEventUpdateStatus => &["contentFile"],
             Operation::GetNumberingRange => &["accountCode", "accountCodeT", "softwareCode"],
             Operation::GetAcquirer => &["identificationType", "identificationNumber"],

@@ -22,8 +22,8 @@ use futures_util::future::LocalBoxFuture;
 use super::client::{AuthorityClient, AuthorityClientConfig};
 use super::soap::wssec::WsSigner;
 use super::transmission::{
-    Acquirer, DocumentXml, NumberingRangeResponse, StatusZip, Transmission, TransmitError,
-    UploadResponse,
+    Acquirer, DocumentXml, InvoiceEvents, NumberingRangeResponse, StatusZip, Transmission,
+    TransmitError, UploadResponse,
 };
 use crate::config::Settings;
 
@@ -78,6 +78,10 @@ pub enum AuthorityRequest {
     GetXmlByDocumentKey {
         track_id: String,
     },
+    /// The events registered on an invoice.
+    GetStatusEvent {
+        cufe: String,
+    },
     /// A buyer's registered name and email.
     GetAcquirer {
         identification_type: String,
@@ -103,6 +107,7 @@ pub enum AuthorityResponse {
     NumberingRange(NumberingRangeResponse),
     DocumentXml(DocumentXml),
     Acquirer(Acquirer),
+    InvoiceEvents(InvoiceEvents),
 }
 
 impl AuthorityResponse {
@@ -114,7 +119,8 @@ impl AuthorityResponse {
             AuthorityResponse::StatusZip(_)
             | AuthorityResponse::NumberingRange(_)
             | AuthorityResponse::DocumentXml(_)
-            | AuthorityResponse::Acquirer(_) => None,
+            | AuthorityResponse::Acquirer(_)
+            | AuthorityResponse::InvoiceEvents(_) => None,
         }
     }
 }
@@ -212,6 +218,9 @@ impl Port for AuthorityPort {
                 ),
                 R::GetXmlByDocumentKey { track_id } => {
                     AuthorityResponse::DocumentXml(client.get_xml_by_document_key(&track_id).await?)
+                }
+                R::GetStatusEvent { cufe } => {
+                    AuthorityResponse::InvoiceEvents(client.get_status_event(&cufe).await?)
                 }
                 R::GetAcquirer {
                     identification_type,

@@ -45,7 +45,8 @@ pub fn result_type(op: Operation) -> &'static str {
         Operation::SendBillSync
         | Operation::GetStatus
         | Operation::SendNominaSync
-        | Operation::SendEventUpdateStatus => "dr:DianResponse",
+        | Operation::SendEventUpdateStatus
+        | Operation::GetStatusEvent => "dr:DianResponse",
         Operation::GetStatusZip => "dr:ArrayOfDianResponse",
         Operation::SendBillAsync | Operation::SendTestSetAsync => "ud:UploadDocumentResponse",
         Operation::GetNumberingRange => "nrl:NumberRangeResponseList",

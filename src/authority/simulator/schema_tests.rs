@@ -184,6 +184,21 @@ fn simulator_answers() -> Vec<(String, String)> {
         ),
     ));
     out.push((
+        "GetStatusEvent listed".into(),
+        reply::dian_response(Operation::GetStatusEvent, &accepted(), now),
+    ));
+    out.push((
+        "GetStatusEvent none".into(),
+        reply::dian_response(
+            Operation::GetStatusEvent,
+            &unprocessed(
+                "67",
+                "EL CUFE o Factura consultada no tiene a la fecha eventos asociados.",
+            ),
+            now,
+        ),
+    ));
+    out.push((
         "GetAcquirer found".into(),
         reply::acquirer_response(
             &Acquirer {

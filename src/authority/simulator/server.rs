@@ -472,6 +472,10 @@ fn dispatch(
             let track = p("trackId").unwrap_or_default();
             reply::event_response(&document_copy(shared, &track, caller), now)
         }
+        Operation::GetStatusEvent => {
+            let track = p("trackId").unwrap_or_default();
+            reply::dian_response(op, &status_event(shared, &track, now), now)
+        }
         Operation::GetAcquirer => {
             let answer = acquirer(
                 shared,
@@ -487,6 +491,56 @@ fn dispatch(
     let mut reply = Reply::ok(op, body);
     reply.status = status;
     reply
+}
+
+/// GetStatusEvent as the authority answers it
+/// (`DianPAServices.GetStatusEvent`): 89 for a track id it cannot read, 66
+/// for a code it has not accepted, 68 for an accepted document that is not
+/// an invoice, 67 for an invoice without events (its ApplicationResponse
+/// lists none), else 00 and the events any company registered on it.
+fn status_event(shared: &SimShared, track_id: &str, now: DateTime<Utc>) -> DianResponse {
+    use super::events::InvoiceEventsLookup;
+    use base64::Engine as _;
+    let answer = |code: &str, description: &str| DianResponse {
+        status_code: code.into(),
+        status_description: description.into(),
+        ..DianResponse::default()
+    };
+    if track_id.is_empty() {
+        return answer("89", "TrackId es nulo o vacío.");
+    }
+    if track_id.len() < 20 {
+        return answer("89", "TrackId inválido (Length).");
+    }
+    let key = track_id.to_ascii_lowercase();
+    let doc = match shared.state.code_status(&key) {
+        CodeStatus::Accepted(doc) => doc,
+        _ => match shared.state.code_status(track_id) {
+            CodeStatus::Accepted(doc) => doc,
+            _ => return answer("66", "TrackId no existe en los registros de la DIAN."),
+        },
+    };
+    let events = match shared.state.events.listing(&key) {
+        InvoiceEventsLookup::NotAnInvoice => {
+            return answer("68", "TrackId no corresponde a un CUFE.")
+        }
+        InvoiceEventsLookup::Events(events) => events,
+    };
+    let colombia = chrono::FixedOffset::west_opt(5 * 3600)
+        .map(|tz| now.with_timezone(&tz))
+        .unwrap_or_else(|| now.fixed_offset());
+    let response_id = uuid::Uuid::new_v4().simple().to_string();
+    let ar = super::app_response::events(&doc.issuer_nit, &events, &response_id, colombia);
+    let mut verdict = intake::accepted(&doc, &key);
+    verdict.xml_base64_bytes = Some(base64::engine::general_purpose::STANDARD.encode(ar));
+    if events.is_empty() {
+        verdict.is_valid = false;
+        verdict.status_code = "67".into();
+        verdict.status_description =
+            "EL CUFE o Factura consultada no tiene a la fecha eventos asociados.".into();
+        verdict.status_message = None;
+    }
+    verdict
 }
 
 /// GetAcquirer: the buyers set through the control API and the registered

@@ -62,6 +62,14 @@ impl Request {
         }
     }
 
+    /// The events registered on the invoice of `cufe`.
+    pub fn get_status_event(cufe: &str) -> Self {
+        Request {
+            op: Operation::GetStatusEvent,
+            params: vec![("trackId", cufe.to_string())],
+        }
+    }
+
     /// The signed XML the authority keeps of an accepted document.
     pub fn get_xml_by_document_key(track_id: &str) -> Self {
         Request {
