@@ -151,3 +151,37 @@ fn a_bad_identification_is_refused_before_any_call() {
     }
     assert_eq!(get_acquirer_calls(&app), before);
 }
+
+/// Two services pointed at one `emisor tax-sim`, each company registered
+/// there: one service finds the other's company by its NIT, with the name
+/// it registered, and an unknown buyer is a 404.
+#[test]
+fn a_buyer_registered_by_another_service_is_found_at_the_shared_simulator() {
+    use crate::support::external_sim::ExternalSim;
+    let sim = ExternalSim::start();
+    let launch = || Launch::default().env("EMISOR_AUTHORITY__URL", &sim.service_url());
+    let seller = TestApp::spawn_with(launch());
+    let other = TestApp::spawn_with(launch());
+    let (status, created) = json(other.admin_post(
+        "/admin/companies",
+        &json!({"nit": "800197268", "razon_social": "Compradora Dos S.A.S.", "demo": true}),
+    ));
+    assert_eq!(status, 201, "{created}");
+
+    let (status, found) = json(seller.get(
+        "/v1/api/clientes/adquiriente?tipo_documento=31&numero=800197268",
+        &seller.sk_test(),
+    ));
+    assert_eq!(status, 200, "{found}");
+    assert_eq!(found["data"]["nombre"], "Compradora Dos S.A.S.");
+    assert_error(
+        seller.get(
+            "/v1/api/clientes/adquiriente?tipo_documento=31&numero=800000009",
+            &seller.sk_test(),
+        ),
+        404,
+        "NOT_FOUND",
+    );
+    let calls = crate::support::flow::sim_stats_at(&sim.base)["calls"]["GetAcquirer"].clone();
+    assert_eq!(calls, 2);
+}
