@@ -11,7 +11,7 @@ use crate::http::envelope;
 use crate::http::error::{ApiError, ApiResult};
 use crate::http::query::Query;
 use crate::http::state::AppState;
-use crate::issuing::buyers::{BuyerId, BuyerIdError, LookupError};
+use crate::issuing::buyers::{BuyerId, BuyerIdError};
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct BuyerQuery {
@@ -51,12 +51,7 @@ pub async fn look_up_buyer(
     let buyer = state
         .buyers
         .look_up(&state.issuing, company, environment, &id)
-        .await
-        .map_err(|e| match e {
-            LookupError::NotFound(_) => ApiError::NotFound(e.to_string()),
-            LookupError::Unavailable(_) => ApiError::TaxUnavailable(e.to_string()),
-            LookupError::Credentials(m) => ApiError::validation("certificado", m),
-        })?;
+        .await?;
     Ok(envelope::ok(
         "Adquiriente",
         BuyerResponse {
