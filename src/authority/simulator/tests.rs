@@ -749,3 +749,20 @@ async fn buyers_are_looked_up_by_identification() {
     assert_eq!(stats["calls"]["GetAcquirer"], 6);
     sim.stop().await;
 }
+
+/// A 404 that is not the authority's answer (a wrong service URL) is a
+/// transport error, never an unknown buyer.
+#[actix_web::test]
+async fn a_404_without_a_soap_answer_is_no_answer() {
+    let sim = Sim::start().await;
+    let wrong = AuthorityClient::new(
+        AuthorityClientConfig::new(format!("http://{}/no-such-service.svc", sim.addr)),
+        fixtures::signer(),
+    );
+    let got = wrong.get_acquirer("13", "6382356").await;
+    assert!(
+        matches!(got, Err(TransmitError::Http { status: 404, .. })),
+        "{got:?}"
+    );
+    sim.stop().await;
+}
