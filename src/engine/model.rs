@@ -177,6 +177,43 @@ impl DocumentKind {
         }
     }
 
+    /// A POS receipt or its adjustment note: sold while a customer waits
+    /// at the till.
+    pub fn is_pos(self) -> bool {
+        matches!(self, DocumentKind::Pos | DocumentKind::PosAdjustment)
+    }
+
+    /// A contingency invoice (T03, T04, spec 2.2).
+    pub fn is_contingency(self) -> bool {
+        matches!(
+            self,
+            DocumentKind::ContingencyT03 | DocumentKind::ContingencyT04
+        )
+    }
+
+    /// Dated the day it reaches the authority (annex 1.9 of the sales
+    /// invoice, rules FAD09e, CAD09e, DAD09e): a sales invoice, an export
+    /// invoice, a credit or a debit note.
+    pub fn dated_the_day_it_is_sent(self) -> bool {
+        matches!(
+            self,
+            DocumentKind::Invoice
+                | DocumentKind::CreditNote
+                | DocumentKind::DebitNote
+                | DocumentKind::ExportInvoice
+        )
+    }
+
+    /// A sales invoice that may circulate as a title (the registry's):
+    /// a sales invoice, an export invoice, a T04 contingency invoice, the
+    /// kinds that carry a CUFE.
+    pub fn is_sales_invoice(self) -> bool {
+        matches!(
+            self,
+            DocumentKind::Invoice | DocumentKind::ExportInvoice | DocumentKind::ContingencyT04
+        )
+    }
+
     /// Notes and adjustments must reference the original document.
     pub fn needs_reference(self) -> bool {
         matches!(

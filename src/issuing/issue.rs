@@ -22,6 +22,7 @@ use serde_json::json;
 use super::context::{colombia_now, issuer_context, load_setup, setup_from, IssuerSetup};
 use super::duplicates::Payload;
 use super::error::{IssueError, IssueResult};
+use super::kind::StoredKind;
 use super::request::{Api, DocumentRequest, ReferencedDocument};
 use super::transmit::new_job;
 use super::Issuing;
@@ -574,12 +575,25 @@ impl Again {
 /// holds, at the instant `again` says. The caller stores the result.
 pub(crate) async fn build_again(
     issuing: &Issuing,
+    doc: DocumentRecord,
+    again: Again,
+) -> IssueResult<(DocumentRecord, DocumentFiles)> {
+    match StoredKind::of(&doc) {
+        Some(StoredKind::Payroll(_)) => super::payroll::build_again(issuing, doc, again).await,
+        Some(StoredKind::Invoicing(_)) => build_invoicing_again(issuing, doc, again).await,
+        None => Err(IssueError::Internal(format!(
+            "document {} is of type {}, which issuing does not build",
+            doc.id, doc.document_type
+        ))),
+    }
+}
+
+/// An invoicing document built again from its stored request.
+async fn build_invoicing_again(
+    issuing: &Issuing,
     mut doc: DocumentRecord,
     again: Again,
 ) -> IssueResult<(DocumentRecord, DocumentFiles)> {
-    if super::payroll::is_payroll(&doc) {
-        return super::payroll::build_again(issuing, doc, again).await;
-    }
     let raw = issuing
         .store
         .document_request(doc.id)

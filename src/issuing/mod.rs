@@ -7,6 +7,8 @@
 //! * [`error`]: why issuing refused or failed.
 //! * [`context`]: the company's setup for a document type, as the engine needs it.
 //! * [`issue`]: validate → take the number → build → store (→ transmit).
+//! * [`kind`]: what a stored document is (an invoicing kind or a payroll),
+//!   and what issuing decides by it.
 //! * [`transmit`]: one transmission of a stored document, every step recorded.
 //! * [`same_day`]: annex 1.9's rule: a document is dated the day it is sent.
 //! * [`duplicates`]: the duplicate-payload window, restored at start-up.
@@ -29,6 +31,7 @@ pub mod events;
 pub mod files;
 pub mod invoice_events;
 pub mod issue;
+pub mod kind;
 pub mod mail;
 pub mod payroll;
 pub mod request;

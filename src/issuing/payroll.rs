@@ -13,7 +13,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Datelike, FixedOffset, NaiveDate};
 use emisor_store::{
     DocumentFiles, DocumentRecord, Environment, NewDocument, ResolutionChoice, SoftwareKind,
-    PAYROLL_ADJUSTMENT_DOCUMENT_TYPE, PAYROLL_DOCUMENT_TYPE,
+    PAYROLL_DOCUMENT_TYPE,
 };
 
 use super::context::{colombia_now, issuer_context, load_setup_for, setup_from, IssuerSetup};
@@ -23,32 +23,17 @@ use super::issue::{
     apply_build, issue_numbered, issued_at, signing_key, Again, Caller, Issued,
     DEFAULT_MONTHLY_LIMIT,
 };
+use super::kind::{PayrollType, StoredKind};
 use super::request::{cap, named, Api};
 use super::worker::PayrollIssueRequest;
 use super::Issuing;
-use crate::engine::payroll::model::{PayrollDocument, PayrollKind};
+use crate::engine::payroll::model::PayrollDocument;
 use crate::engine::payroll::totals::validate_and_total;
 use crate::engine::pipeline::IssuedDocument;
 use crate::engine::signing_key::SigningKey;
 
 /// `DocumentRecord::api` of payroll documents.
 pub const PAYROLL_API: &str = "nomina";
-
-/// The store's document type of a payroll kind.
-pub fn document_type(kind: PayrollKind) -> u8 {
-    match kind {
-        PayrollKind::Individual => PAYROLL_DOCUMENT_TYPE,
-        PayrollKind::Replace | PayrollKind::Delete => PAYROLL_ADJUSTMENT_DOCUMENT_TYPE,
-    }
-}
-
-/// Whether a stored document is a payroll (102 or 103).
-pub fn is_payroll(doc: &DocumentRecord) -> bool {
-    matches!(
-        doc.document_type,
-        PAYROLL_DOCUMENT_TYPE | PAYROLL_ADJUSTMENT_DOCUMENT_TYPE
-    )
-}
 
 /// One payroll to issue, as the payroll API hands it over.
 #[derive(Debug, Clone)]
@@ -227,7 +212,7 @@ fn checked_payroll(
         company_id: caller.company,
         environment: caller.environment,
         user_id: caller.user,
-        document_type: document_type(request.document.kind),
+        document_type: PayrollType::of(request.document.kind).code(),
         resolution_id: setup.resolution.id,
         issue_date: today,
         external_reference: None,
@@ -257,8 +242,7 @@ pub(crate) async fn build_again(
         .ok_or_else(|| {
             IssueError::Internal(format!("the request of payroll {} is missing", doc.id))
         })?;
-    let translator = issuing.translators.get(Api::Payroll)?;
-    let request = translator.translate_payroll(&raw)?;
+    let request = issuing.translators.payroll()?.translate(&raw)?;
     let setup = setup(
         issuing,
         doc.company_id,
@@ -297,7 +281,7 @@ pub async fn by_code(
     };
     Ok(issuing.store.document(id).await?.filter(|d| {
         d.company_id == company
-            && is_payroll(d)
+            && StoredKind::of(d).is_some_and(StoredKind::is_payroll)
             && d.environment == env
             && d.code.as_deref() == Some(code)
     }))

@@ -12,6 +12,7 @@ use chrono::NaiveDate;
 use emisor_store::CustomerInput;
 
 use super::error::{FieldError, IssueError, IssueResult};
+use super::payroll::PayrollRequest;
 use crate::engine::codes::CodeScheme;
 use crate::engine::model::{Document, DocumentKind};
 use crate::engine::totals::Totals;
@@ -144,8 +145,9 @@ pub struct ReferencedDocument {
     pub kind: DocumentKind,
 }
 
-/// An API's translation of its stored requests, for the documents issuing
-/// builds again on its own (a half-built one after a crash, a resend).
+/// An invoicing API's translation of its stored requests, for the
+/// documents issuing builds again on its own (a half-built one after a
+/// crash, a resend).
 pub trait Translator: Send + Sync {
     /// The document a stored request refers to (a note's original).
     fn referenced_id(&self, request: &[u8]) -> IssueResult<Option<u64>>;
@@ -156,30 +158,47 @@ pub trait Translator: Send + Sync {
         request: &[u8],
         reference: Option<&ReferencedDocument>,
     ) -> IssueResult<DocumentRequest>;
+}
 
-    /// A stored payroll request as the engine's payroll document (the
-    /// payroll API's translator; the others issue no payroll).
-    fn translate_payroll(&self, request: &[u8]) -> IssueResult<super::payroll::PayrollRequest> {
-        let _ = request;
-        Err(IssueError::Internal("this API issues no payroll".into()))
-    }
+/// The payroll API's translation of its stored requests: a payroll is
+/// built from a [`PayrollRequest`], never from a [`DocumentRequest`], and
+/// the registry keeps the two apart.
+pub trait PayrollTranslator: Send + Sync {
+    /// The stored request as the payroll to build.
+    fn translate(&self, request: &[u8]) -> IssueResult<PayrollRequest>;
 }
 
 /// The translators of the APIs, registered at start-up.
 #[derive(Clone, Default)]
-pub struct Translators(Vec<(Api, Arc<dyn Translator>)>);
+pub struct Translators {
+    invoicing: Vec<(Api, Arc<dyn Translator>)>,
+    payroll: Option<Arc<dyn PayrollTranslator>>,
+}
 
 impl Translators {
+    /// `api`'s translator of invoicing documents.
     pub fn with(mut self, api: Api, translator: Arc<dyn Translator>) -> Self {
-        self.0.push((api, translator));
+        self.invoicing.push((api, translator));
+        self
+    }
+
+    /// The payroll API's translator.
+    pub fn with_payroll(mut self, translator: Arc<dyn PayrollTranslator>) -> Self {
+        self.payroll = Some(translator);
         self
     }
 
     pub fn get(&self, api: Api) -> IssueResult<&Arc<dyn Translator>> {
-        self.0
+        self.invoicing
             .iter()
             .find(|(a, _)| *a == api)
             .map(|(_, t)| t)
             .ok_or_else(|| IssueError::Internal(format!("no translator for {api:?}")))
+    }
+
+    pub fn payroll(&self) -> IssueResult<&Arc<dyn PayrollTranslator>> {
+        self.payroll
+            .as_ref()
+            .ok_or_else(|| IssueError::Internal("no payroll translator".into()))
     }
 }

@@ -3,7 +3,8 @@
 //! note or debit note is dated the day it reaches the authority, or it is
 //! refused (rules FAD09e, CAD09e, DAD09e).
 //!
-//! A document of those types not yet accepted whose send falls on a later
+//! A document of those types
+//! ([`crate::engine::model::DocumentKind::dated_the_day_it_is_sent`]) not yet accepted whose send falls on a later
 //! Colombian day (business clock, [`crate::clock`]) than its date is
 //! re-dated before that send: built again from its request with the same
 //! number and reference at now — new date, time, signing time and code —
@@ -23,14 +24,11 @@ use emisor_store::{DocumentFiles, DocumentRecord, HistoryEntry};
 use serde_json::json;
 
 use super::issue::{build_again, issued_at, Again};
+use super::kind::StoredKind;
 use super::transmit::TransmitError;
 use super::Issuing;
 use crate::authority::port::{AuthorityRequest, AuthorityResponse, AuthorityTarget};
 use crate::authority::Transmission;
-
-/// Document types under the rule: sales invoice, credit and debit notes,
-/// export invoice.
-pub const TYPES: [u8; 4] = [1, 2, 3, 6];
 
 /// The authority's codes of the rule, by root: invoice, credit and debit
 /// note.
@@ -39,7 +37,8 @@ const RULES: [&str; 3] = ["FAD09e", "CAD09e", "DAD09e"];
 /// Whether `doc`, sent on `today`, must first be dated again: one
 /// comparison of days on the issuing path.
 pub fn due(doc: &DocumentRecord, today: NaiveDate) -> bool {
-    TYPES.contains(&doc.document_type) && issued_at(doc).date_naive() < today
+    StoredKind::of(doc).is_some_and(StoredKind::dated_the_day_it_is_sent)
+        && issued_at(doc).date_naive() < today
 }
 
 /// The business clock's Colombian day.

@@ -14,11 +14,13 @@ use emisor_store::{
 use futures_util::future::BoxFuture;
 
 use super::events;
+use super::kind::StoredKind;
 use super::same_day;
 use super::Issuing;
 use crate::authority::port::{AuthorityCall, AuthorityRequest, AuthorityResponse, AuthorityTarget};
 use crate::authority::simulator;
 use crate::authority::{Transmission, WsSigner};
+use crate::engine::model::DocumentKind;
 
 /// The authority's production service, for real companies with `sk_live_` keys.
 pub const PRODUCTION_URL: &str = "https://vpfe.dian.gov.co/WcfDianCustomerServices.svc";
@@ -459,14 +461,13 @@ impl Issuing {
         job.in_flight = true;
         job.attempts += 1;
         let job = self.store.put_job(job).await?;
-        let request = if super::payroll::is_payroll(&doc) {
-            AuthorityRequest::SendNominaSync { zip }
-        } else {
-            AuthorityRequest::SendBillSync { zip_name, zip }
-        };
+        // Every transmitted document is one issuing built: a type it does
+        // not know is sent as an invoice, as any invoicing type is.
+        let kind = StoredKind::of(&doc).unwrap_or(StoredKind::Invoicing(DocumentKind::Invoice));
+        let request = kind.send(zip_name, zip);
         // A POS sale sent while its customer waits at the till goes ahead
         // of the background sends (retries, async documents).
-        let urgent = actor == "api" && matches!(doc.document_type, 9 | 10);
+        let urgent = actor == "api" && kind.goes_first();
         let answer = self
             .call_as(doc.company_id, target.clone(), request, urgent)
             .await;
@@ -476,9 +477,7 @@ impl Issuing {
                 let t = response
                     .into_transmission()
                     .unwrap_or_else(|| failure_transmission("unexpected answer".into(), true));
-                if same_day::refused_for_its_date(&t)
-                    && same_day::TYPES.contains(&doc.document_type)
-                {
+                if same_day::refused_for_its_date(&t) && kind.dated_the_day_it_is_sent() {
                     return Ok(Once::Refused(doc, job, t));
                 }
                 let to = if t.accepted() {

@@ -12,7 +12,7 @@ use crate::http::auth::AuthContext;
 use crate::http::envelope;
 use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::http::state::AppState;
-use crate::issuing::payroll::is_payroll;
+use crate::issuing::kind::StoredKind;
 
 /// A payroll of the key's company (and environment), or 404.
 pub async fn owned_payroll(
@@ -24,7 +24,7 @@ pub async fn owned_payroll(
         .store
         .document(id)
         .await?
-        .filter(|d| ctx.owns(d) && is_payroll(d))
+        .filter(|d| ctx.owns(d) && StoredKind::of(d).is_some_and(StoredKind::is_payroll))
         .ok_or_else(|| ApiError::NotFound(format!("payroll {id}")))
 }
 

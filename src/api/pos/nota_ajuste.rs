@@ -11,6 +11,7 @@ use emisor_store::Family;
 use super::emitir::answer;
 use super::mapping::{adjustment, StoredPosAdjustment};
 use super::model::{PosAdjustmentRequest, PosRequest};
+use crate::engine::model::DocumentKind;
 use crate::http::auth::AuthContext;
 use crate::http::documents::family_document;
 use crate::http::envelope;
@@ -18,6 +19,7 @@ use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::http::json::{parse, parse_value, Json};
 use crate::http::state::AppState;
 use crate::issuing::issue::{referenced_document, submit};
+use crate::issuing::kind::invoicing_kind;
 use crate::issuing::request::Api;
 
 #[utoipa::path(post, path = "/v1/api/pos/{id}/nota-ajuste", operation_id = "adjustPosReceipt", tag = "pos",
@@ -40,7 +42,7 @@ pub async fn nota_ajuste(
     let id = id.into_inner();
     let req: PosAdjustmentRequest = parse_value(&body.0)?;
     let original = family_document(&state, &ctx, Family::Pos, id).await?;
-    if original.document_type != 9 {
+    if invoicing_kind(&original) != Some(DocumentKind::Pos) {
         return Err(ApiError::validation(
             "id",
             "an adjustment note adjusts a POS receipt (type 9)",
