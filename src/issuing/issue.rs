@@ -19,21 +19,20 @@ use emisor_store::{
 };
 use serde_json::json;
 
-use super::context::{colombia_now, issuer_context, load_setup, setup_from, IssuerSetup};
+use super::context::{colombia_now, issuer_context, setup_from, IssuerSetup};
 use super::duplicates::Payload;
 use super::error::{IssueError, IssueResult};
-use super::kind::StoredKind;
-use super::request::{Api, DocumentRequest, ReferencedDocument};
+use super::request::{DocumentRequest, ReferencedDocument};
 use super::transmit::new_job;
 use super::Issuing;
 use crate::authority::Transmission;
 use crate::engine::codes::CodeScheme;
-use crate::engine::model::{colombia_offset, Document, DocumentKind, IssuerContext};
-use crate::engine::pipeline::{EngineError, IssuedDocument};
+use crate::engine::model::{colombia_offset, DocumentKind, IssuerContext};
+use crate::engine::pipeline::IssuedDocument;
 use crate::engine::signing_key::SigningKey;
 use crate::engine::totals::Totals;
 use crate::engine::validate::{validate_and_total, CertificateValidity};
-use crate::issuing::worker::{BuildError, BuildRequest, IssueRequest};
+use crate::issuing::worker::{BuildRequest, IssueRequest};
 
 /// Documents a month when the company has no plan of its own (decisions.md §4).
 pub const DEFAULT_MONTHLY_LIMIT: u64 = 10_000;
@@ -103,48 +102,6 @@ pub(crate) fn signing_key(issuing: &Issuing, setup: &IssuerSetup) -> IssueResult
             SigningKey::from_pkcs12(cert.pkcs12_der.expose(), cert.password.expose())
         })
         .map_err(|e| IssueError::invalid("certificado", e.to_string()))
-}
-
-/// What the signer pool builds: `document`, numbered `number` (with its
-/// `totals` when they were checked before the number was taken).
-fn build_input(
-    document: Document,
-    setup: &IssuerSetup,
-    key: Arc<SigningKey>,
-    env: Environment,
-    (number, instant): (u64, DateTime<FixedOffset>),
-    totals: Option<Totals>,
-) -> IssueRequest {
-    IssueRequest {
-        document,
-        context: issuer_context(setup, env, number, instant),
-        key,
-        totals,
-    }
-}
-
-/// Builds on the signer pool (never on an HTTP worker).
-async fn build(
-    issuing: &Issuing,
-    mapped: &DocumentRequest,
-    setup: &IssuerSetup,
-    key: Arc<SigningKey>,
-    env: Environment,
-    numbered: (u64, DateTime<FixedOffset>),
-) -> IssueResult<IssuedDocument> {
-    let input = build_input(mapped.document.clone(), setup, key, env, numbered, None);
-    // Queued straight on the builder's pool; the result comes back from it.
-    // A document that no longer validates at its new instant (a resend, a
-    // re-dating: a resolution expired, a due date now past) is a business
-    // error, named as its caller named the fields.
-    issuing
-        .builds
-        .build(input.into())
-        .await
-        .map_err(|e| match e {
-            BuildError::Engine(EngineError::Validation(errors)) => mapped.validation_error(&errors),
-            e => IssueError::Internal(format!("building the document: {e}")),
-        })
 }
 
 /// A new document's whole issue past its checks: phase one, the build and
@@ -546,150 +503,4 @@ pub(crate) fn date_at(doc: &mut DocumentRecord, instant: DateTime<FixedOffset>, 
     let instant = instant.with_timezone(&Utc);
     doc.issue_date = date;
     doc.issued_at = (instant != doc.created_at).then_some(instant);
-}
-
-/// The instant a document is built again at: its own (a half-built one
-/// after a crash or a power cut: the code its caller may hold stays the
-/// same), or now on the business clock (a draft or rejected one being
-/// resent, one re-dated for the day it is sent).
-#[derive(Clone, Copy)]
-pub(crate) enum Again {
-    SameInstant,
-    Now,
-}
-
-impl Again {
-    /// The instant, and the issue date the record takes.
-    pub(crate) fn instant(self, doc: &DocumentRecord) -> (DateTime<FixedOffset>, NaiveDate) {
-        match self {
-            Again::SameInstant => (issued_at(doc), doc.issue_date),
-            Again::Now => {
-                let now = colombia_now();
-                (now, now.date_naive())
-            }
-        }
-    }
-}
-
-/// Builds a stored document again from its request, with the number it
-/// holds, at the instant `again` says. The caller stores the result.
-pub(crate) async fn build_again(
-    issuing: &Issuing,
-    doc: DocumentRecord,
-    again: Again,
-) -> IssueResult<(DocumentRecord, DocumentFiles)> {
-    match StoredKind::of(&doc) {
-        Some(StoredKind::Payroll(_)) => super::payroll::build_again(issuing, doc, again).await,
-        Some(StoredKind::Invoicing(_)) => build_invoicing_again(issuing, doc, again).await,
-        None => Err(IssueError::Internal(format!(
-            "document {} is of type {}, which issuing does not build",
-            doc.id, doc.document_type
-        ))),
-    }
-}
-
-/// An invoicing document built again from its stored request.
-async fn build_invoicing_again(
-    issuing: &Issuing,
-    mut doc: DocumentRecord,
-    again: Again,
-) -> IssueResult<(DocumentRecord, DocumentFiles)> {
-    let raw = issuing
-        .store
-        .document_request(doc.id)
-        .await?
-        .ok_or_else(|| {
-            IssueError::Internal(format!("the request of document {} is missing", doc.id))
-        })?;
-    let api = Api::from_tag(doc.api.as_deref()).ok_or_else(|| {
-        IssueError::Internal(format!("document {} came through an unknown API", doc.id))
-    })?;
-    let translator = issuing.translators.get(api)?;
-    let reference_id = translator.referenced_id(&raw)?;
-    let reference =
-        referenced_document(issuing, (doc.company_id, doc.environment), reference_id).await?;
-    let mapped = translator.translate(&raw, reference.as_ref())?;
-    let setup = load_setup(
-        &issuing.store,
-        doc.company_id,
-        doc.environment,
-        doc.document_type,
-        doc.issue_date,
-        Some(doc.resolution_id),
-    )
-    .await?;
-    let key = signing_key(issuing, &setup)?;
-    let (instant, date) = again.instant(&doc);
-    let numbered = (doc.number, instant);
-    let issued = build(issuing, &mapped, &setup, key, doc.environment, numbered).await?;
-    let files = apply_build(&mut doc, issued);
-    date_at(&mut doc, instant, date);
-    if matches!(again, Again::Now) {
-        // Its tracking key is its code: the old one's went with it.
-        doc.track_id = None;
-    }
-    Ok((doc, files))
-}
-
-/// A rebuilt document moved to state `to` (with its transmission job, if
-/// any): files, record, history and job durable in one group commit.
-async fn store_rebuilt(
-    issuing: &Issuing,
-    doc: &mut DocumentRecord,
-    files: DocumentFiles,
-    to: u8,
-    job: Option<Job>,
-    entry: HistoryEntry,
-) -> IssueResult<(Option<Job>, DocumentFiles)> {
-    let from = doc.state;
-    doc.state = to;
-    let entry = HistoryEntry {
-        from_state: Some(from),
-        ..entry
-    };
-    Ok(issuing
-        .store
-        .commit_document(doc.clone(), files, job, entry)
-        .await?)
-}
-
-/// A half-built document found at start-up, rebuilt into the state it
-/// holds: a draft, or queued for transmission (its job stored with it)
-/// when its caller asked for that and was answered before a power cut
-/// took the built record (the store keeps QUEUED only then).
-pub async fn rebuild(issuing: &Arc<Issuing>, doc: DocumentRecord) -> IssueResult<()> {
-    let queued = doc.state == state::QUEUED;
-    let to = if queued { state::QUEUED } else { state::DRAFT };
-    let (mut doc, files) = build_again(issuing, doc, Again::SameInstant).await?;
-    let job = queued.then(|| new_job(&doc));
-    let entry = history("worker", "rebuilt", to, json!({ "code": doc.code }));
-    store_rebuilt(issuing, &mut doc, files, to, job, entry).await?;
-    Ok(())
-}
-
-/// `reenviar`: a draft or rejected document is built again (new signing
-/// instant, same number), signed and transmitted synchronously.
-pub async fn resend(issuing: &Arc<Issuing>, doc: DocumentRecord) -> IssueResult<Issued> {
-    let (mut doc, files) = build_again(issuing, doc, Again::Now).await?;
-    let entry = history("api", "resend", state::QUEUED, json!({ "code": doc.code }));
-    let job = Some(new_job(&doc));
-    let (job, files) = store_rebuilt(issuing, &mut doc, files, state::QUEUED, job, entry).await?;
-    // Its new code may be accepted once sent: the record must outlive a
-    // power cut, or a resend after it would make yet another code.
-    issuing.store.sync_power_safe().await?;
-    let job = job.ok_or_else(|| IssueError::Internal("resend job not stored".into()))?;
-    let (sent, outcome) = issuing
-        .transmit(doc.id, "api")
-        .await
-        .map_err(|e| IssueError::Internal(e.to_string()))?;
-    if let JobOutcome::RetryAt(at) = outcome {
-        let mut job = job;
-        job.run_at_ms = at;
-        issuing.schedule(&job);
-    }
-    Ok(Issued::Done {
-        doc: sent.doc,
-        xml: sent.xml.unwrap_or(files.xml),
-        transmission: Some(Box::new(sent.transmission)),
-    })
 }

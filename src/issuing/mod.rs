@@ -15,6 +15,8 @@
 //! * [`events`]: `facturacion:*` events to WebSocket rooms and webhooks.
 //! * [`invoice_events`]: received invoices, their events and the registry.
 //! * [`webhooks`]: signed, retried, logged webhook deliveries.
+//! * [`rebuild`]: a stored document built again with its number (after a
+//!   crash, a resend, a re-dating): one entry point.
 //! * [`resume`]: what a restart picks up (half-built documents, queued jobs).
 //! * [`contingency`]: queueing the pending contingency documents.
 //! * [`payroll`]: payroll documents on the same path (own software, `NOM` numbering, SendNominaSync).
@@ -34,6 +36,7 @@ pub mod issue;
 pub mod kind;
 pub mod mail;
 pub mod payroll;
+pub mod rebuild;
 pub mod request;
 pub mod resume;
 pub mod same_day;

@@ -12,17 +12,13 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Datelike, FixedOffset, NaiveDate};
 use emisor_store::{
-    DocumentFiles, DocumentRecord, Environment, NewDocument, ResolutionChoice, SoftwareKind,
-    PAYROLL_DOCUMENT_TYPE,
+    DocumentRecord, Environment, NewDocument, ResolutionChoice, SoftwareKind, PAYROLL_DOCUMENT_TYPE,
 };
 
 use super::context::{colombia_now, issuer_context, load_setup_for, setup_from, IssuerSetup};
 use super::duplicates::Payload;
 use super::error::{IssueError, IssueResult};
-use super::issue::{
-    apply_build, issue_numbered, issued_at, signing_key, Again, Caller, Issued,
-    DEFAULT_MONTHLY_LIMIT,
-};
+use super::issue::{issue_numbered, issued_at, signing_key, Caller, Issued, DEFAULT_MONTHLY_LIMIT};
 use super::kind::{PayrollType, StoredKind};
 use super::request::{cap, named, Api};
 use super::worker::PayrollIssueRequest;
@@ -52,7 +48,7 @@ pub struct PayrollRequest {
 
 /// The company's payroll setup: its payroll software and the resolution
 /// numbering type 11 (adjustments take their numbers from it too).
-async fn setup(
+pub(super) async fn setup(
     issuing: &Issuing,
     company: u64,
     env: Environment,
@@ -71,7 +67,7 @@ async fn setup(
 }
 
 /// Builds on the signer pool.
-async fn build(
+pub(super) async fn build(
     issuing: &Issuing,
     document: &PayrollDocument,
     setup: &IssuerSetup,
@@ -226,44 +222,6 @@ fn checked_payroll(
         queued: request.transmit,
         issued_at: None,
     })
-}
-
-/// A stored payroll built again from its stored request, with its number
-/// and a new instant (a half-built one after a crash, a resend).
-pub(crate) async fn build_again(
-    issuing: &Issuing,
-    mut doc: DocumentRecord,
-    again: Again,
-) -> IssueResult<(DocumentRecord, DocumentFiles)> {
-    let raw = issuing
-        .store
-        .document_request(doc.id)
-        .await?
-        .ok_or_else(|| {
-            IssueError::Internal(format!("the request of payroll {} is missing", doc.id))
-        })?;
-    let request = issuing.translators.payroll()?.translate(&raw)?;
-    let setup = setup(
-        issuing,
-        doc.company_id,
-        doc.environment,
-        Some(doc.resolution_id),
-    )
-    .await?;
-    let key = signing_key(issuing, &setup)?;
-    let (instant, date) = again.instant(&doc);
-    let issued = build(
-        issuing,
-        &request.document,
-        &setup,
-        key,
-        doc.environment,
-        (doc.number, instant),
-    )
-    .await?;
-    let files = apply_build(&mut doc, issued);
-    super::issue::date_at(&mut doc, instant, date);
-    Ok((doc, files))
 }
 
 /// The company's payroll whose CUNE is `code`, if any (the original of an

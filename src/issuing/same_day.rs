@@ -23,8 +23,9 @@ use emisor_actors::transmitter::TransmitFailure;
 use emisor_store::{DocumentFiles, DocumentRecord, HistoryEntry};
 use serde_json::json;
 
-use super::issue::{build_again, issued_at, Again};
+use super::issue::issued_at;
 use super::kind::StoredKind;
+use super::rebuild::{build_again, Again};
 use super::transmit::TransmitError;
 use super::Issuing;
 use crate::authority::port::{AuthorityRequest, AuthorityResponse, AuthorityTarget};
