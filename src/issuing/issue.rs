@@ -37,17 +37,33 @@ use crate::issuing::worker::{BuildRequest, IssueRequest};
 /// Documents a month when the company has no plan of its own (decisions.md §4).
 pub const DEFAULT_MONTHLY_LIMIT: u64 = 10_000;
 
-/// The outcome of an issue.
+/// The outcome of an issue, with the document's totals as issuing
+/// computed and checked them (`T`: an invoicing document's [`Totals`], a
+/// payroll's own), so that no caller computes them again.
 #[derive(Debug)]
-pub enum Issued {
+pub enum Issued<T = Totals> {
     /// Built (and, when asked, transmitted) before answering.
     Done {
         doc: DocumentRecord,
         xml: String,
         transmission: Option<Box<Transmission>>,
+        totals: T,
     },
     /// Built and queued for background transmission.
-    Queued { doc: DocumentRecord, job_id: u64 },
+    Queued {
+        doc: DocumentRecord,
+        job_id: u64,
+        totals: T,
+    },
+}
+
+impl<T> Issued<T> {
+    /// The issued document's record.
+    pub fn doc(&self) -> &DocumentRecord {
+        match self {
+            Issued::Done { doc, .. } | Issued::Queued { doc, .. } => doc,
+        }
+    }
 }
 
 pub(crate) fn history(actor: &str, event: &str, to: u8, data: serde_json::Value) -> HistoryEntry {
@@ -94,6 +110,26 @@ pub async fn referenced_document(
     }))
 }
 
+/// The id of the document of `company` in `environment` whose current code
+/// is `code` (a note's original named by its CUFE), through the store's
+/// code index (which holds every stored record's code: an older data
+/// dir's is built from its records on first open), never a scan.
+pub async fn document_by_code(
+    issuing: &Issuing,
+    (company, environment): (emisor_store::CompanyId, Environment),
+    code: &str,
+) -> IssueResult<Option<u64>> {
+    let Some(id) = issuing.store.document_by_code(code.to_string()).await? else {
+        return Ok(None);
+    };
+    Ok(issuing
+        .store
+        .document(id)
+        .await?
+        .filter(|d| d.belongs_to(company, environment) && d.code.as_deref() == Some(code))
+        .map(|d| d.id))
+}
+
 pub(crate) fn signing_key(issuing: &Issuing, setup: &IssuerSetup) -> IssueResult<Arc<SigningKey>> {
     let cert = &setup.certificate;
     issuing
@@ -112,14 +148,14 @@ pub(crate) fn signing_key(issuing: &Issuing, setup: &IssuerSetup) -> IssueResult
 /// threads costs a thread wake-up: this path makes three (to the pool,
 /// from it to the flusher, from the flusher back), not four (the pool's
 /// answer woke the task on its way).
-pub(crate) async fn issue_numbered(
+pub(crate) async fn issue_numbered<T: Send + 'static>(
     issuing: &Arc<Issuing>,
     transmit: bool,
     asynchronous: bool,
-    phase_one: impl FnOnce() -> IssueResult<(DocumentRecord, BuildRequest)> + Send + 'static,
-) -> IssueResult<Issued> {
+    phase_one: impl FnOnce() -> IssueResult<(DocumentRecord, BuildRequest, T)> + Send + 'static,
+) -> IssueResult<Issued<T>> {
     let store = issuing.store.clone();
-    let (tx, rx) = tokio::sync::oneshot::channel::<IssueResult<Built>>();
+    let (tx, rx) = tokio::sync::oneshot::channel::<IssueResult<Built<T>>>();
     let answer = Answer(tx);
     // The flusher's group commit waits for this document (not for a
     // window's end) until the job is over.
@@ -129,7 +165,7 @@ pub(crate) async fn issue_numbered(
         .run_then(
             move |pipeline| {
                 let _incoming = incoming;
-                let (doc, input) = match phase_one() {
+                let (doc, input, totals) = match phase_one() {
                     Ok(numbered) => numbered,
                     Err(e) => return answer.send(Err(e)),
                 };
@@ -143,7 +179,7 @@ pub(crate) async fn issue_numbered(
                 match pipeline.build(input) {
                     Ok(issued) => {
                         unbuilt.id = None;
-                        commit_built(&store, doc, issued, transmit, asynchronous, answer)
+                        commit_built(&store, doc, issued, transmit, asynchronous, answer, totals)
                     }
                     Err(e) => {
                         drop(unbuilt);
@@ -156,10 +192,10 @@ pub(crate) async fn issue_numbered(
             |_| {},
         )
         .map_err(building)?;
-    let (job, files, doc) = rx
+    let (job, files, doc, totals) = rx
         .await
         .map_err(|_| building("the signer stopped before answering"))??;
-    send_committed(issuing, doc, job, files, asynchronous).await
+    send_committed(issuing, doc, job, files, asynchronous, totals).await
 }
 
 /// Keeps a numbered document half-built when dropped: its build failed or
@@ -179,15 +215,16 @@ impl Drop for KeepUnbuilt<'_> {
     }
 }
 
-/// What phase two hands back: the stored job, the files and the document.
-type Built = (Option<Job>, DocumentFiles, DocumentRecord);
+/// What phase two hands back: the stored job, the files, the document and
+/// its totals.
+type Built<T> = (Option<Job>, DocumentFiles, DocumentRecord, T);
 
 /// Where a document's job answers its caller (from the signer when it
 /// fails, from the flusher once phase two is durable).
-struct Answer(tokio::sync::oneshot::Sender<IssueResult<Built>>);
+struct Answer<T>(tokio::sync::oneshot::Sender<IssueResult<Built<T>>>);
 
-impl Answer {
-    fn send(self, result: IssueResult<Built>) {
+impl<T> Answer<T> {
+    fn send(self, result: IssueResult<Built<T>>) {
         // The caller may have gone; the document is issued all the same.
         let _ = self.0.send(result);
     }
@@ -267,13 +304,13 @@ pub async fn submit(
 /// `work` comes boxed: an issue's future is large, and each future that
 /// held it by value would copy it whole at every move (the handler's, the
 /// spawned task's; measured in docs/performance.md).
-pub(crate) async fn under_claim(
+pub(crate) async fn under_claim<T: 'static>(
     issuing: &Arc<Issuing>,
     company: emisor_store::CompanyId,
     reference: Option<String>,
     payload_hash: [u8; 32],
-    work: Pin<Box<dyn Future<Output = IssueResult<Issued>> + 'static>>,
-) -> IssueResult<Issued> {
+    work: Pin<Box<dyn Future<Output = IssueResult<Issued<T>>> + 'static>>,
+) -> IssueResult<Issued<T>> {
     let has_reference = reference.is_some();
     let guard = issuing
         .claims
@@ -289,10 +326,7 @@ pub(crate) async fn under_claim(
     let issued = actix_web::rt::spawn(work)
         .await
         .map_err(|e| IssueError::Internal(format!("issuing task failed: {e}")))??;
-    let id = match &issued {
-        Issued::Done { doc, .. } | Issued::Queued { doc, .. } => doc.id,
-    };
-    guard.complete(id, Instant::now());
+    guard.complete(issued.doc().id, Instant::now());
     Ok(issued)
 }
 
@@ -359,9 +393,9 @@ pub async fn issue(
                     ..context
                 },
                 key,
-                totals: Some(totals),
+                totals: Some(totals.clone()),
             };
-            Ok((doc, input.into()))
+            Ok((doc, input.into(), totals))
         }
     })
     .await
@@ -421,13 +455,14 @@ fn checked_document(
 /// flusher at once: files, record, history and job durable in one group
 /// commit (the files before the record pointing at them, the record before
 /// the client hears of it). Await the result, then [`send_committed`].
-fn commit_built(
+fn commit_built<T: Send + 'static>(
     store: &AsyncStore,
     mut doc: DocumentRecord,
     issued: IssuedDocument,
     transmit: bool,
     asynchronous: bool,
-    answer: Answer,
+    answer: Answer<T>,
+    totals: T,
 ) {
     let files = apply_build(&mut doc, issued);
     doc.state = if transmit {
@@ -444,30 +479,37 @@ fn commit_built(
     );
     // The answer travels with the writes, sent on once they are durable.
     store.commit_document_then(doc, files, job, entry, move |result| {
-        answer.send(result.map_err(IssueError::from))
+        answer.send(
+            result
+                .map(|(job, files, doc)| (job, files, doc, totals))
+                .map_err(IssueError::from),
+        )
     });
 }
 
 /// After phase two: the answer, the document transmitted now
 /// (synchronous) or its job queued.
-async fn send_committed(
+async fn send_committed<T>(
     issuing: &Arc<Issuing>,
     doc: DocumentRecord,
     job: Option<Job>,
     files: DocumentFiles,
     asynchronous: bool,
-) -> IssueResult<Issued> {
+    totals: T,
+) -> IssueResult<Issued<T>> {
     match job {
         None => Ok(Issued::Done {
             doc,
             xml: files.xml,
             transmission: None,
+            totals,
         }),
         Some(job) if asynchronous => {
             issuing.schedule(&job);
             Ok(Issued::Queued {
                 doc,
                 job_id: job.id,
+                totals,
             })
         }
         Some(job) => {
@@ -484,6 +526,7 @@ async fn send_committed(
                 doc: sent.doc,
                 xml: sent.xml.unwrap_or(files.xml),
                 transmission: Some(Box::new(sent.transmission)),
+                totals,
             })
         }
     }

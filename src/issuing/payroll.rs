@@ -24,7 +24,7 @@ use super::request::{cap, named, Api};
 use super::worker::PayrollIssueRequest;
 use super::Issuing;
 use crate::engine::payroll::model::PayrollDocument;
-use crate::engine::payroll::totals::validate_and_total;
+use crate::engine::payroll::totals::{validate_and_total, PayrollTotals};
 use crate::engine::pipeline::IssuedDocument;
 use crate::engine::signing_key::SigningKey;
 
@@ -95,7 +95,7 @@ pub async fn submit(
     caller: Caller,
     request: PayrollRequest,
     canonical: Vec<u8>,
-) -> IssueResult<Issued> {
+) -> IssueResult<Issued<PayrollTotals>> {
     let company = caller.company;
     let payload = Payload::new(canonical);
     super::issue::under_claim(issuing, company, None, payload.hash, {
@@ -112,7 +112,7 @@ pub async fn issue(
     caller: Caller,
     request: PayrollRequest,
     payload: Payload,
-) -> IssueResult<Issued> {
+) -> IssueResult<Issued<PayrollTotals>> {
     let Caller {
         company,
         environment: env,
@@ -139,7 +139,7 @@ pub async fn issue(
     issue_numbered(issuing, transmit, false, {
         let issuing = issuing.clone();
         move || {
-            let (doc, (document, setup, key)) = store.create_checked_blocking(
+            let (doc, (document, setup, key, totals)) = store.create_checked_blocking(
                 company,
                 SoftwareKind::Payroll,
                 choice,
@@ -152,11 +152,13 @@ pub async fn issue(
                         today,
                     )?;
                     let key = signing_key(&issuing, &setup)?;
+                    let (new, totals) =
+                        checked_payroll(&request, &setup, &key, caller, today, payload)?;
                     let new = NewDocument {
                         issued_at: crate::clock::recorded(now),
-                        ..checked_payroll(&request, &setup, &key, caller, today, payload)?
+                        ..new
                     };
-                    Ok::<_, IssueError>((new, (request.document, setup, key)))
+                    Ok::<_, IssueError>((new, (request.document, setup, key, totals)))
                 },
             )?;
             let input = PayrollIssueRequest {
@@ -164,14 +166,14 @@ pub async fn issue(
                 document,
                 key,
             };
-            Ok((doc, input.into()))
+            Ok((doc, input.into(), totals))
         }
     })
     .await
 }
 
-/// The document a payroll request makes for `caller`, once everything a
-/// number must not be taken for has been checked.
+/// The document a payroll request makes for `caller`, and its totals, once
+/// everything a number must not be taken for has been checked.
 fn checked_payroll(
     request: &PayrollRequest,
     setup: &IssuerSetup,
@@ -179,7 +181,7 @@ fn checked_payroll(
     caller: Caller,
     today: NaiveDate,
     payload: Payload,
-) -> IssueResult<NewDocument> {
+) -> IssueResult<(NewDocument, PayrollTotals)> {
     if let Some(prefix) = &request.prefix {
         if *prefix != setup.resolution.prefix {
             return Err(IssueError::invalid(
@@ -197,14 +199,14 @@ fn checked_payroll(
             "the signing certificate has expired",
         ));
     }
-    validate_and_total(&request.document)
+    let totals = validate_and_total(&request.document)
         .map_err(|errors| IssueError::invalid_list(cap(named(&errors, |f| (request.fields)(f)))))?;
     let limit = setup
         .company
         .monthly_document_limit
         .map(u64::from)
         .unwrap_or(DEFAULT_MONTHLY_LIMIT);
-    Ok(NewDocument {
+    let new = NewDocument {
         company_id: caller.company,
         environment: caller.environment,
         user_id: caller.user,
@@ -221,7 +223,8 @@ fn checked_payroll(
         period: today.year() as u32 * 100 + today.month(),
         queued: request.transmit,
         issued_at: None,
-    })
+    };
+    Ok((new, totals))
 }
 
 /// The company's payroll whose CUNE is `code`, if any (the original of an

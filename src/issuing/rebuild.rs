@@ -212,8 +212,9 @@ pub async fn rebuild(issuing: &Arc<Issuing>, doc: DocumentRecord) -> IssueResult
 }
 
 /// `reenviar`: a draft or rejected document is built again (new signing
-/// instant, same number), signed and transmitted synchronously.
-pub async fn resend(issuing: &Arc<Issuing>, doc: DocumentRecord) -> IssueResult<Issued> {
+/// instant, same number), signed and transmitted synchronously. Its answer
+/// names no totals.
+pub async fn resend(issuing: &Arc<Issuing>, doc: DocumentRecord) -> IssueResult<Issued<()>> {
     let (mut doc, files) = build_again(issuing, doc, Again::Now).await?;
     let entry = history("api", "resend", state::QUEUED, json!({ "code": doc.code }));
     let job = Some(new_job(&doc));
@@ -235,5 +236,6 @@ pub async fn resend(issuing: &Arc<Issuing>, doc: DocumentRecord) -> IssueResult<
         doc: sent.doc,
         xml: sent.xml.unwrap_or(files.xml),
         transmission: Some(Box::new(sent.transmission)),
+        totals: (),
     })
 }

@@ -97,6 +97,6 @@ pub async fn ajuste(
     let request = to_adjustment(&req)?;
     let canonical =
         serde_json::to_vec(&filled).map_err(|e| ApiError::MalformedJson(e.to_string()))?;
-    let issued = submit(&state.issuing, ctx.caller(), request.clone(), canonical).await?;
-    issued_payroll(&request, issued)
+    let issued = submit(&state.issuing, ctx.caller(), request, canonical).await?;
+    issued_payroll(issued)
 }
