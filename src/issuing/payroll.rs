@@ -21,30 +21,13 @@ use super::error::{IssueError, IssueResult};
 use super::issue::{issue_numbered, issued_at, signing_key, Caller, Issued, DEFAULT_MONTHLY_LIMIT};
 use super::kind::{PayrollType, StoredKind};
 use super::request::{cap, named, Api};
+pub use super::request::{PayrollRequest, PAYROLL_API};
 use super::worker::PayrollIssueRequest;
 use super::Issuing;
 use crate::engine::payroll::model::PayrollDocument;
 use crate::engine::payroll::totals::{validate_and_total, PayrollTotals};
 use crate::engine::pipeline::IssuedDocument;
 use crate::engine::signing_key::SigningKey;
-
-/// `DocumentRecord::api` of payroll documents.
-pub const PAYROLL_API: &str = "nomina";
-
-/// One payroll to issue, as the payroll API hands it over.
-#[derive(Debug, Clone)]
-pub struct PayrollRequest {
-    pub document: PayrollDocument,
-    pub transmit: bool,
-    /// The prefix the caller asked for (`prefijo`); the resolution's must match.
-    pub prefix: Option<String>,
-    /// The caller's path of an engine field (`period.days_worked` →
-    /// `periodo.tiempo_laborado_dias`).
-    pub fields: fn(&str) -> String,
-    /// The list keys (`tipo` = `INDIVIDUAL` | `AJUSTE`, indexed), stored
-    /// with the document.
-    pub list_keys: std::collections::BTreeMap<String, String>,
-}
 
 /// The company's payroll setup: its payroll software and the resolution
 /// numbering type 11 (adjustments take their numbers from it too).

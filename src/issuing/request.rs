@@ -1,8 +1,8 @@
 //! What every API hands to issuing: a domain request (the engine's
-//! document plus what issuing needs to number, store and send it), and the
-//! caller's own names for the engine's fields, so that a refusal names what
-//! the caller sent. Each API translates its JSON into this; issuing never
-//! sees the API's types.
+//! document, or a payroll, plus what issuing needs to number, store and
+//! send it), and the caller's own names for the engine's fields, so that a
+//! refusal names what the caller sent. Each API translates its JSON into
+//! this; issuing never sees the API's types.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -12,7 +12,6 @@ use chrono::NaiveDate;
 use emisor_store::CustomerInput;
 
 use super::error::{FieldError, IssueError, IssueResult};
-use super::payroll::PayrollRequest;
 use crate::engine::codes::CodeScheme;
 use crate::engine::model::{Document, DocumentKind};
 use crate::engine::totals::Totals;
@@ -45,7 +44,7 @@ impl Api {
             Api::Spanish => Some("facturacion-es"),
             Api::Support => Some("documentos_soporte"),
             Api::Pos => Some("pos"),
-            Api::Payroll => Some(super::payroll::PAYROLL_API),
+            Api::Payroll => Some(PAYROLL_API),
         }
     }
 
@@ -55,7 +54,7 @@ impl Api {
             Some("facturacion-es") => Some(Api::Spanish),
             Some("documentos_soporte") => Some(Api::Support),
             Some("pos") => Some(Api::Pos),
-            Some(super::payroll::PAYROLL_API) => Some(Api::Payroll),
+            Some(PAYROLL_API) => Some(Api::Payroll),
             Some(_) => None,
         }
     }
@@ -129,6 +128,24 @@ pub fn cap(mut details: Vec<FieldError>) -> Vec<FieldError> {
         ));
     }
     details
+}
+
+/// `DocumentRecord::api` of payroll documents.
+pub const PAYROLL_API: &str = "nomina";
+
+/// One payroll to issue, as the payroll API hands it over.
+#[derive(Debug, Clone)]
+pub struct PayrollRequest {
+    pub document: crate::engine::payroll::model::PayrollDocument,
+    pub transmit: bool,
+    /// The prefix the caller asked for (`prefijo`); the resolution's must match.
+    pub prefix: Option<String>,
+    /// The caller's path of an engine field (`period.days_worked` →
+    /// `periodo.tiempo_laborado_dias`).
+    pub fields: fn(&str) -> String,
+    /// The list keys (`tipo` = `INDIVIDUAL` | `AJUSTE`, indexed), stored
+    /// with the document.
+    pub list_keys: std::collections::BTreeMap<String, String>,
 }
 
 /// The original document of a note, as the store has it.
