@@ -3,13 +3,15 @@
 //! hub. Every API calls this with a domain request ([`request`]); it knows
 //! nothing of HTTP, and its errors are its own ([`error`]).
 //!
-//! * [`request`]: the domain request every API translates into.
+//! * [`request`]: the domain requests every API translates into (a
+//!   document's, a payroll's) and the translators of stored requests.
 //! * [`error`]: why issuing refused or failed.
 //! * [`context`]: the company's setup for a document type, as the engine needs it.
 //! * [`issue`]: validate → take the number → build → store (→ transmit).
 //! * [`kind`]: what a stored document is (an invoicing kind or a payroll),
 //!   and what issuing decides by it.
-//! * [`transmit`]: one transmission of a stored document, every step recorded.
+//! * [`transmit`]: transmissions, every step recorded: the calls, one
+//!   transmission, the job runner, recovery.
 //! * [`same_day`]: annex 1.9's rule: a document is dated the day it is sent.
 //! * [`duplicates`]: the duplicate-payload window, restored at start-up.
 //! * [`events`]: `facturacion:*` events to WebSocket rooms and webhooks.
