@@ -23,6 +23,7 @@ use super::context::{colombia_now, issuer_context, setup_from, IssuerSetup};
 use super::duplicates::Payload;
 use super::error::{IssueError, IssueResult};
 use super::request::{DocumentRequest, ReferencedDocument};
+use super::stored::{self, DomainRef};
 use super::transmit::new_job;
 use super::Issuing;
 use crate::authority::Transmission;
@@ -176,6 +177,10 @@ pub(crate) async fn issue_numbered<T: Send + 'static>(
                     store: &store,
                     id: Some(doc.id),
                 };
+                if super::failpoint::build_fails() {
+                    drop(unbuilt);
+                    return answer.send(Err(building("FAILPOINT_BUILD: the build failed")));
+                }
                 match pipeline.build(input) {
                     Ok(issued) => {
                         unbuilt.id = None;
@@ -441,7 +446,7 @@ fn checked_document(
         customer: Some(std::mem::take(&mut mapped.customer)),
         api: mapped.api.tag().map(str::to_string),
         list_keys: mapped.list_keys.clone(),
-        request: request.canonical,
+        request: stored::write(&request.canonical, DomainRef::Invoicing(&mapped.document))?,
         payload_hash: request.hash,
         monthly_limit: Some(limit),
         period: today.year() as u32 * 100 + today.month(),

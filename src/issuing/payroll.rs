@@ -22,6 +22,7 @@ use super::issue::{issue_numbered, issued_at, signing_key, Caller, Issued, DEFAU
 use super::kind::{PayrollType, StoredKind};
 use super::request::{cap, named, Api};
 pub use super::request::{PayrollRequest, PAYROLL_API};
+use super::stored::{self, DomainRef};
 use super::worker::PayrollIssueRequest;
 use super::Issuing;
 use crate::engine::payroll::model::PayrollDocument;
@@ -200,7 +201,7 @@ fn checked_payroll(
         customer: None,
         api: Api::Payroll.tag().map(str::to_string),
         list_keys: request.list_keys.clone(),
-        request: payload.canonical,
+        request: stored::write(&payload.canonical, DomainRef::Payroll(&request.document))?,
         payload_hash: payload.hash,
         monthly_limit: Some(limit),
         period: today.year() as u32 * 100 + today.month(),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use chrono::{DateTime, FixedOffset, NaiveDate};
 use emisor_actors::retry_scheduler::JobOutcome;
-use emisor_store::{state, DocumentFiles, DocumentRecord, Environment, HistoryEntry, Job};
+use emisor_store::{state, DocumentFiles, DocumentRecord, HistoryEntry, Job};
 use serde_json::json;
 
 use super::context::{colombia_now, issuer_context, load_setup, IssuerSetup};
@@ -18,39 +18,81 @@ use super::issue::{
 };
 use super::kind::StoredKind;
 use super::payroll;
-use super::request::{Api, DocumentRequest};
+use super::request::{self, Api};
+use super::stored::{self, Domain, Stored};
 use super::transmit::new_job;
 use super::Issuing;
+use crate::engine::model::Document;
 use crate::engine::pipeline::{EngineError, IssuedDocument};
 use crate::engine::signing_key::SigningKey;
+use crate::engine::validate::ValidationError;
 use crate::issuing::worker::{BuildError, IssueRequest};
 
-/// Builds on the signer pool (never on an HTTP worker).
+/// Builds `document` on the signer pool (never on an HTTP worker). A
+/// document that no longer validates at its new instant (a resend, a
+/// re-dating: a resolution expired, a due date now past) is a business
+/// error, its fields named as its caller named them ([`refusal`]).
 async fn build(
     issuing: &Issuing,
-    mapped: &DocumentRequest,
+    doc: &DocumentRecord,
+    caller: &[u8],
+    document: Document,
     setup: &IssuerSetup,
     key: Arc<SigningKey>,
-    env: Environment,
     (number, instant): (u64, DateTime<FixedOffset>),
 ) -> IssueResult<IssuedDocument> {
     let input = IssueRequest {
-        document: mapped.document.clone(),
-        context: issuer_context(setup, env, number, instant),
+        document,
+        context: issuer_context(setup, doc.environment, number, instant),
         key,
         totals: None,
     };
     // Queued straight on the builder's pool; the result comes back from it.
-    // A document that no longer validates at its new instant (a resend, a
-    // re-dating: a resolution expired, a due date now past) is a business
-    // error, named as its caller named the fields.
+    match issuing.builds.build(input.into()).await {
+        Ok(issued) => Ok(issued),
+        Err(BuildError::Engine(EngineError::Validation(errors))) => {
+            Err(refusal(issuing, doc, caller, &errors).await)
+        }
+        Err(e) => Err(IssueError::Internal(format!("building the document: {e}"))),
+    }
+}
+
+/// The refusal of a document that no longer validates, its fields named as
+/// its caller named them: its API's translator reads the caller's JSON
+/// back for the names alone (the engine's own names if it cannot).
+async fn refusal(
+    issuing: &Issuing,
+    doc: &DocumentRecord,
+    caller: &[u8],
+    errors: &[ValidationError],
+) -> IssueError {
+    let named = async {
+        let translator = issuing.translators.get(api_of(doc)?)?;
+        let reference_id = translator.referenced_id(caller)?;
+        let reference =
+            referenced_document(issuing, (doc.company_id, doc.environment), reference_id).await?;
+        translator.translate(caller, reference.as_ref())
+    };
+    match named.await {
+        Ok(mapped) => mapped.validation_error(errors),
+        Err(_) => IssueError::invalid_list(request::named(errors, str::to_string)),
+    }
+}
+
+fn api_of(doc: &DocumentRecord) -> IssueResult<Api> {
+    Api::from_tag(doc.api.as_deref()).ok_or_else(|| {
+        IssueError::Internal(format!("document {} came through an unknown API", doc.id))
+    })
+}
+
+/// A stored document's request (today's format or the earlier one).
+async fn stored_request(issuing: &Issuing, doc: &DocumentRecord) -> IssueResult<Vec<u8>> {
     issuing
-        .builds
-        .build(input.into())
-        .await
-        .map_err(|e| match e {
-            BuildError::Engine(EngineError::Validation(errors)) => mapped.validation_error(&errors),
-            e => IssueError::Internal(format!("building the document: {e}")),
+        .store
+        .document_request(doc.id)
+        .await?
+        .ok_or_else(|| {
+            IssueError::Internal(format!("the request of document {} is missing", doc.id))
         })
 }
 
@@ -94,27 +136,35 @@ pub(crate) async fn build_again(
     }
 }
 
-/// An invoicing document built again from its stored request.
+/// An invoicing document built again: from its stored domain request, or
+/// (a request of the earlier format, the caller's JSON alone) from what its
+/// API's translator makes of the caller's JSON, as when it was issued.
 async fn build_invoicing_again(
     issuing: &Issuing,
     mut doc: DocumentRecord,
     again: Again,
 ) -> IssueResult<(DocumentRecord, DocumentFiles)> {
-    let raw = issuing
-        .store
-        .document_request(doc.id)
-        .await?
-        .ok_or_else(|| {
-            IssueError::Internal(format!("the request of document {} is missing", doc.id))
-        })?;
-    let api = Api::from_tag(doc.api.as_deref()).ok_or_else(|| {
-        IssueError::Internal(format!("document {} came through an unknown API", doc.id))
-    })?;
-    let translator = issuing.translators.get(api)?;
-    let reference_id = translator.referenced_id(&raw)?;
-    let reference =
-        referenced_document(issuing, (doc.company_id, doc.environment), reference_id).await?;
-    let mapped = translator.translate(&raw, reference.as_ref())?;
+    let raw = stored_request(issuing, &doc).await?;
+    let document = match stored::read(&raw)? {
+        Stored::Domain {
+            domain: Domain::Invoicing(document),
+            ..
+        } => *document,
+        Stored::Domain { .. } => {
+            return Err(IssueError::Internal(format!(
+                "document {} of type {} holds a payroll's request",
+                doc.id, doc.document_type
+            )))
+        }
+        Stored::AsSent(raw) => {
+            let translator = issuing.translators.get(api_of(&doc)?)?;
+            let reference_id = translator.referenced_id(raw)?;
+            let reference =
+                referenced_document(issuing, (doc.company_id, doc.environment), reference_id)
+                    .await?;
+            translator.translate(raw, reference.as_ref())?.document
+        }
+    };
     let setup = load_setup(
         &issuing.store,
         doc.company_id,
@@ -127,7 +177,8 @@ async fn build_invoicing_again(
     let key = signing_key(issuing, &setup)?;
     let (instant, date) = again.instant(&doc);
     let numbered = (doc.number, instant);
-    let issued = build(issuing, &mapped, &setup, key, doc.environment, numbered).await?;
+    let caller = stored::caller(&raw);
+    let issued = build(issuing, &doc, caller, document, &setup, key, numbered).await?;
     let files = apply_build(&mut doc, issued);
     date_at(&mut doc, instant, date);
     if matches!(again, Again::Now) {
@@ -137,21 +188,28 @@ async fn build_invoicing_again(
     Ok((doc, files))
 }
 
-/// A stored payroll built again from its stored request, with its number,
-/// at the instant `again` says.
+/// A stored payroll built again from its stored domain request (or, one
+/// of the earlier format, from what the payroll translator makes of the
+/// caller's JSON), with its number, at the instant `again` says.
 async fn build_payroll_again(
     issuing: &Issuing,
     mut doc: DocumentRecord,
     again: Again,
 ) -> IssueResult<(DocumentRecord, DocumentFiles)> {
-    let raw = issuing
-        .store
-        .document_request(doc.id)
-        .await?
-        .ok_or_else(|| {
-            IssueError::Internal(format!("the request of payroll {} is missing", doc.id))
-        })?;
-    let request = issuing.translators.payroll()?.translate(&raw)?;
+    let raw = stored_request(issuing, &doc).await?;
+    let document = match stored::read(&raw)? {
+        Stored::Domain {
+            domain: Domain::Payroll(document),
+            ..
+        } => *document,
+        Stored::Domain { .. } => {
+            return Err(IssueError::Internal(format!(
+                "payroll {} holds an invoicing document's request",
+                doc.id
+            )))
+        }
+        Stored::AsSent(raw) => issuing.translators.payroll()?.translate(raw)?.document,
+    };
     let setup = payroll::setup(
         issuing,
         doc.company_id,
@@ -163,7 +221,7 @@ async fn build_payroll_again(
     let (instant, date) = again.instant(&doc);
     let issued = payroll::build(
         issuing,
-        &request.document,
+        &document,
         &setup,
         key,
         doc.environment,

@@ -154,24 +154,9 @@ impl Issuing {
         // The new code may be accepted once sent: its record must outlive
         // a power cut, or a restart would date the document yet again.
         self.store.sync_power_safe().await?;
-        stop_here_in_tests("redated");
+        super::failpoint::stop_here("redated");
         *doc = new;
         Ok(Redated::Ready(files))
-    }
-}
-
-/// Test-only failpoint: the process kills itself (SIGKILL, as `kill -9`)
-/// at `point` when the environment variable `FAILPOINT_KILL_AT` names it
-/// (outside the `EMISOR_` configuration, like the power-cut shim's
-/// `POWERCUT_*`). Read only where a document is re-dated (rare), never on
-/// the hot path.
-fn stop_here_in_tests(point: &str) {
-    if std::env::var_os("FAILPOINT_KILL_AT").is_some_and(|p| p == point) {
-        tracing::warn!(point, "FAILPOINT_KILL_AT: killing the process");
-        // SAFETY: kill(2) on our own pid has no memory effects.
-        unsafe {
-            libc::kill(libc::getpid(), libc::SIGKILL);
-        }
     }
 }
 

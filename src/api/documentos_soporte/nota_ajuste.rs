@@ -18,6 +18,7 @@ use crate::http::state::AppState;
 use crate::issuing::issue::{referenced_document, submit};
 use crate::issuing::kind::invoicing_kind;
 use crate::issuing::request::Api;
+use crate::issuing::stored;
 
 #[utoipa::path(post, path = "/v1/api/documentos-soporte/{id}/nota-ajuste", operation_id = "adjustSupportDocument", tag = "documentos-soporte",
     security(("api_key" = [])),
@@ -58,7 +59,7 @@ pub async fn nota_ajuste(
             .store
             .document_request(id)
             .await?
-            .and_then(|raw| parse(&raw).ok()),
+            .and_then(|raw| parse(stored::caller(&raw)).ok()),
         _ => None,
     };
     let Some(sent) = sent else {
