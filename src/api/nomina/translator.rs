@@ -1,6 +1,10 @@
 //! The payroll API's stored requests, translated again for issuing (a
 //! half-built payroll after a crash, a resend). An adjustment is stored
 //! with the original's defaults filled in, so it needs nothing else.
+//!
+//! The reader of the earlier format of stored requests (the caller's JSON
+//! alone, `issuing::stored`): such a payroll is built again from what this
+//! makes of it; one of today's format is built from its domain request.
 
 use serde_json::Value;
 
