@@ -39,10 +39,7 @@ pub fn translators() -> crate::issuing::request::Translators {
             crate::issuing::request::Api::Pos,
             Arc::new(pos::translator::PosTranslator),
         )
-        .with(
-            crate::issuing::request::Api::Payroll,
-            Arc::new(nomina::translator::PayrollTranslator),
-        )
+        .with_payroll(Arc::new(nomina::translator::NominaTranslator))
 }
 
 /// Routes that need an API key. Order of wraps: the last is outermost, so a

@@ -21,7 +21,7 @@ pub const QR_URL_TEST: &str =
     "https://catalogo-vpfe-hab.dian.gov.co/document/searchqr?documentkey=";
 
 /// Which code a document carries (`cbc:UUID/@schemeName`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum CodeScheme {
     Cufe,
     Cude,

@@ -8,6 +8,7 @@ pub mod c14n;
 pub mod codes;
 pub mod date_text;
 pub mod events;
+pub mod exact;
 pub mod signing_key;
 pub mod stack_text;
 pub mod xades;

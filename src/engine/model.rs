@@ -10,7 +10,9 @@ use rust_decimal::Decimal;
 use super::codes::CodeScheme;
 
 /// The ten unified document types (`id_tipo_documento`, spec 2.2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum DocumentKind {
     Invoice = 1,
     CreditNote = 2,
@@ -177,6 +179,43 @@ impl DocumentKind {
         }
     }
 
+    /// A POS receipt or its adjustment note: sold while a customer waits
+    /// at the till.
+    pub fn is_pos(self) -> bool {
+        matches!(self, DocumentKind::Pos | DocumentKind::PosAdjustment)
+    }
+
+    /// A contingency invoice (T03, T04, spec 2.2).
+    pub fn is_contingency(self) -> bool {
+        matches!(
+            self,
+            DocumentKind::ContingencyT03 | DocumentKind::ContingencyT04
+        )
+    }
+
+    /// Dated the day it reaches the authority (annex 1.9 of the sales
+    /// invoice, rules FAD09e, CAD09e, DAD09e): a sales invoice, an export
+    /// invoice, a credit or a debit note.
+    pub fn dated_the_day_it_is_sent(self) -> bool {
+        matches!(
+            self,
+            DocumentKind::Invoice
+                | DocumentKind::CreditNote
+                | DocumentKind::DebitNote
+                | DocumentKind::ExportInvoice
+        )
+    }
+
+    /// A sales invoice that may circulate as a title (the registry's):
+    /// a sales invoice, an export invoice, a T04 contingency invoice, the
+    /// kinds that carry a CUFE.
+    pub fn is_sales_invoice(self) -> bool {
+        matches!(
+            self,
+            DocumentKind::Invoice | DocumentKind::ExportInvoice | DocumentKind::ContingencyT04
+        )
+    }
+
     /// Notes and adjustments must reference the original document.
     pub fn needs_reference(self) -> bool {
         matches!(
@@ -243,7 +282,7 @@ impl DocumentKind {
 }
 
 /// Organization type (`cbc:AdditionalAccountID`): 1 legal entity, 2 natural person.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum OrganizationType {
     #[default]
     LegalEntity = 1,
@@ -260,7 +299,7 @@ impl OrganizationType {
 }
 
 /// A postal address with the authority's location codes.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Address {
     /// Street line.
     pub line: String,
@@ -279,7 +318,7 @@ pub struct Address {
 
 /// The tax scheme a party is registered under (`cac:PartyTaxScheme/cac:TaxScheme`):
 /// `01` IVA, `ZZ` not applicable (and others from the authority's list).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TaxSchemeRef {
     pub id: String,
     pub name: String,
@@ -295,7 +334,7 @@ impl Default for TaxSchemeRef {
 }
 
 /// A party: the issuing company, a customer, or a support-document vendor.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Party {
     /// Identification type code (protocol.md §7.6): `31` NIT, `13` CC, ...
     pub id_type: String,
@@ -350,17 +389,17 @@ impl Party {
 }
 
 /// How a tax is computed on a line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum TaxRate {
     /// Percentage of the taxable base (IVA 19, INC 8, ICA 0.966 ...).
-    Percent(Decimal),
+    Percent(#[serde(with = "crate::engine::exact")] Decimal),
     /// Fixed amount per unit of quantity (INC on plastic bags, code 22; fuel
     /// taxes 24/25/26).
-    PerUnit(Decimal),
+    PerUnit(#[serde(with = "crate::engine::exact")] Decimal),
 }
 
 /// One tax (or withholding) of a line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct LineTax {
     /// Authority tax code (`01` IVA, `03` ICA, `04` INC, `22` bags, ...;
     /// withholdings `05` ReteIVA, `06` ReteRenta/ReteFuente, `07` ReteICA).
@@ -368,9 +407,11 @@ pub struct LineTax {
     pub rate: TaxRate,
     /// Taxable base declared by the caller; when absent the line extension
     /// (for ReteIVA `05`: the line's IVA amount).
+    #[serde(with = "crate::engine::exact::option")]
     pub taxable: Option<Decimal>,
     /// Amount declared by the caller; compared with the computed one by
     /// [`crate::engine::totals::check_declared`].
+    #[serde(with = "crate::engine::exact::option")]
     pub amount: Option<Decimal>,
 }
 
@@ -395,26 +436,30 @@ impl LineTax {
 }
 
 /// A discount (allowance) or a charge, on a line or on the whole document.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct AllowanceCharge {
     /// `true` for a charge, `false` for a discount.
     pub is_charge: bool,
     /// Reason code of the authority's list (discounts: `00`..`11`), optional.
     pub reason_code: Option<String>,
     pub reason: String,
+    #[serde(with = "crate::engine::exact")]
     pub amount: Decimal,
 }
 
 /// One document line.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Line {
     pub description: String,
+    #[serde(with = "crate::engine::exact")]
     pub quantity: Decimal,
     /// Unit of measure (`94` unit, `KGM`, `E48` service, ...).
     pub unit_code: String,
+    #[serde(with = "crate::engine::exact")]
     pub unit_price: Decimal,
     /// Line subtotal declared by the caller (quantity × price − discounts +
     /// charges); computed when absent.
+    #[serde(with = "crate::engine::exact::option")]
     pub line_extension: Option<Decimal>,
     pub taxes: Vec<LineTax>,
     pub withholdings: Vec<LineTax>,
@@ -444,7 +489,7 @@ impl Line {
 }
 
 /// Payment form and method (`cac:PaymentMeans`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Payment {
     /// `1` cash (contado), `2` credit.
     pub form: String,
@@ -465,16 +510,17 @@ impl Default for Payment {
 }
 
 /// Exchange rate of a foreign-currency document (`cac:PaymentExchangeRate`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ExchangeRate {
     pub source_currency: String,
     pub target_currency: String,
+    #[serde(with = "crate::engine::exact")]
     pub rate: Decimal,
     pub date: NaiveDate,
 }
 
 /// The original document a note or adjustment refers to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct BillingReference {
     /// Prefix + number of the original document.
     pub number: String,
@@ -485,7 +531,7 @@ pub struct BillingReference {
 }
 
 /// Concept of a note (`cac:DiscrepancyResponse`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct NoteConcept {
     /// Concept code (spec 2.8).
     pub code: String,
@@ -500,7 +546,7 @@ pub struct NoteConcept {
 /// in a `CustomTagGeneral` extension and `cac:InvoicePeriod`; the document's
 /// `CustomizationID` becomes `SS-CUFE` (invoices) or `SS-CUDE` (notes),
 /// decisions.md §5 "Operation types in the XML".
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct HealthInfo {
     /// `CODIGO_PRESTADOR`: the provider's code in the health system (REPS).
     pub provider_code: String,
@@ -523,6 +569,7 @@ pub struct HealthInfo {
     /// the first collection and, on an invoice, as its prepaid payment: the
     /// payable amount is reduced by it and the operation is `SS-CUFE`
     /// ("servicios + aporte del usuario"); without one, `SS-SinAporte`.
+    #[serde(with = "crate::engine::exact::option")]
     pub copay: Option<Decimal>,
 }
 
@@ -537,7 +584,7 @@ impl HealthInfo {
 /// A health-sector user (patient), as the annex's `Usuario` collection
 /// names them (`TIPO_DOCUMENTO_IDENTIFICACION` of `salud_identificacion.gc`,
 /// `NUMERO_DOCUMENTO_IDENTIFICACION`, `PRIMER_APELLIDO`, `PRIMER_NOMBRE`).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct HealthUser {
     /// Letter code of `salud_identificacion.gc` (`CC`, `TI`, `RC` ...).
     pub id_type: String,
@@ -554,22 +601,24 @@ pub struct HealthUser {
 /// with the transported quantity in `cbc:ValueQuantity`, unit `KGM` or
 /// `GLL`), and `schemeID` `1` on the line's `cbc:ID` (a line registered in
 /// the RNDC; the other lines of the document carry `0`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CargoTransport {
     /// Filing number of the consignment in the RNDC.
     pub rndc_filing: String,
     /// The carrier's own consignment number (remesa).
     pub consignment: String,
     /// Freight charged for the consignment.
+    #[serde(with = "crate::engine::exact")]
     pub freight: Decimal,
     /// Quantity transported.
+    #[serde(with = "crate::engine::exact")]
     pub quantity: Decimal,
     /// `KGM` (kilograms) or `GLL` (gallons).
     pub unit_code: String,
 }
 
 /// Point of sale of a POS receipt (protocol.md §7.5b, `InformacionCajaVenta`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PointOfSale {
     /// `PlacaCaja`: the register (`id_caja`).
     pub register_id: String,
@@ -589,14 +638,14 @@ impl Default for PointOfSale {
 
 /// The paper (talonario) invoice a contingency T03 transcribes
 /// (`cac:AdditionalDocumentReference`, protocol.md §7.5c).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PaperReference {
     pub number: String,
     pub issue_date: NaiveDate,
 }
 
 /// A document to issue.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Document {
     pub kind: DocumentKind,
     /// `cbc:CustomizationID` override (an authority operation type code);
@@ -676,11 +725,15 @@ impl Document {
 
 /// Document totals as the caller declared them (spec 2.7
 /// `legal_monetary_totals`); any may be absent.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub struct DeclaredTotals {
+    #[serde(with = "crate::engine::exact::option")]
     pub line_extension: Option<Decimal>,
+    #[serde(with = "crate::engine::exact::option")]
     pub tax_exclusive: Option<Decimal>,
+    #[serde(with = "crate::engine::exact::option")]
     pub tax_inclusive: Option<Decimal>,
+    #[serde(with = "crate::engine::exact::option")]
     pub payable: Option<Decimal>,
 }
 

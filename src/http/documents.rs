@@ -13,6 +13,7 @@ use serde::Serialize;
 use super::auth::AuthContext;
 use super::error::ApiError;
 use super::state::AppState;
+use crate::issuing::stored;
 
 /// `estado_tax` by state (decisions.md §5).
 pub fn estado_tax(state: u8) -> &'static str {
@@ -84,7 +85,7 @@ pub struct DocumentDetail {
 pub async fn detail(state: &AppState, doc: DocumentRecord) -> Result<DocumentDetail, ApiError> {
     let raw = state.store.document_request(doc.id).await?;
     let solicitud = raw
-        .and_then(|r| serde_json::from_slice(&r).ok())
+        .and_then(|r| serde_json::from_slice(stored::caller(&r)).ok())
         .unwrap_or(serde_json::Value::Null);
     let historial = state
         .store

@@ -6,11 +6,10 @@ use chrono::Utc;
 use emisor_store::{state, CompanyId, DocumentRecord, Environment, HistoryEntry};
 
 use super::error::IssueResult;
+use super::kind::invoicing_kind;
 use super::transmit::new_job;
 use super::Issuing;
-
-/// Contingency document types (spec 2.2): 7 T03, 8 T04.
-pub const CONTINGENCY_TYPES: [u8; 2] = [7, 8];
+use crate::engine::model::DocumentKind;
 
 /// Why a requested document was not queued.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,7 +56,7 @@ pub async fn queue(
         .into_iter()
         .filter(|d| {
             d.environment == environment
-                && CONTINGENCY_TYPES.contains(&d.document_type)
+                && invoicing_kind(d).is_some_and(DocumentKind::is_contingency)
                 && !d.pending_build
         })
         .collect();

@@ -19,35 +19,52 @@ use emisor_store::{
 };
 use serde_json::json;
 
-use super::context::{colombia_now, issuer_context, load_setup, setup_from, IssuerSetup};
+use super::context::{colombia_now, issuer_context, setup_from, IssuerSetup};
 use super::duplicates::Payload;
 use super::error::{IssueError, IssueResult};
-use super::request::{Api, DocumentRequest, ReferencedDocument};
+use super::request::{DocumentRequest, ReferencedDocument};
+use super::stored::{self, DomainRef};
 use super::transmit::new_job;
 use super::Issuing;
 use crate::authority::Transmission;
 use crate::engine::codes::CodeScheme;
-use crate::engine::model::{colombia_offset, Document, DocumentKind, IssuerContext};
-use crate::engine::pipeline::{EngineError, IssuedDocument};
+use crate::engine::model::{colombia_offset, DocumentKind, IssuerContext};
+use crate::engine::pipeline::IssuedDocument;
 use crate::engine::signing_key::SigningKey;
 use crate::engine::totals::Totals;
 use crate::engine::validate::{validate_and_total, CertificateValidity};
-use crate::issuing::worker::{BuildError, BuildRequest, IssueRequest};
+use crate::issuing::worker::{BuildRequest, IssueRequest};
 
 /// Documents a month when the company has no plan of its own (decisions.md §4).
 pub const DEFAULT_MONTHLY_LIMIT: u64 = 10_000;
 
-/// The outcome of an issue.
+/// The outcome of an issue, with the document's totals as issuing
+/// computed and checked them (`T`: an invoicing document's [`Totals`], a
+/// payroll's own), so that no caller computes them again.
 #[derive(Debug)]
-pub enum Issued {
+pub enum Issued<T = Totals> {
     /// Built (and, when asked, transmitted) before answering.
     Done {
         doc: DocumentRecord,
         xml: String,
         transmission: Option<Box<Transmission>>,
+        totals: T,
     },
     /// Built and queued for background transmission.
-    Queued { doc: DocumentRecord, job_id: u64 },
+    Queued {
+        doc: DocumentRecord,
+        job_id: u64,
+        totals: T,
+    },
+}
+
+impl<T> Issued<T> {
+    /// The issued document's record.
+    pub fn doc(&self) -> &DocumentRecord {
+        match self {
+            Issued::Done { doc, .. } | Issued::Queued { doc, .. } => doc,
+        }
+    }
 }
 
 pub(crate) fn history(actor: &str, event: &str, to: u8, data: serde_json::Value) -> HistoryEntry {
@@ -94,6 +111,26 @@ pub async fn referenced_document(
     }))
 }
 
+/// The id of the document of `company` in `environment` whose current code
+/// is `code` (a note's original named by its CUFE), through the store's
+/// code index (which holds every stored record's code: an older data
+/// dir's is built from its records on first open), never a scan.
+pub async fn document_by_code(
+    issuing: &Issuing,
+    (company, environment): (emisor_store::CompanyId, Environment),
+    code: &str,
+) -> IssueResult<Option<u64>> {
+    let Some(id) = issuing.store.document_by_code(code.to_string()).await? else {
+        return Ok(None);
+    };
+    Ok(issuing
+        .store
+        .document(id)
+        .await?
+        .filter(|d| d.belongs_to(company, environment) && d.code.as_deref() == Some(code))
+        .map(|d| d.id))
+}
+
 pub(crate) fn signing_key(issuing: &Issuing, setup: &IssuerSetup) -> IssueResult<Arc<SigningKey>> {
     let cert = &setup.certificate;
     issuing
@@ -104,48 +141,6 @@ pub(crate) fn signing_key(issuing: &Issuing, setup: &IssuerSetup) -> IssueResult
         .map_err(|e| IssueError::invalid("certificado", e.to_string()))
 }
 
-/// What the signer pool builds: `document`, numbered `number` (with its
-/// `totals` when they were checked before the number was taken).
-fn build_input(
-    document: Document,
-    setup: &IssuerSetup,
-    key: Arc<SigningKey>,
-    env: Environment,
-    (number, instant): (u64, DateTime<FixedOffset>),
-    totals: Option<Totals>,
-) -> IssueRequest {
-    IssueRequest {
-        document,
-        context: issuer_context(setup, env, number, instant),
-        key,
-        totals,
-    }
-}
-
-/// Builds on the signer pool (never on an HTTP worker).
-async fn build(
-    issuing: &Issuing,
-    mapped: &DocumentRequest,
-    setup: &IssuerSetup,
-    key: Arc<SigningKey>,
-    env: Environment,
-    numbered: (u64, DateTime<FixedOffset>),
-) -> IssueResult<IssuedDocument> {
-    let input = build_input(mapped.document.clone(), setup, key, env, numbered, None);
-    // Queued straight on the builder's pool; the result comes back from it.
-    // A document that no longer validates at its new instant (a resend, a
-    // re-dating: a resolution expired, a due date now past) is a business
-    // error, named as its caller named the fields.
-    issuing
-        .builds
-        .build(input.into())
-        .await
-        .map_err(|e| match e {
-            BuildError::Engine(EngineError::Validation(errors)) => mapped.validation_error(&errors),
-            e => IssueError::Internal(format!("building the document: {e}")),
-        })
-}
-
 /// A new document's whole issue past its checks: phase one, the build and
 /// the hand-over of phase two run in one job on the signer pool, whose
 /// threads may block on the store (`phase_one` takes the number and says
@@ -154,14 +149,14 @@ async fn build(
 /// threads costs a thread wake-up: this path makes three (to the pool,
 /// from it to the flusher, from the flusher back), not four (the pool's
 /// answer woke the task on its way).
-pub(crate) async fn issue_numbered(
+pub(crate) async fn issue_numbered<T: Send + 'static>(
     issuing: &Arc<Issuing>,
     transmit: bool,
     asynchronous: bool,
-    phase_one: impl FnOnce() -> IssueResult<(DocumentRecord, BuildRequest)> + Send + 'static,
-) -> IssueResult<Issued> {
+    phase_one: impl FnOnce() -> IssueResult<(DocumentRecord, BuildRequest, T)> + Send + 'static,
+) -> IssueResult<Issued<T>> {
     let store = issuing.store.clone();
-    let (tx, rx) = tokio::sync::oneshot::channel::<IssueResult<Built>>();
+    let (tx, rx) = tokio::sync::oneshot::channel::<IssueResult<Built<T>>>();
     let answer = Answer(tx);
     // The flusher's group commit waits for this document (not for a
     // window's end) until the job is over.
@@ -171,7 +166,7 @@ pub(crate) async fn issue_numbered(
         .run_then(
             move |pipeline| {
                 let _incoming = incoming;
-                let (doc, input) = match phase_one() {
+                let (doc, input, totals) = match phase_one() {
                     Ok(numbered) => numbered,
                     Err(e) => return answer.send(Err(e)),
                 };
@@ -182,10 +177,14 @@ pub(crate) async fn issue_numbered(
                     store: &store,
                     id: Some(doc.id),
                 };
+                if super::failpoint::build_fails() {
+                    drop(unbuilt);
+                    return answer.send(Err(building("FAILPOINT_BUILD: the build failed")));
+                }
                 match pipeline.build(input) {
                     Ok(issued) => {
                         unbuilt.id = None;
-                        commit_built(&store, doc, issued, transmit, asynchronous, answer)
+                        commit_built(&store, doc, issued, transmit, asynchronous, answer, totals)
                     }
                     Err(e) => {
                         drop(unbuilt);
@@ -198,10 +197,10 @@ pub(crate) async fn issue_numbered(
             |_| {},
         )
         .map_err(building)?;
-    let (job, files, doc) = rx
+    let (job, files, doc, totals) = rx
         .await
         .map_err(|_| building("the signer stopped before answering"))??;
-    send_committed(issuing, doc, job, files, asynchronous).await
+    send_committed(issuing, doc, job, files, asynchronous, totals).await
 }
 
 /// Keeps a numbered document half-built when dropped: its build failed or
@@ -221,15 +220,16 @@ impl Drop for KeepUnbuilt<'_> {
     }
 }
 
-/// What phase two hands back: the stored job, the files and the document.
-type Built = (Option<Job>, DocumentFiles, DocumentRecord);
+/// What phase two hands back: the stored job, the files, the document and
+/// its totals.
+type Built<T> = (Option<Job>, DocumentFiles, DocumentRecord, T);
 
 /// Where a document's job answers its caller (from the signer when it
 /// fails, from the flusher once phase two is durable).
-struct Answer(tokio::sync::oneshot::Sender<IssueResult<Built>>);
+struct Answer<T>(tokio::sync::oneshot::Sender<IssueResult<Built<T>>>);
 
-impl Answer {
-    fn send(self, result: IssueResult<Built>) {
+impl<T> Answer<T> {
+    fn send(self, result: IssueResult<Built<T>>) {
         // The caller may have gone; the document is issued all the same.
         let _ = self.0.send(result);
     }
@@ -309,13 +309,13 @@ pub async fn submit(
 /// `work` comes boxed: an issue's future is large, and each future that
 /// held it by value would copy it whole at every move (the handler's, the
 /// spawned task's; measured in docs/performance.md).
-pub(crate) async fn under_claim(
+pub(crate) async fn under_claim<T: 'static>(
     issuing: &Arc<Issuing>,
     company: emisor_store::CompanyId,
     reference: Option<String>,
     payload_hash: [u8; 32],
-    work: Pin<Box<dyn Future<Output = IssueResult<Issued>> + 'static>>,
-) -> IssueResult<Issued> {
+    work: Pin<Box<dyn Future<Output = IssueResult<Issued<T>>> + 'static>>,
+) -> IssueResult<Issued<T>> {
     let has_reference = reference.is_some();
     let guard = issuing
         .claims
@@ -331,10 +331,7 @@ pub(crate) async fn under_claim(
     let issued = actix_web::rt::spawn(work)
         .await
         .map_err(|e| IssueError::Internal(format!("issuing task failed: {e}")))??;
-    let id = match &issued {
-        Issued::Done { doc, .. } | Issued::Queued { doc, .. } => doc.id,
-    };
-    guard.complete(id, Instant::now());
+    guard.complete(issued.doc().id, Instant::now());
     Ok(issued)
 }
 
@@ -401,9 +398,9 @@ pub async fn issue(
                     ..context
                 },
                 key,
-                totals: Some(totals),
+                totals: Some(totals.clone()),
             };
-            Ok((doc, input.into()))
+            Ok((doc, input.into(), totals))
         }
     })
     .await
@@ -449,7 +446,7 @@ fn checked_document(
         customer: Some(std::mem::take(&mut mapped.customer)),
         api: mapped.api.tag().map(str::to_string),
         list_keys: mapped.list_keys.clone(),
-        request: request.canonical,
+        request: stored::write(&request.canonical, DomainRef::Invoicing(&mapped.document))?,
         payload_hash: request.hash,
         monthly_limit: Some(limit),
         period: today.year() as u32 * 100 + today.month(),
@@ -463,13 +460,14 @@ fn checked_document(
 /// flusher at once: files, record, history and job durable in one group
 /// commit (the files before the record pointing at them, the record before
 /// the client hears of it). Await the result, then [`send_committed`].
-fn commit_built(
+fn commit_built<T: Send + 'static>(
     store: &AsyncStore,
     mut doc: DocumentRecord,
     issued: IssuedDocument,
     transmit: bool,
     asynchronous: bool,
-    answer: Answer,
+    answer: Answer<T>,
+    totals: T,
 ) {
     let files = apply_build(&mut doc, issued);
     doc.state = if transmit {
@@ -486,30 +484,37 @@ fn commit_built(
     );
     // The answer travels with the writes, sent on once they are durable.
     store.commit_document_then(doc, files, job, entry, move |result| {
-        answer.send(result.map_err(IssueError::from))
+        answer.send(
+            result
+                .map(|(job, files, doc)| (job, files, doc, totals))
+                .map_err(IssueError::from),
+        )
     });
 }
 
 /// After phase two: the answer, the document transmitted now
 /// (synchronous) or its job queued.
-async fn send_committed(
+async fn send_committed<T>(
     issuing: &Arc<Issuing>,
     doc: DocumentRecord,
     job: Option<Job>,
     files: DocumentFiles,
     asynchronous: bool,
-) -> IssueResult<Issued> {
+    totals: T,
+) -> IssueResult<Issued<T>> {
     match job {
         None => Ok(Issued::Done {
             doc,
             xml: files.xml,
             transmission: None,
+            totals,
         }),
         Some(job) if asynchronous => {
             issuing.schedule(&job);
             Ok(Issued::Queued {
                 doc,
                 job_id: job.id,
+                totals,
             })
         }
         Some(job) => {
@@ -526,6 +531,7 @@ async fn send_committed(
                 doc: sent.doc,
                 xml: sent.xml.unwrap_or(files.xml),
                 transmission: Some(Box::new(sent.transmission)),
+                totals,
             })
         }
     }
@@ -545,137 +551,4 @@ pub(crate) fn date_at(doc: &mut DocumentRecord, instant: DateTime<FixedOffset>, 
     let instant = instant.with_timezone(&Utc);
     doc.issue_date = date;
     doc.issued_at = (instant != doc.created_at).then_some(instant);
-}
-
-/// The instant a document is built again at: its own (a half-built one
-/// after a crash or a power cut: the code its caller may hold stays the
-/// same), or now on the business clock (a draft or rejected one being
-/// resent, one re-dated for the day it is sent).
-#[derive(Clone, Copy)]
-pub(crate) enum Again {
-    SameInstant,
-    Now,
-}
-
-impl Again {
-    /// The instant, and the issue date the record takes.
-    pub(crate) fn instant(self, doc: &DocumentRecord) -> (DateTime<FixedOffset>, NaiveDate) {
-        match self {
-            Again::SameInstant => (issued_at(doc), doc.issue_date),
-            Again::Now => {
-                let now = colombia_now();
-                (now, now.date_naive())
-            }
-        }
-    }
-}
-
-/// Builds a stored document again from its request, with the number it
-/// holds, at the instant `again` says. The caller stores the result.
-pub(crate) async fn build_again(
-    issuing: &Issuing,
-    mut doc: DocumentRecord,
-    again: Again,
-) -> IssueResult<(DocumentRecord, DocumentFiles)> {
-    if super::payroll::is_payroll(&doc) {
-        return super::payroll::build_again(issuing, doc, again).await;
-    }
-    let raw = issuing
-        .store
-        .document_request(doc.id)
-        .await?
-        .ok_or_else(|| {
-            IssueError::Internal(format!("the request of document {} is missing", doc.id))
-        })?;
-    let api = Api::from_tag(doc.api.as_deref()).ok_or_else(|| {
-        IssueError::Internal(format!("document {} came through an unknown API", doc.id))
-    })?;
-    let translator = issuing.translators.get(api)?;
-    let reference_id = translator.referenced_id(&raw)?;
-    let reference =
-        referenced_document(issuing, (doc.company_id, doc.environment), reference_id).await?;
-    let mapped = translator.translate(&raw, reference.as_ref())?;
-    let setup = load_setup(
-        &issuing.store,
-        doc.company_id,
-        doc.environment,
-        doc.document_type,
-        doc.issue_date,
-        Some(doc.resolution_id),
-    )
-    .await?;
-    let key = signing_key(issuing, &setup)?;
-    let (instant, date) = again.instant(&doc);
-    let numbered = (doc.number, instant);
-    let issued = build(issuing, &mapped, &setup, key, doc.environment, numbered).await?;
-    let files = apply_build(&mut doc, issued);
-    date_at(&mut doc, instant, date);
-    if matches!(again, Again::Now) {
-        // Its tracking key is its code: the old one's went with it.
-        doc.track_id = None;
-    }
-    Ok((doc, files))
-}
-
-/// A rebuilt document moved to state `to` (with its transmission job, if
-/// any): files, record, history and job durable in one group commit.
-async fn store_rebuilt(
-    issuing: &Issuing,
-    doc: &mut DocumentRecord,
-    files: DocumentFiles,
-    to: u8,
-    job: Option<Job>,
-    entry: HistoryEntry,
-) -> IssueResult<(Option<Job>, DocumentFiles)> {
-    let from = doc.state;
-    doc.state = to;
-    let entry = HistoryEntry {
-        from_state: Some(from),
-        ..entry
-    };
-    Ok(issuing
-        .store
-        .commit_document(doc.clone(), files, job, entry)
-        .await?)
-}
-
-/// A half-built document found at start-up, rebuilt into the state it
-/// holds: a draft, or queued for transmission (its job stored with it)
-/// when its caller asked for that and was answered before a power cut
-/// took the built record (the store keeps QUEUED only then).
-pub async fn rebuild(issuing: &Arc<Issuing>, doc: DocumentRecord) -> IssueResult<()> {
-    let queued = doc.state == state::QUEUED;
-    let to = if queued { state::QUEUED } else { state::DRAFT };
-    let (mut doc, files) = build_again(issuing, doc, Again::SameInstant).await?;
-    let job = queued.then(|| new_job(&doc));
-    let entry = history("worker", "rebuilt", to, json!({ "code": doc.code }));
-    store_rebuilt(issuing, &mut doc, files, to, job, entry).await?;
-    Ok(())
-}
-
-/// `reenviar`: a draft or rejected document is built again (new signing
-/// instant, same number), signed and transmitted synchronously.
-pub async fn resend(issuing: &Arc<Issuing>, doc: DocumentRecord) -> IssueResult<Issued> {
-    let (mut doc, files) = build_again(issuing, doc, Again::Now).await?;
-    let entry = history("api", "resend", state::QUEUED, json!({ "code": doc.code }));
-    let job = Some(new_job(&doc));
-    let (job, files) = store_rebuilt(issuing, &mut doc, files, state::QUEUED, job, entry).await?;
-    // Its new code may be accepted once sent: the record must outlive a
-    // power cut, or a resend after it would make yet another code.
-    issuing.store.sync_power_safe().await?;
-    let job = job.ok_or_else(|| IssueError::Internal("resend job not stored".into()))?;
-    let (sent, outcome) = issuing
-        .transmit(doc.id, "api")
-        .await
-        .map_err(|e| IssueError::Internal(e.to_string()))?;
-    if let JobOutcome::RetryAt(at) = outcome {
-        let mut job = job;
-        job.run_at_ms = at;
-        issuing.schedule(&job);
-    }
-    Ok(Issued::Done {
-        doc: sent.doc,
-        xml: sent.xml.unwrap_or(files.xml),
-        transmission: Some(Box::new(sent.transmission)),
-    })
 }

@@ -3,16 +3,26 @@
 //! hub. Every API calls this with a domain request ([`request`]); it knows
 //! nothing of HTTP, and its errors are its own ([`error`]).
 //!
-//! * [`request`]: the domain request every API translates into.
+//! * [`request`]: the domain requests every API translates into (a
+//!   document's, a payroll's) and the translators of stored requests.
 //! * [`error`]: why issuing refused or failed.
 //! * [`context`]: the company's setup for a document type, as the engine needs it.
 //! * [`issue`]: validate → take the number → build → store (→ transmit).
-//! * [`transmit`]: one transmission of a stored document, every step recorded.
+//! * [`kind`]: what a stored document is (an invoicing kind or a payroll),
+//!   and what issuing decides by it.
+//! * [`transmit`]: transmissions, every step recorded: the calls, one
+//!   transmission, the job runner, recovery.
 //! * [`same_day`]: annex 1.9's rule: a document is dated the day it is sent.
 //! * [`duplicates`]: the duplicate-payload window, restored at start-up.
+//! * [`failpoint`]: the test failpoints (a kill at a named point, the
+//!   earlier format of stored requests).
 //! * [`events`]: `facturacion:*` events to WebSocket rooms and webhooks.
 //! * [`invoice_events`]: received invoices, their events and the registry.
 //! * [`webhooks`]: signed, retried, logged webhook deliveries.
+//! * [`rebuild`]: a stored document built again with its number (after a
+//!   crash, a resend, a re-dating): one entry point.
+//! * [`stored`]: a document's stored request: the caller's JSON and the
+//!   versioned domain request every later build reads.
 //! * [`resume`]: what a restart picks up (half-built documents, queued jobs).
 //! * [`contingency`]: queueing the pending contingency documents.
 //! * [`payroll`]: payroll documents on the same path (own software, `NOM` numbering, SendNominaSync).
@@ -28,14 +38,18 @@ pub mod contingency;
 pub mod duplicates;
 pub mod error;
 pub mod events;
+pub mod failpoint;
 pub mod files;
 pub mod invoice_events;
 pub mod issue;
+pub mod kind;
 pub mod mail;
 pub mod payroll;
+pub mod rebuild;
 pub mod request;
 pub mod resume;
 pub mod same_day;
+pub mod stored;
 pub mod transmit;
 pub mod webhooks;
 pub mod worker;

@@ -12,62 +12,27 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Datelike, FixedOffset, NaiveDate};
 use emisor_store::{
-    DocumentFiles, DocumentRecord, Environment, NewDocument, ResolutionChoice, SoftwareKind,
-    PAYROLL_ADJUSTMENT_DOCUMENT_TYPE, PAYROLL_DOCUMENT_TYPE,
+    DocumentRecord, Environment, NewDocument, ResolutionChoice, SoftwareKind, PAYROLL_DOCUMENT_TYPE,
 };
 
 use super::context::{colombia_now, issuer_context, load_setup_for, setup_from, IssuerSetup};
 use super::duplicates::Payload;
 use super::error::{IssueError, IssueResult};
-use super::issue::{
-    apply_build, issue_numbered, issued_at, signing_key, Again, Caller, Issued,
-    DEFAULT_MONTHLY_LIMIT,
-};
+use super::issue::{issue_numbered, issued_at, signing_key, Caller, Issued, DEFAULT_MONTHLY_LIMIT};
+use super::kind::{PayrollType, StoredKind};
 use super::request::{cap, named, Api};
+pub use super::request::{PayrollRequest, PAYROLL_API};
+use super::stored::{self, DomainRef};
 use super::worker::PayrollIssueRequest;
 use super::Issuing;
-use crate::engine::payroll::model::{PayrollDocument, PayrollKind};
-use crate::engine::payroll::totals::validate_and_total;
+use crate::engine::payroll::model::PayrollDocument;
+use crate::engine::payroll::totals::{validate_and_total, PayrollTotals};
 use crate::engine::pipeline::IssuedDocument;
 use crate::engine::signing_key::SigningKey;
 
-/// `DocumentRecord::api` of payroll documents.
-pub const PAYROLL_API: &str = "nomina";
-
-/// The store's document type of a payroll kind.
-pub fn document_type(kind: PayrollKind) -> u8 {
-    match kind {
-        PayrollKind::Individual => PAYROLL_DOCUMENT_TYPE,
-        PayrollKind::Replace | PayrollKind::Delete => PAYROLL_ADJUSTMENT_DOCUMENT_TYPE,
-    }
-}
-
-/// Whether a stored document is a payroll (102 or 103).
-pub fn is_payroll(doc: &DocumentRecord) -> bool {
-    matches!(
-        doc.document_type,
-        PAYROLL_DOCUMENT_TYPE | PAYROLL_ADJUSTMENT_DOCUMENT_TYPE
-    )
-}
-
-/// One payroll to issue, as the payroll API hands it over.
-#[derive(Debug, Clone)]
-pub struct PayrollRequest {
-    pub document: PayrollDocument,
-    pub transmit: bool,
-    /// The prefix the caller asked for (`prefijo`); the resolution's must match.
-    pub prefix: Option<String>,
-    /// The caller's path of an engine field (`period.days_worked` →
-    /// `periodo.tiempo_laborado_dias`).
-    pub fields: fn(&str) -> String,
-    /// The list keys (`tipo` = `INDIVIDUAL` | `AJUSTE`, indexed), stored
-    /// with the document.
-    pub list_keys: std::collections::BTreeMap<String, String>,
-}
-
 /// The company's payroll setup: its payroll software and the resolution
 /// numbering type 11 (adjustments take their numbers from it too).
-async fn setup(
+pub(super) async fn setup(
     issuing: &Issuing,
     company: u64,
     env: Environment,
@@ -86,7 +51,7 @@ async fn setup(
 }
 
 /// Builds on the signer pool.
-async fn build(
+pub(super) async fn build(
     issuing: &Issuing,
     document: &PayrollDocument,
     setup: &IssuerSetup,
@@ -114,7 +79,7 @@ pub async fn submit(
     caller: Caller,
     request: PayrollRequest,
     canonical: Vec<u8>,
-) -> IssueResult<Issued> {
+) -> IssueResult<Issued<PayrollTotals>> {
     let company = caller.company;
     let payload = Payload::new(canonical);
     super::issue::under_claim(issuing, company, None, payload.hash, {
@@ -131,7 +96,7 @@ pub async fn issue(
     caller: Caller,
     request: PayrollRequest,
     payload: Payload,
-) -> IssueResult<Issued> {
+) -> IssueResult<Issued<PayrollTotals>> {
     let Caller {
         company,
         environment: env,
@@ -158,7 +123,7 @@ pub async fn issue(
     issue_numbered(issuing, transmit, false, {
         let issuing = issuing.clone();
         move || {
-            let (doc, (document, setup, key)) = store.create_checked_blocking(
+            let (doc, (document, setup, key, totals)) = store.create_checked_blocking(
                 company,
                 SoftwareKind::Payroll,
                 choice,
@@ -171,11 +136,13 @@ pub async fn issue(
                         today,
                     )?;
                     let key = signing_key(&issuing, &setup)?;
+                    let (new, totals) =
+                        checked_payroll(&request, &setup, &key, caller, today, payload)?;
                     let new = NewDocument {
                         issued_at: crate::clock::recorded(now),
-                        ..checked_payroll(&request, &setup, &key, caller, today, payload)?
+                        ..new
                     };
-                    Ok::<_, IssueError>((new, (request.document, setup, key)))
+                    Ok::<_, IssueError>((new, (request.document, setup, key, totals)))
                 },
             )?;
             let input = PayrollIssueRequest {
@@ -183,14 +150,14 @@ pub async fn issue(
                 document,
                 key,
             };
-            Ok((doc, input.into()))
+            Ok((doc, input.into(), totals))
         }
     })
     .await
 }
 
-/// The document a payroll request makes for `caller`, once everything a
-/// number must not be taken for has been checked.
+/// The document a payroll request makes for `caller`, and its totals, once
+/// everything a number must not be taken for has been checked.
 fn checked_payroll(
     request: &PayrollRequest,
     setup: &IssuerSetup,
@@ -198,7 +165,7 @@ fn checked_payroll(
     caller: Caller,
     today: NaiveDate,
     payload: Payload,
-) -> IssueResult<NewDocument> {
+) -> IssueResult<(NewDocument, PayrollTotals)> {
     if let Some(prefix) = &request.prefix {
         if *prefix != setup.resolution.prefix {
             return Err(IssueError::invalid(
@@ -216,70 +183,32 @@ fn checked_payroll(
             "the signing certificate has expired",
         ));
     }
-    validate_and_total(&request.document)
+    let totals = validate_and_total(&request.document)
         .map_err(|errors| IssueError::invalid_list(cap(named(&errors, |f| (request.fields)(f)))))?;
     let limit = setup
         .company
         .monthly_document_limit
         .map(u64::from)
         .unwrap_or(DEFAULT_MONTHLY_LIMIT);
-    Ok(NewDocument {
+    let new = NewDocument {
         company_id: caller.company,
         environment: caller.environment,
         user_id: caller.user,
-        document_type: document_type(request.document.kind),
+        document_type: PayrollType::of(request.document.kind).code(),
         resolution_id: setup.resolution.id,
         issue_date: today,
         external_reference: None,
         customer: None,
         api: Api::Payroll.tag().map(str::to_string),
         list_keys: request.list_keys.clone(),
-        request: payload.canonical,
+        request: stored::write(&payload.canonical, DomainRef::Payroll(&request.document))?,
         payload_hash: payload.hash,
         monthly_limit: Some(limit),
         period: today.year() as u32 * 100 + today.month(),
         queued: request.transmit,
         issued_at: None,
-    })
-}
-
-/// A stored payroll built again from its stored request, with its number
-/// and a new instant (a half-built one after a crash, a resend).
-pub(crate) async fn build_again(
-    issuing: &Issuing,
-    mut doc: DocumentRecord,
-    again: Again,
-) -> IssueResult<(DocumentRecord, DocumentFiles)> {
-    let raw = issuing
-        .store
-        .document_request(doc.id)
-        .await?
-        .ok_or_else(|| {
-            IssueError::Internal(format!("the request of payroll {} is missing", doc.id))
-        })?;
-    let translator = issuing.translators.get(Api::Payroll)?;
-    let request = translator.translate_payroll(&raw)?;
-    let setup = setup(
-        issuing,
-        doc.company_id,
-        doc.environment,
-        Some(doc.resolution_id),
-    )
-    .await?;
-    let key = signing_key(issuing, &setup)?;
-    let (instant, date) = again.instant(&doc);
-    let issued = build(
-        issuing,
-        &request.document,
-        &setup,
-        key,
-        doc.environment,
-        (doc.number, instant),
-    )
-    .await?;
-    let files = apply_build(&mut doc, issued);
-    super::issue::date_at(&mut doc, instant, date);
-    Ok((doc, files))
+    };
+    Ok((new, totals))
 }
 
 /// The company's payroll whose CUNE is `code`, if any (the original of an
@@ -297,7 +226,7 @@ pub async fn by_code(
     };
     Ok(issuing.store.document(id).await?.filter(|d| {
         d.company_id == company
-            && is_payroll(d)
+            && StoredKind::of(d).is_some_and(StoredKind::is_payroll)
             && d.environment == env
             && d.code.as_deref() == Some(code)
     }))

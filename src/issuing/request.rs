@@ -1,8 +1,8 @@
 //! What every API hands to issuing: a domain request (the engine's
-//! document plus what issuing needs to number, store and send it), and the
-//! caller's own names for the engine's fields, so that a refusal names what
-//! the caller sent. Each API translates its JSON into this; issuing never
-//! sees the API's types.
+//! document, or a payroll, plus what issuing needs to number, store and
+//! send it), and the caller's own names for the engine's fields, so that a
+//! refusal names what the caller sent. Each API translates its JSON into
+//! this; issuing never sees the API's types.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -44,7 +44,7 @@ impl Api {
             Api::Spanish => Some("facturacion-es"),
             Api::Support => Some("documentos_soporte"),
             Api::Pos => Some("pos"),
-            Api::Payroll => Some(super::payroll::PAYROLL_API),
+            Api::Payroll => Some(PAYROLL_API),
         }
     }
 
@@ -54,7 +54,7 @@ impl Api {
             Some("facturacion-es") => Some(Api::Spanish),
             Some("documentos_soporte") => Some(Api::Support),
             Some("pos") => Some(Api::Pos),
-            Some(super::payroll::PAYROLL_API) => Some(Api::Payroll),
+            Some(PAYROLL_API) => Some(Api::Payroll),
             Some(_) => None,
         }
     }
@@ -130,6 +130,24 @@ pub fn cap(mut details: Vec<FieldError>) -> Vec<FieldError> {
     details
 }
 
+/// `DocumentRecord::api` of payroll documents.
+pub const PAYROLL_API: &str = "nomina";
+
+/// One payroll to issue, as the payroll API hands it over.
+#[derive(Debug, Clone)]
+pub struct PayrollRequest {
+    pub document: crate::engine::payroll::model::PayrollDocument,
+    pub transmit: bool,
+    /// The prefix the caller asked for (`prefijo`); the resolution's must match.
+    pub prefix: Option<String>,
+    /// The caller's path of an engine field (`period.days_worked` →
+    /// `periodo.tiempo_laborado_dias`).
+    pub fields: fn(&str) -> String,
+    /// The list keys (`tipo` = `INDIVIDUAL` | `AJUSTE`, indexed), stored
+    /// with the document.
+    pub list_keys: std::collections::BTreeMap<String, String>,
+}
+
 /// The original document of a note, as the store has it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReferencedDocument {
@@ -144,8 +162,9 @@ pub struct ReferencedDocument {
     pub kind: DocumentKind,
 }
 
-/// An API's translation of its stored requests, for the documents issuing
-/// builds again on its own (a half-built one after a crash, a resend).
+/// An invoicing API's translation of its stored requests, for the
+/// documents issuing builds again on its own (a half-built one after a
+/// crash, a resend).
 pub trait Translator: Send + Sync {
     /// The document a stored request refers to (a note's original).
     fn referenced_id(&self, request: &[u8]) -> IssueResult<Option<u64>>;
@@ -156,30 +175,47 @@ pub trait Translator: Send + Sync {
         request: &[u8],
         reference: Option<&ReferencedDocument>,
     ) -> IssueResult<DocumentRequest>;
+}
 
-    /// A stored payroll request as the engine's payroll document (the
-    /// payroll API's translator; the others issue no payroll).
-    fn translate_payroll(&self, request: &[u8]) -> IssueResult<super::payroll::PayrollRequest> {
-        let _ = request;
-        Err(IssueError::Internal("this API issues no payroll".into()))
-    }
+/// The payroll API's translation of its stored requests: a payroll is
+/// built from a [`PayrollRequest`], never from a [`DocumentRequest`], and
+/// the registry keeps the two apart.
+pub trait PayrollTranslator: Send + Sync {
+    /// The stored request as the payroll to build.
+    fn translate(&self, request: &[u8]) -> IssueResult<PayrollRequest>;
 }
 
 /// The translators of the APIs, registered at start-up.
 #[derive(Clone, Default)]
-pub struct Translators(Vec<(Api, Arc<dyn Translator>)>);
+pub struct Translators {
+    invoicing: Vec<(Api, Arc<dyn Translator>)>,
+    payroll: Option<Arc<dyn PayrollTranslator>>,
+}
 
 impl Translators {
+    /// `api`'s translator of invoicing documents.
     pub fn with(mut self, api: Api, translator: Arc<dyn Translator>) -> Self {
-        self.0.push((api, translator));
+        self.invoicing.push((api, translator));
+        self
+    }
+
+    /// The payroll API's translator.
+    pub fn with_payroll(mut self, translator: Arc<dyn PayrollTranslator>) -> Self {
+        self.payroll = Some(translator);
         self
     }
 
     pub fn get(&self, api: Api) -> IssueResult<&Arc<dyn Translator>> {
-        self.0
+        self.invoicing
             .iter()
             .find(|(a, _)| *a == api)
             .map(|(_, t)| t)
             .ok_or_else(|| IssueError::Internal(format!("no translator for {api:?}")))
+    }
+
+    pub fn payroll(&self) -> IssueResult<&Arc<dyn PayrollTranslator>> {
+        self.payroll
+            .as_ref()
+            .ok_or_else(|| IssueError::Internal("no payroll translator".into()))
     }
 }

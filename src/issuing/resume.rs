@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use emisor_store::{state, HistoryEntry};
 
-use super::issue::rebuild;
+use super::rebuild::rebuild;
 use super::Issuing;
 
 pub async fn resume(issuing: &Arc<Issuing>) -> anyhow::Result<()> {

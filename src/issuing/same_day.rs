@@ -3,7 +3,8 @@
 //! note or debit note is dated the day it reaches the authority, or it is
 //! refused (rules FAD09e, CAD09e, DAD09e).
 //!
-//! A document of those types not yet accepted whose send falls on a later
+//! A document of those types
+//! ([`crate::engine::model::DocumentKind::dated_the_day_it_is_sent`]) not yet accepted whose send falls on a later
 //! Colombian day (business clock, [`crate::clock`]) than its date is
 //! re-dated before that send: built again from its request with the same
 //! number and reference at now — new date, time, signing time and code —
@@ -22,15 +23,13 @@ use emisor_actors::transmitter::TransmitFailure;
 use emisor_store::{DocumentFiles, DocumentRecord, HistoryEntry};
 use serde_json::json;
 
-use super::issue::{build_again, issued_at, Again};
+use super::issue::issued_at;
+use super::kind::StoredKind;
+use super::rebuild::{build_again, Again};
 use super::transmit::TransmitError;
 use super::Issuing;
 use crate::authority::port::{AuthorityRequest, AuthorityResponse, AuthorityTarget};
 use crate::authority::Transmission;
-
-/// Document types under the rule: sales invoice, credit and debit notes,
-/// export invoice.
-pub const TYPES: [u8; 4] = [1, 2, 3, 6];
 
 /// The authority's codes of the rule, by root: invoice, credit and debit
 /// note.
@@ -39,7 +38,8 @@ const RULES: [&str; 3] = ["FAD09e", "CAD09e", "DAD09e"];
 /// Whether `doc`, sent on `today`, must first be dated again: one
 /// comparison of days on the issuing path.
 pub fn due(doc: &DocumentRecord, today: NaiveDate) -> bool {
-    TYPES.contains(&doc.document_type) && issued_at(doc).date_naive() < today
+    StoredKind::of(doc).is_some_and(StoredKind::dated_the_day_it_is_sent)
+        && issued_at(doc).date_naive() < today
 }
 
 /// The business clock's Colombian day.
@@ -154,24 +154,9 @@ impl Issuing {
         // The new code may be accepted once sent: its record must outlive
         // a power cut, or a restart would date the document yet again.
         self.store.sync_power_safe().await?;
-        stop_here_in_tests("redated");
+        super::failpoint::stop_here("redated");
         *doc = new;
         Ok(Redated::Ready(files))
-    }
-}
-
-/// Test-only failpoint: the process kills itself (SIGKILL, as `kill -9`)
-/// at `point` when the environment variable `FAILPOINT_KILL_AT` names it
-/// (outside the `EMISOR_` configuration, like the power-cut shim's
-/// `POWERCUT_*`). Read only where a document is re-dated (rare), never on
-/// the hot path.
-fn stop_here_in_tests(point: &str) {
-    if std::env::var_os("FAILPOINT_KILL_AT").is_some_and(|p| p == point) {
-        tracing::warn!(point, "FAILPOINT_KILL_AT: killing the process");
-        // SAFETY: kill(2) on our own pid has no memory effects.
-        unsafe {
-            libc::kill(libc::getpid(), libc::SIGKILL);
-        }
     }
 }
 

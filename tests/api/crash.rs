@@ -3,10 +3,13 @@
 //! `emisor tax-sim` (which learns the demo company from the server itself),
 //! restarted on the same data dir: every document ends in its verdict and
 //! the simulator received each exactly once, whether it accepts or rejects.
-//! Mid-issuing: nothing answered is lost.
+//! Mid-issuing: nothing answered is lost. A document whose build failed
+//! once its number was taken (a test failpoint) is built at the next start
+//! from its stored request, of today's format or the earlier one.
 
 use std::time::Duration;
 
+use emisor::api::invoice_request::examples;
 use serde_json::{json, Value};
 
 use crate::support::app::*;
@@ -160,4 +163,130 @@ fn issue_kill_and_check(launch: Launch, kill_when: impl FnMut(&TestApp, usize) -
     let dir = app.dir.clone();
     let restarted = TestApp::start_in(&dir, launch);
     check_answered(&restarted, &before, Duration::ZERO);
+}
+
+/// The server with the test failpoint under which a new document's build
+/// fails once its number is taken (it is kept half-built, as one whose
+/// build failed or panicked); `as_sent`: requests stored in the earlier
+/// format (the caller's JSON alone) rather than with their domain request.
+fn builds_failing(launch: &Launch, as_sent: bool) -> Launch {
+    let launch = launch.clone().env("FAILPOINT_BUILD", "fail");
+    if as_sent {
+        launch.env("FAILPOINT_REQUEST_FORMAT", "as_sent")
+    } else {
+        launch
+    }
+}
+
+/// Posts `body` to `path` on a server whose builds fail (the caller hears
+/// a 500), and stops it.
+fn post_half_built_and_stop(app: &mut TestApp, path: &str, body: &Value) {
+    let (status, res) = json(app.post(path, &app.sk_test(), body));
+    assert_eq!(status, 500, "{res}");
+    app.stop();
+}
+/// A half-built invoice (its number taken, its build failed) is built at
+/// the next start from its stored request, with its number, into the
+/// draft its request asked for. `as_sent`: a data dir of the earlier format, whose request is the
+/// caller's JSON alone, rebuilt through the unified API's translator.
+fn a_half_built_invoice_is_rebuilt(as_sent: bool) {
+    let launch = fast_launch().capture_log();
+    let mut app = TestApp::spawn_with(builds_failing(&launch, as_sent));
+    let number = next_number(&app, "fe");
+    let mut body = crate::support::bodies::unique(examples::invoice());
+    body["transmit"] = json!(false);
+    post_half_built_and_stop(&mut app, "/v1/api/facturacion", &body);
+
+    let restarted = TestApp::start_in(&app.dir, launch);
+    let key = restarted.sk_test();
+    let numero = number.to_string();
+    let found = (1..=20).find_map(|id| {
+        let (status, rec) = json(restarted.get(
+            &format!("/v1/api/facturacion/{id}/status?id_empresa=1"),
+            &key,
+        ));
+        (status == 200 && rec["data"]["numero"] == numero.as_str()).then_some((id, rec))
+    });
+    let (id, rec) = found.expect("the half-built invoice is there");
+    assert_eq!(rec["data"]["id_estado_documento"], 1, "{rec}");
+    let code = rec["data"]["cufe"].as_str().expect("cufe");
+    assert_eq!(code.len(), 96, "{rec}");
+    let xml = restarted.get(&format!("/v1/api/facturacion/{id}/xml"), &key);
+    assert_eq!(xml.status().as_u16(), 200);
+    let xml = xml.text().unwrap();
+    assert!(xml.contains(code), "the XML carries its code");
+    assert!(xml.contains(&format!("{number}</cbc:ID>")), "its number");
+    assert!(
+        !restarted.log().contains("could not rebuild"),
+        "{}",
+        restarted.log()
+    );
+    assert_eq!(
+        next_number(&restarted, "fe"),
+        number + 1,
+        "the number is spent"
+    );
+}
+
+#[test]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
+fn a_half_built_invoice_stored_with_its_domain_request_is_rebuilt_at_the_next_start() {
+    a_half_built_invoice_is_rebuilt(false);
+}
+
+#[test]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
+fn a_half_built_invoice_of_the_earlier_request_format_is_rebuilt_at_the_next_start() {
+    a_half_built_invoice_is_rebuilt(true);
+}
+
+/// The same for a payroll: built at the restart from its stored domain
+/// request, or (`as_sent`) from the caller's JSON through the payroll
+/// translator.
+fn a_half_built_payroll_is_rebuilt(as_sent: bool) {
+    use crate::support::payroll::{employee_number, monthly};
+    let launch = fast_launch().capture_log();
+    let mut app = TestApp::spawn_with(builds_failing(&launch, as_sent));
+    let mut body = monthly(&employee_number());
+    body["transmit"] = json!(false);
+    post_half_built_and_stop(&mut app, "/v1/api/nomina/enviar", &body);
+
+    let restarted = TestApp::start_in(&app.dir, launch);
+    let key = restarted.sk_test();
+    let found = (1..=20).find_map(|id| {
+        let (status, d) = json(restarted.get(&format!("/v1/api/nomina/{id}"), &key));
+        (status == 200).then_some((id, d))
+    });
+    let (id, d) = found.unwrap_or_else(|| {
+        let (_, d) = json(restarted.get("/v1/api/nomina/1", &key));
+        panic!(
+            "the half-built payroll is not there: {d}\n{}",
+            restarted.log()
+        )
+    });
+    let cune = d["data"]["cune"].as_str().expect("cune");
+    assert_eq!(cune.len(), 96, "{d}");
+    let xml = restarted.get(&format!("/v1/api/nomina/{id}/xml"), &key);
+    assert_eq!(xml.status().as_u16(), 200);
+    assert!(
+        xml.text().unwrap().contains(cune),
+        "the XML carries its CUNE"
+    );
+    assert!(
+        !restarted.log().contains("could not rebuild"),
+        "{}",
+        restarted.log()
+    );
+}
+
+#[test]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
+fn a_half_built_payroll_stored_with_its_domain_request_is_rebuilt_at_the_next_start() {
+    a_half_built_payroll_is_rebuilt(false);
+}
+
+#[test]
+#[cfg_attr(not(feature = "soak"), ignore = "soak")]
+fn a_half_built_payroll_of_the_earlier_request_format_is_rebuilt_at_the_next_start() {
+    a_half_built_payroll_is_rebuilt(true);
 }

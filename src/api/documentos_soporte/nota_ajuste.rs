@@ -8,6 +8,7 @@ use emisor_store::Family;
 use super::emitir::answer;
 use super::mapping::{adjustment, StoredAdjustment};
 use super::model::{AdjustmentRequest, SupportRequest};
+use crate::engine::model::DocumentKind;
 use crate::http::auth::AuthContext;
 use crate::http::documents::family_document;
 use crate::http::envelope;
@@ -15,7 +16,9 @@ use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::http::json::{parse, parse_value, Json};
 use crate::http::state::AppState;
 use crate::issuing::issue::{referenced_document, submit};
+use crate::issuing::kind::invoicing_kind;
 use crate::issuing::request::Api;
+use crate::issuing::stored;
 
 #[utoipa::path(post, path = "/v1/api/documentos-soporte/{id}/nota-ajuste", operation_id = "adjustSupportDocument", tag = "documentos-soporte",
     security(("api_key" = [])),
@@ -44,7 +47,7 @@ pub async fn nota_ajuste(
         }
     }
     let original = family_document(&state, &ctx, Family::Support, id).await?;
-    if original.document_type != 4 {
+    if invoicing_kind(&original) != Some(DocumentKind::SupportDocument) {
         return Err(ApiError::validation(
             "id",
             "an adjustment note adjusts a support document (type 4)",
@@ -56,7 +59,7 @@ pub async fn nota_ajuste(
             .store
             .document_request(id)
             .await?
-            .and_then(|raw| parse(&raw).ok()),
+            .and_then(|raw| parse(stored::caller(&raw)).ok()),
         _ => None,
     };
     let Some(sent) = sent else {

@@ -15,12 +15,13 @@ use crate::http::state::AppState;
 use crate::issuing::issue::{referenced_document, submit, Issued};
 
 /// The answer for an issued document (also used by `reenviar`).
-pub fn issued_response(issued: Issued) -> HttpResponse {
+pub fn issued_response<T>(issued: Issued<T>) -> HttpResponse {
     match issued {
         Issued::Done {
             doc,
             xml,
             transmission,
+            ..
         } => {
             let message = match &transmission {
                 None => "Documento generado (no transmitido)",
@@ -46,7 +47,7 @@ pub fn issued_response(issued: Issued) -> HttpResponse {
                 Err(e) => ApiError::Internal(format!("writing the answer: {e}")).error_response(),
             }
         }
-        Issued::Queued { doc, job_id } => {
+        Issued::Queued { doc, job_id, .. } => {
             HttpResponse::build(StatusCode::ACCEPTED).json(QueuedEnvelope {
                 success: true,
                 status: 202,

@@ -15,7 +15,7 @@ use crate::http::auth::AuthContext;
 use crate::http::envelope;
 use crate::http::error::{ApiError, ApiResult, ErrorCode};
 use crate::http::state::AppState;
-use crate::issuing::issue::resend as resend_document;
+use crate::issuing::rebuild::resend as resend_document;
 
 #[utoipa::path(post, path = "/v1/api/facturacion/reenviar/{id}", operation_id = "resendDocument", tag = "facturacion",
     security(("api_key" = [])), params(("id" = u64, Path, description = "document id")),

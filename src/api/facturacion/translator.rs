@@ -1,5 +1,11 @@
 //! The unified API's stored requests, translated again for issuing (a
 //! half-built document after a crash, a resend, the test set).
+//!
+//! The reader of the earlier format of stored requests (the caller's JSON
+//! alone, `issuing::stored`): such a document is built again from what
+//! this makes of it. A request of today's format carries its domain
+//! request, which is what is built; this then only names the fields of a
+//! refusal as the caller named them.
 
 use crate::api::invoice_request::mapping::{to_document, ReferencedDocument};
 use crate::api::invoice_request::request::FacturacionRequest;

@@ -11,7 +11,8 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use super::mapping::AnswerTotals;
-use crate::engine::model::Document;
+use crate::engine::model::{Document, DocumentKind};
+use crate::engine::totals::Totals;
 use crate::http::documents::estado_tax;
 use crate::http::envelope;
 use crate::http::numbers::json_number;
@@ -89,18 +90,19 @@ fn number(d: Decimal) -> serde_json::Number {
     json_number(&d.round_dp(2).to_string())
 }
 
-/// What the answer says of the document beyond its record.
+/// What the answer says of the document beyond its record and the totals
+/// issuing returns.
 #[derive(Debug, Clone)]
 pub struct AnswerFacts {
-    pub totals: Option<AnswerTotals>,
+    pub kind: DocumentKind,
     pub copay: Option<Decimal>,
     pub currency: Option<(String, Decimal)>,
 }
 
 impl AnswerFacts {
-    pub fn of(document: &Document, totals: Option<AnswerTotals>) -> AnswerFacts {
+    pub fn of(document: &Document) -> AnswerFacts {
         AnswerFacts {
-            totals,
+            kind: document.kind,
             copay: document.health.as_ref().and_then(|h| h.copay),
             currency: document
                 .exchange_rate
@@ -111,7 +113,7 @@ impl AnswerFacts {
     }
 }
 
-fn answer(doc: &DocumentRecord, facts: &AnswerFacts) -> SpanishAnswer {
+fn answer(doc: &DocumentRecord, facts: &AnswerFacts, totals: &Totals) -> SpanishAnswer {
     let code = doc.code.clone();
     let scheme = doc.code_scheme.as_deref().unwrap_or_default();
     let (cufe, cude, cuds) = match scheme {
@@ -119,7 +121,7 @@ fn answer(doc: &DocumentRecord, facts: &AnswerFacts) -> SpanishAnswer {
         "CUDS-SHA384" => (None, None, code),
         _ => (code, None, None),
     };
-    let t = facts.totals;
+    let t = Some(AnswerTotals::of(facts.kind, totals));
     let base = crate::http::BASE;
     SpanishAnswer {
         id: doc.id,
@@ -159,7 +161,10 @@ fn answer(doc: &DocumentRecord, facts: &AnswerFacts) -> SpanishAnswer {
 pub fn response(issued: Issued, facts: &AnswerFacts) -> HttpResponse {
     match issued {
         Issued::Done {
-            doc, transmission, ..
+            doc,
+            transmission,
+            totals,
+            ..
         } => {
             let message = match &transmission {
                 None => "Documento generado (no transmitido)",
@@ -167,12 +172,16 @@ pub fn response(issued: Issued, facts: &AnswerFacts) -> HttpResponse {
                 Some(t) if t.retryable => "Documento emitido; la transmisión se reintentará",
                 Some(_) => "Documento emitido y rechazado por tax",
             };
-            let mut data = answer(&doc, facts);
+            let mut data = answer(&doc, facts, &totals);
             data.transmision = transmission.and_then(|t| serde_json::to_value(*t).ok());
             envelope::ok(message, data)
         }
-        Issued::Queued { doc, job_id } => {
-            let mut data = answer(&doc, facts);
+        Issued::Queued {
+            doc,
+            job_id,
+            totals,
+        } => {
+            let mut data = answer(&doc, facts, &totals);
             data.job_id = Some(job_id.to_string());
             data.poll_url = Some(format!(
                 "{}/facturacion/{}/status?id_empresa={}",

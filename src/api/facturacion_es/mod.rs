@@ -21,14 +21,12 @@ use actix_web::{post, web, HttpResponse};
 use serde_json::Value;
 
 use self::answer::AnswerFacts;
-use self::mapping::AnswerTotals;
 use self::model::Route;
-use crate::engine::totals;
 use crate::http::auth::AuthContext;
 use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::http::json::Json;
 use crate::http::state::AppState;
-use crate::issuing::issue::{referenced_document, submit};
+use crate::issuing::issue::{document_by_code, referenced_document, submit};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(generic)
@@ -40,26 +38,6 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
         .service(nota_ajuste_ds)
         .service(pos)
         .service(exportacion);
-}
-
-/// The id of the key's document (its company and environment) whose code is
-/// `code`, through the store's code index (which holds every stored
-/// record's code: an older data dir's is built from its records on first
-/// open), never a scan.
-async fn original_by_code(
-    state: &AppState,
-    ctx: &AuthContext,
-    code: &str,
-) -> ApiResult<Option<u64>> {
-    let store = &state.issuing.store;
-    let Some(id) = store.document_by_code(code.to_string()).await? else {
-        return Ok(None);
-    };
-    Ok(store
-        .document(id)
-        .await?
-        .filter(|d| ctx.owns(d) && d.code.as_deref() == Some(code))
-        .map(|d| d.id))
 }
 
 /// A refusal worded in Spanish where the engine's words are known.
@@ -87,7 +65,7 @@ async fn issue(
     let mut parsed = model::read(&body, route, Some(ctx.environment))?;
     // A note's original, by id or by its CUFE (both: the same document).
     if let Some(code) = parsed.original_code.clone() {
-        let found = original_by_code(&state, &ctx, &code).await?;
+        let found = document_by_code(&state.issuing, ctx.owner(), &code).await?;
         match (found, parsed.request.id_documento_referencia) {
             (None, _) => {
                 return Err(ApiError::validation(
@@ -107,14 +85,8 @@ async fn issue(
     let original = parsed.request.id_documento_referencia;
     let issuing = state.issuing.clone();
     let reference = referenced_document(&issuing, ctx.owner(), original).await?;
-    let kind = parsed.kind;
     let request = mapping::to_request(parsed, reference.as_ref())?;
-    let facts = AnswerFacts::of(
-        &request.document,
-        totals::compute(&request.document)
-            .ok()
-            .map(|t| AnswerTotals::of(kind, &t)),
-    );
+    let facts = AnswerFacts::of(&request.document);
     let stored = translator::stored_request(route, original, body)?;
     let issued = submit(&issuing, ctx.caller(), request, stored)
         .await

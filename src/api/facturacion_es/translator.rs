@@ -2,6 +2,12 @@
 //! half-built document after a crash, a resend). The stored request is the
 //! route, the original's id (a note named by its CUFE is resolved before it
 //! is stored) and the body as the caller sent it.
+//!
+//! The reader of the earlier format of stored requests (the caller's JSON
+//! alone, `issuing::stored`): such a document is built again from what
+//! this makes of it. A request of today's format carries its domain
+//! request, which is what is built; this then only names the fields of a
+//! refusal as the caller named them.
 
 use serde_json::{json, Value};
 

@@ -17,6 +17,7 @@ use crate::http::error::{ApiError, ApiResult, ErrorCode, ErrorEnvelope};
 use crate::http::json::{parse_value, Json};
 use crate::http::state::AppState;
 use crate::issuing::payroll::{by_code, submit};
+use crate::issuing::stored;
 
 /// Fills the original's values into an adjustment body where absent.
 async fn with_defaults(
@@ -33,8 +34,8 @@ async fn with_defaults(
         .document_request(original.id)
         .await?
         .ok_or_else(|| ApiError::Internal(format!("request of payroll {}", original.id)))?;
-    let sent: Value =
-        serde_json::from_slice(&raw).map_err(|e| ApiError::Internal(e.to_string()))?;
+    let sent: Value = serde_json::from_slice(stored::caller(&raw))
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
     if sent.get("tipo_nota").and_then(Value::as_i64) == Some(2) {
         return Err(ApiError::conflict(
             ErrorCode::InvalidState,
@@ -97,6 +98,6 @@ pub async fn ajuste(
     let request = to_adjustment(&req)?;
     let canonical =
         serde_json::to_vec(&filled).map_err(|e| ApiError::MalformedJson(e.to_string()))?;
-    let issued = submit(&state.issuing, ctx.caller(), request.clone(), canonical).await?;
-    issued_payroll(&request, issued)
+    let issued = submit(&state.issuing, ctx.caller(), request, canonical).await?;
+    issued_payroll(issued)
 }

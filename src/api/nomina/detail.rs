@@ -12,7 +12,8 @@ use crate::http::auth::AuthContext;
 use crate::http::envelope;
 use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::http::state::AppState;
-use crate::issuing::payroll::is_payroll;
+use crate::issuing::kind::StoredKind;
+use crate::issuing::stored;
 
 /// A payroll of the key's company (and environment), or 404.
 pub async fn owned_payroll(
@@ -24,7 +25,7 @@ pub async fn owned_payroll(
         .store
         .document(id)
         .await?
-        .filter(|d| ctx.owns(d) && is_payroll(d))
+        .filter(|d| ctx.owns(d) && StoredKind::of(d).is_some_and(StoredKind::is_payroll))
         .ok_or_else(|| ApiError::NotFound(format!("payroll {id}")))
 }
 
@@ -44,9 +45,9 @@ pub async fn detail(
         .document_request(doc.id)
         .await?
         .ok_or_else(|| ApiError::Internal(format!("request of payroll {}", doc.id)))?;
-    let mut out: Value =
-        serde_json::from_slice(&raw).map_err(|e| ApiError::Internal(e.to_string()))?;
-    let computed = translate(&raw)
+    let mut out: Value = serde_json::from_slice(stored::caller(&raw))
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
+    let computed = translate(stored::caller(&raw))
         .map(|r| Totales::from(totals(&r.document)))
         .map_err(|e| ApiError::Internal(format!("stored payroll request: {e}")))?;
     let history = state.store.history(doc.id).await?;

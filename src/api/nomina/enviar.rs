@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::mapping::to_individual;
 use super::model::NominaRequest;
 use super::responses::{estado, payroll_transmission, tipo, IssuedPayroll, Totales};
-use crate::engine::payroll::totals::totals;
+use crate::engine::payroll::totals::PayrollTotals;
 use crate::http::auth::AuthContext;
 use crate::http::envelope;
 use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
@@ -15,7 +15,7 @@ use crate::http::json::{parse_value, Json};
 use crate::http::state::AppState;
 use crate::issuing::error::FieldError;
 use crate::issuing::issue::Issued;
-use crate::issuing::payroll::{submit, PayrollRequest};
+use crate::issuing::payroll::submit;
 
 /// The alternative example of spec 2.12 sends `devengados` and
 /// `deducciones` as objects keyed by concept: refused (400) with the shape
@@ -87,11 +87,12 @@ pub fn check_employer_nit(ctx: &AuthContext, body: &Value) -> ApiResult<()> {
 }
 
 /// The answer for an issued payroll (`enviar` and `ajuste`).
-pub fn issued_payroll(request: &PayrollRequest, issued: Issued) -> ApiResult<HttpResponse> {
+pub fn issued_payroll(issued: Issued<PayrollTotals>) -> ApiResult<HttpResponse> {
     let Issued::Done {
         doc,
         xml,
         transmission,
+        totals,
     } = issued
     else {
         return Err(ApiError::Internal("payroll queued unexpectedly".into()));
@@ -118,7 +119,7 @@ pub fn issued_payroll(request: &PayrollRequest, issued: Issued) -> ApiResult<Htt
             qr_url: doc.qr_url.clone().unwrap_or_default(),
             trackId: doc.track_id.clone().or_else(|| doc.code.clone()),
             transmission,
-            totales: Totales::from(totals(&request.document)),
+            totales: Totales::from(totals),
             estado: estado(doc.state),
             id_estado_documento: doc.state,
             ambiente: doc.environment.authority_code(),
@@ -148,6 +149,6 @@ pub async fn enviar(
     let canonical =
         serde_json::to_vec(&value).map_err(|e| ApiError::MalformedJson(e.to_string()))?;
     let request = to_individual(&req)?;
-    let issued = submit(&state.issuing, ctx.caller(), request.clone(), canonical).await?;
-    issued_payroll(&request, issued)
+    let issued = submit(&state.issuing, ctx.caller(), request, canonical).await?;
+    issued_payroll(issued)
 }

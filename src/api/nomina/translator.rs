@@ -1,6 +1,10 @@
 //! The payroll API's stored requests, translated again for issuing (a
 //! half-built payroll after a crash, a resend). An adjustment is stored
 //! with the original's defaults filled in, so it needs nothing else.
+//!
+//! The reader of the earlier format of stored requests (the caller's JSON
+//! alone, `issuing::stored`): such a payroll is built again from what this
+//! makes of it; one of today's format is built from its domain request.
 
 use serde_json::Value;
 
@@ -10,9 +14,9 @@ use crate::http::error::ApiError;
 use crate::http::json::parse;
 use crate::issuing::error::{IssueError, IssueResult};
 use crate::issuing::payroll::PayrollRequest;
-use crate::issuing::request::{DocumentRequest, ReferencedDocument, Translator};
+use crate::issuing::request::PayrollTranslator;
 
-pub struct PayrollTranslator;
+pub struct NominaTranslator;
 
 fn stored(e: ApiError) -> IssueError {
     match e {
@@ -31,22 +35,8 @@ pub fn translate(request: &[u8]) -> Result<PayrollRequest, ApiError> {
     }
 }
 
-impl Translator for PayrollTranslator {
-    fn referenced_id(&self, _request: &[u8]) -> IssueResult<Option<u64>> {
-        Ok(None)
-    }
-
-    fn translate(
-        &self,
-        _request: &[u8],
-        _reference: Option<&ReferencedDocument>,
-    ) -> IssueResult<DocumentRequest> {
-        Err(IssueError::Internal(
-            "a payroll is not an invoicing document".into(),
-        ))
-    }
-
-    fn translate_payroll(&self, request: &[u8]) -> IssueResult<PayrollRequest> {
+impl PayrollTranslator for NominaTranslator {
+    fn translate(&self, request: &[u8]) -> IssueResult<PayrollRequest> {
         translate(request).map_err(stored)
     }
 }
@@ -72,7 +62,7 @@ mod tests {
         let body = monthly();
         let bytes = serde_json::to_vec(&body).unwrap();
         let issued = to_individual(&parse::<NominaRequest>(&bytes).unwrap()).unwrap();
-        let again = PayrollTranslator.translate_payroll(&bytes).unwrap();
+        let again = NominaTranslator.translate(&bytes).unwrap();
         assert_eq!(again.document, issued.document);
         assert!(!again.transmit);
     }
@@ -85,14 +75,12 @@ mod tests {
         body["fecha_referencia"] = json!("2025-03-31");
         body["tipo_nota"] = json!(2);
         let bytes = serde_json::to_vec(&body).unwrap();
-        let again = PayrollTranslator.translate_payroll(&bytes).unwrap();
+        let again = NominaTranslator.translate(&bytes).unwrap();
         let p = again.document.predecessor.expect("predecessor");
         assert_eq!(p.number, "NOM7");
         assert_eq!(
             again.document.kind,
             crate::engine::payroll::model::PayrollKind::Delete
         );
-        // Not an invoicing document.
-        assert!(PayrollTranslator.translate(&bytes, None).is_err());
     }
 }

@@ -16,6 +16,7 @@ use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
+use crate::engine::model::DocumentKind;
 use crate::engine::totals::tax_name;
 use crate::http::auth::AuthContext;
 use crate::http::envelope;
@@ -24,6 +25,7 @@ use crate::http::numbers::money;
 use crate::http::query::Query;
 use crate::http::state::AppState;
 use crate::issuing::context::colombia_now;
+use crate::issuing::kind::invoicing_kind;
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -114,7 +116,7 @@ impl Sums {
             self.rejected += 1;
             return;
         }
-        if d.document_type == 10 {
+        if invoicing_kind(d) == Some(DocumentKind::PosAdjustment) {
             self.notes += 1;
             self.notes_subtotal += dec(k, "subtotal");
             self.notes_taxes += dec(k, "impuestos");

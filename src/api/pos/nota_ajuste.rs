@@ -11,6 +11,7 @@ use emisor_store::Family;
 use super::emitir::answer;
 use super::mapping::{adjustment, StoredPosAdjustment};
 use super::model::{PosAdjustmentRequest, PosRequest};
+use crate::engine::model::DocumentKind;
 use crate::http::auth::AuthContext;
 use crate::http::documents::family_document;
 use crate::http::envelope;
@@ -18,7 +19,9 @@ use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::http::json::{parse, parse_value, Json};
 use crate::http::state::AppState;
 use crate::issuing::issue::{referenced_document, submit};
+use crate::issuing::kind::invoicing_kind;
 use crate::issuing::request::Api;
+use crate::issuing::stored;
 
 #[utoipa::path(post, path = "/v1/api/pos/{id}/nota-ajuste", operation_id = "adjustPosReceipt", tag = "pos",
     security(("api_key" = [])),
@@ -40,7 +43,7 @@ pub async fn nota_ajuste(
     let id = id.into_inner();
     let req: PosAdjustmentRequest = parse_value(&body.0)?;
     let original = family_document(&state, &ctx, Family::Pos, id).await?;
-    if original.document_type != 9 {
+    if invoicing_kind(&original) != Some(DocumentKind::Pos) {
         return Err(ApiError::validation(
             "id",
             "an adjustment note adjusts a POS receipt (type 9)",
@@ -51,7 +54,7 @@ pub async fn nota_ajuste(
             .store
             .document_request(id)
             .await?
-            .and_then(|raw| parse(&raw).ok()),
+            .and_then(|raw| parse(stored::caller(&raw)).ok()),
         _ => None,
     };
     let Some(sent) = sent else {

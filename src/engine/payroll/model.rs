@@ -7,7 +7,7 @@ use chrono::{Datelike, NaiveDate};
 use rust_decimal::Decimal;
 
 /// `TipoXML` 102 (individual) or 103 (adjustment, replace or delete).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum PayrollKind {
     /// `NominaIndividual`, TipoXML 102.
     Individual,
@@ -41,7 +41,7 @@ impl PayrollKind {
 }
 
 /// Earnings concepts of spec 2.12 (`devengados[].seccion`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum EarningKind {
     /// Salary for the days worked (`Basico`).
     Basic,
@@ -91,7 +91,7 @@ impl EarningKind {
 }
 
 /// Deduction concepts of spec 2.12 (`deducciones[].seccion`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum DeductionKind {
     Health,
     Pension,
@@ -123,29 +123,35 @@ impl DeductionKind {
 }
 
 /// One earnings line. `amount` is already resolved (spec 4.5 rule 4).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Earning {
     pub kind: EarningKind,
     pub description: Option<String>,
+    #[serde(with = "crate::engine::exact")]
     pub amount: Decimal,
     /// Days (`BASICO`, vacation, bonus, leave) or hours (overtime).
+    #[serde(with = "crate::engine::exact::option")]
     pub quantity: Option<Decimal>,
     /// Surcharge percent of overtime; interest percent of severance.
+    #[serde(with = "crate::engine::exact::option")]
     pub percent: Option<Decimal>,
 }
 
 /// One deduction line.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Deduction {
     pub kind: DeductionKind,
     pub description: Option<String>,
+    #[serde(with = "crate::engine::exact::option")]
     pub percent: Option<Decimal>,
+    #[serde(with = "crate::engine::exact::option")]
     pub base: Option<Decimal>,
+    #[serde(with = "crate::engine::exact")]
     pub amount: Decimal,
 }
 
 /// The employee (`Trabajador`).
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Employee {
     /// `13` CC, `22` CE, `41` passport…
     pub id_type: String,
@@ -163,6 +169,7 @@ pub struct Employee {
     /// `1`..`5`.
     pub contract_type: String,
     /// Monthly salary; the basic line's amount when not given.
+    #[serde(with = "crate::engine::exact::option")]
     pub salary: Option<Decimal>,
     pub work_country: Option<String>,
     pub work_department: Option<String>,
@@ -172,7 +179,7 @@ pub struct Employee {
 }
 
 /// The period paid (`Periodo`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Period {
     /// Hire date; the settlement start when not given.
     pub hired: Option<NaiveDate>,
@@ -233,7 +240,7 @@ impl Period {
 }
 
 /// Where the document was generated (`LugarGeneracionXML`).
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct Place {
     pub country: Option<String>,
     pub department: Option<String>,
@@ -243,7 +250,7 @@ pub struct Place {
 
 /// The employer as the caller overrides it (`Empleador`); the company
 /// fills what is not given.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct EmployerOverride {
     pub name: Option<String>,
     pub country: Option<String>,
@@ -253,7 +260,7 @@ pub struct EmployerOverride {
 }
 
 /// How the employee is paid (`Pago`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Payment {
     pub form: String,
     pub method: String,
@@ -275,15 +282,18 @@ impl Default for Payment {
 }
 
 /// Totals as the caller declared them (`totales`), each checked.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 pub struct DeclaredTotals {
+    #[serde(with = "crate::engine::exact::option")]
     pub earnings: Option<Decimal>,
+    #[serde(with = "crate::engine::exact::option")]
     pub deductions: Option<Decimal>,
+    #[serde(with = "crate::engine::exact::option")]
     pub net: Option<Decimal>,
 }
 
 /// The payroll an adjustment replaces or deletes.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Predecessor {
     /// Prefix + number (`NOM12`).
     pub number: String,
@@ -292,7 +302,7 @@ pub struct Predecessor {
 }
 
 /// One payroll document, as issued.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PayrollDocument {
     pub kind: PayrollKind,
     pub employee: Employee,
@@ -312,11 +322,13 @@ pub struct PayrollDocument {
     /// periodicity of the pay period ([`Period::periodicity`]).
     pub payroll_period: String,
     pub currency: String,
+    #[serde(with = "crate::engine::exact::option")]
     pub exchange_rate: Option<Decimal>,
     pub place: Place,
     pub employer: EmployerOverride,
     pub payment: Payment,
     pub payment_dates: Vec<NaiveDate>,
+    #[serde(with = "crate::engine::exact::option")]
     pub rounding: Option<Decimal>,
     /// The adjusted document (adjustments only).
     pub predecessor: Option<Predecessor>,

@@ -11,7 +11,9 @@ use crate::engine::events::order;
 use crate::engine::events::received::ReceivedInvoiceFacts;
 use crate::engine::events::terms::{self, InvoiceTerms};
 use crate::engine::events::EventKind;
+use crate::engine::model::DocumentKind;
 use crate::issuing::issue::Caller;
+use crate::issuing::kind::invoicing_kind;
 use crate::issuing::Issuing;
 
 /// A CUFE as the routes take it: 96 hex digits, compared in lower case.
@@ -137,7 +139,7 @@ pub async fn find(
     // under its current code: the code index also keeps the code a
     // re-dated or resent document had before.
     if doc.state != state::ACCEPTED
-        || !matches!(doc.document_type, 1 | 6 | 8)
+        || !invoicing_kind(&doc).is_some_and(DocumentKind::is_sales_invoice)
         || doc.environment != caller.environment
         || doc.code.as_deref() != Some(cufe)
     {

@@ -1091,3 +1091,24 @@ fn sector_fields_name_the_request_paths() {
         assert_eq!(m.api_field(engine), api);
     }
 }
+
+/// Every example's document, stored as a domain request, reads back the
+/// same to the last field (what a rebuild of it then builds).
+#[test]
+fn every_example_document_comes_back_from_its_stored_domain_request() {
+    use crate::issuing::stored::{read, write, Domain, DomainRef, Stored};
+    for (name, body) in examples::all() {
+        let mapped = map(&body).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        let bytes = write(b"{}", DomainRef::Invoicing(&mapped.document)).unwrap();
+        match read(&bytes).unwrap() {
+            Stored::Domain { domain, .. } => {
+                assert_eq!(
+                    domain,
+                    Domain::Invoicing(Box::new(mapped.document)),
+                    "{name}"
+                )
+            }
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,140 @@
+//! The transmission job of a document, and the scheduler's runner of
+//! every stored job (transmissions, webhooks, events, emails).
+
+use chrono::Utc;
+use emisor_actors::retry_scheduler::JobOutcome;
+use emisor_store::{state, DocumentRecord, Job};
+use futures_util::future::BoxFuture;
+
+use super::now_ms;
+use crate::issuing::Issuing;
+
+/// A fresh transmission job for a document, due now.
+pub fn new_job(doc: &DocumentRecord) -> Job {
+    Job {
+        id: 0,
+        kind: crate::issuing::TRANSMIT_JOB.into(),
+        company_id: doc.company_id,
+        document_id: Some(doc.id),
+        attempts: 0,
+        run_at_ms: now_ms(),
+        in_flight: false,
+        payload: serde_json::Value::Null,
+        created_at: Utc::now(),
+    }
+}
+
+/// Whether a transmission job may send this document: it must be fully
+/// built and queued, waiting for the authority, or dead-lettered.
+fn transmittable(doc: &DocumentRecord) -> bool {
+    !doc.pending_build
+        && matches!(
+            doc.state,
+            state::QUEUED | state::WAITING_AUTHORITY | state::DEAD_LETTER
+        )
+}
+
+/// The scheduler runs jobs through this.
+pub struct JobRunner(pub std::sync::Arc<Issuing>);
+
+impl emisor_actors::retry_scheduler::JobRunner for JobRunner {
+    fn run(&self, job_id: u64) -> BoxFuture<'static, JobOutcome> {
+        let issuing = self.0.clone();
+        Box::pin(async move {
+            let job = match issuing.store.job(job_id).await {
+                Ok(job) => job,
+                Err(e) => {
+                    tracing::error!(job_id, error = %e, "reading the job");
+                    return JobOutcome::RetryAt(now_ms() + 1000);
+                }
+            };
+            let Some(job) = job else {
+                return JobOutcome::Done; // finished elsewhere (resend, recovery)
+            };
+            if job.kind == crate::issuing::webhooks::WEBHOOK_JOB {
+                return crate::issuing::webhooks::deliver(&issuing, job).await;
+            }
+            if job.kind == crate::issuing::invoice_events::EVENT_JOB {
+                return crate::issuing::invoice_events::send::run_job(&issuing, job).await;
+            }
+            if job.kind == crate::issuing::mail::MAIL_JOB {
+                issuing.schedule(&job); // the mail scheduler's
+                return JobOutcome::Done;
+            }
+            let Some(doc_id) = job.document_id else {
+                return JobOutcome::Done;
+            };
+            let doc = match issuing.store.document(doc_id).await {
+                Ok(Some(doc)) if transmittable(&doc) => doc,
+                Ok(_) => {
+                    // A job left by a crash before its document was queued
+                    // (the document was rebuilt as a draft) or after it was
+                    // finished: nothing to send.
+                    if let Err(e) = issuing.store.remove_job(job.id).await {
+                        tracing::error!(job_id, error = %e, "removing a stale job");
+                    }
+                    return JobOutcome::Done;
+                }
+                Err(e) => {
+                    tracing::error!(doc_id, error = %e, "reading the document to send");
+                    return JobOutcome::RetryAt(now_ms() + 1000);
+                }
+            };
+            match issuing.transmit_document(doc, Some(job), "worker").await {
+                Ok((_, outcome)) => outcome,
+                Err(e) => {
+                    tracing::error!(doc_id, error = %e, "transmission job failed");
+                    JobOutcome::RetryAt(now_ms() + 5000)
+                }
+            }
+        })
+    }
+
+    /// The job is still stored as the panicked run left it (one that was in
+    /// flight asks the authority first): the usual retry delays, then the
+    /// recovery interval, as for a dead letter. It is never dropped.
+    fn after_panic(&self, _job_id: u64, panics: u32) -> JobOutcome {
+        let r = &self.0.settings.resilience;
+        let delay = r
+            .retry_delay(panics)
+            .unwrap_or_else(|| r.scaled(r.recovery_interval_s));
+        JobOutcome::RetryAt(now_ms() + delay.as_millis() as i64)
+    }
+
+    fn stored(&self) -> BoxFuture<'static, Vec<emisor_actors::retry_scheduler::Schedule>> {
+        let issuing = self.0.clone();
+        Box::pin(async move {
+            match issuing.store.jobs().await {
+                Ok(jobs) => jobs
+                    .iter()
+                    .filter(|j| j.kind != crate::issuing::mail::MAIL_JOB)
+                    .map(|j| emisor_actors::retry_scheduler::Schedule {
+                        job_id: j.id,
+                        run_at_ms: j.run_at_ms,
+                    })
+                    .collect(),
+                Err(e) => {
+                    tracing::error!(error = %e, "reading the stored jobs to reschedule");
+                    Vec::new()
+                }
+            }
+        })
+    }
+}
+
+impl Issuing {
+    /// Puts a job on its scheduler's timetable (emails have their own).
+    pub fn schedule(&self, job: &Job) {
+        let scheduler = if job.kind == crate::issuing::mail::MAIL_JOB {
+            self.mail.scheduler.get()
+        } else {
+            self.scheduler.get()
+        };
+        if let Some(s) = scheduler {
+            s.do_send(emisor_actors::retry_scheduler::Schedule {
+                job_id: job.id,
+                run_at_ms: job.run_at_ms,
+            });
+        }
+    }
+}
