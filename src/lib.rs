@@ -26,6 +26,7 @@ pub mod issuing;
 pub mod memory;
 pub mod metrics;
 pub mod openapi;
+pub mod operator;
 pub mod ops;
 pub mod provisioning;
 pub mod render;
