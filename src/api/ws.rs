@@ -64,7 +64,7 @@ pub fn not_a_handshake(e: actix_web::Error) -> ApiError {
 #[utoipa::path(get, path = "/v1/api/ws", operation_id = "openEventSocket", tag = "eventos",
     security(("api_key" = [])),
     description = "Joins the room `empresa_{id}` of the key's company and, when the key was created with a `user_id`, the room `user_{id}`. Both rooms are those of the key's company and environment: a `user_{id}` of one company never hears another company's user with the same number, and a test key never hears production. A document's events go to its company's room and to the room of the user whose key issued it; a socket in both rooms gets each event once. The key may be given as `?api_key=` on this handshake only (browsers cannot set headers on it). The server pings each socket every `[websocket] ping_interval_s` seconds (30 by default) and closes one that has not answered two pings; revoking the key closes its sockets.",
-    responses((status = 101, description = "WebSocket: messages {\"event\": \"facturacion:update\" | \"facturacion:error\" | \"contingencia:batch\", \"data\": {…}}"),
+    responses((status = 101, description = "WebSocket: messages {\"event\": \"facturacion:update\" | \"facturacion:error\" | \"contingencia:batch\" | \"operador:alerta\", \"data\": {…}}"),
               (status = 422, description = "not a WebSocket handshake", body = crate::http::error::ErrorEnvelope)))]
 #[get("/ws")]
 pub async fn ws(
