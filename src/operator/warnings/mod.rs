@@ -24,6 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::{DateTime, Datelike, Utc};
+use emisor_actors::panic_boundary::guarded;
 use emisor_actors::ws_hub::{Broadcast, Room};
 use emisor_store::{AsyncStore, Company, CompanyId, Environment, NumberTaken, StoreResult};
 use serde::{Deserialize, Serialize};
@@ -201,11 +202,16 @@ impl Watcher {
     /// Evaluates one company; raises the crossings not raised yet (stored
     /// first), forgets those no longer in force, samples its numbering.
     async fn check_company(&mut self, company: &Company) {
-        if let Err(e) = self.try_check(company).await {
-            // Read again from the store next time.
-            self.companies.remove(&company.id);
-            tracing::error!(company = company.id, error = %e, "warnings: checking the company");
-        }
+        // Behind a panic boundary: one company's records never stop the
+        // watcher of every other.
+        let failed = match guarded(|| self.try_check(company)).await {
+            Ok(Ok(())) => return,
+            Ok(Err(e)) => e.to_string(),
+            Err(panic) => format!("panicked: {panic}"),
+        };
+        // Read again from the store next time.
+        self.companies.remove(&company.id);
+        tracing::error!(company = company.id, error = %failed, "warnings: checking the company");
     }
 
     async fn try_check(&mut self, company: &Company) -> StoreResult<()> {
