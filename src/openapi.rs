@@ -92,6 +92,7 @@ use crate::{admin, api, http, ops};
         admin::companies::update,
         admin::companies::webhook_log,
         admin::operator::socket,
+        admin::operator::webhook_log,
         admin::credentials::set_software,
         admin::credentials::add_resolution,
         admin::credentials::list_resolutions,

@@ -28,6 +28,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(companies::get)
             .service(companies::update)
             .service(companies::webhook_log)
+            .service(operator::webhook_log)
             .service(credentials::set_software)
             .service(credentials::add_resolution)
             .service(credentials::list_resolutions)

@@ -11,9 +11,12 @@ use std::time::Duration;
 use actix_web::{get, web, HttpRequest, HttpResponse};
 use emisor_actors::ws_hub::{Join, Leave, Room, NO_KEY};
 
+use super::companies::WebhookDelivery;
 use crate::api::ws::{not_a_handshake, pump, SOCKET_BUFFER};
-use crate::http::error::ApiError;
+use crate::http::envelope;
+use crate::http::error::{ApiError, ApiResult};
 use crate::http::state::AppState;
+use crate::issuing::webhooks::{DELIVERY_EVENT, OPERATOR};
 
 /// The operator socket's path (outside `/admin`, beside the companies' `/v1/api/ws`).
 pub const PATH: &str = "/v1/api/ws/operador";
@@ -47,4 +50,22 @@ pub async fn socket(
         hub.do_send(Leave { id })
     });
     Ok(response)
+}
+
+/// The operator webhook's delivery log: every attempt, newest last (last 100).
+#[utoipa::path(get, path = "/admin/operador/webhooks", operation_id = "listOperatorWebhookDeliveries", tag = "admin", security(("admin_token" = [])),
+    responses((status = 200, description = "delivery attempts to `[operator] webhook_url`", body = inline(envelope::Envelope<Vec<WebhookDelivery>>))))]
+#[get("/operador/webhooks")]
+pub async fn webhook_log(state: web::Data<AppState>) -> ApiResult<HttpResponse> {
+    let events = state.store.events(OPERATOR, DELIVERY_EVENT, 100).await?;
+    Ok(envelope::ok(
+        "Entregas del webhook del operador",
+        events
+            .into_iter()
+            .map(|e| WebhookDelivery {
+                at: e.at.to_rfc3339(),
+                delivery: e.data,
+            })
+            .collect::<Vec<_>>(),
+    ))
 }

@@ -87,6 +87,7 @@ fn openapi_document_lists_every_route_and_docs_page_serves() {
         ("/admin/api-keys/{key_id}/revoke", "post"),
         ("/admin/companies/{id}/webhooks", "get"),
         ("/v1/api/ws/operador", "get"),
+        ("/admin/operador/webhooks", "get"),
         ("/admin/companies/{id}/set-pruebas", "post"),
         ("/admin/companies/{id}/set-pruebas", "get"),
         ("/healthz", "get"),

@@ -143,6 +143,22 @@ fn five_numbers_left_warn_once_and_a_restart_does_not_warn_again() {
     assert_eq!(header(&headers, "x-emisor-event"), ALERT);
     let event: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(event["data"], alert["data"]);
+    // Logged like a company's deliveries.
+    let deadline = Instant::now() + WITHIN;
+    loop {
+        let (status, log) = json(app.admin_get("/admin/operador/webhooks"));
+        assert_eq!(status, 200, "{log}");
+        let delivered = log["data"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["delivery"]["event"] == ALERT && d["delivery"]["status"] == "delivered");
+        if delivered {
+            break;
+        }
+        assert!(Instant::now() < deadline, "operator delivery log: {log}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 
     // A sixth number (4 left) is the same crossing: nothing more.
     assert_eq!(issue_live(&app), 6);
