@@ -280,3 +280,39 @@ fn a_certificate_expiring_soon_shows_in_the_admin_answer_and_warns() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn a_crossing_no_longer_in_force_warns_again_when_crossed_again() {
+    let (url, _got) = receiver(0);
+    let app = TestApp::spawn_with(launch(&url));
+    let mut operator = Ws::connect_operator(&app, &app.admin_token()).expect("operator socket");
+    let limit = |n: u64| {
+        let (status, res) = json(
+            app.client
+                .patch(format!("{}/admin/companies/1", app.url))
+                .bearer_auth(app.admin_token())
+                .json(&json!({ "limite_documentos_mes": n }))
+                .send()
+                .unwrap(),
+        );
+        assert_eq!(status, 200, "{res}");
+    };
+    let is_plan = |e: &Value| e["event"] == ALERT && e["data"]["tipo"] == "plan";
+    // One document of a plan of 2: half left, at the threshold (50 %).
+    limit(2);
+    let (status, res) = json(app.post(
+        "/v1/api/facturacion",
+        &app.sk_test(),
+        &unique(examples::invoice()),
+    ));
+    assert_eq!(status, 200, "{res}");
+    let first = operator.wait_for(WITHIN, is_plan);
+    assert_eq!(first["data"]["detalle"]["disponibles"], 1, "{first}");
+    assert!(!operator.events_within(QUIET).iter().any(is_plan), "once");
+    // A larger plan ends it; the smaller one again is a new crossing.
+    limit(100);
+    std::thread::sleep(QUIET);
+    limit(2);
+    let again = operator.wait_for(WITHIN, is_plan);
+    assert_eq!(again["data"]["clave"], first["data"]["clave"], "{again}");
+}
