@@ -222,6 +222,21 @@ fn a_certificate_expiring_soon_shows_in_the_admin_answer_and_warns() {
 
     let mut operator = Ws::connect_operator(&app, &app.admin_token()).expect("operator socket");
     let mut test_room = Ws::connect(&app, &app.sk_test());
+    // The company's own webhook hears it too, signed with its own secret.
+    let (company_url, company_got) = receiver(0);
+    let (status, updated) = json(
+        app.client
+            .patch(format!("{}/admin/companies/1", app.url))
+            .bearer_auth(app.admin_token())
+            .json(&json!({ "webhook_url": company_url }))
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(status, 200, "{updated}");
+    let company_secret = updated["data"]["webhook_secret"]
+        .as_str()
+        .expect("webhook_secret")
+        .to_string();
     use base64::Engine;
     let p12 = base64::engine::general_purpose::STANDARD.encode(crate::admin::pkcs12(-1, 10));
     let (status, imported) = json(app.admin_post(
@@ -269,16 +284,28 @@ fn a_certificate_expiring_soon_shows_in_the_admin_answer_and_warns() {
         assert!(Instant::now() < deadline, "metric: {line:?}");
         std::thread::sleep(Duration::from_millis(100));
     }
+    let key = alert["data"]["clave"].as_str().expect("clave").to_string();
     let deadline = Instant::now() + WITHIN;
-    let key_prefix = "certificado:";
-    while !got.lock().unwrap().iter().any(|(_, body)| {
-        serde_json::from_slice::<Value>(body).unwrap()["data"]["clave"]
-            .as_str()
-            .is_some_and(|k| k.starts_with(key_prefix))
-    }) {
-        assert!(Instant::now() < deadline, "operator webhook not posted");
+    while posted(&got, &key).is_empty() || posted(&company_got, &key).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "operator or company webhook not posted"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
+    let (headers, body) = posted(&company_got, &key).remove(0);
+    assert_eq!(header(&headers, "x-emisor-event"), ALERT);
+    assert_eq!(
+        header(&headers, "x-emisor-signature"),
+        signature(&company_secret, &body),
+        "signed with the company's secret"
+    );
+    let (headers, body) = posted(&got, &key).remove(0);
+    assert_eq!(
+        header(&headers, "x-emisor-signature"),
+        signature(SECRET, &body)
+    );
+    assert_eq!(posted(&got, &key).len(), 1, "once");
 }
 
 #[test]
