@@ -343,3 +343,43 @@ fn a_crossing_no_longer_in_force_warns_again_when_crossed_again() {
     let again = operator.wait_for(WITHIN, is_plan);
     assert_eq!(again["data"]["clave"], first["data"]["clave"], "{again}");
 }
+
+#[test]
+fn the_rate_of_the_last_days_projects_the_end_of_the_numbers() {
+    let (url, _got) = receiver(0);
+    let app = TestApp::spawn_with(
+        fast_launch()
+            .shared_clock()
+            .env("EMISOR_OPERATOR__WEBHOOK_URL", &url)
+            .env("EMISOR_OPERATOR__WEBHOOK_SECRET", SECRET)
+            .env("EMISOR_WARNINGS__CHECK_INTERVAL_S", "1"),
+    );
+    let (status, added) = json(app.admin_post(
+        "/admin/companies/1/resoluciones",
+        &json!({"id_tipo_documento": 1, "numero_resolucion": "18760000100",
+                "fecha_resolucion": "2026-01-01", "prefijo": "AL", "desde": 1, "hasta": 100,
+                "vigencia_desde": "2026-01-01", "vigencia_hasta": "2030-12-31",
+                "clave_tecnica": "fc8eac422eba16e22ffd8c6f94b3f40a6e38162c"}),
+    ));
+    assert_eq!(status, 201, "{added}");
+    let resolution = added["data"]["id"].as_u64().expect("id");
+    // The watcher samples the new resolution (next number 1) within a check.
+    std::thread::sleep(Duration::from_secs(2));
+    let mut operator = Ws::connect_operator(&app, &app.admin_token()).expect("operator socket");
+    for expected in 1..=5 {
+        assert_eq!(issue_live(&app), expected);
+    }
+    // 95 of 100 left: not 10 %, and no rate yet (watched less than a day).
+    assert!(!operator
+        .events_within(Duration::from_millis(1500))
+        .iter()
+        .any(|e| is_numbering_alert(e, resolution)));
+    // A day later, 5 a day: 95 left last 19 days, within 30.
+    crate::support::events::set_clock(&app, 86_400 + 60);
+    let alert = operator.wait_for(WITHIN, |e| is_numbering_alert(e, resolution));
+    let detail = &alert["data"]["detalle"];
+    assert_eq!(detail["restantes"], 95, "{alert}");
+    assert_eq!(detail["usados_recientes"], 5, "{alert}");
+    assert_eq!(detail["dias_observados"], 1, "{alert}");
+    assert_eq!(detail["dias_para_agotarse"], 19, "{alert}");
+}
