@@ -55,6 +55,7 @@ fn state(dir: &std::path::Path) -> (web::Data<AppState>, String) {
         scheduler: actors.scheduler.clone(),
         recovery: actors.recovery.clone(),
         buyers: Default::default(),
+        operator: emisor::operator::OperatorEvents::new(actors.issuing.clone()),
     });
     std::mem::forget(actors);
     (state, keys.sk_test)

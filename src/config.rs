@@ -30,6 +30,8 @@ pub struct Settings {
     pub demo: DemoSettings,
     pub security: SecuritySettings,
     pub testing: TestingSettings,
+    pub operator: OperatorSettings,
+    pub warnings: WarningSettings,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -177,6 +179,30 @@ pub struct TestingSettings {
     pub clock_offset_s: i64,
 }
 
+/// Operator events (decisions.md "Operator events"): where they are POSTed
+/// and the HMAC key of their `X-Emisor-Signature`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OperatorSettings {
+    pub webhook_url: String,
+    #[serde(default = "no_secret")]
+    pub webhook_secret: SecretString,
+}
+
+/// When a company is warned that something runs out (`crate::operator::warnings`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WarningSettings {
+    /// Numbers of a resolution, or documents of the month's plan, left at
+    /// or below this percentage of the whole.
+    pub percent_left: u8,
+    /// A validity end, a certificate's expiry or a numbering's projected
+    /// end this many days away or fewer.
+    pub days_before: u32,
+    /// Seconds between the checks of dates, rates and plans.
+    pub check_interval_s: u64,
+}
+
 /// Values given on the command line; they win over everything.
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
@@ -246,6 +272,20 @@ impl Settings {
         if self.uploads.workers == 0 {
             return Err(ConfigError::Invalid(
                 "uploads.workers must be at least 1".into(),
+            ));
+        }
+        use secrecy::ExposeSecret;
+        if !self.operator.webhook_url.is_empty()
+            && self.operator.webhook_secret.expose_secret().is_empty()
+        {
+            return Err(ConfigError::Invalid(
+                "operator.webhook_secret is required when operator.webhook_url is set".into(),
+            ));
+        }
+        if self.warnings.percent_left > 100 || self.warnings.check_interval_s == 0 {
+            return Err(ConfigError::Invalid(
+                "warnings.percent_left must be 0 to 100 and warnings.check_interval_s at least 1"
+                    .into(),
             ));
         }
         if self.rate_limit.requests_per_minute == 0 {
@@ -327,6 +367,32 @@ mod tests {
         assert_eq!(s.server.body_timeout_s, 30);
         assert_eq!(s.master_key_file().unwrap(), PathBuf::from("./data.key"));
         assert!(s.security.master_key.expose_secret().is_empty());
+        assert_eq!((s.warnings.percent_left, s.warnings.days_before), (10, 30));
+        assert!(s.operator.webhook_url.is_empty());
+    }
+
+    #[test]
+    fn an_operator_webhook_needs_its_secret() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.toml");
+        std::fs::write(
+            &file,
+            "[operator]\nwebhook_url = \"https://ops.example/hook\"\n",
+        )
+        .unwrap();
+        let mut o = Overrides {
+            config_file: Some(file.clone()),
+            ..Default::default()
+        };
+        let err = Settings::load_from(&o, no_env()).unwrap_err().to_string();
+        assert!(err.contains("operator.webhook_secret"), "{err}");
+        std::fs::write(
+            &file,
+            "[operator]\nwebhook_url = \"https://ops.example/hook\"\nwebhook_secret = \"s\"\n",
+        )
+        .unwrap();
+        o.config_file = Some(file);
+        assert!(Settings::load_from(&o, no_env()).is_ok());
     }
 
     #[test]

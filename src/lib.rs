@@ -7,6 +7,7 @@
 //! envelope, errors, extractors), `provisioning` (companies and
 //! credentials), `issuing` (the one issuing path), `engine` (pure document
 //! code: UBL, codes, XAdES, ZIP), `render` (a document's PDF, pure),
+//! `operator` (the operator's events and the companies' warnings),
 //! `authority` (SOAP client and simulator), `metrics` (Prometheus names and
 //! recorder), `security` (file modes and the master key that seals the
 //! store's secrets), `startup` (wiring), `fixtures` (sample data for the
@@ -26,6 +27,7 @@ pub mod issuing;
 pub mod memory;
 pub mod metrics;
 pub mod openapi;
+pub mod operator;
 pub mod ops;
 pub mod provisioning;
 pub mod render;

@@ -12,6 +12,8 @@ pub const ACTOR_RESTARTS: &str = "emisor_actor_restarts_total";
 pub const ACTOR_UP: &str = "emisor_actor_up";
 /// 0 closed, 1 half-open, 2 open.
 pub const BREAKER_STATE: &str = "emisor_breaker_state";
+/// Companies with a warning in force, by `tipo` (`crate::operator::warnings`).
+pub const COMPANIES_IN_WARNING: &str = "emisor_companies_in_warning";
 
 const LATENCY_BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,

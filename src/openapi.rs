@@ -91,6 +91,8 @@ use crate::{admin, api, http, ops};
         admin::companies::get,
         admin::companies::update,
         admin::companies::webhook_log,
+        admin::operator::socket,
+        admin::operator::webhook_log,
         admin::credentials::set_software,
         admin::credentials::add_resolution,
         admin::credentials::list_resolutions,

@@ -405,6 +405,8 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         .await;
     crate::issuing::resume::resume(&actors.issuing).await?;
     crate::issuing::invoice_events::copy_check::at_start(&actors.issuing).await;
+    let operator = crate::operator::OperatorEvents::new(actors.issuing.clone());
+    crate::operator::warnings::start(operator.clone());
 
     let state = web::Data::new(AppState {
         settings: settings.clone(),
@@ -421,6 +423,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         scheduler: actors.scheduler.clone(),
         recovery: actors.recovery.clone(),
         buyers: Default::default(),
+        operator,
     });
 
     // Serialized once and shared: SwaggerUi's own route keeps a clone of

@@ -45,6 +45,9 @@ pub enum Room {
     Company(Scope),
     /// `user_{id}` of a company's environment.
     User(Scope, u64),
+    /// `operador`: the installation's operator (decisions.md "Operator
+    /// events"), opened with the admin token rather than a key.
+    Operator,
 }
 
 impl fmt::Display for Room {
@@ -53,9 +56,14 @@ impl fmt::Display for Room {
         match self {
             Room::Company(s) => write!(f, "empresa_{}", s.company),
             Room::User(_, id) => write!(f, "user_{id}"),
+            Room::Operator => f.write_str("operador"),
         }
     }
 }
+
+/// The `key_id` of a socket opened without an API key (the operator's,
+/// with the admin token): no key's revocation closes it (key ids start at 1).
+pub const NO_KEY: u64 = 0;
 
 /// Identifies one joined socket.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
@@ -436,6 +444,7 @@ mod tests {
         assert_eq!(company(7).to_string(), "empresa_7");
         assert_eq!(user(1, 9).to_string(), "user_9");
         assert_eq!(user(2, 9).to_string(), "user_9", "the name keeps no scope");
+        assert_eq!(Room::Operator.to_string(), "operador");
     }
 
     #[actix::test]

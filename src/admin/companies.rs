@@ -70,6 +70,7 @@ pub async fn list(state: web::Data<AppState>) -> ApiResult<HttpResponse> {
 
 #[utoipa::path(get, path = "/admin/companies/{id}", operation_id = "getCompany", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa")),
+    description = "The company, with `alertas`: the numbers left in each of its resolutions (and, from the last days' rate, the days until they run out), each resolution's validity end, its certificate's expiry and the month's plan use, each with `en_alerta` when it crossed a `[warnings]` threshold (10 % left, 30 days by default).",
     responses((status = 200, description = "the company", body = inline(envelope::Envelope<CompanyView>)),
               (status = 404, description = "no such company", body = crate::http::error::ErrorEnvelope)))]
 #[get("/companies/{id}")]
@@ -81,7 +82,12 @@ pub async fn get(state: web::Data<AppState>, id: web::Path<u64>) -> ApiResult<Ht
         .blocking(move |s| s.company(id))
         .await??
         .ok_or_else(|| ApiError::NotFound("company".into()))?;
-    Ok(envelope::ok("Empresa", CompanyView::from(company)))
+    let alertas =
+        crate::operator::warnings::current(&state.store, &state.settings.warnings, &company)
+            .await?;
+    let mut view = CompanyView::from(company);
+    view.alertas = Some(alertas);
+    Ok(envelope::ok("Empresa", view))
 }
 
 /// Per-company settings an operator changes after creation.

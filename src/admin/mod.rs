@@ -9,6 +9,7 @@ pub mod cli;
 pub mod companies;
 pub mod credentials;
 pub mod keys;
+pub mod operator;
 pub mod test_set;
 pub mod test_set_run;
 pub mod views;
@@ -17,6 +18,8 @@ use actix_web::middleware::from_fn;
 use actix_web::web;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
+    // Before the customer API's `/v1/api` scope, which would take it.
+    cfg.service(operator::socket);
     cfg.service(
         web::scope("/admin")
             .wrap(from_fn(auth::require_admin))
@@ -25,6 +28,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(companies::get)
             .service(companies::update)
             .service(companies::webhook_log)
+            .service(operator::webhook_log)
             .service(credentials::set_software)
             .service(credentials::add_resolution)
             .service(credentials::list_resolutions)

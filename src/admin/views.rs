@@ -30,6 +30,11 @@ pub struct CompanyView {
     pub webhook_secret: Option<String>,
     pub demo: bool,
     pub created_at: String,
+    /// What runs out (numbering, validity, certificate, plan) and whether
+    /// each crossed its `[warnings]` threshold: in the answer of
+    /// `GET /admin/companies/{id}` only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alertas: Option<crate::operator::warnings::evaluate::Alertas>,
 }
 
 impl From<Company> for CompanyView {
@@ -56,6 +61,7 @@ impl From<Company> for CompanyView {
             webhook_secret: None,
             demo: c.demo,
             created_at: c.created_at.to_rfc3339(),
+            alertas: None,
         }
     }
 }

@@ -25,7 +25,7 @@ use crate::http::state::AppState;
 use crate::issuing::events::scope;
 
 /// Messages a slow socket may fall behind before the hub drops it.
-const SOCKET_BUFFER: usize = 256;
+pub const SOCKET_BUFFER: usize = 256;
 
 /// Pings a socket may leave unanswered; at the next tick it is closed.
 const MISSED_PINGS: u32 = 2;
@@ -52,7 +52,7 @@ async fn still_valid(state: &AppState, req: &HttpRequest) -> bool {
 
 /// A refused handshake (a plain GET, a wrong version ...), which actix
 /// answers with a bare status, as a 422 in the envelope.
-fn not_a_handshake(e: actix_web::Error) -> ApiError {
+pub fn not_a_handshake(e: actix_web::Error) -> ApiError {
     ApiError::validation(
         "Upgrade",
         format!(
@@ -64,7 +64,7 @@ fn not_a_handshake(e: actix_web::Error) -> ApiError {
 #[utoipa::path(get, path = "/v1/api/ws", operation_id = "openEventSocket", tag = "eventos",
     security(("api_key" = [])),
     description = "Joins the room `empresa_{id}` of the key's company and, when the key was created with a `user_id`, the room `user_{id}`. Both rooms are those of the key's company and environment: a `user_{id}` of one company never hears another company's user with the same number, and a test key never hears production. A document's events go to its company's room and to the room of the user whose key issued it; a socket in both rooms gets each event once. The key may be given as `?api_key=` on this handshake only (browsers cannot set headers on it). The server pings each socket every `[websocket] ping_interval_s` seconds (30 by default) and closes one that has not answered two pings; revoking the key closes its sockets.",
-    responses((status = 101, description = "WebSocket: messages {\"event\": \"facturacion:update\" | \"facturacion:error\" | \"contingencia:batch\", \"data\": {…}}"),
+    responses((status = 101, description = "WebSocket: messages {\"event\": \"facturacion:update\" | \"facturacion:error\" | \"contingencia:batch\" | \"operador:alerta\", \"data\": {…}}"),
               (status = 422, description = "not a WebSocket handshake", body = crate::http::error::ErrorEnvelope)))]
 #[get("/ws")]
 pub async fn ws(
@@ -73,9 +73,8 @@ pub async fn ws(
     state: web::Data<AppState>,
     ctx: AuthContext,
 ) -> Result<HttpResponse, actix_web::Error> {
-    let (response, mut session, mut incoming) =
-        actix_ws::handle(&req, body).map_err(not_a_handshake)?;
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<Arc<str>>(SOCKET_BUFFER);
+    let (response, session, incoming) = actix_ws::handle(&req, body).map_err(not_a_handshake)?;
+    let (tx, rx) = tokio::sync::mpsc::channel::<Arc<str>>(SOCKET_BUFFER);
     let scope = scope(ctx.company_id, ctx.environment);
     let mut rooms = vec![Room::Company(scope)];
     rooms.extend(ctx.user_id.map(|user| Room::User(scope, user)));
@@ -96,6 +95,23 @@ pub async fn ws(
         return Err(ApiError::InvalidApiKey.into());
     }
     let every = Duration::from_secs(state.settings.websocket.ping_interval_s.max(1));
+    pump(session, incoming, rx, every, move || {
+        hub.do_send(Leave { id })
+    });
+    Ok(response)
+}
+
+/// Runs a joined socket until it ends: forwards what the hub sends, answers
+/// the client's pings, pings it every `every` and closes it after
+/// [`MISSED_PINGS`] unanswered; `leave` tells the hub it is gone. The
+/// operator's socket (`crate::admin::operator`) runs on it too.
+pub fn pump(
+    mut session: actix_ws::Session,
+    mut incoming: actix_ws::MessageStream,
+    mut rx: tokio::sync::mpsc::Receiver<Arc<str>>,
+    every: Duration,
+    leave: impl FnOnce() + 'static,
+) {
     actix_web::rt::spawn(async move {
         let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -136,8 +152,7 @@ pub async fn ws(
                 }
             }
         }
-        hub.do_send(Leave { id });
+        leave();
         let _ = tokio::time::timeout(every, session.close(reason)).await;
     });
-    Ok(response)
 }

@@ -39,6 +39,8 @@ pub struct AppState {
     pub recovery: Arc<Restartable<emisor_actors::recovery_ticker::RecoveryTicker>>,
     /// Buyers looked up at the authority (`GetAcquirer`), cached.
     pub buyers: crate::issuing::buyers::BuyerDirectory,
+    /// Operator events (`operador:*`), for the parts that send them.
+    pub operator: crate::operator::OperatorEvents,
 }
 
 impl AppState {

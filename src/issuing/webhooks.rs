@@ -17,6 +17,9 @@ pub const WEBHOOK_JOB: &str = "webhook";
 /// Kind of the delivery-log events.
 pub const DELIVERY_EVENT: &str = "webhook_delivery";
 pub const SIGNATURE_HEADER: &str = "X-Emisor-Signature";
+/// The `company_id` of the operator's deliveries (`[operator] webhook_url`,
+/// signed with `[operator] webhook_secret`); companies are numbered from 1.
+pub const OPERATOR: u64 = 0;
 
 /// `sha256=<hex of HMAC-SHA256(secret, body)>`.
 pub fn signature(secret: &str, body: &[u8]) -> String {
@@ -69,14 +72,18 @@ pub async fn deliver(issuing: &Issuing, mut job: Job) -> JobOutcome {
     })
     .to_string()
     .into_bytes();
-    let secret = issuing
-        .store
-        .company(job.company_id)
-        .await
-        .ok()
-        .flatten()
-        .and_then(|c| c.webhook_secret)
-        .unwrap_or_else(|| "".into());
+    let secret = if job.company_id == OPERATOR {
+        secrecy::ExposeSecret::expose_secret(&issuing.settings.operator.webhook_secret).into()
+    } else {
+        issuing
+            .store
+            .company(job.company_id)
+            .await
+            .ok()
+            .flatten()
+            .and_then(|c| c.webhook_secret)
+            .unwrap_or_else(|| "".into())
+    };
     job.attempts += 1;
     let result = issuing
         .webhooks

@@ -89,10 +89,12 @@ impl Modify for StandardErrors {
                 .insert((*name).to_string(), RefOr::T(response(name, description)));
         }
         for (path, item) in openapi.paths.paths.iter_mut() {
-            let surface = if path.starts_with(&format!("{BASE}/")) {
-                KEYED
-            } else if path.starts_with("/admin/") {
+            // The operator's socket sits under `/v1/api` but takes the admin token.
+            let admin = path.starts_with("/admin/") || path == crate::admin::operator::PATH;
+            let surface = if admin {
                 ADMIN
+            } else if path.starts_with(&format!("{BASE}/")) {
+                KEYED
             } else {
                 continue;
             };

@@ -39,7 +39,7 @@ mod traits;
 #[cfg(test)]
 mod tests;
 
-pub use async_store::{AsyncStore, IssuerRecords, ResolutionChoice};
+pub use async_store::{AsyncStore, IssuerRecords, NumberTaken, NumberWatch, ResolutionChoice};
 pub use durability::flusher::{Committed, FlusherPause, IncomingCommit};
 pub use encoding::{codec, trees};
 pub use engine::sled::repair::RepairReport;

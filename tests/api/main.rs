@@ -26,6 +26,7 @@ mod lists;
 mod nomina;
 mod numbering;
 mod openapi;
+mod operator;
 mod ops;
 mod pdf;
 mod pos;

@@ -40,6 +40,9 @@ fn resolved<'a>(doc: &'a Value, response: &'a Value) -> &'a Value {
     }
 }
 
+/// Under `/v1/api` but on the admin surface: it takes the admin token.
+const OPERATOR_SOCKET: &str = "/v1/api/ws/operador";
+
 #[test]
 fn openapi_document_lists_every_route_and_docs_page_serves() {
     let app = TestApp::spawn();
@@ -83,6 +86,8 @@ fn openapi_document_lists_every_route_and_docs_page_serves() {
         ("/admin/companies/{id}/api-keys", "get"),
         ("/admin/api-keys/{key_id}/revoke", "post"),
         ("/admin/companies/{id}/webhooks", "get"),
+        ("/v1/api/ws/operador", "get"),
+        ("/admin/operador/webhooks", "get"),
         ("/admin/companies/{id}/set-pruebas", "post"),
         ("/admin/companies/{id}/set-pruebas", "get"),
         ("/healthz", "get"),
@@ -120,12 +125,12 @@ fn operation_ids_are_unique_and_every_keyed_and_admin_operation_documents_its_er
         if let Some(before) = ids.insert(id.clone(), here.clone()) {
             panic!("operationId {id} of {here} is also {before}'s");
         }
-        let statuses: &[&str] = if path.starts_with("/v1/api/") {
-            keyed += 1;
-            &["401", "403", "404", "422", "429"]
-        } else if path.starts_with("/admin/") {
+        let statuses: &[&str] = if path.starts_with("/admin/") || path == OPERATOR_SOCKET {
             admin += 1;
             &["401", "404", "422", "429"]
+        } else if path.starts_with("/v1/api/") {
+            keyed += 1;
+            &["401", "403", "404", "422", "429"]
         } else {
             continue;
         };
@@ -224,8 +229,9 @@ fn every_operation_really_gives_its_surfaces_auth_answers() {
     let doc = served_document(&app);
     let key = app.sk_test();
     for (path, method, _) in operations(&doc) {
-        let keyed = path.starts_with("/v1/api/");
-        if !keyed && !path.starts_with("/admin/") {
+        let admin = path.starts_with("/admin/") || path == OPERATOR_SOCKET;
+        let keyed = path.starts_with("/v1/api/") && !admin;
+        if !keyed && !admin {
             continue;
         }
         let concrete = path

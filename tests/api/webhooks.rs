@@ -13,11 +13,11 @@ use serde_json::{json, Value};
 use crate::support::app::*;
 
 /// One received request: headers (lower-case names) and body.
-type Received = Arc<Mutex<Vec<(Vec<(String, String)>, Vec<u8>)>>>;
+pub type Received = Arc<Mutex<Vec<(Vec<(String, String)>, Vec<u8>)>>>;
 
 /// A minimal HTTP receiver answering `500` to the first `fail_first`
 /// requests and `200` after.
-fn receiver(fail_first: usize) -> (String, Received) {
+pub fn receiver(fail_first: usize) -> (String, Received) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/hooks", listener.local_addr().unwrap());
     let got: Received = Arc::default();
@@ -62,7 +62,7 @@ fn receiver(fail_first: usize) -> (String, Received) {
     (url, got)
 }
 
-fn header<'a>(headers: &'a [(String, String)], name: &str) -> &'a str {
+pub fn header<'a>(headers: &'a [(String, String)], name: &str) -> &'a str {
     headers
         .iter()
         .find(|(k, _)| k == name)

@@ -86,11 +86,28 @@ pub enum ResolutionChoice {
 /// (most are memory reads), few enough to keep the server small.
 const STORE_THREADS: usize = 4;
 
+/// A number a new document took from one of a company's own resolutions
+/// (never a test set's), as [`AsyncStore::watch_numbers`] reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NumberTaken {
+    pub company: CompanyId,
+    pub resolution: u64,
+    pub number: u64,
+    /// The resolution's range.
+    pub from: u64,
+    pub to: u64,
+}
+
+/// Called on the issuing thread right after a number is taken: must only
+/// look and hand over (a channel send), never wait.
+pub type NumberWatch = Arc<dyn Fn(NumberTaken) + Send + Sync>;
+
 /// Cheap to clone: one `SledStore` (itself `Arc`s) and its threads.
 #[derive(Clone)]
 pub struct AsyncStore {
     store: SledStore,
     pool: Arc<StorePool>,
+    numbers: Arc<std::sync::OnceLock<NumberWatch>>,
 }
 
 impl AsyncStore {
@@ -100,6 +117,7 @@ impl AsyncStore {
         Ok(AsyncStore {
             store,
             pool: Arc::new(pool),
+            numbers: Arc::default(),
         })
     }
 
@@ -222,11 +240,32 @@ impl AsyncStore {
         E: From<StoreError>,
     {
         let records = read_issuer_records(&self.store, company, kind, resolution)?;
+        let range = records
+            .resolution
+            .as_ref()
+            .filter(|r| !r.is_test_set())
+            .map(|r| (r.from, r.to));
         let (new, kept) = check(records)?;
         // Held out of sled until its commit (`intents`): the caller hands
         // it to [`commit_document_then`](Self::commit_document_then), or,
         // if its build fails, to [`keep_pending_blocking`](Self::keep_pending_blocking).
-        Ok((self.store.number_document(new, true)?, kept))
+        let doc = self.store.number_document(new, true)?;
+        if let (Some((from, to)), Some(watch)) = (range, self.numbers.get()) {
+            watch(NumberTaken {
+                company: doc.company_id,
+                resolution: doc.resolution_id,
+                number: doc.number,
+                from,
+                to,
+            });
+        }
+        Ok((doc, kept))
+    }
+
+    /// Has `watch` told of every number taken from a company's own
+    /// resolution from now on (the first watch set stays).
+    pub fn watch_numbers(&self, watch: NumberWatch) {
+        let _ = self.numbers.set(watch);
     }
 
     /// A document from [`create_checked_blocking`](Self::create_checked_blocking)

@@ -43,6 +43,37 @@ impl Ws {
         }
     }
 
+    /// The operator's socket (`/v1/api/ws/operador`) opened with `token` in
+    /// `Authorization: Bearer`; the refusal's HTTP status otherwise.
+    pub fn connect_operator(app: &TestApp, token: &str) -> Result<Ws, u16> {
+        use tungstenite::client::IntoClientRequest;
+        let host = app.url.trim_start_matches("http://").to_string();
+        let stream = TcpStream::connect(&host).expect("connect WebSocket");
+        let mut request = format!("ws://{host}/v1/api/ws/operador")
+            .into_client_request()
+            .expect("request");
+        request.headers_mut().insert(
+            "Authorization",
+            format!("Bearer {token}").parse().expect("header"),
+        );
+        match tungstenite::client(request, stream) {
+            Ok((socket, _)) => {
+                socket
+                    .get_ref()
+                    .set_read_timeout(Some(Duration::from_millis(200)))
+                    .expect("read timeout");
+                Ok(Ws {
+                    socket,
+                    seen: Vec::new(),
+                })
+            }
+            Err(tungstenite::HandshakeError::Failure(tungstenite::Error::Http(res))) => {
+                Err(res.status().as_u16())
+            }
+            Err(e) => panic!("operator WS handshake: {e}"),
+        }
+    }
+
     /// Reads until an event matching `pred` arrives (or `within` passes).
     pub fn wait_for(&mut self, within: Duration, pred: impl Fn(&Value) -> bool) -> Value {
         if let Some(i) = self.seen.iter().position(&pred) {
