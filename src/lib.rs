@@ -6,7 +6,8 @@
 //! request observation), `http` (the floor under them: state, auth,
 //! envelope, errors, extractors), `provisioning` (companies and
 //! credentials), `issuing` (the one issuing path), `engine` (pure document
-//! code: UBL, codes, XAdES, ZIP), `render` (a document's PDF, pure),
+//! code: UBL, codes, XAdES, ZIP), `render` (a document's PDF, pure), `backup` (backups, their
+//! verification and restore),
 //! `authority` (SOAP client and simulator), `metrics` (Prometheus names and
 //! recorder), `security` (file modes and the master key that seals the
 //! store's secrets), `startup` (wiring), `fixtures` (sample data for the
@@ -16,6 +17,7 @@
 pub mod admin;
 pub mod api;
 pub mod authority;
+pub mod backup;
 pub mod cli;
 pub mod clock;
 pub mod config;

@@ -58,14 +58,14 @@ fn a_checkpoint_copy_opens_as_a_store_with_what_was_written_before_it() {
     store.put_setting("k", "v").unwrap();
     store.claim_job(1, "a", 0, 10).unwrap().unwrap();
     let to = dir.path().join("copy");
-    let copy = store.checkpoint_to(&to).unwrap();
+    let copy = store.checkpoint_to(&to, &mut || {}).unwrap();
     assert!(copy.collections > 3, "{copy:?}");
     assert!(copy.entries >= 3, "{copy:?}");
     // Written after the point: not in the copy.
     store.put_setting("k", "after").unwrap();
     let again = tempfile::tempdir().unwrap();
     assert!(
-        store.checkpoint_to(again.path()).is_err(),
+        store.checkpoint_to(again.path(), &mut || {}).is_err(),
         "the target exists"
     );
     drop(store);

@@ -1,0 +1,256 @@
+//! `emisor admin verify --from DIR [--key FILE]`: reads a backup whole.
+//! Every file against its checksum, no file missing or unlisted; then the
+//! copy, opened in a scratch directory (a backup is never written to):
+//! every built document's signed XML there, parsed, its XAdES signature
+//! verified (`engine::xades::verify`); with the master key, the secrets
+//! open and every code recomputes (CUFE with the technical key, CUDE and
+//! CUDS with the software PIN; payroll's CUNE is not recomputed).
+
+use std::collections::BTreeSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use emisor_store::{state, Keyring, MasterKey, SoftwareKind, Store, StoreOptions};
+use serde::Serialize;
+
+use super::manifest::{self, files_under, relative, sum_file, Manifest};
+use super::{BackupError, BackupResult, DATA};
+use crate::engine::{codes, xades};
+
+/// What `verify` found.
+#[derive(Debug, Default, Serialize)]
+pub struct Report {
+    pub files: usize,
+    pub bytes: u64,
+    pub documents: u64,
+    pub signatures_verified: u64,
+    pub codes_recomputed: u64,
+    /// Documents whose code was not recomputed (no key, payroll, a
+    /// registration missing).
+    pub codes_not_recomputed: u64,
+    pub problems: Vec<String>,
+}
+
+/// Checks every file of the backup in `dir` against the manifest; answers
+/// the manifest and the problems found.
+pub fn check_files(dir: &Path) -> BackupResult<(Manifest, Vec<String>, u64)> {
+    let manifest = manifest::read(dir).map_err(BackupError::Invalid)?;
+    let mut problems = Vec::new();
+    let mut bytes = 0;
+    let listed: BTreeSet<&str> = manifest.files.iter().map(|f| f.path.as_str()).collect();
+    for f in &manifest.files {
+        let path = dir.join(&f.path);
+        if f.path.split('/').any(|p| p == ".." || p.is_empty()) || !f.path.starts_with("data/") {
+            problems.push(format!("{}: not a path inside the backup", f.path));
+            continue;
+        }
+        match sum_file(&path) {
+            Ok((n, sum)) => {
+                bytes += n;
+                if n != f.bytes || sum != f.sha256 {
+                    problems.push(format!(
+                        "{}: checksum mismatch ({n} bytes, SHA-256 {sum}; the manifest says {} bytes, {})",
+                        f.path, f.bytes, f.sha256
+                    ));
+                }
+            }
+            Err(e) => problems.push(format!("{}: {e}", f.path)),
+        }
+    }
+    let on_disk = files_under(&dir.join(DATA)).map_err(BackupError::io("reading", dir))?;
+    for path in on_disk {
+        let name = relative(dir, &path);
+        if !listed.contains(name.as_str()) {
+            problems.push(format!("{name}: not in the manifest"));
+        }
+    }
+    Ok((manifest, problems, bytes))
+}
+
+/// Reads the whole backup in `dir`; `key` is the master key to check the
+/// secrets and codes with.
+pub fn verify(dir: &Path, key: Option<MasterKey>) -> BackupResult<Report> {
+    let (manifest, problems, bytes) = check_files(dir)?;
+    let mut report = Report {
+        files: manifest.files.len(),
+        bytes,
+        problems,
+        ..Report::default()
+    };
+    let scratch = Scratch::copy_of(&dir.join(DATA))?;
+    let has_key = key.is_some();
+    let keyring = match key {
+        Some(k) => Keyring::new(k),
+        // Documents and their files need no secret; nothing is unsealed.
+        None => Keyring::without_secrets()?,
+    };
+    let mut key_problem = None;
+    let opened = emisor_store::open(&scratch.0, StoreOptions::default(), |inventory| {
+        if has_key && !inventory.key_ids.iter().all(|id| keyring.knows(id)) {
+            key_problem = Some(format!(
+                "the key given (id {}) does not open the backup's secrets, sealed under {}",
+                keyring.current().id(),
+                inventory
+                    .key_ids
+                    .iter()
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        Ok(keyring.clone())
+    });
+    let handle = match opened {
+        Ok(h) => h,
+        Err(e) => {
+            report
+                .problems
+                .push(format!("the copy does not open as a store: {e}"));
+            return Ok(report);
+        }
+    };
+    let check_codes = has_key && key_problem.is_none();
+    report.problems.extend(key_problem);
+    check_documents(handle.store(), &manifest, check_codes, &mut report);
+    let _ = handle.close();
+    Ok(report)
+}
+
+fn check_documents(store: &dyn Store, manifest: &Manifest, check_codes: bool, report: &mut Report) {
+    let all = [
+        state::DRAFT,
+        state::ACCEPTED,
+        state::QUEUED,
+        state::REJECTED,
+        state::WAITING_AUTHORITY,
+        state::DEAD_LETTER,
+    ];
+    let docs = match store.documents_in_states(None, &all) {
+        Ok(d) => d,
+        Err(e) => {
+            report.problems.push(format!("reading the documents: {e}"));
+            return;
+        }
+    };
+    report.documents = docs.len() as u64;
+    if report.documents != manifest.documents.total() {
+        report.problems.push(format!(
+            "{} documents in the copy, the manifest counts {}",
+            report.documents,
+            manifest.documents.total()
+        ));
+    }
+    for doc in docs.iter().filter(|d| !d.pending_build) {
+        let id = doc.id;
+        let files = match store.document_files(id) {
+            Ok(Some(f)) => f,
+            Ok(None) => {
+                report
+                    .problems
+                    .push(format!("document {id}: its signed XML is missing"));
+                continue;
+            }
+            Err(e) => {
+                report
+                    .problems
+                    .push(format!("document {id}: its signed XML does not read: {e}"));
+                continue;
+            }
+        };
+        match xades::verify(&files.xml) {
+            Ok(v) if v.signing_certificate_ok => report.signatures_verified += 1,
+            Ok(_) => report.problems.push(format!(
+                "document {id}: xades:SigningCertificate does not match the signing certificate"
+            )),
+            Err(e) => {
+                report
+                    .problems
+                    .push(format!("document {id}: the signature does not verify: {e}"));
+                continue;
+            }
+        }
+        if !check_codes {
+            report.codes_not_recomputed += 1;
+            continue;
+        }
+        match recompute(store, doc, &files.xml) {
+            Some(Ok(code)) if doc.code.as_deref() == Some(code.as_str()) => {
+                report.codes_recomputed += 1
+            }
+            Some(Ok(code)) => report.problems.push(format!(
+                "document {id}: its code recomputes to {code}, the store has {}",
+                doc.code.as_deref().unwrap_or("none")
+            )),
+            Some(Err(e)) => report.problems.push(format!("document {id}: {e}")),
+            None => report.codes_not_recomputed += 1,
+        }
+    }
+}
+
+/// The document's code from its XML with the key its scheme takes; `None`
+/// where no formula here applies (payroll, events).
+fn recompute(
+    store: &dyn Store,
+    doc: &emisor_store::DocumentRecord,
+    xml: &str,
+) -> Option<Result<String, String>> {
+    let extracted = codes::extract_code_input(xml).ok()?;
+    let key = if extracted.uuid_scheme_name == "CUFE-SHA384" {
+        store
+            .resolution(doc.company_id, doc.resolution_id)
+            .ok()??
+            .technical_key
+            .expose()
+            .to_string()
+    } else {
+        store
+            .software(doc.company_id, SoftwareKind::Invoicing)
+            .ok()??
+            .pin
+            .expose()
+            .to_string()
+    };
+    Some(Ok(extracted.recompute(&key)))
+}
+
+/// A copy of the backup's data dir to open (opening writes), removed when
+/// dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn copy_of(data: &Path) -> BackupResult<Scratch> {
+        let dir = std::env::temp_dir().join(format!(
+            "emisor-verify-{}-{}",
+            std::process::id(),
+            chrono::Utc::now().timestamp_nanos_opt().unwrap_or_default()
+        ));
+        let scratch = Scratch(dir);
+        copy_tree(data, &scratch.0)?;
+        Ok(scratch)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Copies every file under `from` into `to` (created), keeping the layout,
+/// each file synced.
+pub fn copy_tree(from: &Path, to: &Path) -> BackupResult<u64> {
+    let mut bytes = 0;
+    fs::create_dir_all(to).map_err(BackupError::io("creating", to))?;
+    for path in files_under(from).map_err(BackupError::io("reading", from))? {
+        let rel = path.strip_prefix(from).unwrap_or(&path);
+        let target = to.join(rel);
+        if let Some(parent) = target.parent() {
+            fs::create_dir_all(parent).map_err(BackupError::io("creating", parent))?;
+        }
+        bytes += fs::copy(&path, &target).map_err(BackupError::io("copying to", &target))?;
+        fs::File::open(&target)
+            .and_then(|f| f.sync_all())
+            .map_err(BackupError::io("syncing", &target))?;
+    }
+    Ok(bytes)
+}

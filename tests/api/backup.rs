@@ -1,0 +1,363 @@
+//! Backups (issue 53, decisions.md "Data commands"): `emisor admin backup`
+//! on a stopped data dir and through `POST /admin/backup` while the server
+//! runs, `verify` reading a backup whole, and `restore` into a new data dir
+//! whose numberings wait for the operator's confirmation.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use emisor::api::invoice_request::examples;
+use serde_json::{json, Value};
+
+use crate::support::app::*;
+use crate::support::bodies::unique;
+use crate::support::checkers::pdftotext;
+
+fn issue(app: &TestApp, key: &str) -> Value {
+    let (status, res) = json(app.post("/v1/api/facturacion", key, &unique(examples::invoice())));
+    assert_eq!(status, 200, "{res}");
+    res["data"].clone()
+}
+
+/// `emisor admin …` with the master key of `key_of`'s data dir.
+fn admin(key_of: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(BIN)
+        .arg("admin")
+        .args(args)
+        .env(MASTER_KEY_ENV, master_key_env(key_of))
+        .output()
+        .expect("run emisor admin");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn verify(backup: &Path, key: Option<&Path>) -> (bool, Value, String) {
+    let b = backup.to_str().unwrap();
+    let mut args = vec!["verify", "--from", b];
+    let k;
+    if let Some(key) = key {
+        k = key.to_str().unwrap().to_string();
+        args.extend(["--key", &k]);
+    }
+    let (ok, out, err) = admin(backup, &args);
+    let report = serde_json::from_str(&out).unwrap_or(Value::Null);
+    (ok, report, err)
+}
+
+fn key_file(dir: &Path, of: &Path) -> PathBuf {
+    let file = dir.join("master.key");
+    std::fs::write(&file, master_key_for(of)).unwrap();
+    file
+}
+
+#[test]
+fn a_backup_through_the_admin_api_and_of_a_stopped_data_dir_verifies_and_a_flipped_byte_does_not() {
+    let root = tempfile::tempdir().unwrap();
+    let allowed = root.path().join("backups");
+    std::fs::create_dir(&allowed).unwrap();
+    let mut app =
+        TestApp::spawn_with(Launch::default().env("EMISOR_BACKUP__DIR", allowed.to_str().unwrap()));
+    let issued: Vec<Value> = (0..3).map(|_| issue(&app, &app.sk_test())).collect();
+
+    // Over HTTP: under [backup] dir only.
+    let (status, res) = json(app.admin_post("/admin/backup", &json!({"destino": "uno"})));
+    assert_eq!(status, 201, "{res}");
+    let d = &res["data"];
+    assert_eq!(d["documents"]["facturacion"], 3, "{d}");
+    assert!(d["pause_ms"].as_f64().unwrap() >= 0.0, "{d}");
+    assert!(d["files"].as_u64().unwrap() > 2, "{d}");
+    assert!(
+        d["last_document_id"].as_u64().unwrap() >= issued[2]["documento"]["id"].as_u64().unwrap(),
+        "{d}"
+    );
+    let outside = root.path().join("elsewhere");
+    for destino in [outside.to_str().unwrap(), "../elsewhere", "uno"] {
+        assert_error(
+            app.admin_post("/admin/backup", &json!({"destino": destino})),
+            422,
+            "VALIDATION_ERROR",
+        );
+    }
+    assert!(!outside.exists());
+    let uno = allowed.join("uno");
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(uno.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["format"], 1);
+    let names: Vec<&str> = manifest["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.iter().any(|n| n.starts_with("data/sled/")),
+        "{names:?}"
+    );
+    assert!(
+        names.iter().any(|n| n.starts_with("data/files/")),
+        "{names:?}"
+    );
+    for left_out in ["demo-keys.json", "listening", "admin-token", "outbox"] {
+        assert!(
+            !names.iter().any(|n| n.contains(left_out)),
+            "{left_out} in {names:?}"
+        );
+    }
+
+    // The CLI finds the running server by its `listening` file.
+    let dos = allowed.join("dos");
+    let (ok, out, err) = admin(
+        &app.dir,
+        &[
+            "--data-dir",
+            app.dir.to_str().unwrap(),
+            "backup",
+            "--to",
+            dos.to_str().unwrap(),
+        ],
+    );
+    assert!(ok, "{err}");
+    assert!(out.contains("\"pause_ms\""), "{out}");
+    assert!(dos.join("manifest.json").exists());
+    let (ok, _, err) = admin(
+        &app.dir,
+        &[
+            "--data-dir",
+            app.dir.to_str().unwrap(),
+            "backup",
+            "--to",
+            outside.to_str().unwrap(),
+        ],
+    );
+    assert!(!ok && err.contains("[backup] dir"), "{err}");
+
+    // A stopped data dir: opened by the CLI itself, anywhere.
+    app.stop();
+    let offline = root.path().join("offline");
+    let (ok, out, err) = admin(
+        &app.dir,
+        &[
+            "--data-dir",
+            app.dir.to_str().unwrap(),
+            "backup",
+            "--to",
+            offline.to_str().unwrap(),
+        ],
+    );
+    assert!(ok, "{err}");
+    let view: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(view["documents"]["facturacion"], 3, "{view}");
+
+    // verify reads each whole: every signature, and with the key every code.
+    let key = key_file(root.path(), &app.dir);
+    for backup in [&uno, &dos, &offline] {
+        let (ok, report, err) = verify(backup, Some(&key));
+        assert!(ok, "{report} {err}");
+        assert_eq!(report["documents"], 3, "{report}");
+        assert_eq!(report["signatures_verified"], 3, "{report}");
+        assert_eq!(report["codes_recomputed"], 3, "{report}");
+        assert_eq!(report["problems"], json!([]), "{report}");
+    }
+    let (ok, report, _) = verify(&uno, None);
+    assert!(ok, "{report}");
+    assert_eq!(report["codes_not_recomputed"], 3, "{report}");
+    let wrong = root.path().join("wrong.key");
+    std::fs::write(&wrong, [7u8; 32]).unwrap();
+    let (ok, report, _) = verify(&uno, Some(&wrong));
+    assert!(!ok, "{report}");
+
+    // One flipped byte in any file fails it.
+    let files: Vec<String> = manifest["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["bytes"].as_u64().unwrap() > 0)
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect();
+    for (i, name) in files.iter().enumerate() {
+        let copy = root.path().join(format!("flipped-{i}"));
+        copy_dir(&uno, &copy);
+        let path = copy.join(name);
+        let mut bytes = std::fs::read(&path).unwrap();
+        let at = bytes.len() / 2;
+        bytes[at] ^= 0x01;
+        std::fs::write(&path, bytes).unwrap();
+        let (ok, report, err) = verify(&copy, None);
+        assert!(!ok, "{name}: {report}");
+        assert!(err.contains("problems"), "{err}");
+        assert!(
+            report["problems"].to_string().contains(name.as_str()),
+            "{name}: {report}"
+        );
+        std::fs::remove_dir_all(&copy).unwrap();
+    }
+
+    // No manifest (a backup killed before it was written): not a backup.
+    std::fs::remove_file(offline.join("manifest.json")).unwrap();
+    let (ok, _, err) = verify(&offline, None);
+    assert!(!ok && err.contains("not a complete backup"), "{err}");
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+/// Every read endpoint of a document, as bytes.
+fn reads(app: &TestApp, key: &str, id: u64) -> Vec<(String, Vec<u8>)> {
+    ["status?id_empresa=1", "xml", "zip", "pdf"]
+        .iter()
+        .map(|what| {
+            let path = format!("/v1/api/facturacion/{id}/{what}");
+            let res = app.get(&path, key);
+            assert_eq!(res.status().as_u16(), 200, "{path}");
+            (path, res.bytes().unwrap().to_vec())
+        })
+        .collect()
+}
+
+#[test]
+fn a_restored_data_dir_serves_the_backup_point_and_issues_after_the_operator_confirms_the_next_number(
+) {
+    let root = tempfile::tempdir().unwrap();
+    let allowed = root.path().join("backups");
+    std::fs::create_dir(&allowed).unwrap();
+    let mut app =
+        TestApp::spawn_with(Launch::default().env("EMISOR_BACKUP__DIR", allowed.to_str().unwrap()));
+    let key = app.sk_test();
+    let before: Vec<u64> = (0..3)
+        .map(|_| issue(&app, &key)["documento"]["id"].as_u64().unwrap())
+        .collect();
+    let referenced = {
+        let mut body = unique(examples::invoice());
+        body["referencia_externa"] = json!("REF-BACKUP-1");
+        let (status, res) = json(app.post("/v1/api/facturacion", &key, &body));
+        assert_eq!(status, 200, "{res}");
+        res["data"]["documento"]["id"].as_u64().unwrap()
+    };
+    let (status, res) = json(app.admin_post("/admin/backup", &json!({"destino": "punto"})));
+    assert_eq!(status, 201, "{res}");
+    let answered: Vec<_> = before
+        .iter()
+        .chain([&referenced])
+        .flat_map(|id| reads(&app, &key, *id))
+        .collect();
+    let after = issue(&app, &key);
+    let (_, consecutivo) = json(app.get("/v1/api/facturacion/consecutivo/fe", &key));
+    let original_next = consecutivo["data"]["siguiente"].as_u64().unwrap();
+    app.stop();
+
+    let restored = root.path().join("restored");
+    let (ok, out, err) = admin(
+        &app.dir,
+        &[
+            "restore",
+            "--from",
+            allowed.join("punto").to_str().unwrap(),
+            "--data-dir",
+            restored.to_str().unwrap(),
+        ],
+    );
+    assert!(ok, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        !report["numbering_hold"]["held"]
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "{report}"
+    );
+    assert!(!restored.join("demo-keys.json").exists());
+
+    let mut back = TestApp::start_in(
+        &restored,
+        Launch::default().env(MASTER_KEY_ENV, &master_key_env(&app.dir)),
+    );
+    // No demo-keys.json in a backup: the same keys open it (their hashes are in the store).
+    back.keys = app.keys.clone();
+    let served: Vec<_> = before
+        .iter()
+        .chain([&referenced])
+        .flat_map(|id| reads(&back, &key, *id))
+        .collect();
+    assert_eq!(served.len(), answered.len());
+    for ((path, a), (_, b)) in answered.iter().zip(&served) {
+        if path.ends_with("/pdf") {
+            // A PDF carries its rendering's date and id: its text is compared.
+            assert_eq!(
+                pdftotext(a),
+                pdftotext(b),
+                "{path} differs after the restore"
+            );
+        } else {
+            assert!(a == b, "{path} differs after the restore");
+        }
+    }
+    // Issued after the point: not there.
+    let after_id = after["documento"]["id"].as_u64().unwrap();
+    assert_eq!(
+        back.get(
+            &format!("/v1/api/facturacion/{after_id}/status?id_empresa=1"),
+            &key
+        )
+        .status()
+        .as_u16(),
+        404
+    );
+    // The reference is still taken.
+    let mut again = unique(examples::invoice());
+    again["referencia_externa"] = json!("REF-BACKUP-1");
+    let (status, res) = json(back.post("/v1/api/facturacion", &key, &again));
+    assert_eq!(status, 409, "{res}");
+
+    // Nothing is numbered until the operator confirms the next number.
+    let res = back.post("/v1/api/facturacion", &key, &unique(examples::invoice()));
+    let body = assert_error(res, 409, "INVALID_STATE");
+    assert!(
+        body["message"].as_str().unwrap().contains("confirm"),
+        "{body}"
+    );
+    let (status, hold) = json(back.admin_get("/admin/numbering-hold"));
+    assert_eq!(status, 200, "{hold}");
+    let setp = hold["data"]["held"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["prefix"] == "SETP")
+        .cloned()
+        .unwrap_or_else(|| panic!("{hold}"));
+    assert_eq!(setp["next"].as_u64().unwrap(), original_next - 1, "{hold}");
+    let confirm = format!(
+        "/admin/companies/{}/resolutions/{}/confirmar",
+        setp["company_id"], setp["resolution_id"]
+    );
+    assert_error(
+        back.admin_post(&confirm, &json!({})),
+        422,
+        "VALIDATION_ERROR",
+    );
+    assert_error(
+        back.admin_post(&confirm, &json!({"siguiente": original_next - 2})),
+        409,
+        "CONFLICT",
+    );
+    let (status, res) = json(back.admin_post(&confirm, &json!({"siguiente": original_next})));
+    assert_eq!(status, 200, "{res}");
+    let next = issue(&back, &key);
+    assert_eq!(
+        next["documento"]["numero"].as_str().unwrap(),
+        original_next.to_string(),
+        "{next}"
+    );
+}
