@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use emisor::api::invoice_request::examples;
 use serde_json::{json, Value};
@@ -12,6 +13,8 @@ use serde_json::{json, Value};
 use crate::support::app::*;
 use crate::support::bodies::unique;
 use crate::support::checkers::pdftotext;
+use crate::support::external_sim::ExternalSim;
+use crate::support::flow::{post_async, sim_mode_at, sim_stats_at, status_of, wait_all};
 
 fn issue(app: &TestApp, key: &str) -> Value {
     let (status, res) = json(app.post("/v1/api/facturacion", key, &unique(examples::invoice())));
@@ -359,5 +362,76 @@ fn a_restored_data_dir_serves_the_backup_point_and_issues_after_the_operator_con
         next["documento"]["numero"].as_str().unwrap(),
         original_next.to_string(),
         "{next}"
+    );
+}
+
+#[test]
+fn a_document_queued_at_the_backup_asks_the_authority_after_the_restore_and_is_accepted_once() {
+    let sim = ExternalSim::start();
+    let root = tempfile::tempdir().unwrap();
+    let allowed = root.path().join("backups");
+    std::fs::create_dir(&allowed).unwrap();
+    let launch = Launch::default()
+        .env("EMISOR_AUTHORITY__URL", &sim.service_url())
+        .env("EMISOR_RESILIENCE__TIME_SCALE", "0.1")
+        .env("EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE", "100000")
+        .env("EMISOR_BACKUP__DIR", allowed.to_str().unwrap());
+    let mut app = TestApp::spawn_with(launch.clone());
+    // The authority away: the documents wait in the queue at the backup.
+    sim_mode_at(&sim.base, json!({"mode": "down"}));
+    let docs: Vec<(u64, String)> = (0..3)
+        .map(|_| {
+            let res = post_async(&app, &examples::invoice());
+            (
+                res["data"]["documento"]["id"].as_u64().unwrap(),
+                res["data"]["cufe"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let ids: Vec<u64> = docs.iter().map(|(id, _)| *id).collect();
+    let (status, res) = json(app.admin_post("/admin/backup", &json!({"destino": "cola"})));
+    assert_eq!(status, 201, "{res}");
+    // The original sends them once the authority is back, after the point.
+    sim_mode_at(&sim.base, json!({"mode": "up"}));
+    wait_all(&app, &ids, 2, Duration::from_secs(40));
+    app.stop();
+    let sent_before = sim_stats_at(&sim.base);
+
+    let restored = root.path().join("restored");
+    let (ok, out, err) = admin(
+        &app.dir,
+        &[
+            "restore",
+            "--from",
+            allowed.join("cola").to_str().unwrap(),
+            "--data-dir",
+            restored.to_str().unwrap(),
+        ],
+    );
+    assert!(ok, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        report["jobs_marked_in_flight"].as_u64().unwrap() >= 1,
+        "{report}"
+    );
+    let mut back = TestApp::start_in(
+        &restored,
+        launch.env(MASTER_KEY_ENV, &master_key_env(&app.dir)),
+    );
+    back.keys = app.keys.clone();
+    // Queued in the copy: each asks the authority, which has it already.
+    wait_all(&back, &ids, 2, Duration::from_secs(40));
+    let stats = sim_stats_at(&sim.base);
+    for (id, code) in &docs {
+        assert_eq!(status_of(&back, *id)["cufe"], code.as_str());
+        assert_eq!(
+            stats["accepted"][code]["received"], 1,
+            "document {id} reached the authority once: {stats}"
+        );
+    }
+    assert!(
+        stats["calls"]["GetStatus"].as_u64().unwrap_or(0)
+            > sent_before["calls"]["GetStatus"].as_u64().unwrap_or(0),
+        "{stats}"
     );
 }
