@@ -488,6 +488,10 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         .copied()
         .ok_or_else(|| anyhow::anyhow!("bound to no address"))?;
     write_listening(&dir, addr)?;
+    actix_web::rt::spawn(crate::backup::schedule::run(
+        store.clone(),
+        settings.clone(),
+    ));
     let running = server.run();
     let handle = running.handle();
     let issuing = actors.issuing.clone();

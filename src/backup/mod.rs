@@ -14,6 +14,7 @@
 
 pub mod manifest;
 pub mod restore;
+pub mod schedule;
 pub mod verify;
 
 use std::fs;

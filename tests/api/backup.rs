@@ -435,3 +435,62 @@ fn a_document_queued_at_the_backup_asks_the_authority_after_the_restore_and_is_a
         "{stats}"
     );
 }
+
+#[test]
+fn scheduled_backups_keep_the_newest_and_report_in_metrics() {
+    let root = tempfile::tempdir().unwrap();
+    let allowed = root.path().join("backups");
+    std::fs::create_dir(&allowed).unwrap();
+    let app = TestApp::spawn_with(
+        Launch::default()
+            .env("EMISOR_BACKUP__DIR", allowed.to_str().unwrap())
+            .env("EMISOR_BACKUP__INTERVAL_S", "1")
+            .env("EMISOR_BACKUP__KEEP", "2"),
+    );
+    issue(&app, &app.sk_test());
+    let complete = || -> Vec<PathBuf> {
+        let mut all: Vec<PathBuf> = std::fs::read_dir(&allowed)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.join("manifest.json").exists())
+            .collect();
+        all.sort();
+        all
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let mut seen = std::collections::BTreeSet::new();
+    while seen.len() < 4 {
+        assert!(std::time::Instant::now() < deadline, "{seen:?}");
+        let now = complete();
+        // `keep` 2, and the newest one between its manifest and the pruning.
+        assert!(now.len() <= 3, "more than `keep` backups kept: {now:?}");
+        seen.extend(now);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let metrics = app
+        .client
+        .get(format!("{}/metrics", app.url))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    for name in [
+        "emisor_backup_last_success_timestamp_seconds",
+        "emisor_backup_last_bytes",
+        "emisor_backup_last_duration_seconds",
+        "emisor_backup_last_pause_seconds",
+    ] {
+        let line = metrics
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{name} missing"));
+        let value: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+        assert!(value > 0.0 || name.ends_with("pause_seconds"), "{line}");
+    }
+    let first_two: Vec<&PathBuf> = seen.iter().take(2).collect();
+    assert!(first_two.iter().all(|p| !p.exists()), "{first_two:?} kept");
+    let newest = complete().pop().unwrap();
+    let (ok, report, err) = verify(&newest, None);
+    assert!(ok, "{report} {err}");
+    assert_eq!(report["documents"], 1, "{report}");
+}

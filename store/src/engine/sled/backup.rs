@@ -1,24 +1,33 @@
-//! A consistent point to copy the store from: phase one held (the
-//! numbering lock) and the flusher paused, what they wrote made durable,
-//! sled's trees copied into a new sled database and the length of every
-//! file beside sled (the document file log, the payload log) noted; then,
-//! with issuing going again, each of those files copied up to its noted
-//! length. The files only grow by appends, so the copy holds every file a
-//! copied record points at and nothing written after the point: an intent
-//! appended later would otherwise come back, at the copy's first open, as
-//! a document the original had not numbered at the point.
+//! A consistent point to copy the store from, with issuing held only
+//! briefly. Every tree is watched (sled's subscribers: every write, in order
+//! per key) from a moment when nothing of phase one or the flusher is
+//! half-written; the trees are copied while issuing goes on; the changes
+//! seen meanwhile are applied to the copy, in rounds, without a pause; then
+//! the point: phase one held (the numbering lock) and the flusher paused,
+//! what they wrote made durable, the last changes applied, and the length of
+//! every file beside sled (the document file log, the payload log) noted.
+//! Each of those files is then copied up to its noted length with issuing
+//! going again. The files only grow by appends, so the copy holds every
+//! file a copied record points at and nothing written after the point: an
+//! intent appended later would otherwise come back, at the copy's first
+//! open, as a document the original had not numbered at the point.
 //!
-//! Writes outside phase one and the flusher (admin records, settings,
-//! leases, mail logs: the synchronous traits' other writers) are not held:
-//! one landing during the copy is in it or not, and a transaction of two
-//! trees (a company and its NIT index, say) may be half in it. A backup that
-//! needs them too holds their callers for the copy (the admin API runs one
-//! admin change at a time with it).
+//! The pause is the point alone: the changes left after the catch-up
+//! rounds (at most about [`POINT_BACKLOG`] unless writes outrun the
+//! copy) and the flush. Writes outside phase one and the flusher (admin
+//! records, settings, leases, mail logs: the synchronous traits' other
+//! writers) are not held by the point: one that completes before it is in
+//! the copy, and one still being written at the point is not; one already
+//! under way when the trees were first watched may be missed.
 
 use std::fs;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use sled::{Event, IVec, Subscriber};
 
 use chrono::Utc;
 
@@ -49,25 +58,54 @@ impl Backup for SledStore {
             .flush_every_ms(None)
             .open()?;
         let mut out = CheckpointCopy::default();
+        let names = self.db.tree_names();
+        // Every change from here on is seen: watched while nothing of
+        // phase one or the flusher is half-written.
+        let watchers = {
+            let _numbering = self.hold_numbering();
+            let _paused = self.flusher.pause();
+            names
+                .iter()
+                .map(|name| Ok((name.clone(), self.db.open_tree(name)?.watch_prefix(vec![]))))
+                .collect::<StoreResult<Vec<_>>>()?
+        };
+        let changes = Changes::watch(watchers)?;
+        // Copied while issuing goes on: a key read before its change is
+        // set right when the change is applied below, in order.
+        for name in &names {
+            let (from, into) = (self.db.open_tree(name)?, copy.open_tree(name)?);
+            for item in from.iter() {
+                let (k, v) = item?;
+                into.insert(k, v)?;
+                out.entries += 1;
+            }
+            out.collections += 1;
+        }
+        // Catching up with what changed meanwhile, still without a pause,
+        // until little is left for the point.
+        for _ in 0..CATCH_UP_ROUNDS {
+            if apply(&copy, changes.take())? < POINT_BACKLOG {
+                break;
+            }
+        }
         let noted = {
             // Phase one first (it never waits on the flusher while holding
             // the numbering lock), then the flusher between batches.
-            let _numbering = self
-                .numbering
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let _numbering = self.hold_numbering();
             let paused_at = Instant::now();
             let _paused = self.flusher.pause();
             self.flush_now()?;
-            for name in self.db.tree_names() {
-                let (from, into) = (self.db.open_tree(&name)?, copy.open_tree(&name)?);
-                for item in from.iter() {
-                    let (k, v) = item?;
-                    into.insert(k, v)?;
-                    out.entries += 1;
+            let (mut rest, mut watchers) = changes.stop()?;
+            for (name, watcher) in &mut watchers {
+                // Those written before the point are in the channel; one
+                // still being written by a caller the point does not hold
+                // is after it.
+                while let Ok(event) = watcher.next_timeout(Duration::ZERO) {
+                    rest.push((name.clone(), event));
                 }
-                out.collections += 1;
             }
+            apply(&copy, rest)?;
+            drop(watchers);
             let noted = [
                 (self.files.dir().to_path_buf(), to.join(FILES_DIR)),
                 (self.payloads.dir().to_path_buf(), to.join(PAYLOADS_DIR)),
@@ -186,7 +224,93 @@ impl Backup for SledStore {
     }
 }
 
+/// Rounds of catching up before the point; the point applies what is left.
+const CATCH_UP_ROUNDS: usize = 8;
+/// Changes few enough to apply during the point.
+const POINT_BACKLOG: usize = 2_000;
+
+type Watched = Vec<(IVec, Subscriber)>;
+
+/// The changes of every tree since it was watched, gathered by a thread
+/// (a watcher that is not read holds the writers once 1024 events wait).
+struct Changes {
+    events: Arc<Mutex<Vec<(IVec, Event)>>>,
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<Watched>,
+}
+
+impl Changes {
+    fn watch(mut watchers: Watched) -> StoreResult<Changes> {
+        let events: Arc<Mutex<Vec<(IVec, Event)>>> = Arc::default();
+        let stop = Arc::new(AtomicBool::new(false));
+        let (gathered, stopped) = (events.clone(), stop.clone());
+        let thread = std::thread::Builder::new()
+            .name("store-backup-watch".into())
+            .spawn(move || {
+                while !stopped.load(Ordering::Acquire) {
+                    let mut any = false;
+                    for (name, watcher) in &mut watchers {
+                        while let Ok(event) = watcher.next_timeout(Duration::ZERO) {
+                            lock(&gathered).push((name.clone(), event));
+                            any = true;
+                        }
+                    }
+                    if !any {
+                        std::thread::sleep(Duration::from_micros(200));
+                    }
+                }
+                watchers
+            })?;
+        Ok(Changes {
+            events,
+            stop,
+            thread,
+        })
+    }
+
+    fn take(&self) -> Vec<(IVec, Event)> {
+        std::mem::take(&mut *lock(&self.events))
+    }
+
+    /// Stops the thread: what it gathered, and the watchers back.
+    fn stop(self) -> StoreResult<(Vec<(IVec, Event)>, Watched)> {
+        self.stop.store(true, Ordering::Release);
+        let watchers = self
+            .thread
+            .join()
+            .map_err(|_| StoreError::Durability("the backup's watching thread stopped".into()))?;
+        let events = std::mem::take(&mut *lock(&self.events));
+        Ok((events, watchers))
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Applies changes to the copy in the order they happened (per key, the
+/// order sled guarantees); answers how many.
+fn apply(copy: &sled::Db, events: Vec<(IVec, Event)>) -> StoreResult<usize> {
+    let n = events.len();
+    for (name, event) in events {
+        let tree = copy.open_tree(&name)?;
+        match event {
+            Event::Insert { key, value } => {
+                tree.insert(key, value)?;
+            }
+            Event::Remove { key } => {
+                tree.remove(key)?;
+            }
+        }
+    }
+    Ok(n)
+}
+
 impl SledStore {
+    fn hold_numbering(&self) -> std::sync::MutexGuard<'_, crate::engine::sled::IdBlock> {
+        lock(&self.numbering)
+    }
+
     fn read_hold(&self) -> Option<NumberingHold> {
         self.numbering_hold
             .read()
