@@ -494,3 +494,54 @@ fn scheduled_backups_keep_the_newest_and_report_in_metrics() {
     assert!(ok, "{report} {err}");
     assert_eq!(report["documents"], 1, "{report}");
 }
+
+/// `kill -9` at any moment of a backup: the destination either has its
+/// manifest and verifies, or has none and `verify` refuses it; a new backup
+/// into it then completes.
+#[test]
+fn a_backup_killed_at_any_moment_is_complete_and_verifies_or_is_refused() {
+    let root = tempfile::tempdir().unwrap();
+    let mut app = TestApp::spawn();
+    for _ in 0..5 {
+        issue(&app, &app.sk_test());
+    }
+    app.stop();
+    let data = app.dir.to_str().unwrap().to_string();
+    let mut refused = 0;
+    for (i, after_ms) in [0u64, 2, 5, 10, 20, 40, 80, 160].into_iter().enumerate() {
+        let to = root.path().join(format!("killed-{i}"));
+        let mut child = Command::new(BIN)
+            .args([
+                "admin",
+                "--data-dir",
+                &data,
+                "backup",
+                "--to",
+                to.to_str().unwrap(),
+            ])
+            .env(MASTER_KEY_ENV, master_key_env(&app.dir))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(after_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        let (ok, report, err) = verify(&to, None);
+        if to.join("manifest.json").exists() {
+            assert!(ok, "{after_ms} ms: complete but {report} {err}");
+        } else {
+            refused += 1;
+            assert!(!ok, "{after_ms} ms: {report}");
+            // A new backup replaces the interrupted one.
+            let (ok, _, err) = admin(
+                &app.dir,
+                &["--data-dir", &data, "backup", "--to", to.to_str().unwrap()],
+            );
+            assert!(ok, "{err}");
+            let (ok, report, err) = verify(&to, None);
+            assert!(ok, "{report} {err}");
+        }
+    }
+    assert!(refused > 0, "every backup finished before its kill");
+}
