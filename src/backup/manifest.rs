@@ -21,6 +21,8 @@ pub struct Manifest {
     pub emisor_version: String,
     /// The store engine the copy is in (`sled`).
     pub engine: String,
+    /// The directory of the backup holding the data dir's copy (`data-N`).
+    pub data: String,
     /// When the copy was complete.
     pub created_at: DateTime<Utc>,
     /// The store's last committed document at the point.
@@ -37,6 +39,13 @@ pub struct Manifest {
     pub by_type_and_state: Vec<TypeStateCount>,
     /// Bytes of every file listed.
     pub bytes: u64,
+    /// Bytes this backup wrote: all of them for a first backup; the
+    /// engine's copy and what the logs grew by for one that follows another
+    /// in the same directory.
+    pub copied_bytes: u64,
+    /// The backup this one followed in the same directory (its
+    /// `created_at`), if any.
+    pub follows: Option<DateTime<Utc>>,
     /// Every file of the backup but the manifest, by path from the backup's
     /// directory (`/`-separated).
     pub files: Vec<FileSum>,
@@ -74,12 +83,20 @@ pub struct FileSum {
 
 /// SHA-256 and length of a file, read in blocks.
 pub fn sum_file(path: &Path) -> io::Result<(u64, String)> {
-    let mut file = fs::File::open(path)?;
+    sum_prefix(&mut fs::File::open(path)?, u64::MAX)
+}
+
+/// SHA-256 of the first `len` bytes of `file` (fewer if it is shorter),
+/// with how many there were.
+pub fn sum_prefix(file: &mut fs::File, len: u64) -> io::Result<(u64, String)> {
+    use std::io::Seek;
+    file.seek(io::SeekFrom::Start(0))?;
     let mut hash = Sha256::new();
     let mut buf = vec![0u8; 1 << 16];
     let mut bytes = 0u64;
+    let mut reader = file.take(len);
     loop {
-        let n = file.read(&mut buf)?;
+        let n = reader.read(&mut buf)?;
         if n == 0 {
             break;
         }
@@ -87,6 +104,41 @@ pub fn sum_file(path: &Path) -> io::Result<(u64, String)> {
         bytes += n as u64;
     }
     Ok((bytes, hex::encode(hash.finalize())))
+}
+
+/// Copies the files `manifest` lists (each its first `bytes`) into `to`,
+/// named from inside the manifest's data directory: the data dir as the
+/// backup holds it. Answers the bytes copied.
+pub fn materialize(dir: &Path, manifest: &Manifest, to: &Path) -> io::Result<u64> {
+    let prefix = format!("{}/", manifest.data);
+    let mut copied = 0;
+    fs::create_dir_all(to)?;
+    for f in &manifest.files {
+        let Some(inside) = f.path.strip_prefix(&prefix) else {
+            continue;
+        };
+        let target = to.join(inside);
+        if let Some(parent) = target.parent() {
+            fs::create_dir_all(parent)?;
+        }
+        let mut out = fs::File::create(&target)?;
+        copied += io::copy(
+            &mut fs::File::open(dir.join(&f.path))?.take(f.bytes),
+            &mut out,
+        )?;
+        out.sync_all()?;
+    }
+    for d in [
+        to.join("files"),
+        to.join("payloads"),
+        to.join("sled"),
+        to.to_path_buf(),
+    ] {
+        if d.is_dir() {
+            fs::File::open(&d)?.sync_all()?;
+        }
+    }
+    Ok(copied)
 }
 
 /// Every file under `dir`, summed, named from `base`, sorted by path.

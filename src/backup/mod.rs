@@ -12,6 +12,7 @@
 //!   renamed, the directory synced): what `verify` and `restore` trust. A
 //!   backup without it is incomplete, whatever else it holds.
 
+pub mod incremental;
 pub mod manifest;
 pub mod restore;
 pub mod schedule;
@@ -27,8 +28,11 @@ use emisor_store::{Backup, Family, Store, StoreError};
 
 pub use manifest::{FileSum, Manifest, MANIFEST, MANIFEST_FORMAT};
 
-/// The data dir's copy inside a backup.
+/// The data dir's copy inside a backup: `data-N`, N growing with each
+/// backup into the same directory (the manifest names the current one).
 pub const DATA: &str = "data";
+/// The engine's directory in a data dir.
+const SLED: &str = "sled";
 
 #[derive(Debug, thiserror::Error)]
 pub enum BackupError {
@@ -61,21 +65,46 @@ impl BackupError {
 
 pub type BackupResult<T> = Result<T, BackupError>;
 
-/// Takes a backup of the open store into `to` (absent, empty, or an
-/// interrupted backup: one without its manifest, which is replaced).
+/// Takes a backup of the open store into `to`: absent or empty, an
+/// interrupted backup (replaced), or a complete one, which the new backup
+/// follows incrementally: the engine's copy is made anew, and of each log
+/// file only what grew since is copied (the rest is linked).
 pub fn take(store: &dyn Store, backup: &dyn Backup, to: &Path) -> BackupResult<Manifest> {
     let started = Instant::now();
-    prepare_destination(to)?;
-    let data = to.join(DATA);
+    let base = prepare_destination(to)?;
+    let generation = base
+        .as_ref()
+        .map_or(1, |b| generation_of(&b.data).unwrap_or(0) + 1);
+    let data_name = format!("{DATA}-{generation}");
+    let data = to.join(&data_name);
     let mut counts = None;
-    let copy = backup.checkpoint_to(&data, &mut || counts = Some(store.document_counts()));
-    let result = copy.map_err(|e| full_or(e, to)).and_then(|copy| {
+    let copy = backup.checkpoint_trees_to(&data, &mut || counts = Some(store.document_counts()));
+    let result = copy.map_err(|e| full_or(e, to)).and_then(|(copy, logs)| {
         let counts = counts.unwrap_or_else(|| Ok(Vec::new()))?;
-        let files = manifest::sum_tree(to, &data).map_err(|e| full_or_io(e, to))?;
-        let manifest = Manifest {
+        let mut files = manifest::sum_tree(to, &data.join(SLED)).map_err(|e| full_or_io(e, to))?;
+        let mut copied: u64 = files.iter().map(|f| f.bytes).sum();
+        for log in &logs {
+            if let Some((sum, written)) = incremental::copy_log(to, base.as_ref(), &data, log)
+                .map_err(|e| full_or_io(e, to))?
+            {
+                copied += written;
+                files.push(sum);
+            }
+        }
+        for dir in ["files", "payloads"] {
+            let d = data.join(dir);
+            if d.exists() {
+                fs::File::open(&d)
+                    .and_then(|f| f.sync_all())
+                    .map_err(|e| full_or_io(e, to))?;
+            }
+        }
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        let mut manifest = Manifest {
             format: MANIFEST_FORMAT,
             emisor_version: env!("CARGO_PKG_VERSION").to_string(),
             engine: "sled".into(),
+            data: data_name.clone(),
             created_at: Utc::now(),
             last_document_id: copy.last_document_id.unwrap_or(0),
             pause_ms: copy.paused.as_secs_f64() * 1000.0,
@@ -92,19 +121,34 @@ pub fn take(store: &dyn Store, backup: &dyn Backup, to: &Path) -> BackupResult<M
                 })
                 .collect(),
             bytes: files.iter().map(|f| f.bytes).sum(),
+            copied_bytes: copied,
+            follows: base.as_ref().map(|b| b.created_at),
             files,
         };
-        let mut manifest = manifest;
         manifest.duration_ms = started.elapsed().as_secs_f64() * 1000.0;
         manifest::write(to, &manifest).map_err(|e| full_or_io(e, to))?;
         Ok(manifest)
     });
-    if result.is_err() {
+    match &result {
+        // The backup it follows is no longer needed (its log files stay,
+        // linked into the new one).
+        Ok(_) => {
+            if let Some(b) = &base {
+                let _ = fs::remove_dir_all(to.join(&b.data));
+            }
+        }
         // Nothing half-made is left to fill the disk; without a manifest it
-        // would not verify anyway.
-        let _ = fs::remove_dir_all(&data);
+        // would not verify anyway (an earlier manifest still does).
+        Err(_) => {
+            let _ = fs::remove_dir_all(&data);
+        }
     }
     result
+}
+
+/// The number of a `data-N` directory.
+fn generation_of(name: &str) -> Option<u64> {
+    name.strip_prefix(DATA)?.strip_prefix('-')?.parse().ok()
 }
 
 fn family_counts(counts: &[((u8, u8), u64)]) -> manifest::FamilyCounts {
@@ -122,15 +166,15 @@ fn family_counts(counts: &[((u8, u8), u64)]) -> manifest::FamilyCounts {
     out
 }
 
-/// A destination takes a backup when it is absent or empty, or holds an
-/// interrupted backup (its `data/` without a manifest), removed here.
-fn prepare_destination(to: &Path) -> BackupResult<()> {
-    if to.join(MANIFEST).exists() {
-        return Err(BackupError::Destination(format!(
-            "{} already holds a complete backup: give a new directory",
-            to.display()
-        )));
-    }
+/// A destination takes a backup when it is absent or empty, holds an
+/// interrupted backup (`data-N` directories without a manifest naming them,
+/// removed here), or a complete one (answered: the new one follows it).
+fn prepare_destination(to: &Path) -> BackupResult<Option<Manifest>> {
+    let base = if to.join(MANIFEST).exists() {
+        Some(manifest::read(to).map_err(BackupError::Destination)?)
+    } else {
+        None
+    };
     match fs::read_dir(to) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             fs::create_dir_all(to).map_err(BackupError::io("creating", to))?
@@ -140,7 +184,12 @@ fn prepare_destination(to: &Path) -> BackupResult<()> {
             for entry in entries {
                 let entry = entry.map_err(BackupError::io("reading", to))?;
                 let name = entry.file_name();
-                if name == DATA || name == manifest::MANIFEST_TMP {
+                let name = name.to_string_lossy();
+                let ours = base.as_ref().is_some_and(|b| b.data == name);
+                if name == MANIFEST && base.is_some() || ours {
+                    continue;
+                }
+                if generation_of(&name).is_some() || name == manifest::MANIFEST_TMP {
                     let path = entry.path();
                     let removed = if path.is_dir() {
                         fs::remove_dir_all(&path)
@@ -150,15 +199,15 @@ fn prepare_destination(to: &Path) -> BackupResult<()> {
                     removed.map_err(BackupError::io("removing", &path))?;
                 } else {
                     return Err(BackupError::Destination(format!(
-                        "{} is not empty ({} is there): give an empty or new directory",
-                        to.display(),
-                        name.to_string_lossy()
+                        "{} holds {name}, which no backup wrote: give an empty or new directory, \
+                         or one holding a backup",
+                        to.display()
                     )));
                 }
             }
         }
     }
-    Ok(())
+    Ok(base)
 }
 
 /// ENOSPC names the destination full; other errors stay as they are.

@@ -14,8 +14,9 @@ use std::path::Path;
 use emisor_store::{Backup, NumberingHold, Store};
 use serde::Serialize;
 
-use super::verify::{check_files, copy_tree};
-use super::{BackupError, BackupResult, Manifest, DATA};
+use super::manifest;
+use super::verify::check_files;
+use super::{BackupError, BackupResult, Manifest};
 
 /// Job kinds that send to the authority (`issuing::TRANSMIT_JOB`,
 /// `issuing::invoice_events::EVENT_JOB`).
@@ -55,10 +56,8 @@ pub fn copy_in(from: &Path, to: &Path) -> BackupResult<(Manifest, u64)> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}
         Err(e) => return Err(BackupError::io("reading", to)(e)),
     }
-    let bytes = copy_tree(&from.join(DATA), to)?;
-    fs::File::open(to)
-        .and_then(|d| d.sync_all())
-        .map_err(BackupError::io("syncing", to))?;
+    let bytes = manifest::materialize(from, &manifest, to)
+        .map_err(BackupError::io("restoring into", to))?;
     Ok((manifest, bytes))
 }
 

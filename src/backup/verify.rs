@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 use emisor_store::{state, Keyring, MasterKey, SoftwareKind, Store, StoreOptions};
 use serde::Serialize;
 
-use super::manifest::{self, files_under, relative, sum_file, Manifest};
-use super::{BackupError, BackupResult, DATA};
+use super::manifest::{self, files_under, relative, sum_prefix, Manifest};
+use super::{BackupError, BackupResult};
 use crate::engine::{codes, xades};
 
 /// What `verify` found.
@@ -40,11 +40,16 @@ pub fn check_files(dir: &Path) -> BackupResult<(Manifest, Vec<String>, u64)> {
     let listed: BTreeSet<&str> = manifest.files.iter().map(|f| f.path.as_str()).collect();
     for f in &manifest.files {
         let path = dir.join(&f.path);
-        if f.path.split('/').any(|p| p == ".." || p.is_empty()) || !f.path.starts_with("data/") {
-            problems.push(format!("{}: not a path inside the backup", f.path));
+        let inside = f.path.strip_prefix(&format!("{}/", manifest.data));
+        if f.path
+            .split('/')
+            .any(|p| p == ".." || p == "." || p.is_empty())
+            || inside.is_none()
+        {
+            problems.push(format!("{}: not a path inside the backup's data", f.path));
             continue;
         }
-        match sum_file(&path) {
+        match fs::File::open(&path).and_then(|mut file| sum_prefix(&mut file, f.bytes)) {
             Ok((n, sum)) => {
                 bytes += n;
                 if n != f.bytes || sum != f.sha256 {
@@ -57,7 +62,12 @@ pub fn check_files(dir: &Path) -> BackupResult<(Manifest, Vec<String>, u64)> {
             Err(e) => problems.push(format!("{}: {e}", f.path)),
         }
     }
-    let on_disk = files_under(&dir.join(DATA)).map_err(BackupError::io("reading", dir))?;
+    if manifest.data.contains(['/', '\\']) || manifest.data.starts_with('.') {
+        problems.push(format!("{}: not a directory of the backup", manifest.data));
+        return Ok((manifest, problems, bytes));
+    }
+    let on_disk =
+        files_under(&dir.join(&manifest.data)).map_err(BackupError::io("reading", dir))?;
     for path in on_disk {
         let name = relative(dir, &path);
         if !listed.contains(name.as_str()) {
@@ -77,7 +87,11 @@ pub fn verify(dir: &Path, key: Option<MasterKey>) -> BackupResult<Report> {
         problems,
         ..Report::default()
     };
-    let scratch = Scratch::copy_of(&dir.join(DATA))?;
+    if !report.problems.is_empty() {
+        // The copy is not what was backed up: reading it says nothing more.
+        return Ok(report);
+    }
+    let scratch = Scratch::copy_of(dir, &manifest)?;
     let has_key = key.is_some();
     let keyring = match key {
         Some(k) => Keyring::new(k),
@@ -218,14 +232,15 @@ fn recompute(
 struct Scratch(PathBuf);
 
 impl Scratch {
-    fn copy_of(data: &Path) -> BackupResult<Scratch> {
+    fn copy_of(backup: &Path, manifest: &Manifest) -> BackupResult<Scratch> {
         let dir = std::env::temp_dir().join(format!(
             "emisor-verify-{}-{}",
             std::process::id(),
             chrono::Utc::now().timestamp_nanos_opt().unwrap_or_default()
         ));
         let scratch = Scratch(dir);
-        copy_tree(data, &scratch.0)?;
+        manifest::materialize(backup, manifest, &scratch.0)
+            .map_err(BackupError::io("copying the backup to", &scratch.0))?;
         Ok(scratch)
     }
 }
@@ -234,23 +249,4 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = fs::remove_dir_all(&self.0);
     }
-}
-
-/// Copies every file under `from` into `to` (created), keeping the layout,
-/// each file synced.
-pub fn copy_tree(from: &Path, to: &Path) -> BackupResult<u64> {
-    let mut bytes = 0;
-    fs::create_dir_all(to).map_err(BackupError::io("creating", to))?;
-    for path in files_under(from).map_err(BackupError::io("reading", from))? {
-        let rel = path.strip_prefix(from).unwrap_or(&path);
-        let target = to.join(rel);
-        if let Some(parent) = target.parent() {
-            fs::create_dir_all(parent).map_err(BackupError::io("creating", parent))?;
-        }
-        bytes += fs::copy(&path, &target).map_err(BackupError::io("copying to", &target))?;
-        fs::File::open(&target)
-            .and_then(|f| f.sync_all())
-            .map_err(BackupError::io("syncing", &target))?;
-    }
-    Ok(bytes)
 }

@@ -77,7 +77,10 @@ fn a_backup_through_the_admin_api_and_of_a_stopped_data_dir_verifies_and_a_flipp
         "{d}"
     );
     let outside = root.path().join("elsewhere");
-    for destino in [outside.to_str().unwrap(), "../elsewhere", "uno"] {
+    // A directory holding something no backup wrote is refused too.
+    std::fs::create_dir(allowed.join("otro")).unwrap();
+    std::fs::write(allowed.join("otro/notas.txt"), "mine").unwrap();
+    for destino in [outside.to_str().unwrap(), "../elsewhere", "otro"] {
         assert_error(
             app.admin_post("/admin/backup", &json!({"destino": destino})),
             422,
@@ -96,11 +99,11 @@ fn a_backup_through_the_admin_api_and_of_a_stopped_data_dir_verifies_and_a_flipp
         .map(|f| f["path"].as_str().unwrap())
         .collect();
     assert!(
-        names.iter().any(|n| n.starts_with("data/sled/")),
+        names.iter().any(|n| n.starts_with("data-1/sled/")),
         "{names:?}"
     );
     assert!(
-        names.iter().any(|n| n.starts_with("data/files/")),
+        names.iter().any(|n| n.starts_with("data-1/files/")),
         "{names:?}"
     );
     for left_out in ["demo-keys.json", "listening", "admin-token", "outbox"] {
@@ -544,4 +547,62 @@ fn a_backup_killed_at_any_moment_is_complete_and_verifies_or_is_refused() {
         }
     }
     assert!(refused > 0, "every backup finished before its kill");
+}
+
+/// A second backup into the same directory follows the first: the engine's
+/// copy anew, the logs' earlier bytes linked, only what they grew by
+/// written; the earlier copy is gone and the new one verifies whole.
+#[test]
+fn a_second_backup_into_the_same_directory_copies_only_what_grew() {
+    let root = tempfile::tempdir().unwrap();
+    let allowed = root.path().join("backups");
+    std::fs::create_dir(&allowed).unwrap();
+    let mut app =
+        TestApp::spawn_with(Launch::default().env("EMISOR_BACKUP__DIR", allowed.to_str().unwrap()));
+    for _ in 0..3 {
+        issue(&app, &app.sk_test());
+    }
+    let (status, first) = json(app.admin_post("/admin/backup", &json!({"destino": "diaria"})));
+    assert_eq!(status, 201, "{first}");
+    for _ in 0..2 {
+        issue(&app, &app.sk_test());
+    }
+    let (status, second) = json(app.admin_post("/admin/backup", &json!({"destino": "diaria"})));
+    assert_eq!(status, 201, "{second}");
+    app.stop();
+    let dir = allowed.join("diaria");
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["data"], "data-2", "{manifest}");
+    assert!(!manifest["follows"].is_null(), "{manifest}");
+    assert!(!dir.join("data-1").exists());
+    let log_bytes = |m: &Value| -> u64 {
+        m["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["path"].as_str().unwrap().contains("/files/"))
+            .map(|f| f["bytes"].as_u64().unwrap())
+            .sum()
+    };
+    let sled_bytes: u64 = manifest["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["path"].as_str().unwrap().contains("/sled/"))
+        .map(|f| f["bytes"].as_u64().unwrap())
+        .sum();
+    let first_logs = first["data"]["bytes"].as_u64().unwrap();
+    let copied = manifest["copied_bytes"].as_u64().unwrap();
+    // The engine's copy, and the file log's growth: less than its whole.
+    assert!(
+        copied < sled_bytes + log_bytes(&manifest),
+        "copied {copied}, sled {sled_bytes}, logs {} (first backup {first_logs})",
+        log_bytes(&manifest)
+    );
+    let key = key_file(root.path(), &app.dir);
+    let (ok, report, err) = verify(&dir, Some(&key));
+    assert!(ok, "{report} {err}");
+    assert_eq!(report["documents"], 5, "{report}");
+    assert_eq!(report["codes_recomputed"], 5, "{report}");
 }

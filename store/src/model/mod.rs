@@ -711,6 +711,18 @@ pub struct CheckpointCopy {
     pub last_document_id: Option<u64>,
 }
 
+/// A file beside the engine as of a checkpoint's point: an append-only
+/// log, whose first `len` bytes belong to the copy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogFile {
+    /// Its directory in a data dir (`files`, `payloads`).
+    pub dir: &'static str,
+    pub name: std::ffi::OsString,
+    /// Where it is in the store.
+    pub source: std::path::PathBuf,
+    pub len: u64,
+}
+
 /// A restored store's numberings held until the operator confirms each
 /// one's next number (`Backup::confirm_numbering`): the original may have
 /// given numbers after the backup's point.

@@ -322,6 +322,14 @@ pub trait Backup {
         to: &std::path::Path,
         at_point: &mut dyn FnMut(),
     ) -> StoreResult<CheckpointCopy>;
+    /// [`checkpoint_to`](Self::checkpoint_to) without the files beside the
+    /// engine: what it would copy, each with its length at the point, for
+    /// the caller to copy (an incremental backup copies only what grew).
+    fn checkpoint_trees_to(
+        &self,
+        to: &std::path::Path,
+        at_point: &mut dyn FnMut(),
+    ) -> StoreResult<(CheckpointCopy, Vec<LogFile>)>;
     /// Holds every numbering that exists now: no document takes a number
     /// from it until [`confirm_numbering`](Self::confirm_numbering).
     fn hold_numberings(&self) -> StoreResult<NumberingHold>;

@@ -22,7 +22,7 @@
 
 use std::fs;
 use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -37,7 +37,9 @@ use crate::engine::sled::rewrite::SLED_DIR;
 use crate::engine::sled::SledStore;
 use crate::error::{StoreError, StoreResult};
 use crate::indexes::counts::counter_key;
-use crate::model::{CheckpointCopy, CompanyId, ConfirmedNumbering, HeldNumbering, NumberingHold};
+use crate::model::{
+    CheckpointCopy, CompanyId, ConfirmedNumbering, HeldNumbering, LogFile, NumberingHold,
+};
 use crate::traits::{Backup, CredentialStore};
 
 /// Where the file log and the payload log go in a copy (as in a data dir).
@@ -52,6 +54,24 @@ impl Backup for SledStore {
     }
 
     fn checkpoint_to(&self, to: &Path, at_point: &mut dyn FnMut()) -> StoreResult<CheckpointCopy> {
+        let (mut out, logs) = self.checkpoint_trees_to(to, at_point)?;
+        for dir in [FILES_DIR, PAYLOADS_DIR] {
+            fs::create_dir(to.join(dir))?;
+        }
+        for log in &logs {
+            out.file_bytes += copy_prefix(log, &to.join(log.dir).join(&log.name))?;
+        }
+        for dir in [FILES_DIR, PAYLOADS_DIR] {
+            fs::File::open(to.join(dir))?.sync_all()?;
+        }
+        Ok(out)
+    }
+
+    fn checkpoint_trees_to(
+        &self,
+        to: &Path,
+        at_point: &mut dyn FnMut(),
+    ) -> StoreResult<(CheckpointCopy, Vec<LogFile>)> {
         fs::create_dir(to)?;
         let copy = sled::Config::new()
             .path(to.join(SLED_DIR))
@@ -106,11 +126,8 @@ impl Backup for SledStore {
             }
             apply(&copy, rest)?;
             drop(watchers);
-            let noted = [
-                (self.files.dir().to_path_buf(), to.join(FILES_DIR)),
-                (self.payloads.dir().to_path_buf(), to.join(PAYLOADS_DIR)),
-            ]
-            .map(|(from, into)| note_lengths(&from).map(|files| (files, into)));
+            let mut noted = note_lengths(self.files.dir(), FILES_DIR)?;
+            noted.extend(note_lengths(self.payloads.dir(), PAYLOADS_DIR)?);
             at_point();
             out.paused = paused_at.elapsed();
             noted
@@ -122,11 +139,7 @@ impl Backup for SledStore {
             .map(u64::from_be_bytes);
         copy.flush()?;
         drop(copy);
-        for noted in noted {
-            let (files, into) = noted?;
-            out.file_bytes += copy_prefixes(&files, &into)?;
-        }
-        Ok(out)
+        Ok((out, noted))
     }
 
     fn hold_numberings(&self) -> StoreResult<NumberingHold> {
@@ -375,39 +388,37 @@ pub(crate) fn load_hold(meta: &sled::Tree) -> StoreResult<Option<NumberingHold>>
 }
 
 /// The files of `dir` (not its subdirectories: the logs have none) with
-/// their lengths now.
-fn note_lengths(dir: &Path) -> io::Result<Vec<(PathBuf, u64)>> {
+/// their lengths now, to go under `into` in a copy.
+fn note_lengths(dir: &Path, into: &'static str) -> io::Result<Vec<LogFile>> {
     let mut files = Vec::new();
     for entry in fs::read_dir(dir)? {
         let entry = entry?;
         let meta = entry.metadata()?;
         if meta.is_file() {
-            files.push((entry.path(), meta.len()));
+            files.push(LogFile {
+                dir: into,
+                name: entry.file_name(),
+                source: entry.path(),
+                len: meta.len(),
+            });
         }
     }
+    files.sort_by(|a, b| a.name.cmp(&b.name));
     Ok(files)
 }
 
-/// Copies the first `len` bytes of each file into a new `to`, each synced,
-/// then `to` itself; answers the bytes copied. A file removed since it was
-/// noted (a payload minute past the window) is left out.
-fn copy_prefixes(files: &[(PathBuf, u64)], to: &Path) -> io::Result<u64> {
-    fs::create_dir(to)?;
-    let mut bytes = 0;
-    for (path, len) in files {
-        let from = match fs::File::open(path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(e),
-        };
-        let Some(name) = path.file_name() else {
-            continue;
-        };
-        let mut target = fs::File::create(to.join(name))?;
-        bytes += io::copy(&mut from.take(*len), &mut target)?;
-        target.flush()?;
-        target.sync_all()?;
-    }
-    fs::File::open(to)?.sync_all()?;
+/// Copies the first `len` bytes of a log file to `target`, synced; a file
+/// removed since it was noted (a payload minute past the window) is left
+/// out. Answers the bytes copied.
+fn copy_prefix(log: &LogFile, target: &Path) -> io::Result<u64> {
+    let from = match fs::File::open(&log.source) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut out = fs::File::create(target)?;
+    let bytes = io::copy(&mut from.take(log.len), &mut out)?;
+    out.flush()?;
+    out.sync_all()?;
     Ok(bytes)
 }
