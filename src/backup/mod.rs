@@ -70,6 +70,12 @@ pub type BackupResult<T> = Result<T, BackupError>;
 /// follows incrementally: the engine's copy is made anew, and of each log
 /// file only what grew since is copied (the rest is linked).
 pub fn take(store: &dyn Store, backup: &dyn Backup, to: &Path) -> BackupResult<Manifest> {
+    // One backup at a time in a process: two into one directory would take
+    // each other's files for an interrupted backup's.
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let started = Instant::now();
     let base = prepare_destination(to)?;
     let generation = base
