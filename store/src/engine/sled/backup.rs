@@ -72,74 +72,11 @@ impl Backup for SledStore {
         to: &Path,
         at_point: &mut dyn FnMut(),
     ) -> StoreResult<(CheckpointCopy, Vec<LogFile>)> {
-        fs::create_dir(to)?;
-        let copy = sled::Config::new()
-            .path(to.join(SLED_DIR))
-            .flush_every_ms(None)
-            .open()?;
-        let mut out = CheckpointCopy::default();
-        let names = self.db.tree_names();
-        // Every change from here on is seen: watched while nothing of
-        // phase one or the flusher is half-written.
-        let watchers = {
-            let _numbering = self.hold_numbering();
-            let _paused = self.flusher.pause();
-            names
-                .iter()
-                .map(|name| Ok((name.clone(), self.db.open_tree(name)?.watch_prefix(vec![]))))
-                .collect::<StoreResult<Vec<_>>>()?
-        };
-        let changes = Changes::watch(watchers)?;
-        // Copied while issuing goes on: a key read before its change is
-        // set right when the change is applied below, in order.
-        for name in &names {
-            let (from, into) = (self.db.open_tree(name)?, copy.open_tree(name)?);
-            for item in from.iter() {
-                let (k, v) = item?;
-                into.insert(k, v)?;
-                out.entries += 1;
-            }
-            out.collections += 1;
-        }
-        // Catching up with what changed meanwhile, still without a pause,
-        // until little is left for the point.
-        for _ in 0..CATCH_UP_ROUNDS {
-            if apply(&copy, changes.take())? < POINT_BACKLOG {
-                break;
-            }
-        }
-        let noted = {
-            // Phase one first (it never waits on the flusher while holding
-            // the numbering lock), then the flusher between batches.
-            let _numbering = self.hold_numbering();
-            let paused_at = Instant::now();
-            let _paused = self.flusher.pause();
-            self.flush_now()?;
-            let (mut rest, mut watchers) = changes.stop()?;
-            for (name, watcher) in &mut watchers {
-                // Those written before the point are in the channel; one
-                // still being written by a caller the point does not hold
-                // is after it.
-                while let Ok(event) = watcher.next_timeout(Duration::ZERO) {
-                    rest.push((name.clone(), event));
-                }
-            }
-            apply(&copy, rest)?;
-            drop(watchers);
-            let mut noted = note_lengths(self.files.dir(), FILES_DIR)?;
-            noted.extend(note_lengths(self.payloads.dir(), PAYLOADS_DIR)?);
-            at_point();
-            out.paused = paused_at.elapsed();
-            noted
-        };
-        out.last_document_id = copy
-            .open_tree(trees::DOCUMENTS)?
-            .last()?
-            .and_then(|(k, _)| <[u8; 8]>::try_from(&k[..]).ok())
-            .map(u64::from_be_bytes);
-        copy.flush()?;
-        drop(copy);
-        Ok((out, noted))
+        // A file system error (a full destination) as one, not as sled's.
+        self.trees_to(to, at_point).map_err(|e| match e {
+            StoreError::Engine(sled::Error::Io(io)) => StoreError::Io(io),
+            other => other,
+        })
     }
 
     fn hold_numberings(&self) -> StoreResult<NumberingHold> {
@@ -320,6 +257,81 @@ fn apply(copy: &sled::Db, events: Vec<(IVec, Event)>) -> StoreResult<usize> {
 }
 
 impl SledStore {
+    fn trees_to(
+        &self,
+        to: &Path,
+        at_point: &mut dyn FnMut(),
+    ) -> StoreResult<(CheckpointCopy, Vec<LogFile>)> {
+        fs::create_dir(to)?;
+        let copy = sled::Config::new()
+            .path(to.join(SLED_DIR))
+            .flush_every_ms(None)
+            .open()?;
+        let mut out = CheckpointCopy::default();
+        let names = self.db.tree_names();
+        // Every change from here on is seen: watched while nothing of
+        // phase one or the flusher is half-written.
+        let watchers = {
+            let _numbering = self.hold_numbering();
+            let _paused = self.flusher.pause();
+            names
+                .iter()
+                .map(|name| Ok((name.clone(), self.db.open_tree(name)?.watch_prefix(vec![]))))
+                .collect::<StoreResult<Vec<_>>>()?
+        };
+        let changes = Changes::watch(watchers)?;
+        // Copied while issuing goes on: a key read before its change is
+        // set right when the change is applied below, in order.
+        for name in &names {
+            let (from, into) = (self.db.open_tree(name)?, copy.open_tree(name)?);
+            for item in from.iter() {
+                let (k, v) = item?;
+                into.insert(k, v)?;
+                out.entries += 1;
+            }
+            out.collections += 1;
+        }
+        // Catching up with what changed meanwhile, still without a pause,
+        // until little is left for the point.
+        for _ in 0..CATCH_UP_ROUNDS {
+            if apply(&copy, changes.take())? < POINT_BACKLOG {
+                break;
+            }
+        }
+        let noted = {
+            // Phase one first (it never waits on the flusher while holding
+            // the numbering lock), then the flusher between batches.
+            let _numbering = self.hold_numbering();
+            let paused_at = Instant::now();
+            let _paused = self.flusher.pause();
+            self.flush_now()?;
+            let (mut rest, mut watchers) = changes.stop()?;
+            for (name, watcher) in &mut watchers {
+                // Those written before the point are in the channel; one
+                // still being written by a caller the point does not hold
+                // is after it.
+                while let Ok(event) = watcher.next_timeout(Duration::ZERO) {
+                    rest.push((name.clone(), event));
+                }
+            }
+            apply(&copy, rest)?;
+            drop(watchers);
+            let mut noted = note_lengths(self.files.dir(), FILES_DIR)?;
+            noted.extend(note_lengths(self.payloads.dir(), PAYLOADS_DIR)?);
+            at_point();
+            out.paused = paused_at.elapsed();
+            noted
+        };
+        out.last_document_id = copy
+            .open_tree(trees::DOCUMENTS)?
+            .last()?
+            .and_then(|(k, _)| <[u8; 8]>::try_from(&k[..]).ok())
+            .map(u64::from_be_bytes);
+        copy.flush()?;
+        drop(copy);
+        Ok((out, noted))
+    }
+
     fn hold_numbering(&self) -> std::sync::MutexGuard<'_, crate::engine::sled::IdBlock> {
         lock(&self.numbering)
     }
