@@ -233,6 +233,22 @@ fn reads(app: &TestApp, key: &str, id: u64) -> Vec<(String, Vec<u8>)> {
         .collect()
 }
 
+/// The lists of the unified API's families.
+fn lists(app: &TestApp, key: &str) -> Vec<(String, Vec<u8>)> {
+    [
+        "/v1/api/facturacion?limit=100",
+        "/v1/api/documentos-soporte?limit=100",
+        "/v1/api/pos?limit=100",
+    ]
+    .iter()
+    .map(|path| {
+        let res = app.get(path, key);
+        assert_eq!(res.status().as_u16(), 200, "{path}");
+        (path.to_string(), res.bytes().unwrap().to_vec())
+    })
+    .collect()
+}
+
 #[test]
 fn a_restored_data_dir_serves_the_backup_point_and_issues_after_the_operator_confirms_the_next_number(
 ) {
@@ -242,9 +258,17 @@ fn a_restored_data_dir_serves_the_backup_point_and_issues_after_the_operator_con
     let mut app =
         TestApp::spawn_with(Launch::default().env("EMISOR_BACKUP__DIR", allowed.to_str().unwrap()));
     let key = app.sk_test();
-    let before: Vec<u64> = (0..3)
+    let mut before: Vec<u64> = (0..2)
         .map(|_| issue(&app, &key)["documento"]["id"].as_u64().unwrap())
         .collect();
+    // A draft, a support document and a POS receipt beside the invoices.
+    let mut draft = examples::invoice();
+    draft["transmit"] = json!(false);
+    for body in [draft, examples::support_document(), examples::pos()] {
+        let (status, res) = json(app.post("/v1/api/facturacion", &key, &unique(body)));
+        assert_eq!(status, 200, "{res}");
+        before.push(res["data"]["documento"]["id"].as_u64().unwrap());
+    }
     let referenced = {
         let mut body = unique(examples::invoice());
         body["referencia_externa"] = json!("REF-BACKUP-1");
@@ -258,6 +282,7 @@ fn a_restored_data_dir_serves_the_backup_point_and_issues_after_the_operator_con
         .iter()
         .chain([&referenced])
         .flat_map(|id| reads(&app, &key, *id))
+        .chain(lists(&app, &key))
         .collect();
     let after = issue(&app, &key);
     let (_, consecutivo) = json(app.get("/v1/api/facturacion/consecutivo/fe", &key));
@@ -296,6 +321,7 @@ fn a_restored_data_dir_serves_the_backup_point_and_issues_after_the_operator_con
         .iter()
         .chain([&referenced])
         .flat_map(|id| reads(&back, &key, *id))
+        .chain(lists(&back, &key))
         .collect();
     assert_eq!(served.len(), answered.len());
     for ((path, a), (_, b)) in answered.iter().zip(&served) {
