@@ -443,6 +443,15 @@ fn a_document_queued_at_the_backup_asks_the_authority_after_the_restore_and_is_a
         report["jobs_marked_in_flight"].as_u64().unwrap() >= 1,
         "{report}"
     );
+    // A test set the original had not numbered from at the backup is held
+    // too: it may have begun one since.
+    let held = report["numbering_hold"]["held"].as_array().unwrap();
+    for prefix in ["SETP", "SEDS", "EPOS"] {
+        assert!(
+            held.iter().any(|n| n["prefix"] == prefix),
+            "{prefix}: {report}"
+        );
+    }
     let mut back = TestApp::start_in(
         &restored,
         launch.env(MASTER_KEY_ENV, &master_key_env(&app.dir)),

@@ -37,6 +37,7 @@ use crate::engine::sled::rewrite::SLED_DIR;
 use crate::engine::sled::SledStore;
 use crate::error::{StoreError, StoreResult};
 use crate::indexes::counts::counter_key;
+use crate::model::test_set::TEST_SETS;
 use crate::model::{
     CheckpointCopy, CompanyId, ConfirmedNumbering, HeldNumbering, LogFile, NumberingHold,
 };
@@ -85,16 +86,21 @@ impl Backup for SledStore {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         self.flush_now()?;
-        // A company's own resolutions (`company ‖ id`), and the test sets a
-        // company numbered from (their counters are `company ‖ id`).
+        // A company's own resolutions (`company ‖ id`), and every test set
+        // for every company: the original may have begun one after the
+        // backup.
         let mut pairs = Vec::new();
-        for tree in [&self.resolutions, &self.counters] {
-            for key in tree.iter().keys() {
-                if let Ok(k) = <[u8; 16]>::try_from(&key?[..]) {
-                    let company = u64::from_be_bytes(k[..8].try_into().unwrap_or_default());
-                    let id = u64::from_be_bytes(k[8..].try_into().unwrap_or_default());
-                    pairs.push((company, id));
-                }
+        for key in self.resolutions.iter().keys() {
+            if let Ok(k) = <[u8; 16]>::try_from(&key?[..]) {
+                let company = u64::from_be_bytes(k[..8].try_into().unwrap_or_default());
+                let id = u64::from_be_bytes(k[8..].try_into().unwrap_or_default());
+                pairs.push((company, id));
+            }
+        }
+        for key in self.companies.iter().keys() {
+            if let Ok(k) = <[u8; 8]>::try_from(&key?[..]) {
+                let company = u64::from_be_bytes(k);
+                pairs.extend(TEST_SETS.iter().map(|set| (company, set.id)));
             }
         }
         pairs.sort_unstable();
