@@ -1,6 +1,6 @@
 //! `POST /admin/backup`: a backup of the running server's data, under
 //! `[backup] dir` only; and a restored data dir's numbering confirmations
-//! (`GET /admin/numbering-hold`, `POST /admin/companies/{id}/resolutions/{rid}/confirmar`).
+//! (`GET /admin/numeraciones-retenidas`, `POST /admin/companies/{id}/resoluciones/{rid}/confirmar`).
 
 use actix_web::{get, post, web, HttpResponse};
 use chrono::{DateTime, Utc};
@@ -97,9 +97,9 @@ pub async fn take(
     }
 }
 
-#[utoipa::path(get, path = "/admin/numbering-hold", operation_id = "numberingHold", tag = "admin", security(("admin_token" = [])),
+#[utoipa::path(get, path = "/admin/numeraciones-retenidas", operation_id = "numberingHold", tag = "admin", security(("admin_token" = [])),
     responses((status = 200, description = "the hold of a restored data dir (null when none)", body = inline(envelope::Envelope<Object>))))]
-#[get("/numbering-hold")]
+#[get("/numeraciones-retenidas")]
 pub async fn hold(state: web::Data<AppState>) -> ApiResult<HttpResponse> {
     let hold: Option<NumberingHold> = state
         .store
@@ -122,14 +122,14 @@ pub struct ConfirmRequest {
     pub nada_emitido: bool,
 }
 
-#[utoipa::path(post, path = "/admin/companies/{id}/resolutions/{rid}/confirmar", operation_id = "confirmNumbering", tag = "admin", security(("admin_token" = [])),
+#[utoipa::path(post, path = "/admin/companies/{id}/resoluciones/{rid}/confirmar", operation_id = "confirmNumbering", tag = "admin", security(("admin_token" = [])),
     params(("id" = u64, Path, description = "id_empresa"), ("rid" = u64, Path, description = "the resolution (or test set) id")),
     request_body = ConfirmRequest,
     responses((status = 200, description = "the numbering issues again from `next`", body = inline(envelope::Envelope<Object>)),
               (status = 404, description = "no such resolution", body = crate::http::error::ErrorEnvelope),
               (status = 409, description = "no hold, or a number below the store's next", body = crate::http::error::ErrorEnvelope),
               (status = 422, description = "neither `siguiente` nor `nada_emitido`", body = crate::http::error::ErrorEnvelope)))]
-#[post("/companies/{id}/resolutions/{rid}/confirmar")]
+#[post("/companies/{id}/resoluciones/{rid}/confirmar")]
 pub async fn confirm(
     state: web::Data<AppState>,
     path: web::Path<(u64, u64)>,

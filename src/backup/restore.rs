@@ -3,7 +3,7 @@
 //! rollback: the original may have given numbers after the point, so every
 //! numbering is held (no document takes a number from it) until the
 //! operator confirms its next number (`emisor admin numbering confirm`,
-//! `POST /admin/companies/{id}/resolutions/{rid}/confirmar`); and every
+//! `POST /admin/companies/{id}/resoluciones/{rid}/confirmar`); and every
 //! queued transmission and event is marked in flight, so it asks the
 //! authority for its status before any send and nothing is accepted twice.
 

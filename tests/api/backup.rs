@@ -360,7 +360,7 @@ fn a_restored_data_dir_serves_the_backup_point_and_issues_after_the_operator_con
         body["message"].as_str().unwrap().contains("confirm"),
         "{body}"
     );
-    let (status, hold) = json(back.admin_get("/admin/numbering-hold"));
+    let (status, hold) = json(back.admin_get("/admin/numeraciones-retenidas"));
     assert_eq!(status, 200, "{hold}");
     let setp = hold["data"]["held"]
         .as_array()
@@ -371,7 +371,7 @@ fn a_restored_data_dir_serves_the_backup_point_and_issues_after_the_operator_con
         .unwrap_or_else(|| panic!("{hold}"));
     assert_eq!(setp["next"].as_u64().unwrap(), original_next - 1, "{hold}");
     let confirm = format!(
-        "/admin/companies/{}/resolutions/{}/confirmar",
+        "/admin/companies/{}/resoluciones/{}/confirmar",
         setp["company_id"], setp["resolution_id"]
     );
     assert_error(
