@@ -37,8 +37,10 @@ pub fn copy_log(
     let mut start = 0;
     if let Some(f) = followed.filter(|f| f.bytes <= log.len) {
         // Still the start of the store's file (the logs only grow).
-        if sum_prefix(&mut source, f.bytes)? == (f.bytes, f.sha256.clone()) {
-            fs::hard_link(to.join(&f.path), &target)?;
+        // (A backup whose file went missing is not followed: copied whole.)
+        if sum_prefix(&mut source, f.bytes)? == (f.bytes, f.sha256.clone())
+            && fs::hard_link(to.join(&f.path), &target).is_ok()
+        {
             // An interrupted backup may have appended past it.
             OpenOptions::new()
                 .write(true)

@@ -322,6 +322,19 @@ impl SledStore {
             }
             apply(&copy, rest)?;
             drop(watchers);
+            // A tree made during the copy was not watched: copied now, whole
+            // (new trees start empty).
+            for name in self.db.tree_names() {
+                if !names.contains(&name) {
+                    let (from, into) = (self.db.open_tree(&name)?, copy.open_tree(&name)?);
+                    for item in from.iter() {
+                        let (k, v) = item?;
+                        into.insert(k, v)?;
+                        out.entries += 1;
+                    }
+                    out.collections += 1;
+                }
+            }
             let mut noted = note_lengths(self.files.dir(), FILES_DIR)?;
             noted.extend(note_lengths(self.payloads.dir(), PAYLOADS_DIR)?);
             at_point();
