@@ -54,6 +54,7 @@ fn state(dir: &std::path::Path) -> (web::Data<AppState>, String) {
         issuing: actors.issuing.clone(),
         scheduler: actors.scheduler.clone(),
         recovery: actors.recovery.clone(),
+        buyers: Default::default(),
     });
     std::mem::forget(actors);
     (state, keys.sk_test)

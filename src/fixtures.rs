@@ -136,6 +136,7 @@ pub fn issuer(nit: &str) -> IssuerRecord {
             technical_key: Some(TECH_KEY.into()),
         }],
         test_set_ids: Vec::new(),
+        ..IssuerRecord::default()
     }
 }
 

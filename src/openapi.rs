@@ -30,6 +30,7 @@ use crate::{admin, api, http, ops};
         http::key_check::test_key,
         api::clientes::list::list_customers,
         api::clientes::create::create_customer,
+        api::clientes::adquiriente::look_up_buyer,
         api::facturacion::create::create,
         api::documentos_soporte::emitir::emitir,
         api::documentos_soporte::nota_ajuste::nota_ajuste,

@@ -420,6 +420,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         issuing: actors.issuing.clone(),
         scheduler: actors.scheduler.clone(),
         recovery: actors.recovery.clone(),
+        buyers: Default::default(),
     });
 
     // Serialized once and shared: SwaggerUi's own route keeps a clone of

@@ -9,7 +9,8 @@ use super::soap::envelope::Request;
 use super::soap::response::{self, ResponseError};
 use super::soap::wssec::WsSigner;
 use super::transmission::{
-    DocumentXml, NumberingRangeResponse, StatusZip, Transmission, TransmitError, UploadResponse,
+    Acquirer, DocumentXml, InvoiceEvents, NumberingRangeResponse, StatusZip, Transmission,
+    TransmitError, UploadResponse,
 };
 use awc::error::SendRequestError;
 use awc::http::header::CONTENT_TYPE;
@@ -79,6 +80,13 @@ impl AuthorityClient {
 
     /// Sends one request and returns the body of a 200 answer.
     pub async fn call(&self, request: &Request) -> Result<String, TransmitError> {
+        let (status, text) = self.exchange(request).await?;
+        success_body(status, text)
+    }
+
+    /// Sends one request; the answer's HTTP status and body, whatever the
+    /// status.
+    async fn exchange(&self, request: &Request) -> Result<(u16, String), TransmitError> {
         let op = request.operation();
         let envelope = request.to_envelope(&self.config.url, &self.signer, Utc::now())?;
         let exchange = async {
@@ -104,29 +112,7 @@ impl AuthorityClient {
         let (status, body) = actix_web::rt::time::timeout(self.config.timeout, exchange)
             .await
             .map_err(|_| TransmitError::Timeout(self.config.timeout))??;
-        let text = String::from_utf8_lossy(&body).into_owned();
-        if status.is_success() {
-            return Ok(text);
-        }
-        if status.as_u16() != 503 {
-            if let Ok(doc) = roxmltree::Document::parse(&text) {
-                if let Err(ResponseError::Fault(f)) = response::body_payload(&doc) {
-                    return Err(TransmitError::Fault(f));
-                }
-            }
-        }
-        let mut snippet = text;
-        if snippet.len() > 512 {
-            let mut cut = 512;
-            while !snippet.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            snippet.truncate(cut);
-        }
-        Err(TransmitError::Http {
-            status: status.as_u16(),
-            body: snippet,
-        })
+        Ok((status.as_u16(), String::from_utf8_lossy(&body).into_owned()))
     }
 
     async fn dian(&self, request: Request) -> Result<Transmission, TransmitError> {
@@ -198,6 +184,30 @@ impl AuthorityClient {
         Ok(response::parse_xml_by_document_key(&body)?)
     }
 
+    /// GetAcquirer: the buyer's registered name and email. The authority
+    /// answers an unknown buyer with HTTP 404 and a valid SOAP answer
+    /// (StatusCode 404): that is an answer, not a transport error.
+    pub async fn get_acquirer(
+        &self,
+        identification_type: &str,
+        identification_number: &str,
+    ) -> Result<Acquirer, TransmitError> {
+        let request = Request::get_acquirer(identification_type, identification_number);
+        let (status, text) = self.exchange(&request).await?;
+        if status == 404 {
+            if let Ok(answer) = response::parse_acquirer(&text) {
+                return Ok(answer);
+            }
+        }
+        Ok(response::parse_acquirer(&success_body(status, text)?)?)
+    }
+
+    /// GetStatusEvent: the events registered on the invoice of `cufe`.
+    pub async fn get_status_event(&self, cufe: &str) -> Result<InvoiceEvents, TransmitError> {
+        let body = self.call(&Request::get_status_event(cufe)).await?;
+        Ok(response::parse_status_event(&body)?)
+    }
+
     /// GetStatusZip of an asynchronous batch.
     pub async fn get_status_zip(&self, zip_key: &str) -> Result<StatusZip, TransmitError> {
         let body = self.call(&Request::get_status_zip(zip_key)).await?;
@@ -222,4 +232,31 @@ impl AuthorityClient {
         let body = self.call(&req).await?;
         Ok(response::parse_numbering_range(&body)?)
     }
+}
+
+/// The body of a 2xx answer; otherwise the fault it carries, or the status
+/// and the start of the body.
+fn success_body(status: u16, text: String) -> Result<String, TransmitError> {
+    if (200..300).contains(&status) {
+        return Ok(text);
+    }
+    if status != 503 {
+        if let Ok(doc) = roxmltree::Document::parse(&text) {
+            if let Err(ResponseError::Fault(f)) = response::body_payload(&doc) {
+                return Err(TransmitError::Fault(f));
+            }
+        }
+    }
+    let mut snippet = text;
+    if snippet.len() > 512 {
+        let mut cut = 512;
+        while !snippet.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        snippet.truncate(cut);
+    }
+    Err(TransmitError::Http {
+        status,
+        body: snippet,
+    })
 }

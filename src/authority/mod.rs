@@ -20,5 +20,6 @@ pub use client::{AuthorityClient, AuthorityClientConfig};
 pub use operation::Operation;
 pub use soap::wssec::WsSigner;
 pub use transmission::{
-    NumberRange, NumberingRangeResponse, StatusZip, Transmission, TransmitError, UploadResponse,
+    Acquirer, InvoiceEvents, NumberRange, NumberingRangeResponse, RegisteredEvent, StatusZip,
+    Transmission, TransmitError, UploadResponse,
 };

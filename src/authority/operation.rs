@@ -18,10 +18,15 @@ pub enum Operation {
     GetNumberingRange,
     /// The signed XML of an accepted document, by its code.
     GetXmlByDocumentKey,
+    /// A buyer's registered name and email, by identification (Res.
+    /// 000202/2025).
+    GetAcquirer,
+    /// The events registered on an invoice, by its CUFE.
+    GetStatusEvent,
 }
 
 impl Operation {
-    pub const ALL: [Operation; 9] = [
+    pub const ALL: [Operation; 11] = [
         Operation::SendBillSync,
         Operation::SendBillAsync,
         Operation::SendTestSetAsync,
@@ -31,6 +36,8 @@ impl Operation {
         Operation::SendEventUpdateStatus,
         Operation::GetNumberingRange,
         Operation::GetXmlByDocumentKey,
+        Operation::GetAcquirer,
+        Operation::GetStatusEvent,
     ];
 
     /// The operation's name, also the local name of its request element.
@@ -45,6 +52,8 @@ impl Operation {
             Operation::SendEventUpdateStatus => "SendEventUpdateStatus",
             Operation::GetNumberingRange => "GetNumberingRange",
             Operation::GetXmlByDocumentKey => "GetXmlByDocumentKey",
+            Operation::GetAcquirer => "GetAcquirer",
+            Operation::GetStatusEvent => "GetStatusEvent",
         }
     }
 
@@ -53,11 +62,13 @@ impl Operation {
         match self {
             Operation::SendBillSync | Operation::SendBillAsync => &["fileName", "contentFile"],
             Operation::SendTestSetAsync => &["fileName", "contentFile", "testSetId"],
-            Operation::GetStatus | Operation::GetStatusZip | Operation::GetXmlByDocumentKey => {
-                &["trackId"]
-            }
+            Operation::GetStatus
+            | Operation::GetStatusZip
+            | Operation::GetXmlByDocumentKey
+            | Operation::GetStatusEvent => &["trackId"],
             Operation::SendNominaSync | Operation::SendEventUpdateStatus => &["contentFile"],
             Operation::GetNumberingRange => &["accountCode", "accountCodeT", "softwareCode"],
+            Operation::GetAcquirer => &["identificationType", "identificationNumber"],
         }
     }
 

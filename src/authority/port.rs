@@ -22,7 +22,8 @@ use futures_util::future::LocalBoxFuture;
 use super::client::{AuthorityClient, AuthorityClientConfig};
 use super::soap::wssec::WsSigner;
 use super::transmission::{
-    DocumentXml, NumberingRangeResponse, StatusZip, Transmission, TransmitError, UploadResponse,
+    Acquirer, DocumentXml, InvoiceEvents, NumberingRangeResponse, StatusZip, Transmission,
+    TransmitError, UploadResponse,
 };
 use crate::config::Settings;
 
@@ -77,6 +78,15 @@ pub enum AuthorityRequest {
     GetXmlByDocumentKey {
         track_id: String,
     },
+    /// The events registered on an invoice.
+    GetStatusEvent {
+        cufe: String,
+    },
+    /// A buyer's registered name and email.
+    GetAcquirer {
+        identification_type: String,
+        identification_number: String,
+    },
 }
 
 /// What the transmitter is asked to send.
@@ -96,6 +106,8 @@ pub enum AuthorityResponse {
     StatusZip(StatusZip),
     NumberingRange(NumberingRangeResponse),
     DocumentXml(DocumentXml),
+    Acquirer(Acquirer),
+    InvoiceEvents(InvoiceEvents),
 }
 
 impl AuthorityResponse {
@@ -106,7 +118,9 @@ impl AuthorityResponse {
             AuthorityResponse::Upload(u) => Some(u.to_transmission()),
             AuthorityResponse::StatusZip(_)
             | AuthorityResponse::NumberingRange(_)
-            | AuthorityResponse::DocumentXml(_) => None,
+            | AuthorityResponse::DocumentXml(_)
+            | AuthorityResponse::Acquirer(_)
+            | AuthorityResponse::InvoiceEvents(_) => None,
         }
     }
 }
@@ -205,6 +219,17 @@ impl Port for AuthorityPort {
                 R::GetXmlByDocumentKey { track_id } => {
                     AuthorityResponse::DocumentXml(client.get_xml_by_document_key(&track_id).await?)
                 }
+                R::GetStatusEvent { cufe } => {
+                    AuthorityResponse::InvoiceEvents(client.get_status_event(&cufe).await?)
+                }
+                R::GetAcquirer {
+                    identification_type,
+                    identification_number,
+                } => AuthorityResponse::Acquirer(
+                    client
+                        .get_acquirer(&identification_type, &identification_number)
+                        .await?,
+                ),
             })
         })
     }

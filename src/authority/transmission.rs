@@ -121,6 +121,78 @@ pub struct NumberingRangeResponse {
     pub ranges: Vec<NumberRange>,
 }
 
+/// Answer of `GetStatusEvent`: a `DianResponse` whose `XmlBase64Bytes` is
+/// an ApplicationResponse of the authority listing the invoice's events,
+/// one `cac:DocumentResponse` each, in signing order.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InvoiceEvents {
+    /// [`InvoiceEvents::LISTED`] with events; `67` none yet; `66` unknown
+    /// code; `68` not an invoice's CUFE; `89` unreadable track id; `98` in
+    /// process; `500` the authority failed.
+    pub status_code: String,
+    pub status_description: String,
+    pub is_valid: bool,
+    pub events: Vec<RegisteredEvent>,
+}
+
+impl InvoiceEvents {
+    /// `StatusCode` of an answer listing events ("Procesado Correctamente.").
+    pub const LISTED: &'static str = "00";
+    /// "EL CUFE o Factura consultada no tiene a la fecha eventos asociados."
+    pub const NO_EVENTS: &'static str = "67";
+    /// "TrackId no existe en los registros de la DIAN."
+    pub const UNKNOWN: &'static str = "66";
+    /// "TrackId no corresponde a un CUFE."
+    pub const NOT_AN_INVOICE: &'static str = "68";
+}
+
+/// One event of an invoice as `GetStatusEvent` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RegisteredEvent {
+    /// `cac:Response/cbc:ResponseCode`: the authority's event code (030…).
+    pub code: String,
+    /// `cbc:Description`: the event's name.
+    pub description: String,
+    /// `cbc:EffectiveDate` (`yyyy-MM-dd`) and `cbc:EffectiveTime` of its
+    /// signing, as written (the authority's format is `HH-mm-ss-05:00`).
+    pub date: String,
+    pub time: String,
+    /// `cac:DocumentReference`: the event's number and CUDE.
+    pub number: String,
+    pub cude: String,
+    /// `cac:IssuerParty` and `cac:RecipientParty` company ids (NIT).
+    pub issuer_nit: Option<String>,
+    pub recipient_nit: Option<String>,
+}
+
+/// Answer of `GetAcquirer` (the `AdquirienteResponse` contract): a buyer's
+/// name and email as registered with the authority (Res. 000202/2025).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Acquirer {
+    /// `404` for an unknown buyer ("El adquirente No existe en la base de
+    /// datos", confirmed against the testing service); the success code is
+    /// not confirmed by a public trace (peers' mocks use `00` or `0`).
+    pub status_code: String,
+    pub message: String,
+    pub receiver_name: Option<String>,
+    pub receiver_email: Option<String>,
+}
+
+impl Acquirer {
+    /// `StatusCode` of an unknown buyer.
+    pub const NOT_FOUND: &'static str = "404";
+    /// `StatusCode` the simulator answers a known buyer with.
+    pub const FOUND: &'static str = "00";
+
+    /// The buyer's name and email, when the authority knows the buyer: an
+    /// answer with a name and any code but 404 (the success code is not
+    /// confirmed, so it is not required).
+    pub fn found(&self) -> Option<(&str, Option<&str>)> {
+        let name = self.receiver_name.as_deref().filter(|n| !n.is_empty())?;
+        (self.status_code != Self::NOT_FOUND).then_some((name, self.receiver_email.as_deref()))
+    }
+}
+
 /// Answer of `GetXmlByDocumentKey` (the `EventResponse` contract).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DocumentXml {

@@ -292,6 +292,18 @@ impl From<IssueError> for ApiError {
     }
 }
 
+/// A buyer's look-up at the authority, as the API answers it.
+impl From<crate::issuing::buyers::LookupError> for ApiError {
+    fn from(e: crate::issuing::buyers::LookupError) -> Self {
+        use crate::issuing::buyers::LookupError as L;
+        match e {
+            L::NotFound(_) => ApiError::NotFound(e.to_string()),
+            L::Unavailable(_) => ApiError::TaxUnavailable(e.to_string()),
+            L::Credentials(m) => ApiError::validation("certificado", m),
+        }
+    }
+}
+
 impl From<actix_web::error::BlockingError> for ApiError {
     fn from(e: actix_web::error::BlockingError) -> Self {
         ApiError::Internal(format!("blocking task failed: {e}"))

@@ -37,6 +37,8 @@ pub struct AppState {
     /// Scheduling actors, for `/readyz`.
     pub scheduler: Arc<Restartable<emisor_actors::retry_scheduler::RetryScheduler>>,
     pub recovery: Arc<Restartable<emisor_actors::recovery_ticker::RecoveryTicker>>,
+    /// Buyers looked up at the authority (`GetAcquirer`), cached.
+    pub buyers: crate::issuing::buyers::BuyerDirectory,
 }
 
 impl AppState {

@@ -20,7 +20,9 @@
 //! * [`worker`]: the engine as the signer pool runs it, and the key cache.
 //! * [`mail`]: email of accepted documents, durable jobs through the mailer.
 //! * [`xml_pool`]: the bounded threads of uploads' XML work.
+//! * [`buyers`]: a buyer's name and email looked up at the authority, cached.
 
+pub mod buyers;
 pub mod context;
 pub mod contingency;
 pub mod duplicates;

@@ -57,6 +57,8 @@ pub fn issuer_record(
         software,
         ranges,
         test_set_ids,
+        name: Some(company.name.clone()),
+        email: company.email.clone(),
     })
 }
 

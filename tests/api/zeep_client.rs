@@ -17,7 +17,7 @@ use crate::support::app::*;
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/zeep/client.py");
 
 /// Operations the script must report as checked.
-const OPERATIONS: [&str; 9] = [
+const OPERATIONS: [&str; 11] = [
     "GetNumberingRange",
     "SendBillSync",
     "GetStatus",
@@ -27,6 +27,8 @@ const OPERATIONS: [&str; 9] = [
     "SendNominaSync",
     "SendEventUpdateStatus",
     "GetXmlByDocumentKey",
+    "GetAcquirer",
+    "GetStatusEvent",
 ];
 
 /// A python that imports zeep and xmlsec: `python3`, else the system's own
@@ -138,6 +140,7 @@ fn a_zeep_client_built_from_the_wsdl_reads_every_answer() {
         "key": key_path,
         "cert": cert_path,
         "nit": issuer.nit,
+        "name": issuer.name,
         "software": issuer.software.first().expect("software").id,
         "ranges": ranges,
         "accepted": document(dir.path(), &issuer.nit, &number(1), &key),

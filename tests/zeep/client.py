@@ -313,6 +313,36 @@ def main(case_path):
                    None, "SendEventUpdateStatus")
     print("SendEventUpdateStatus ok")
 
+    # GetAcquirer: the issuer by its NIT, with the name it registered. An
+    # unknown buyer is answered, as the authority does, with HTTP 404 and a
+    # valid SOAP body without a fault; zeep raises on it and carries the
+    # body in the fault's detail.
+    r = svc.GetAcquirer(identificationType="31", identificationNumber=case["nit"])
+    equal(r.StatusCode, "00", "GetAcquirer StatusCode")
+    equal(r.Message, "Operación exitosa", "GetAcquirer Message")
+    equal(r.ReceiverName, case["name"], "GetAcquirer ReceiverName")
+    try:
+        svc.GetAcquirer(identificationType="13", identificationNumber="6382356")
+        check(False, "GetAcquirer unknown: zeep raises on HTTP 404")
+    except zeep.exceptions.Fault as fault:
+        detail = fault.detail.decode("utf-8") if isinstance(fault.detail, bytes) else str(fault.detail)
+        check("El adquirente No existe en la base de datos" in detail, "GetAcquirer unknown Message")
+        check("<b:StatusCode>404</b:StatusCode>" in detail, "GetAcquirer unknown StatusCode")
+    print("GetAcquirer ok")
+
+    # GetStatusEvent: the accepted invoice has no events yet (67, its
+    # ApplicationResponse lists none); an unknown code is 66.
+    r = svc.GetStatusEvent(trackId=acc["cufe"])
+    equal(r.StatusCode, "67", "GetStatusEvent StatusCode")
+    equal(r.IsValid, False, "GetStatusEvent IsValid")
+    equal(r.XmlDocumentKey, acc["cufe"], "GetStatusEvent XmlDocumentKey")
+    ar = etree.fromstring(r.XmlBase64Bytes)
+    equal(etree.QName(ar).localname, "ApplicationResponse", "GetStatusEvent ApplicationResponse")
+    equal(len(ar.findall("{urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2}DocumentResponse")),
+          0, "GetStatusEvent no events")
+    equal(svc.GetStatusEvent(trackId=unknown).StatusCode, "66", "GetStatusEvent unknown")
+    print("GetStatusEvent ok")
+
     # ?singleWsdl carries the same types inline.
     single = zeep.Client(f"{base}?singleWsdl", wsse=wsse, transport=SimulatorOnly(base))
     check_contract(single)

@@ -12,22 +12,10 @@ use utoipa::ToSchema;
 
 use super::mapping::AnswerTotals;
 use crate::engine::model::Document;
+use crate::http::documents::estado_tax;
 use crate::http::envelope;
 use crate::http::numbers::json_number;
 use crate::issuing::issue::Issued;
-
-/// `estado_tax` of a state (decisions.md §5).
-pub fn estado_tax(state: u8) -> &'static str {
-    match state {
-        1 => "Borrador",
-        2 => "Aceptado",
-        3 => "En Cola",
-        4 => "Rechazado",
-        5 => "Esperando tax",
-        6 => "Dead Letter",
-        _ => "Desconocido",
-    }
-}
 
 /// `data` of a Spanish answer.
 #[derive(Debug, Serialize, ToSchema)]

@@ -1,11 +1,13 @@
 //! Control of the simulator (decisions.md §2), under `/__sim/`:
 //! `POST /__sim/mode`, `GET /__sim/mode`, `GET /__sim/stats`,
-//! `POST /__sim/reset`, `PUT /__sim/issuers`, `GET /__sim/issuers`, and
+//! `POST /__sim/reset`, `PUT /__sim/issuers`, `GET /__sim/issuers`,
+//! `PUT /__sim/acquirers`, `GET /__sim/acquirers` (the buyers `GetAcquirer`
+//! knows besides the registered issuers), and
 //! `GET /__sim/documents/{code}/application-response` (the ApplicationResponse
 //! it answered for an accepted code, so a test can compare what was kept).
 
 use super::server::SimShared;
-use super::state::{IssuerRecord, ModeSettings};
+use super::state::{AcquirerRecord, IssuerRecord, ModeSettings};
 use actix_web::{web, HttpResponse};
 use serde::Deserialize;
 
@@ -21,6 +23,11 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         web::resource("/__sim/issuers")
             .route(web::put().to(put_issuers))
             .route(web::get().to(get_issuers)),
+    )
+    .service(
+        web::resource("/__sim/acquirers")
+            .route(web::put().to(put_acquirers))
+            .route(web::get().to(get_acquirers)),
     )
     .service(
         web::resource("/__sim/documents/{code}/application-response")
@@ -89,6 +96,37 @@ async fn put_issuers(shared: web::Data<SimShared>, body: web::Json<Issuers>) -> 
         shared.registry.register(issuer);
     }
     HttpResponse::Ok().json(serde_json::json!({ "registered": registered }))
+}
+
+/// One buyer or a list.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Acquirers {
+    One(AcquirerRecord),
+    Many(Vec<AcquirerRecord>),
+}
+
+async fn put_acquirers(shared: web::Data<SimShared>, body: web::Json<Acquirers>) -> HttpResponse {
+    let list = match body.into_inner() {
+        Acquirers::One(a) => vec![a],
+        Acquirers::Many(v) => v,
+    };
+    if list.iter().any(|a| {
+        a.identification_type.trim().is_empty()
+            || a.identification_number.trim().is_empty()
+            || a.name.trim().is_empty()
+    }) {
+        return bad_request("every buyer needs identificationType, identificationNumber and name");
+    }
+    let registered = list.len();
+    for buyer in list {
+        shared.registry.register_acquirer(buyer);
+    }
+    HttpResponse::Ok().json(serde_json::json!({ "registered": registered }))
+}
+
+async fn get_acquirers(shared: web::Data<SimShared>) -> HttpResponse {
+    HttpResponse::Ok().json(shared.registry.acquirers())
 }
 
 /// The issuers with their PINs and technical keys: a test control, so 404

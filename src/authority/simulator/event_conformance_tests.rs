@@ -578,3 +578,59 @@ async fn circulation_events_carry_their_sub_type() {
     f.accept(&t, &with(EndorsementProperty, "372")).await;
     f.stop().await;
 }
+
+/// GetStatusEvent over SOAP: an invoice without events (67, its
+/// ApplicationResponse lists none), then with the buyer's 030 and 032
+/// (00, each with its code, CUDE, number, signing date and parties, in
+/// order); an unknown code (66), an event's own CUDE (68, not an invoice),
+/// an unreadable track id (89).
+#[actix_web::test]
+async fn the_events_of_an_invoice_are_listed_by_its_cufe() {
+    let f = Flow::start().await;
+    let t = f.invoice(1, true).await;
+    let none = f.client.get_status_event(&t.cufe).await.expect("answer");
+    assert_eq!(
+        (none.status_code.as_str(), none.is_valid, none.events.len()),
+        ("67", false, 0),
+        "{none:?}"
+    );
+    assert!(none
+        .status_description
+        .contains("no tiene a la fecha eventos"));
+
+    f.received(&t).await;
+    let listed = f
+        .client
+        .get_status_event(&t.cufe.to_ascii_uppercase())
+        .await
+        .expect("answer");
+    assert_eq!((listed.status_code.as_str(), listed.is_valid), ("00", true));
+    let codes: Vec<&str> = listed.events.iter().map(|e| e.code.as_str()).collect();
+    assert_eq!(codes, ["030", "032"]);
+    let first = &listed.events[0];
+    assert_eq!(first.number, "EV1");
+    assert_eq!(first.cude.len(), 96);
+    assert_ne!(first.cude, t.cufe);
+    assert_eq!(first.date, "2026-12-01");
+    assert_eq!(first.time, "10-00-00-05:00");
+    assert_eq!(first.issuer_nit.as_deref(), Some(BUYER));
+    assert_eq!(first.recipient_nit.as_deref(), Some(NIT));
+    assert!(first.description.starts_with("Acuse de recibo"));
+
+    let unknown = f
+        .client
+        .get_status_event(&"ab".repeat(48))
+        .await
+        .expect("answer");
+    assert_eq!(unknown.status_code, "66");
+    assert!(unknown.events.is_empty());
+    let event = f
+        .client
+        .get_status_event(&first.cude)
+        .await
+        .expect("answer");
+    assert_eq!(event.status_code, "68");
+    let short = f.client.get_status_event("abc").await.expect("answer");
+    assert_eq!(short.status_code, "89");
+    f.stop().await;
+}

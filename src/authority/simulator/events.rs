@@ -10,7 +10,7 @@
 //! since it last changed hands (LGC24, LGC27, LGC30), and the content rules
 //! of [`super::event_rules`].
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, PoisonError};
 
 use chrono::{DateTime, NaiveDate};
@@ -30,6 +30,36 @@ struct Registered {
     /// Colombian date of its signing time.
     signed_on: NaiveDate,
     customization: String,
+    /// What `GetStatusEvent` lists of it.
+    listed: ListedEvent,
+}
+
+/// An accepted event as `GetStatusEvent` lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedEvent {
+    /// The authority's code (030…) and the event's name.
+    pub code: String,
+    pub description: String,
+    /// Its signing time in Colombia (else its issue date and time).
+    pub date: String,
+    pub time: String,
+    /// The event's `cbc:ID` and `cbc:UUID` (CUDE).
+    pub number: String,
+    pub cude: String,
+    /// The sender's and receiver's NITs and names.
+    pub sender_nit: String,
+    pub sender_name: String,
+    pub receiver_nit: String,
+    pub receiver_name: String,
+}
+
+/// What `GetStatusEvent` finds for a code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InvoiceEventsLookup {
+    /// Not an invoice the simulator accepted.
+    NotAnInvoice,
+    /// An accepted invoice and its events, oldest first (maybe none).
+    Events(Vec<ListedEvent>),
 }
 
 #[derive(Debug, Default)]
@@ -39,6 +69,8 @@ struct Ledger {
     /// The terms of the invoices accepted, by CUFE (one small record per
     /// invoice, as the accepted documents themselves are kept).
     invoices: HashMap<String, InvoiceTerms>,
+    /// The CUFEs of the invoices accepted, terms readable or not.
+    invoice_codes: HashSet<String>,
 }
 
 /// The simulator's memory of invoices and their events.
@@ -88,6 +120,45 @@ fn signed_on(root: Node<'_, '_>) -> Option<NaiveDate> {
         text(path(root, &["IssueDate"]))
             .and_then(|d| NaiveDate::parse_from_str(&d, "%Y-%m-%d").ok())
     })
+}
+
+/// What `GetStatusEvent` lists of an event: its code and name, its signing
+/// time in Colombia (`EffectiveTime` written `HH-mm-ss-05:00`, as the
+/// authority's `XmlUtilEvents` formats it), number, CUDE and parties.
+fn listed_event(root: Node<'_, '_>, kind: EventKind) -> ListedEvent {
+    let signing = root
+        .descendants()
+        .find(|n| n.is_element() && n.tag_name().name() == "SigningTime")
+        .and_then(|n| n.text())
+        .and_then(|t| DateTime::parse_from_rfc3339(t.trim()).ok())
+        .map(|t| t.with_timezone(&colombia_offset()));
+    let (date, time) = match signing {
+        Some(t) => (
+            t.format("%Y-%m-%d").to_string(),
+            t.format("%H-%M-%S-05:00").to_string(),
+        ),
+        None => (
+            text(path(root, &["IssueDate"])).unwrap_or_default(),
+            text(path(root, &["IssueTime"])).unwrap_or_default(),
+        ),
+    };
+    let party = |name: &str, field: &str| {
+        text(path(root, &[name, "PartyTaxScheme", field])).unwrap_or_default()
+    };
+    ListedEvent {
+        code: kind.authority_code().to_string(),
+        description: kind.name().to_string(),
+        date,
+        time,
+        number: text(path(root, &["ID"])).unwrap_or_default(),
+        cude: text(path(root, &["UUID"]))
+            .unwrap_or_default()
+            .to_ascii_lowercase(),
+        sender_nit: party("SenderParty", "CompanyID"),
+        sender_name: party("SenderParty", "RegistrationName"),
+        receiver_nit: party("ReceiverParty", "CompanyID"),
+        receiver_name: party("ReceiverParty", "RegistrationName"),
+    }
 }
 
 /// DC24z, DC24c, DC24e: a claim or an express acceptance within 3 business
@@ -150,9 +221,28 @@ impl EventLedger {
 
     /// Keeps the terms of an invoice just accepted, for its events' rules.
     pub fn remember_invoice(&self, cufe: &str, xml: &str) {
-        if let Some(t) = terms::invoice_terms(xml) {
-            self.lock().invoices.insert(cufe.to_ascii_lowercase(), t);
+        let cufe = cufe.to_ascii_lowercase();
+        let terms = terms::invoice_terms(xml);
+        let mut ledger = self.lock();
+        if let Some(t) = terms {
+            ledger.invoices.insert(cufe.clone(), t);
         }
+        ledger.invoice_codes.insert(cufe);
+    }
+
+    /// The events accepted on the invoice `cufe`, for `GetStatusEvent`.
+    pub fn listing(&self, cufe: &str) -> InvoiceEventsLookup {
+        let cufe = cufe.to_ascii_lowercase();
+        let ledger = self.lock();
+        if !ledger.invoice_codes.contains(&cufe) {
+            return InvoiceEventsLookup::NotAnInvoice;
+        }
+        let events = ledger
+            .events
+            .get(&cufe)
+            .map(|list| list.iter().map(|r| r.listed.clone()).collect())
+            .unwrap_or_default();
+        InvoiceEventsLookup::Events(events)
     }
 
     /// Checks an ApplicationResponse against its invoice and the invoice's
@@ -202,6 +292,7 @@ impl EventLedger {
         let on = signed_on(root)
             .ok_or_else(|| vec![rule("AAH07", "Fecha de emisión del evento inválida.")])?;
         let customization = text(path(root, &["CustomizationID"])).unwrap_or_default();
+        let listed = listed_event(root, kind);
         let mut ledger = self.lock();
         let findings = event_rules::check(root, kind, ledger.invoices.get(&cufe));
         if !findings.rejections.is_empty() {
@@ -229,6 +320,7 @@ impl EventLedger {
             kind,
             signed_on: on,
             customization,
+            listed,
         });
         Ok(findings.notifications)
     }

@@ -45,7 +45,9 @@ mod event_conformance_tests;
 
 pub use checks::{DocumentChecks, EngineChecks};
 pub use server::SERVICE_PATH;
-pub use state::{IssuerRecord, Mode, ModeSettings, SimRegistry, SoftwareRecord, Stats};
+pub use state::{
+    AcquirerRecord, IssuerRecord, Mode, ModeSettings, SimRegistry, SoftwareRecord, Stats,
+};
 
 use actix_web::dev::ServerHandle;
 use actix_web::{web, App, HttpServer};

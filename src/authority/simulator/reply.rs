@@ -5,7 +5,7 @@
 use crate::authority::operation::{Operation, WCF_NS};
 use crate::authority::soap::response::DianResponse;
 use crate::authority::soap::{escape_attr, escape_text, ns};
-use crate::authority::transmission::{DocumentXml, NumberingRangeResponse, UploadError};
+use crate::authority::transmission::{Acquirer, DocumentXml, NumberingRangeResponse, UploadError};
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
 
 const FAULT_ACTION: &str = "http://www.w3.org/2005/08/addressing/soap/fault";
@@ -201,6 +201,19 @@ pub fn event_response(r: &DocumentXml, now: DateTime<Utc>) -> String {
         .as_deref()
         .map(|x| base64::engine::general_purpose::STANDARD.encode(x));
     opt("XmlBytesBase64", xml.as_deref(), &mut body);
+    body.push_str(&result_close(op));
+    envelope(&op.response_action(), &body, now)
+}
+
+/// `AdquirienteResponse` (GetAcquirer): `Message`, `ReceiverEmail`,
+/// `ReceiverName`, `StatusCode`, in the contract's order.
+pub fn acquirer_response(r: &Acquirer, now: DateTime<Utc>) -> String {
+    let op = Operation::GetAcquirer;
+    let mut body = result_open(op, ns::ACQUIRER_RESPONSE);
+    opt("Message", Some(&r.message), &mut body);
+    opt("ReceiverEmail", r.receiver_email.as_deref(), &mut body);
+    opt("ReceiverName", r.receiver_name.as_deref(), &mut body);
+    opt("StatusCode", Some(&r.status_code), &mut body);
     body.push_str(&result_close(op));
     envelope(&op.response_action(), &body, now)
 }

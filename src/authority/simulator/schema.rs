@@ -7,7 +7,8 @@
 //! WCF serves one schema document per namespace at `?xsd=xsdN`; the numbers
 //! here are the authority's (its xsd1, xsd2 and xsd10 hold contracts of
 //! operations the simulator does not implement), except `EventResponse`'s
-//! (xsd9 here), which no source we have gives.
+//! (xsd9 here) and `AdquirienteResponse`'s (xsd11 here), which no source we
+//! have gives.
 
 use crate::authority::operation::{Operation, WCF_NS};
 use crate::authority::soap::{escape_attr, ns};
@@ -15,7 +16,7 @@ use crate::authority::soap::{escape_attr, ns};
 const XS: &str = "http://www.w3.org/2001/XMLSchema";
 
 /// Prefixes every schema document declares, for the types it refers to.
-const PREFIXES: [(&str, &str); 8] = [
+const PREFIXES: [(&str, &str); 9] = [
     ("wcf", WCF_NS),
     ("dr", ns::DIAN_RESPONSE),
     ("arr", ns::ARRAYS),
@@ -24,6 +25,7 @@ const PREFIXES: [(&str, &str); 8] = [
     ("nrl", ns::NUMBER_RANGE_LIST),
     ("nr", ns::NUMBER_RANGE),
     ("ev", ns::EVENT_RESPONSE),
+    ("ac", ns::ACQUIRER_RESPONSE),
 ];
 
 /// One schema document: its `?xsd=xsdN` number, target namespace, the
@@ -43,11 +45,13 @@ pub fn result_type(op: Operation) -> &'static str {
         Operation::SendBillSync
         | Operation::GetStatus
         | Operation::SendNominaSync
-        | Operation::SendEventUpdateStatus => "dr:DianResponse",
+        | Operation::SendEventUpdateStatus
+        | Operation::GetStatusEvent => "dr:DianResponse",
         Operation::GetStatusZip => "dr:ArrayOfDianResponse",
         Operation::SendBillAsync | Operation::SendTestSetAsync => "ud:UploadDocumentResponse",
         Operation::GetNumberingRange => "nrl:NumberRangeResponseList",
         Operation::GetXmlByDocumentKey => "ev:EventResponse",
+        Operation::GetAcquirer => "ac:AdquirienteResponse",
     }
 }
 
@@ -118,6 +122,7 @@ pub fn documents() -> Vec<SchemaDoc> {
                 ns::UPLOAD_RESPONSE,
                 ns::NUMBER_RANGE_LIST,
                 ns::EVENT_RESPONSE,
+                ns::ACQUIRER_RESPONSE,
             ],
             body: service_body(),
         },
@@ -215,6 +220,21 @@ pub fn documents() -> Vec<SchemaDoc> {
                     ("Code", "xs:string"),
                     ("Message", "xs:string"),
                     ("XmlBytesBase64", "xs:string"),
+                ],
+            ),
+        },
+        SchemaDoc {
+            number: 11,
+            namespace: ns::ACQUIRER_RESPONSE,
+            imports: &[],
+            // The authority's `Gosocket.Dian.Services.Utils.Common.AdquirienteResponse`.
+            body: contract(
+                "AdquirienteResponse",
+                &[
+                    ("Message", "xs:string"),
+                    ("ReceiverEmail", "xs:string"),
+                    ("ReceiverName", "xs:string"),
+                    ("StatusCode", "xs:string"),
                 ],
             ),
         },

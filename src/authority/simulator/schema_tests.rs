@@ -10,7 +10,7 @@ use crate::authority::soap::response::{
     parse_dian_response, parse_numbering_range, parse_upload_response, DianResponse,
 };
 use crate::authority::transmission::{
-    DocumentXml, NumberRange, NumberingRangeResponse, UploadError,
+    Acquirer, DocumentXml, NumberRange, NumberingRangeResponse, UploadError,
 };
 use chrono::Utc;
 use std::path::{Path, PathBuf};
@@ -179,6 +179,45 @@ fn simulator_answers() -> Vec<(String, String)> {
                 code: DocumentXml::NOT_FOUND.into(),
                 message: "Xml con CUFE: 'ab' no encontrado.".into(),
                 xml: None,
+            },
+            now,
+        ),
+    ));
+    out.push((
+        "GetStatusEvent listed".into(),
+        reply::dian_response(Operation::GetStatusEvent, &accepted(), now),
+    ));
+    out.push((
+        "GetStatusEvent none".into(),
+        reply::dian_response(
+            Operation::GetStatusEvent,
+            &unprocessed(
+                "67",
+                "EL CUFE o Factura consultada no tiene a la fecha eventos asociados.",
+            ),
+            now,
+        ),
+    ));
+    out.push((
+        "GetAcquirer found".into(),
+        reply::acquirer_response(
+            &Acquirer {
+                status_code: Acquirer::FOUND.into(),
+                message: "Operación exitosa".into(),
+                receiver_name: Some("ACME S.A.S.".into()),
+                receiver_email: Some("compras@acme.co".into()),
+            },
+            now,
+        ),
+    ));
+    out.push((
+        "GetAcquirer unknown".into(),
+        reply::acquirer_response(
+            &Acquirer {
+                status_code: Acquirer::NOT_FOUND.into(),
+                message: "El adquirente No existe en la base de datos".into(),
+                receiver_name: None,
+                receiver_email: None,
             },
             now,
         ),

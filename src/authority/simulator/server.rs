@@ -12,7 +12,7 @@ use super::SimOptions;
 use crate::authority::operation::{Operation, ACTION_PREFIX, WCF_NS};
 use crate::authority::soap::response::DianResponse;
 use crate::authority::soap::{content_type, ns, wssec};
-use crate::authority::transmission::{DocumentXml, NumberingRangeResponse, UploadError};
+use crate::authority::transmission::{Acquirer, DocumentXml, NumberingRangeResponse, UploadError};
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use chrono::{DateTime, Utc};
@@ -378,6 +378,7 @@ fn dispatch(
     now: DateTime<Utc>,
 ) -> Reply {
     let p = |name: &str| param(node, name);
+    let mut status = StatusCode::OK;
     let intake = Intake {
         registry: &shared.registry,
         state: &shared.state,
@@ -471,8 +472,96 @@ fn dispatch(
             let track = p("trackId").unwrap_or_default();
             reply::event_response(&document_copy(shared, &track, caller), now)
         }
+        Operation::GetStatusEvent => {
+            let track = p("trackId").unwrap_or_default();
+            reply::dian_response(op, &status_event(shared, &track, now), now)
+        }
+        Operation::GetAcquirer => {
+            let answer = acquirer(
+                shared,
+                &p("identificationType").unwrap_or_default(),
+                &p("identificationNumber").unwrap_or_default(),
+            );
+            if answer.status_code == Acquirer::NOT_FOUND {
+                status = StatusCode::NOT_FOUND;
+            }
+            reply::acquirer_response(&answer, now)
+        }
     };
-    Reply::ok(op, body)
+    let mut reply = Reply::ok(op, body);
+    reply.status = status;
+    reply
+}
+
+/// GetStatusEvent as the authority answers it
+/// (`DianPAServices.GetStatusEvent`): 89 for a track id it cannot read, 66
+/// for a code it has not accepted, 68 for an accepted document that is not
+/// an invoice, 67 for an invoice without events (its ApplicationResponse
+/// lists none), else 00 and the events any company registered on it.
+fn status_event(shared: &SimShared, track_id: &str, now: DateTime<Utc>) -> DianResponse {
+    use super::events::InvoiceEventsLookup;
+    use base64::Engine as _;
+    let answer = |code: &str, description: &str| DianResponse {
+        status_code: code.into(),
+        status_description: description.into(),
+        ..DianResponse::default()
+    };
+    if track_id.is_empty() {
+        return answer("89", "TrackId es nulo o vacío.");
+    }
+    if track_id.len() < 20 {
+        return answer("89", "TrackId inválido (Length).");
+    }
+    let key = track_id.to_ascii_lowercase();
+    let doc = match shared.state.code_status(&key) {
+        CodeStatus::Accepted(doc) => doc,
+        _ => match shared.state.code_status(track_id) {
+            CodeStatus::Accepted(doc) => doc,
+            _ => return answer("66", "TrackId no existe en los registros de la DIAN."),
+        },
+    };
+    let events = match shared.state.events.listing(&key) {
+        InvoiceEventsLookup::NotAnInvoice => {
+            return answer("68", "TrackId no corresponde a un CUFE.")
+        }
+        InvoiceEventsLookup::Events(events) => events,
+    };
+    let colombia = chrono::FixedOffset::west_opt(5 * 3600)
+        .map(|tz| now.with_timezone(&tz))
+        .unwrap_or_else(|| now.fixed_offset());
+    let response_id = uuid::Uuid::new_v4().simple().to_string();
+    let ar = super::app_response::events(&doc.issuer_nit, &events, &response_id, colombia);
+    let mut verdict = intake::accepted(&doc, &key);
+    verdict.xml_base64_bytes = Some(base64::engine::general_purpose::STANDARD.encode(ar));
+    if events.is_empty() {
+        verdict.is_valid = false;
+        verdict.status_code = "67".into();
+        verdict.status_description =
+            "EL CUFE o Factura consultada no tiene a la fecha eventos asociados.".into();
+        verdict.status_message = None;
+    }
+    verdict
+}
+
+/// GetAcquirer: the buyers set through the control API and the registered
+/// issuers (by NIT). The authority answers an unknown buyer with HTTP 404,
+/// StatusCode 404 and a nil name and email (a public client's call to its
+/// testing service); its success code is not confirmed, `00` here.
+fn acquirer(shared: &SimShared, identification_type: &str, number: &str) -> Acquirer {
+    match shared.registry.acquirer(identification_type, number) {
+        Some(buyer) => Acquirer {
+            status_code: Acquirer::FOUND.into(),
+            message: "Operación exitosa".into(),
+            receiver_name: Some(buyer.name),
+            receiver_email: buyer.email,
+        },
+        None => Acquirer {
+            status_code: Acquirer::NOT_FOUND.into(),
+            message: "El adquirente No existe en la base de datos".into(),
+            receiver_name: None,
+            receiver_email: None,
+        },
+    }
 }
 
 #[cfg(test)]

@@ -31,6 +31,25 @@ pub struct IssuerRecord {
     pub ranges: Vec<NumberRange>,
     #[serde(default)]
     pub test_set_ids: Vec<String>,
+    /// Its registered name and email, which `GetAcquirer` answers for its
+    /// NIT (identification type 31).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+}
+
+/// A buyer as the authority's `GetAcquirer` knows it (set through
+/// `PUT /__sim/acquirers`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AcquirerRecord {
+    /// The authority's identification type code (13 cédula, 31 NIT…).
+    pub identification_type: String,
+    pub identification_number: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
 }
 
 impl IssuerRecord {
@@ -57,10 +76,13 @@ impl IssuerRecord {
     }
 }
 
-/// Issuers by NIT. Cheap to share (`Arc<SimRegistry>`).
+/// Issuers by NIT and buyers by identification. Cheap to share
+/// (`Arc<SimRegistry>`).
 #[derive(Debug, Default)]
 pub struct SimRegistry {
     issuers: RwLock<HashMap<String, IssuerRecord>>,
+    /// Buyers by (identification type, number).
+    acquirers: RwLock<HashMap<(String, String), AcquirerRecord>>,
 }
 
 impl SimRegistry {
@@ -84,6 +106,57 @@ impl SimRegistry {
         let mut v: Vec<IssuerRecord> = map.values().cloned().collect();
         v.sort_by(|a, b| a.nit.cmp(&b.nit));
         v
+    }
+
+    /// Adds or replaces a buyer.
+    pub fn register_acquirer(&self, buyer: AcquirerRecord) {
+        let key = (
+            buyer.identification_type.trim().to_string(),
+            buyer.identification_number.trim().to_string(),
+        );
+        let mut map = self
+            .acquirers
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        map.insert(key, buyer);
+    }
+
+    pub fn acquirers(&self) -> Vec<AcquirerRecord> {
+        let map = self
+            .acquirers
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut v: Vec<AcquirerRecord> = map.values().cloned().collect();
+        v.sort_by(|a, b| {
+            (&a.identification_type, &a.identification_number)
+                .cmp(&(&b.identification_type, &b.identification_number))
+        });
+        v
+    }
+
+    /// The buyer `GetAcquirer` answers for: one set through the control
+    /// API, else, for a NIT (type 31), a registered issuer (its name, or
+    /// its NIT when it registered none).
+    pub fn acquirer(&self, identification_type: &str, number: &str) -> Option<AcquirerRecord> {
+        let key = (
+            identification_type.trim().to_string(),
+            number.trim().to_string(),
+        );
+        let set = self
+            .acquirers
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+            .cloned();
+        if set.is_some() || key.0 != "31" {
+            return set;
+        }
+        self.issuer(&key.1).map(|i| AcquirerRecord {
+            name: i.name.clone().unwrap_or_else(|| i.nit.clone()),
+            email: i.email.clone(),
+            identification_type: key.0,
+            identification_number: i.nit,
+        })
     }
 
     pub fn has_test_set(&self, test_set_id: &str) -> bool {

@@ -238,6 +238,7 @@ pub(crate) mod tests {
             }],
             ranges: vec![own_range("FE", Some(OWN_KEY)), own_range("CONT", None)],
             test_set_ids: Vec::new(),
+            ..IssuerRecord::default()
         });
         registry
     }

@@ -663,3 +663,106 @@ async fn an_accepted_document_comes_back_as_received_to_its_parties_only() {
     assert_eq!(got.code, DocumentXml::NOT_FOUND, "{got:?}");
     sim.stop().await;
 }
+
+/// GetAcquirer over SOAP: a registered issuer by its NIT (type 31), a buyer
+/// set through `PUT /__sim/acquirers`, and an unknown buyer, answered with
+/// HTTP 404 and a SOAP body that the client reads as an answer.
+#[actix_web::test]
+async fn buyers_are_looked_up_by_identification() {
+    let sim = Sim::start().await;
+    let mut named = issuer();
+    named.nit = "901234567".into();
+    named.name = Some("Compradora S.A.S.".into());
+    named.email = Some("facturas@compradora.co".into());
+    let resp = awc::Client::default()
+        .put(sim.url("/__sim/issuers"))
+        .send_json(&named)
+        .await
+        .expect("put");
+    assert!(resp.status().is_success());
+    let got = sim
+        .client
+        .get_acquirer("31", "901234567")
+        .await
+        .expect("answer");
+    assert_eq!(got.status_code, "00");
+    assert_eq!(
+        got.found(),
+        Some(("Compradora S.A.S.", Some("facturas@compradora.co")))
+    );
+    // An issuer registered without a name answers with its NIT.
+    let got = sim.client.get_acquirer("31", NIT).await.expect("answer");
+    assert_eq!(got.found(), Some((NIT, None)));
+    // A NIT is a NIT: the same number as a cédula is another buyer.
+    let got = sim
+        .client
+        .get_acquirer("13", "901234567")
+        .await
+        .expect("answer");
+    assert_eq!(got.found(), None);
+
+    let resp = awc::Client::default()
+        .put(sim.url("/__sim/acquirers"))
+        .send_json(
+            &serde_json::json!([{"identificationType": "13", "identificationNumber": "1020304050",
+            "name": "Ana Pérez", "email": "ana@example.co"}]),
+        )
+        .await
+        .expect("put");
+    assert!(resp.status().is_success());
+    let got = sim
+        .client
+        .get_acquirer("13", "1020304050")
+        .await
+        .expect("answer");
+    assert_eq!(got.found(), Some(("Ana Pérez", Some("ana@example.co"))));
+    let bad = awc::Client::default()
+        .put(sim.url("/__sim/acquirers"))
+        .send_json(&serde_json::json!({"identificationType": "13", "identificationNumber": "1", "name": ""}))
+        .await
+        .expect("put");
+    assert_eq!(bad.status(), 400);
+
+    // Unknown: the raw answer is HTTP 404 with the SOAP body.
+    let unknown = sim
+        .client
+        .get_acquirer("13", "6382356")
+        .await
+        .expect("an answer, not a transport error");
+    assert_eq!(unknown.status_code, "404");
+    assert_eq!(
+        unknown.message,
+        "El adquirente No existe en la base de datos"
+    );
+    assert_eq!(unknown.found(), None);
+    let raw = sim
+        .client
+        .call(&crate::authority::soap::envelope::Request::get_acquirer(
+            "13", "6382356",
+        ))
+        .await;
+    assert!(
+        matches!(raw, Err(TransmitError::Http { status: 404, .. })),
+        "{raw:?}"
+    );
+    let stats = sim.stats().await;
+    assert_eq!(stats["calls"]["GetAcquirer"], 6);
+    sim.stop().await;
+}
+
+/// A 404 that is not the authority's answer (a wrong service URL) is a
+/// transport error, never an unknown buyer.
+#[actix_web::test]
+async fn a_404_without_a_soap_answer_is_no_answer() {
+    let sim = Sim::start().await;
+    let wrong = AuthorityClient::new(
+        AuthorityClientConfig::new(format!("http://{}/no-such-service.svc", sim.addr)),
+        fixtures::signer(),
+    );
+    let got = wrong.get_acquirer("13", "6382356").await;
+    assert!(
+        matches!(got, Err(TransmitError::Http { status: 404, .. })),
+        "{got:?}"
+    );
+    sim.stop().await;
+}

@@ -62,11 +62,31 @@ impl Request {
         }
     }
 
+    /// The events registered on the invoice of `cufe`.
+    pub fn get_status_event(cufe: &str) -> Self {
+        Request {
+            op: Operation::GetStatusEvent,
+            params: vec![("trackId", cufe.to_string())],
+        }
+    }
+
     /// The signed XML the authority keeps of an accepted document.
     pub fn get_xml_by_document_key(track_id: &str) -> Self {
         Request {
             op: Operation::GetXmlByDocumentKey,
             params: vec![("trackId", track_id.to_string())],
+        }
+    }
+
+    /// A buyer's registered name and email: `identification_type` is the
+    /// authority's code of the identification (13 cédula, 31 NIT…).
+    pub fn get_acquirer(identification_type: &str, identification_number: &str) -> Self {
+        Request {
+            op: Operation::GetAcquirer,
+            params: vec![
+                ("identificationType", identification_type.to_string()),
+                ("identificationNumber", identification_number.to_string()),
+            ],
         }
     }
 
@@ -150,6 +170,10 @@ mod tests {
             .body()
             .contains("<wcf:softwareCode>s&amp;w</wcf:softwareCode>"));
         assert_eq!(Request::send_nomina_sync(b"x").param("fileName"), None);
+        assert_eq!(
+            Request::get_acquirer("31", "900373076").body(),
+            "<soap:Body><wcf:GetAcquirer><wcf:identificationType>31</wcf:identificationType><wcf:identificationNumber>900373076</wcf:identificationNumber></wcf:GetAcquirer></soap:Body>"
+        );
     }
 
     #[test]

@@ -28,6 +28,9 @@ pub mod ns {
         "http://schemas.datacontract.org/2004/07/NumberRangeResponseList";
     pub const NUMBER_RANGE: &str = "http://schemas.datacontract.org/2004/07/NumberRangeResponse";
     pub const EVENT_RESPONSE: &str = "http://schemas.datacontract.org/2004/07/EventResponse";
+    /// `AdquirienteResponse` of GetAcquirer.
+    pub const ACQUIRER_RESPONSE: &str =
+        "http://schemas.datacontract.org/2004/07/Gosocket.Dian.Services.Utils.Common";
     pub const ARRAYS: &str = "http://schemas.microsoft.com/2003/10/Serialization/Arrays";
     pub const XSI: &str = "http://www.w3.org/2001/XMLSchema-instance";
 }

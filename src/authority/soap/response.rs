@@ -7,8 +7,8 @@
 
 use crate::authority::operation::Operation;
 use crate::authority::transmission::{
-    DocumentXml, NumberRange, NumberingRangeResponse, StatusZip, Transmission, UploadError,
-    UploadResponse,
+    Acquirer, DocumentXml, InvoiceEvents, NumberRange, NumberingRangeResponse, RegisteredEvent,
+    StatusZip, Transmission, UploadError, UploadResponse,
 };
 use roxmltree::{Document, Node};
 
@@ -369,6 +369,65 @@ pub fn parse_xml_by_document_key(xml: &str) -> Result<DocumentXml, ResponseError
     })
 }
 
+/// `AdquirienteResponse` of GetAcquirer: `Message`, `ReceiverEmail`,
+/// `ReceiverName`, `StatusCode` (nil members read as absent).
+pub fn parse_acquirer(xml: &str) -> Result<Acquirer, ResponseError> {
+    let doc = parse(xml)?;
+    let result = result_of(&doc, Operation::GetAcquirer)?;
+    Ok(Acquirer {
+        status_code: text_of(result, "StatusCode").unwrap_or_default(),
+        message: text_of(result, "Message").unwrap_or_default(),
+        receiver_name: text_of(result, "ReceiverName"),
+        receiver_email: text_of(result, "ReceiverEmail"),
+    })
+}
+
+/// `GetStatusEvent`: its `DianResponse` and the events listed in the
+/// ApplicationResponse of `XmlBase64Bytes` (plain XML, not zipped).
+pub fn parse_status_event(xml: &str) -> Result<InvoiceEvents, ResponseError> {
+    use base64::Engine as _;
+    let answer = parse_dian_response(xml, Operation::GetStatusEvent)?;
+    let mut events = Vec::new();
+    if let Some(b64) = answer.xml_base64_bytes.as_deref() {
+        let compact: String = b64.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(compact)
+            .map_err(|e| ResponseError::BadValue("XmlBase64Bytes", e.to_string()))?;
+        let text = String::from_utf8_lossy(&bytes);
+        let ar = parse(text.trim_start_matches('\u{feff}'))?;
+        for response in
+            elements(ar.root_element()).filter(|n| n.tag_name().name() == "DocumentResponse")
+        {
+            let inner = local(response, "Response");
+            let reference = local(response, "DocumentReference");
+            let party = |name: &str| {
+                local(response, name)
+                    .and_then(|p| local(p, "PartyTaxScheme"))
+                    .and_then(|p| text_of(p, "CompanyID"))
+            };
+            let of = |node: Option<Node<'_, '_>>, name: &str| {
+                node.and_then(|n| text_of(n, name)).unwrap_or_default()
+            };
+            events.push(RegisteredEvent {
+                code: of(inner, "ResponseCode"),
+                description: of(inner, "Description"),
+                date: of(inner, "EffectiveDate"),
+                time: of(inner, "EffectiveTime"),
+                number: of(reference, "ID"),
+                cude: of(reference, "UUID"),
+                issuer_nit: party("IssuerParty"),
+                recipient_nit: party("RecipientParty"),
+            });
+        }
+    }
+    Ok(InvoiceEvents {
+        status_code: answer.status_code,
+        status_description: answer.status_description,
+        is_valid: answer.is_valid,
+        events,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -590,5 +649,101 @@ mod tests {
             "<b:Code>100</b:Code><b:XmlBytesBase64>%%%</b:XmlBytesBase64>"
         ))
         .is_err());
+    }
+
+    /// The unknown-buyer answer of the authority's testing service (a
+    /// public client's real call: StatusCode 404, nil name and email) and a
+    /// found one.
+    #[test]
+    fn adquiriente_response_of_get_acquirer() {
+        let answer = |inner: &str| {
+            format!(
+                "<s:Envelope xmlns:s=\"http://www.w3.org/2003/05/soap-envelope\"><s:Body>\
+                 <GetAcquirerResponse xmlns=\"http://wcf.dian.colombia\">\
+                 <GetAcquirerResult xmlns:b=\"http://schemas.datacontract.org/2004/07/Gosocket.Dian.Services.Utils.Common\" \
+                 xmlns:i=\"http://www.w3.org/2001/XMLSchema-instance\">{inner}</GetAcquirerResult>\
+                 </GetAcquirerResponse></s:Body></s:Envelope>"
+            )
+        };
+        let unknown = parse_acquirer(&answer(
+            "<b:Message>El adquirente No existe en la base de datos</b:Message>\
+             <b:ReceiverEmail i:nil=\"true\"/><b:ReceiverName i:nil=\"true\"/>\
+             <b:StatusCode>404</b:StatusCode>",
+        ))
+        .expect("parse");
+        assert_eq!(unknown.status_code, "404");
+        assert_eq!(unknown.found(), None);
+        let known = parse_acquirer(&answer(
+            "<b:Message>Operación exitosa</b:Message>\
+             <b:ReceiverEmail>compras@acme.co</b:ReceiverEmail>\
+             <b:ReceiverName>ACME S.A.S.</b:ReceiverName><b:StatusCode>0</b:StatusCode>",
+        ))
+        .expect("parse");
+        assert_eq!(
+            known.found(),
+            Some(("ACME S.A.S.", Some("compras@acme.co")))
+        );
+        let nameless = Acquirer {
+            status_code: "00".into(),
+            ..Acquirer::default()
+        };
+        assert_eq!(nameless.found(), None);
+    }
+
+    /// GetStatusEvent's `DianResponse` with the events in the
+    /// ApplicationResponse of `XmlBase64Bytes`, as the authority's
+    /// `XmlUtilEvents` writes it, and the "no events" answer.
+    #[test]
+    fn events_of_get_status_event() {
+        use base64::Engine as _;
+        let ar = "\u{feff}<ApplicationResponse xmlns=\"urn:oasis:names:specification:ubl:schema:xsd:ApplicationResponse-2\" \
+             xmlns:cac=\"urn:oasis:names:specification:ubl:schema:xsd:CommonAggregateComponents-2\" \
+             xmlns:cbc=\"urn:oasis:names:specification:ubl:schema:xsd:CommonBasicComponents-2\">\
+             <cbc:ID>1</cbc:ID><cac:SenderParty/><cac:ReceiverParty/>\
+             <cac:DocumentResponse><cac:Response><cbc:ReferenceID>1</cbc:ReferenceID><cbc:ResponseCode>030</cbc:ResponseCode>\
+             <cbc:Description>Acuse de recibo</cbc:Description><cbc:EffectiveDate>2026-12-01</cbc:EffectiveDate>\
+             <cbc:EffectiveTime>10-00-00-05:00</cbc:EffectiveTime></cac:Response>\
+             <cac:DocumentReference><cbc:ID>EV1</cbc:ID><cbc:UUID schemeName=\"CUDE-SHA384\">cude1</cbc:UUID></cac:DocumentReference>\
+             <cac:IssuerParty><cac:PartyTaxScheme><cbc:RegistrationName>B</cbc:RegistrationName><cbc:CompanyID>860002964</cbc:CompanyID></cac:PartyTaxScheme></cac:IssuerParty>\
+             <cac:RecipientParty><cac:PartyTaxScheme><cbc:CompanyID>900000001</cbc:CompanyID></cac:PartyTaxScheme></cac:RecipientParty>\
+             </cac:DocumentResponse></ApplicationResponse>";
+        let answer = |code: &str, valid: bool, bytes: &str| {
+            format!(
+                "<s:Envelope xmlns:s=\"http://www.w3.org/2003/05/soap-envelope\"><s:Body>\
+                 <GetStatusEventResponse xmlns=\"http://wcf.dian.colombia\">\
+                 <GetStatusEventResult xmlns:b=\"http://schemas.datacontract.org/2004/07/DianResponse\" \
+                 xmlns:i=\"http://www.w3.org/2001/XMLSchema-instance\">\
+                 <b:ErrorMessage/><b:IsValid>{valid}</b:IsValid><b:StatusCode>{code}</b:StatusCode>\
+                 <b:StatusDescription>d</b:StatusDescription><b:StatusMessage i:nil=\"true\"/>\
+                 <b:XmlBase64Bytes>{bytes}</b:XmlBase64Bytes><b:XmlBytes i:nil=\"true\"/>\
+                 <b:XmlDocumentKey>cufe</b:XmlDocumentKey><b:XmlFileName>f</b:XmlFileName>\
+                 </GetStatusEventResult></GetStatusEventResponse></s:Body></s:Envelope>"
+            )
+        };
+        let b64 = base64::engine::general_purpose::STANDARD.encode(ar);
+        let listed = parse_status_event(&answer("00", true, &b64)).expect("parse");
+        assert_eq!(listed.status_code, InvoiceEvents::LISTED);
+        assert_eq!(
+            listed.events,
+            [RegisteredEvent {
+                code: "030".into(),
+                description: "Acuse de recibo".into(),
+                date: "2026-12-01".into(),
+                time: "10-00-00-05:00".into(),
+                number: "EV1".into(),
+                cude: "cude1".into(),
+                issuer_nit: Some("860002964".into()),
+                recipient_nit: Some("900000001".into()),
+            }]
+        );
+        let empty_ar = base64::engine::general_purpose::STANDARD
+            .encode("<ApplicationResponse><ID>1</ID></ApplicationResponse>");
+        let none = parse_status_event(&answer("67", false, &empty_ar)).expect("parse");
+        assert_eq!((none.status_code.as_str(), none.events.len()), ("67", 0));
+        assert!(parse_status_event(&answer("00", true, "%%%")).is_err());
+        assert!(
+            parse_status_event(&answer("00", true, "PGE+")).is_err(),
+            "not XML"
+        );
     }
 }

@@ -84,6 +84,28 @@ pub(super) fn clientes(p: &mut Probe, kinds: &[Vec<String>], rng: &mut Rng, acc:
     ) {
         p.get(&format!("{PATH}{q}"));
     }
+    // The buyer look-up: a bad type or number is refused before any call.
+    const BUYER: &str = "/v1/api/clientes/adquiriente";
+    for q in bad_queries() {
+        p.get(&format!("{BUYER}{q}"));
+    }
+    let long = "9".repeat(10_000);
+    for q in [
+        String::new(),
+        "?tipo_documento=31".into(),
+        "?numero=900000001".into(),
+        "?tipo_documento=99&numero=1".into(),
+        "?tipo_documento=%FF&numero=1".into(),
+        "?tipo_documento=31&numero=%00".into(),
+        "?tipo_documento=31&numero=900000001-2".into(),
+        "?tipo_documento=41&numero=%C3%B1".into(),
+        format!("?tipo_documento=13&numero={long}"),
+        "?tipo_documento=31&numero=1&tipo_documento=13".into(),
+    ] {
+        let path = format!("{BUYER}{q}");
+        let a = p.get(&path);
+        p.refused(&path, &a, true);
+    }
 }
 
 pub(super) fn contingency(p: &mut Probe, w: &World, kinds: &[Vec<String>], rng: &mut Rng) {
@@ -174,6 +196,7 @@ pub(super) fn methods_and_keys(p: &mut Probe, w: &World) {
         format!("{F}/contingencia/enviar"),
         "/v1/api/clientes".into(),
         "/v1/api/api-keys/test".into(),
+        "/v1/api/clientes/adquiriente?tipo_documento=31&numero=900000001".into(),
     ];
     for route in &routes {
         for m in [Method::PUT, Method::DELETE, Method::PATCH, Method::OPTIONS] {
