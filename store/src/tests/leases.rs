@@ -106,7 +106,7 @@ async fn a_paused_flusher_holds_a_commit_until_the_pause_goes() {
 async fn a_checkpoint_taken_while_commits_go_on_holds_exactly_the_point() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(dir.path());
-    for i in 0u32..20_000 {
+    for i in 0u32..5_000 {
         store
             .meta
             .insert(format!("k{i:06}"), &i.to_be_bytes())
@@ -123,8 +123,8 @@ async fn a_checkpoint_taken_while_commits_go_on_holds_exactly_the_point() {
                 .commit(move || {
                     // A change, a removal and a new key each round.
                     w.meta
-                        .insert(format!("k{:06}", n % 20_000), &(n + 1).to_be_bytes())?;
-                    w.meta.remove(format!("k{:06}", (n * 7) % 20_000))?;
+                        .insert(format!("k{:06}", n % 5_000), &(n + 1).to_be_bytes())?;
+                    w.meta.remove(format!("k{:06}", (n * 7) % 5_000))?;
                     w.meta.insert(format!("new{n:08}"), &n.to_be_bytes())?;
                     Ok(())
                 })
