@@ -29,6 +29,7 @@ pub struct Settings {
     pub admin: AdminSettings,
     pub demo: DemoSettings,
     pub security: SecuritySettings,
+    pub backup: BackupSettings,
     pub testing: TestingSettings,
     pub operator: OperatorSettings,
     pub warnings: WarningSettings,
@@ -163,6 +164,17 @@ pub struct SecuritySettings {
 
 fn no_secret() -> SecretString {
     SecretString::from(String::new())
+}
+
+/// Backups (`crate::backup`): where the admin API may write them, and the
+/// scheduled ones.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BackupSettings {
+    /// Backups through the admin API go under it; empty = none there.
+    pub dir: PathBuf,
+    pub interval_s: u64,
+    pub keep: u32,
 }
 
 /// Test-only settings (never needed in production).

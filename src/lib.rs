@@ -7,7 +7,8 @@
 //! envelope, errors, extractors), `provisioning` (companies and
 //! credentials), `issuing` (the one issuing path), `engine` (pure document
 //! code: UBL, codes, XAdES, ZIP), `render` (a document's PDF, pure),
-//! `operator` (the operator's events and the companies' warnings),
+//! `operator` (the operator's events and the companies' warnings), `backup`
+//! (backups, their verification and restore),
 //! `authority` (SOAP client and simulator), `metrics` (Prometheus names and
 //! recorder), `security` (file modes and the master key that seals the
 //! store's secrets), `startup` (wiring), `fixtures` (sample data for the
@@ -17,6 +18,7 @@
 pub mod admin;
 pub mod api;
 pub mod authority;
+pub mod backup;
 pub mod cli;
 pub mod clock;
 pub mod config;

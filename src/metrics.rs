@@ -14,6 +14,13 @@ pub const ACTOR_UP: &str = "emisor_actor_up";
 pub const BREAKER_STATE: &str = "emisor_breaker_state";
 /// Companies with a warning in force, by `tipo` (`crate::operator::warnings`).
 pub const COMPANIES_IN_WARNING: &str = "emisor_companies_in_warning";
+/// The last scheduled backup that completed: when (Unix seconds), its
+/// size, how long it took and how long issuing was held for its point.
+pub const BACKUP_LAST_SUCCESS: &str = "emisor_backup_last_success_timestamp_seconds";
+pub const BACKUP_BYTES: &str = "emisor_backup_last_bytes";
+pub const BACKUP_DURATION: &str = "emisor_backup_last_duration_seconds";
+pub const BACKUP_PAUSE: &str = "emisor_backup_last_pause_seconds";
+pub const BACKUP_FAILURES: &str = "emisor_backup_failures_total";
 
 const LATENCY_BUCKETS: &[f64] = &[
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,

@@ -407,6 +407,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     crate::issuing::invoice_events::copy_check::at_start(&actors.issuing).await;
     let operator = crate::operator::OperatorEvents::new(actors.issuing.clone());
     crate::operator::warnings::start(operator.clone());
+    let operator_events = operator.clone();
 
     let state = web::Data::new(AppState {
         settings: settings.clone(),
@@ -492,6 +493,11 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         .copied()
         .ok_or_else(|| anyhow::anyhow!("bound to no address"))?;
     write_listening(&dir, addr)?;
+    actix_web::rt::spawn(crate::backup::schedule::run(
+        store.clone(),
+        settings.clone(),
+        operator_events,
+    ));
     let running = server.run();
     let handle = running.handle();
     let issuing = actors.issuing.clone();

@@ -49,6 +49,42 @@ pub enum AdminCommand {
         #[arg(long)]
         token: Option<String>,
     },
+    /// Back the data dir up into DIR: through the running server's admin API
+    /// when one answers at `<data-dir>/listening` (DIR must then lie under
+    /// its `[backup] dir`), else on the stopped data dir.
+    Backup {
+        #[arg(long, value_name = "DIR")]
+        to: PathBuf,
+        /// Server base URL; default: `<data-dir>/listening` when it answers.
+        #[arg(long)]
+        server: Option<String>,
+        /// Admin token; default: config, demo-keys.json or admin-token.
+        #[arg(long)]
+        token: Option<String>,
+    },
+    /// Read a backup whole: checksums, every document's signed XML and its
+    /// signature; with the master key, the secrets and every code. Exits
+    /// non-zero on any problem.
+    Verify {
+        #[arg(long, value_name = "DIR")]
+        from: PathBuf,
+        /// The master key file (32 bytes, or their base64).
+        #[arg(long, value_name = "FILE")]
+        key: Option<PathBuf>,
+    },
+    /// Restore a backup into a new data dir, its numberings held until
+    /// confirmed (`numbering confirm`).
+    Restore {
+        #[arg(long, value_name = "DIR")]
+        from: PathBuf,
+        /// The new data dir (absent or empty).
+        #[arg(long = "data-dir", value_name = "NEW")]
+        data_dir: PathBuf,
+    },
+    /// A restored data dir's numberings, held until their next number is
+    /// confirmed.
+    #[command(subcommand)]
+    Numbering(NumberingCommand),
     /// Re-seal every stored secret under a new master key, in one atomic
     /// step, and replace the key file (the server must be stopped).
     RotateMasterKey {
@@ -197,6 +233,25 @@ pub enum CertificateCommand {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum NumberingCommand {
+    /// The hold and the numberings confirmed so far.
+    Hold,
+    /// Release one numbering: it goes on from `--siguiente`, or from the
+    /// store's own next number with `--nada-emitido`.
+    Confirm {
+        #[arg(long)]
+        company: u64,
+        /// The resolution (or test set) id.
+        #[arg(long)]
+        resolution: u64,
+        #[arg(long)]
+        siguiente: Option<u64>,
+        #[arg(long)]
+        nada_emitido: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
 pub enum KeyCommand {
     Create {
         #[arg(long)]
@@ -245,6 +300,17 @@ pub fn run(settings: &Settings, command: AdminCommand) -> anyhow::Result<()> {
         }
         return print(&rotation);
     }
+    let command = match command {
+        AdminCommand::Backup { to, server, token } => {
+            return super::data::backup(settings, &to, server, token)
+        }
+        AdminCommand::Verify { from, key } => return super::data::verify(&from, key.as_deref()),
+        AdminCommand::Restore { from, data_dir } => {
+            return super::data::restore(settings, &from, &data_dir)
+        }
+        AdminCommand::Numbering(n) => return super::data::numbering(settings, n),
+        other => other,
+    };
     let opened = open_store(settings)?;
     for notice in &opened.notices {
         eprintln!("{notice}");
@@ -375,7 +441,12 @@ pub fn run(settings: &Settings, command: AdminCommand) -> anyhow::Result<()> {
         }
         // Handled above: the first needs the running server, the second
         // opens the store its own way.
-        AdminCommand::TestSet { .. } | AdminCommand::RotateMasterKey { .. } => Ok(()),
+        AdminCommand::TestSet { .. }
+        | AdminCommand::RotateMasterKey { .. }
+        | AdminCommand::Backup { .. }
+        | AdminCommand::Verify { .. }
+        | AdminCommand::Restore { .. }
+        | AdminCommand::Numbering(_) => Ok(()),
         AdminCommand::Key(KeyCommand::Revoke { id }) => {
             let key = store
                 .revoke_api_key(id, Utc::now())?
@@ -398,33 +469,14 @@ pub fn run_test_set(
     let dir = settings.data_dir();
     let url = match server {
         Some(u) => u,
-        None => std::fs::read_to_string(dir.join("listening"))
-            .with_context(|| {
-                format!(
-                    "no running server found in {} (give --server)",
-                    dir.display()
-                )
-            })?
-            .trim()
-            .to_string(),
+        None => listening_url(dir).with_context(|| {
+            format!(
+                "no running server found in {} (give --server)",
+                dir.display()
+            )
+        })?,
     };
-    let token = token
-        .or_else(|| {
-            Some(settings.admin.token.expose_secret().to_string()).filter(|t| !t.is_empty())
-        })
-        .or_else(|| {
-            std::fs::read_to_string(dir.join("demo-keys.json"))
-                .ok()
-                .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
-                .and_then(|v| v["admin_token"].as_str().map(str::to_string))
-                .filter(|t| !t.is_empty())
-        })
-        .or_else(|| {
-            std::fs::read_to_string(dir.join("admin-token"))
-                .ok()
-                .map(|t| t.trim().to_string())
-        })
-        .ok_or_else(|| anyhow::anyhow!("no admin token (give --token)"))?;
+    let token = admin_token(settings, token)?;
     actix_web::rt::System::new().block_on(async move {
         let client = awc::Client::builder()
             .timeout(std::time::Duration::from_secs(30))
@@ -474,4 +526,34 @@ pub fn run_test_set(
             }
         }
     })
+}
+
+/// The address a server on `dir` wrote to `<dir>/listening`.
+pub fn listening_url(dir: &std::path::Path) -> std::io::Result<String> {
+    Ok(std::fs::read_to_string(dir.join("listening"))?
+        .trim()
+        .to_string())
+}
+
+/// The admin token: given, else the config's, `demo-keys.json`'s or
+/// `admin-token`'s.
+pub fn admin_token(settings: &Settings, token: Option<String>) -> anyhow::Result<String> {
+    let dir = settings.data_dir();
+    token
+        .or_else(|| {
+            Some(settings.admin.token.expose_secret().to_string()).filter(|t| !t.is_empty())
+        })
+        .or_else(|| {
+            std::fs::read_to_string(dir.join("demo-keys.json"))
+                .ok()
+                .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
+                .and_then(|v| v["admin_token"].as_str().map(str::to_string))
+                .filter(|t| !t.is_empty())
+        })
+        .or_else(|| {
+            std::fs::read_to_string(dir.join("admin-token"))
+                .ok()
+                .map(|t| t.trim().to_string())
+        })
+        .ok_or_else(|| anyhow::anyhow!("no admin token (give --token)"))
 }

@@ -5,9 +5,11 @@
 //! issuing, with the unified API's example documents.
 
 pub mod auth;
+pub mod backup;
 pub mod cli;
 pub mod companies;
 pub mod credentials;
+pub mod data;
 pub mod keys;
 pub mod operator;
 pub mod test_set;
@@ -37,6 +39,9 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(keys::list)
             .service(keys::revoke)
             .service(test_set::start)
-            .service(test_set::progress),
+            .service(test_set::progress)
+            .service(backup::take)
+            .service(backup::hold)
+            .service(backup::confirm),
     );
 }

@@ -80,6 +80,7 @@ impl From<StoreError> for IssueError {
             StoreError::RangeExhausted { .. } => {
                 IssueError::invalid("resolucion", "the numbering range is exhausted")
             }
+            held @ StoreError::NumberingHeld { .. } => IssueError::InvalidState(held.to_string()),
             other => IssueError::Store(other),
         }
     }

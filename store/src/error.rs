@@ -23,6 +23,9 @@ pub enum StoreError {
     LimitReached { limit: u64 },
     #[error("numbering range exhausted for resolution {resolution_id}")]
     RangeExhausted { resolution_id: u64 },
+    /// A restored store's numbering, not confirmed yet (`Backup`).
+    #[error("numbering {resolution_id} is held since a restore: confirm its next number (emisor admin numbering confirm)")]
+    NumberingHeld { resolution_id: u64 },
     #[error("could not make the write durable: {0}")]
     Durability(String),
     #[error("file system: {0}")]

@@ -7,6 +7,7 @@ mod support;
 mod admin;
 mod async_flow;
 mod auth;
+mod backup;
 mod clean_close;
 mod clientes;
 mod config;

@@ -24,8 +24,8 @@ use crate::engine::sled::SledStore;
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
 use crate::traits::{
-    ApiKeyStore, CompanyStore, CredentialStore, CustomerStore, DocumentStore, EventStore, JobStore,
-    MailStore, SettingsStore, Store, StoreHealth,
+    ApiKeyStore, Backup, CompanyStore, CredentialStore, CustomerStore, DocumentStore, EventStore,
+    JobStore, MailStore, SettingsStore, Store, StoreHealth,
 };
 
 /// Everything the store holds for issuing one document type of a company,
@@ -146,6 +146,25 @@ impl AsyncStore {
         f: impl FnOnce(&dyn Store) -> T + Send + 'static,
     ) -> StoreResult<T> {
         self.off_thread(move |s| Ok(f(s))).await
+    }
+
+    /// Runs `f` on a thread of its own, with the store and its backup
+    /// side: a backup or a restore's confirmation, which may take long and
+    /// must not hold one of the store's threads meanwhile.
+    pub async fn on_own_thread<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&dyn Store, &dyn Backup) -> T + Send + 'static,
+    ) -> StoreResult<T> {
+        let store = self.store.clone();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        std::thread::Builder::new()
+            .name("store-backup".into())
+            .spawn(move || {
+                let _ = tx.send(f(&store, &store));
+            })
+            .map_err(|e| StoreError::Durability(format!("starting a store thread: {e}")))?;
+        rx.await
+            .map_err(|_| StoreError::Durability("the store thread stopped".into()))
     }
 
     // Companies and credentials.

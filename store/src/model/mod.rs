@@ -704,6 +704,54 @@ pub struct CheckpointCopy {
     /// Bytes of the files beside the engine (document files, payloads)
     /// copied.
     pub file_bytes: u64,
+    /// How long issuing was held for the point (phase one and the group
+    /// commits).
+    pub paused: std::time::Duration,
+    /// The newest document id in the copy (its last committed document).
+    pub last_document_id: Option<u64>,
+}
+
+/// A file beside the engine as of a checkpoint's point: an append-only
+/// log, whose first `len` bytes belong to the copy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogFile {
+    /// Its directory in a data dir (`files`, `payloads`).
+    pub dir: &'static str,
+    pub name: std::ffi::OsString,
+    /// Where it is in the store.
+    pub source: std::path::PathBuf,
+    pub len: u64,
+}
+
+/// A restored store's numberings held until the operator confirms each
+/// one's next number (`Backup::confirm_numbering`): the original may have
+/// given numbers after the backup's point.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct NumberingHold {
+    pub since: DateTime<Utc>,
+    /// Every numbering at the hold (a resolution added later is not held).
+    pub held: Vec<HeldNumbering>,
+    pub confirmed: Vec<ConfirmedNumbering>,
+}
+
+/// A numbering a [`NumberingHold`] holds, with the next number the restored
+/// store would give.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct HeldNumbering {
+    pub company_id: CompanyId,
+    pub resolution_id: u64,
+    pub prefix: String,
+    pub next: u64,
+}
+
+/// One numbering released from a [`NumberingHold`], with the number it
+/// goes on from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct ConfirmedNumbering {
+    pub company_id: CompanyId,
+    pub resolution_id: u64,
+    pub next: u64,
+    pub at: DateTime<Utc>,
 }
 
 /// History entry of a document or company (who, when, what).

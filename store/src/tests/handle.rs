@@ -27,7 +27,7 @@ fn a_store_opened_through_the_handle_keeps_what_its_traits_wrote() {
     assert_eq!(handle.shared().companies().unwrap().len(), 1);
     let copy = handle
         .backup()
-        .checkpoint_to(&dir.path().join("copy"))
+        .checkpoint_to(&dir.path().join("copy"), &mut || {})
         .unwrap();
     assert!(copy.entries > 0, "{copy:?}");
     handle.close().unwrap();

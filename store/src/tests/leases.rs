@@ -58,14 +58,14 @@ fn a_checkpoint_copy_opens_as_a_store_with_what_was_written_before_it() {
     store.put_setting("k", "v").unwrap();
     store.claim_job(1, "a", 0, 10).unwrap().unwrap();
     let to = dir.path().join("copy");
-    let copy = store.checkpoint_to(&to).unwrap();
+    let copy = store.checkpoint_to(&to, &mut || {}).unwrap();
     assert!(copy.collections > 3, "{copy:?}");
     assert!(copy.entries >= 3, "{copy:?}");
     // Written after the point: not in the copy.
     store.put_setting("k", "after").unwrap();
     let again = tempfile::tempdir().unwrap();
     assert!(
-        store.checkpoint_to(again.path()).is_err(),
+        store.checkpoint_to(again.path(), &mut || {}).is_err(),
         "the target exists"
     );
     drop(store);
@@ -97,4 +97,71 @@ async fn a_paused_flusher_holds_a_commit_until_the_pause_goes() {
     drop(pause);
     committed.await.unwrap();
     assert!(store.meta.get("paused-write").unwrap().is_some());
+}
+
+/// Group commits go on while the trees are copied: the copy holds exactly
+/// what the store held at the point, changes made during the copy included
+/// and none made after it.
+#[tokio::test]
+async fn a_checkpoint_taken_while_commits_go_on_holds_exactly_the_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path());
+    for i in 0u32..5_000 {
+        store
+            .meta
+            .insert(format!("k{i:06}"), &i.to_be_bytes())
+            .unwrap();
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (writer, stopped) = (store.clone(), stop.clone());
+    let writing = tokio::spawn(async move {
+        let mut n = 0u32;
+        while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+            let w = writer.clone();
+            writer
+                .flusher
+                .commit(move || {
+                    // A change, a removal and a new key each round.
+                    w.meta
+                        .insert(format!("k{:06}", n % 5_000), &(n + 1).to_be_bytes())?;
+                    w.meta.remove(format!("k{:06}", (n * 7) % 5_000))?;
+                    w.meta.insert(format!("new{n:08}"), &n.to_be_bytes())?;
+                    Ok(())
+                })
+                .await
+                .unwrap();
+            n += 1;
+        }
+        n
+    });
+    tokio::task::yield_now().await;
+    let (source, to) = (store.clone(), dir.path().join("copy"));
+    let (copy, at_point) = tokio::task::spawn_blocking(move || {
+        let mut seen = Vec::new();
+        let copy = source
+            .checkpoint_to(&to, &mut || {
+                seen = source.meta.iter().map(|kv| kv.unwrap()).collect();
+            })
+            .unwrap();
+        (copy, seen)
+    })
+    .await
+    .unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let rounds = writing.await.unwrap();
+    assert!(rounds > 0);
+    assert!(copy.paused < std::time::Duration::from_secs(5), "{copy:?}");
+    drop(store);
+    let copied = sled::open(dir.path().join("copy").join("sled")).unwrap();
+    let meta: Vec<_> = copied
+        .open_tree(crate::trees::META)
+        .unwrap()
+        .iter()
+        .map(|kv| kv.unwrap())
+        .collect();
+    assert_eq!(meta.len(), at_point.len(), "rounds {rounds}");
+    assert!(
+        meta == at_point,
+        "the copy differs from the store at the point"
+    );
 }

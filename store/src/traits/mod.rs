@@ -305,14 +305,42 @@ pub trait JobLeases {
     fn job_lease(&self, job: u64) -> StoreResult<Option<JobLease>>;
 }
 
-/// What a backup needs of an engine: a consistent point to copy from.
+/// What a backup and a restore need of an engine: a consistent point to
+/// copy from, and a restored store's numberings held until confirmed.
 pub trait Backup {
     /// Holds the group commits (documents' phase two, their jobs) between
     /// batches until the guard is dropped.
     fn pause_flusher(&self) -> FlusherPause;
     /// Copies the store into `to` (a directory that does not exist yet) as
-    /// of one point: the flusher paused and everything before it durable,
-    /// the engine's collections copied, then the files beside it (so every
-    /// record copied finds its files). The copy opens as a store of its own.
-    fn checkpoint_to(&self, to: &std::path::Path) -> StoreResult<CheckpointCopy>;
+    /// of one point: phase one held, the flusher paused and everything
+    /// before it durable, the engine's collections copied, then the files
+    /// beside it up to their length at the point (so every record copied
+    /// finds its files). `at_point` runs while the point holds (counts read
+    /// there match the copy). The copy opens as a store of its own.
+    fn checkpoint_to(
+        &self,
+        to: &std::path::Path,
+        at_point: &mut dyn FnMut(),
+    ) -> StoreResult<CheckpointCopy>;
+    /// [`checkpoint_to`](Self::checkpoint_to) without the files beside the
+    /// engine: what it would copy, each with its length at the point, for
+    /// the caller to copy (an incremental backup copies only what grew).
+    fn checkpoint_trees_to(
+        &self,
+        to: &std::path::Path,
+        at_point: &mut dyn FnMut(),
+    ) -> StoreResult<(CheckpointCopy, Vec<LogFile>)>;
+    /// Holds every numbering that exists now: no document takes a number
+    /// from it until [`confirm_numbering`](Self::confirm_numbering).
+    fn hold_numberings(&self) -> StoreResult<NumberingHold>;
+    fn numbering_hold(&self) -> StoreResult<Option<NumberingHold>>;
+    /// Releases one held numbering, going on from `next` (at least the
+    /// store's own next number; `None`: the store's, nothing was issued
+    /// since the backup).
+    fn confirm_numbering(
+        &self,
+        company: CompanyId,
+        resolution_id: u64,
+        next: Option<u64>,
+    ) -> StoreResult<ConfirmedNumbering>;
 }

@@ -206,6 +206,7 @@ impl SledStore {
                 return Err(StoreError::DuplicateReference { id: existing });
             }
         }
+        self.check_numbering_hold(new.company_id, resolution.id)?;
         let (used, _) = self.derived.usage(ukey)?;
         if let Some(limit) = new.monthly_limit {
             if used >= limit {

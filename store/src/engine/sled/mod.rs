@@ -87,6 +87,8 @@ pub struct Stores {
     /// Serializes customer writes, and holds the customers last written or
     /// read by them ([`RecentCustomers`]).
     customer_writes: Arc<Mutex<RecentCustomers>>,
+    /// A restored store's numbering hold (`backup.rs`), read by phase one.
+    pub(crate) numbering_hold: Arc<RwLock<Option<NumberingHold>>>,
     /// Marks the store closed cleanly when the last handle goes (held for
     /// its `Drop`).
     #[cfg_attr(not(test), allow(dead_code))]
@@ -562,6 +564,7 @@ impl SledStore {
             closer,
             numbering: Default::default(),
             customer_writes: Default::default(),
+            numbering_hold: Arc::new(RwLock::new(backup::load_hold(&meta)?)),
             companies_cache: Default::default(),
             software_cache: Default::default(),
             resolutions_cache: Default::default(),

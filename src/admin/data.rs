@@ -1,0 +1,177 @@
+//! The data commands of `emisor admin` (decisions.md, "Data commands"):
+//! `backup`, `verify`, `restore` and a restored data dir's `numbering`.
+//!
+//! `backup` finds a running server by `<data-dir>/listening`: when the
+//! address there answers `GET /healthz`, the backup is taken by the server
+//! (`POST /admin/backup`, the destination under its `[backup] dir`);
+//! otherwise the data dir is opened here, which fails clearly if a server
+//! holds it without answering.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context;
+use base64::engine::general_purpose::STANDARD as B64;
+use base64::Engine;
+use emisor_store::MasterKey;
+use serde::Serialize;
+
+use super::backup::{confirmed_next, BackupView};
+use super::cli::{admin_token, listening_url, NumberingCommand};
+use crate::backup::{self, restore, verify};
+use crate::config::Settings;
+use crate::security::master_key::open_store;
+
+fn print<T: Serialize>(value: &T) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(value)?);
+    Ok(())
+}
+
+pub fn backup(
+    settings: &Settings,
+    to: &Path,
+    server: Option<String>,
+    token: Option<String>,
+) -> anyhow::Result<()> {
+    let url = match server {
+        Some(url) => Some(url),
+        None => listening_url(settings.data_dir())
+            .ok()
+            .filter(|url| answers(url)),
+    };
+    if let Some(url) = url {
+        let token = admin_token(settings, token)?;
+        return backup_through(&url, &token, to);
+    }
+    let opened = open_store(settings)?;
+    for notice in &opened.notices {
+        eprintln!("{notice}");
+    }
+    let handle = opened.store;
+    let taken = backup::take(handle.store(), handle.backup(), to);
+    handle.close()?;
+    let manifest = taken?;
+    print(&BackupView::new(to.display().to_string(), &manifest))
+}
+
+/// Whether a server answers `GET /healthz` at `url`.
+fn answers(url: &str) -> bool {
+    actix_web::rt::System::new().block_on(async {
+        awc::Client::builder()
+            .timeout(Duration::from_secs(3))
+            .finish()
+            .get(format!("{url}/healthz"))
+            .send()
+            .await
+            .is_ok_and(|r| r.status().is_success())
+    })
+}
+
+fn backup_through(url: &str, token: &str, to: &Path) -> anyhow::Result<()> {
+    let destino = std::path::absolute(to)
+        .with_context(|| format!("resolving {}", to.display()))?
+        .display()
+        .to_string();
+    actix_web::rt::System::new().block_on(async move {
+        let path = format!("{url}/admin/backup");
+        let mut res = awc::Client::builder()
+            .timeout(Duration::from_secs(24 * 3600))
+            .finish()
+            .post(&path)
+            .bearer_auth(token)
+            .send_json(&serde_json::json!({ "destino": destino }))
+            .await
+            .map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
+        let body: serde_json::Value = res
+            .json()
+            .limit(1 << 20)
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        if !res.status().is_success() {
+            let detail = body["error"]["details"][0]["message"]
+                .as_str()
+                .map(|d| format!(": {d}"))
+                .unwrap_or_default();
+            anyhow::bail!(
+                "the server refused the backup: {}{detail}",
+                body["message"].as_str().unwrap_or("no message")
+            );
+        }
+        print(&body["data"])
+    })
+}
+
+pub fn verify(from: &Path, key: Option<&Path>) -> anyhow::Result<()> {
+    let key = key.map(read_key).transpose()?;
+    let report = verify::verify(from, key)?;
+    print(&report)?;
+    if !report.problems.is_empty() {
+        anyhow::bail!(
+            "the backup in {} has {} problems",
+            from.display(),
+            report.problems.len()
+        );
+    }
+    Ok(())
+}
+
+/// A master key file: 32 raw bytes, or their base64.
+fn read_key(file: &Path) -> anyhow::Result<MasterKey> {
+    let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+    let raw = if bytes.len() == 32 {
+        bytes
+    } else {
+        B64.decode(String::from_utf8_lossy(&bytes).trim())
+            .with_context(|| format!("{} is neither 32 bytes nor their base64", file.display()))?
+    };
+    Ok(MasterKey::from_bytes(&raw)?)
+}
+
+pub fn restore(settings: &Settings, from: &Path, data_dir: &Path) -> anyhow::Result<()> {
+    let (manifest, bytes) = restore::copy_in(from, data_dir)?;
+    let mut settings = settings.clone();
+    settings.store.data_dir = PathBuf::from(data_dir);
+    let held = open_store(&settings).and_then(|opened| {
+        for notice in &opened.notices {
+            eprintln!("{notice}");
+        }
+        let handle = opened.store;
+        let held = restore::hold(handle.store(), handle.backup(), &manifest, bytes);
+        handle.close()?;
+        Ok(held?)
+    });
+    match held {
+        Ok(restored) => print(&restored),
+        Err(e) => {
+            // A copy that never got its hold must not be started.
+            let _ = std::fs::remove_dir_all(data_dir);
+            Err(e.context(format!(
+                "restoring into {} (nothing was left there)",
+                data_dir.display()
+            )))
+        }
+    }
+}
+
+pub fn numbering(settings: &Settings, command: NumberingCommand) -> anyhow::Result<()> {
+    let opened = open_store(settings)?;
+    let handle = opened.store;
+    let out = match command {
+        NumberingCommand::Hold => serde_json::to_value(handle.backup().numbering_hold()?)?,
+        NumberingCommand::Confirm {
+            company,
+            resolution,
+            siguiente,
+            nada_emitido,
+        } => {
+            let next = confirmed_next(siguiente, nada_emitido).map_err(anyhow::Error::msg)?;
+            serde_json::to_value(
+                handle
+                    .backup()
+                    .confirm_numbering(company, resolution, next)?,
+            )?
+        }
+    };
+    handle.close()?;
+    print(&out)
+}
