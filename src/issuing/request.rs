@@ -12,6 +12,7 @@ use chrono::NaiveDate;
 use emisor_store::CustomerInput;
 
 use super::error::{FieldError, IssueError, IssueResult};
+use super::reference::Reference;
 use crate::engine::codes::CodeScheme;
 use crate::engine::model::{Document, DocumentKind};
 use crate::engine::totals::Totals;
@@ -82,6 +83,10 @@ pub struct DocumentRequest {
     pub transmit: bool,
     pub asynchronous: bool,
     pub external_reference: Option<String>,
+    /// A note's original as the caller named it, which issuing looks up
+    /// and writes as the document's billing reference
+    /// ([`super::reference`]).
+    pub reference: Option<Reference>,
     pub fields: Arc<dyn CallerFields>,
     /// The family's list keys (`proveedor`, `id_caja`, `id_cajero`,
     /// `tipo`, …), stored with the document and indexed for its lists.
@@ -166,15 +171,9 @@ pub struct ReferencedDocument {
 /// documents issuing builds again on its own (a half-built one after a
 /// crash, a resend).
 pub trait Translator: Send + Sync {
-    /// The document a stored request refers to (a note's original).
-    fn referenced_id(&self, request: &[u8]) -> IssueResult<Option<u64>>;
-
-    /// The stored request as a domain request.
-    fn translate(
-        &self,
-        request: &[u8],
-        reference: Option<&ReferencedDocument>,
-    ) -> IssueResult<DocumentRequest>;
+    /// The stored request as a domain request (a note's original named,
+    /// not looked up).
+    fn translate(&self, request: &[u8]) -> IssueResult<DocumentRequest>;
 }
 
 /// The payroll API's translation of its stored requests: a payroll is

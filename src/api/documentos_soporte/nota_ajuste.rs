@@ -15,8 +15,9 @@ use crate::http::envelope;
 use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::http::json::{parse, parse_value, Json};
 use crate::http::state::AppState;
-use crate::issuing::issue::{referenced_document, submit};
+use crate::issuing::issue::submit;
 use crate::issuing::kind::invoicing_kind;
+use crate::issuing::reference::refuse;
 use crate::issuing::request::Api;
 use crate::issuing::stored;
 
@@ -87,8 +88,10 @@ pub async fn nota_ajuste(
         referencia_externa: req.referencia_externa,
     };
     let canonical = serde_json::to_vec(&stored).map_err(|e| ApiError::Internal(e.to_string()))?;
-    let reference = referenced_document(&state.issuing, ctx.owner(), Some(id)).await?;
-    let translated = adjustment(&stored, reference.as_ref())?;
+    let translated = match adjustment(&stored)? {
+        Ok(translated) => translated,
+        Err(refused) => return Err(refuse(&state.issuing, ctx.owner(), refused).await.into()),
+    };
     let issued = submit(&state.issuing, ctx.caller(), translated.request, canonical).await?;
     Ok(answer(issued, &translated.amounts, Some(id)))
 }

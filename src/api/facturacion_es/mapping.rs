@@ -8,12 +8,13 @@ use emisor_store::CustomerInput;
 use rust_decimal::Decimal;
 
 use super::model::{DeclaredTax, Extras, Parsed, FINAL_CONSUMER_EMAIL};
-use super::names::Names;
+use super::names::{spanish_message, Names};
 use crate::api::invoice_request::mapping::to_document;
 use crate::engine::model::{Document, DocumentKind, Party, TaxRate};
 use crate::engine::totals::Totals;
-use crate::http::error::{ApiError, FieldError};
-use crate::issuing::request::{Api, CallerFields, DocumentRequest, ReferencedDocument};
+use crate::http::error::FieldError;
+use crate::issuing::reference::Refused;
+use crate::issuing::request::{Api, CallerFields, DocumentRequest};
 
 /// The answer's totals (spec 2.9, decisions.md §5 "Spanish-named totals").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,12 +167,9 @@ fn computed_tax(d: &DeclaredTax, totals: &Totals) -> (Decimal, Decimal) {
     }
 }
 
-/// The domain request of a read body; `reference` is the original of a
-/// note (`None` when not found).
-pub fn to_request(
-    parsed: Parsed,
-    reference: Option<&ReferencedDocument>,
-) -> Result<DocumentRequest, ApiError> {
+/// The domain request of a read body, or its refusal (a note's original
+/// still to be checked by issuing), named and worded for this caller.
+pub fn to_request(parsed: Parsed) -> Result<DocumentRequest, Refused> {
     let Parsed {
         kind,
         request,
@@ -179,12 +177,25 @@ pub fn to_request(
         names,
         ..
     } = parsed;
-    let mapped = to_document(&request, reference).map_err(|e| names.translate(e))?;
+    let mapped = to_document(&request).map_err(|refused| {
+        let refused = refused.renamed(|f| names.spanish(f));
+        Refused {
+            details: refused
+                .details
+                .into_iter()
+                .map(|d| FieldError::new(d.field, spanish_message(&d.message)))
+                .collect(),
+            ..refused
+        }
+    })?;
     let unified = mapped.fields.clone();
     // The unified API's own domain request, with this API's name, fields
     // and additions: whatever the unified translation fills, this one does.
     let mut out = mapped.into_request();
     out.api = Api::Spanish;
+    if let Some(r) = out.reference.as_mut() {
+        r.field = names.spanish(&r.field);
+    }
     if kind == DocumentKind::Pos && request.customer.email == FINAL_CONSUMER_EMAIL {
         out.document.counterparty = Party::final_consumer();
         out.customer = CustomerInput {
@@ -232,7 +243,7 @@ mod tests {
     use crate::api::facturacion_es::model::{read, Route};
 
     fn request(route: Route, body: serde_json::Value) -> DocumentRequest {
-        to_request(read(&body, route, None).unwrap(), None).unwrap()
+        to_request(read(&body, route, None).unwrap()).unwrap()
     }
 
     #[test]
