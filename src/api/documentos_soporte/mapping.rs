@@ -3,7 +3,6 @@
 //! set of checks. The refusals name this API's fields.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
@@ -244,13 +243,9 @@ fn finish(
     list_keys.insert("subtotal".into(), money(amounts.subtotal));
     list_keys.insert("total_retenciones".into(), money(amounts.withholdings));
     list_keys.insert("total_neto".into(), money(amounts.total()));
-    let mut request = mapped.into_request();
+    let mut request = translate::renamed_request(mapped.into_request(), RENAMES);
     request.api = Api::Support;
     request.list_keys = list_keys;
-    request.fields = Arc::new(translate::RenamedFields {
-        inner: request.fields.clone(),
-        renames: RENAMES,
-    });
     Ok(Ok(Translated { request, amounts }))
 }
 

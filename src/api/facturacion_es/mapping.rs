@@ -7,12 +7,13 @@ use std::sync::Arc;
 use emisor_store::CustomerInput;
 use rust_decimal::Decimal;
 
-use super::model::{DeclaredTax, Extras, Parsed, FINAL_CONSUMER_EMAIL};
+use super::model::{Extras, Parsed, FINAL_CONSUMER_EMAIL};
 use super::names::{spanish_message, Names};
 use crate::api::invoice_request::mapping::to_document;
-use crate::engine::model::{Document, DocumentKind, Party, TaxRate};
+use crate::engine::model::{DocumentKind, Party};
 use crate::engine::totals::Totals;
 use crate::http::error::FieldError;
+use crate::issuing::declared::{Computed, Declared, Part, Wording, PESO};
 use crate::issuing::reference::Refused;
 use crate::issuing::request::{Api, CallerFields, DocumentRequest};
 
@@ -50,121 +51,94 @@ impl AnswerTotals {
     }
 }
 
-/// Declared values are within a peso of ours (decisions.md §5).
-const PESO: Decimal = Decimal::ONE;
-
-/// How this caller named the engine's fields, and what it declared.
+/// How this caller named the engine's fields.
 #[derive(Debug)]
 struct SpanishFields {
     /// Engine → unified paths (the shared mapping's field map).
     unified: crate::api::invoice_request::mapping::FieldMap,
     names: Names,
-    kind: DocumentKind,
-    extras: Extras,
 }
 
 impl CallerFields for SpanishFields {
     fn field(&self, engine_field: &str) -> String {
         self.names.spanish(&self.unified.api_field(engine_field))
     }
-
-    fn check_declared(&self, _document: &Document, totals: &Totals) -> Result<(), Vec<FieldError>> {
-        let errors = declared_errors(self.kind, &self.extras, totals);
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(errors)
-        }
-    }
 }
 
-fn differs(declared: Decimal, computed: Decimal) -> bool {
-    declared
-        .checked_sub(computed)
-        .is_none_or(|d| d.abs() > PESO)
-}
-
-fn mismatch(
-    errors: &mut Vec<FieldError>,
-    field: String,
-    declared: Option<Decimal>,
-    computed: Decimal,
-) {
-    if let Some(d) = declared {
-        if differs(d, computed) {
-            errors.push(FieldError::new(
+/// `totales`, global `impuestos` and the `base`/`valor` of line taxes, as
+/// amounts to compare within a peso (decisions.md §5) with the answer's
+/// totals ([`AnswerTotals`]) and the computed taxes: a line's tax, or the
+/// document's group of that code (and rate, when given).
+fn declared_list(kind: DocumentKind, extras: &Extras) -> Vec<Declared> {
+    let mut out = Vec::new();
+    let mut push = |field: String, amount: Option<Decimal>, computed: Computed| {
+        if let Some(amount) = amount {
+            out.push(Declared {
                 field,
-                format!("declarado {d} pero calculado {computed} (diferencia mayor a 1 peso)"),
-            ));
+                amount,
+                computed,
+                tolerance: PESO,
+                wording: Wording::Spanish,
+            });
         }
-    }
-}
-
-/// `totales`, global `impuestos` and the `base`/`valor` of line taxes
-/// against the computed amounts.
-fn declared_errors(kind: DocumentKind, extras: &Extras, totals: &Totals) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    let ours = AnswerTotals::of(kind, totals);
+    };
     let t = &extras.totals;
-    mismatch(
-        &mut errors,
+    let total = match kind {
+        DocumentKind::SupportDocument | DocumentKind::SupportAdjustment => {
+            Computed::NetOfWithholdings
+        }
+        _ => Computed::BeforePrepaid,
+    };
+    push(
         "totales.subtotal".into(),
         t.subtotal,
-        ours.subtotal,
+        Computed::LineExtension,
     );
-    mismatch(
-        &mut errors,
+    push(
         "totales.total_impuestos".into(),
         t.total_impuestos,
-        ours.taxes,
+        Computed::TaxTotal,
     );
-    mismatch(
-        &mut errors,
+    push(
         "totales.total_retenciones".into(),
         t.total_retenciones,
-        ours.withholdings,
+        Computed::WithholdingTotal,
     );
-    mismatch(&mut errors, "totales.total".into(), t.total, ours.total);
+    push("totales.total".into(), t.total, total);
     for d in &extras.taxes {
-        let (base, amount) = computed_tax(d, totals);
-        mismatch(&mut errors, format!("{}.base", d.path), d.base, base);
-        mismatch(&mut errors, format!("{}.valor", d.path), d.amount, amount);
+        let computed = |part| match d.line {
+            Some((line, withholding, at)) => Computed::LineTax {
+                line,
+                withholding,
+                at,
+                part,
+            },
+            None => {
+                let code = d.code.clone();
+                let withholding = matches!(d.code.as_str(), "05" | "06" | "07");
+                match d.percent {
+                    None => Computed::Group {
+                        code,
+                        withholding,
+                        part,
+                    },
+                    Some(percent) => Computed::AtPercent {
+                        code,
+                        withholding,
+                        percent,
+                        part,
+                    },
+                }
+            }
+        };
+        push(format!("{}.base", d.path), d.base, computed(Part::Taxable));
+        push(
+            format!("{}.valor", d.path),
+            d.amount,
+            computed(Part::Amount),
+        );
     }
-    errors
-}
-
-/// The computed base and amount a declared tax is about: a line's tax, or
-/// the document's group of that code (and rate, when given).
-fn computed_tax(d: &DeclaredTax, totals: &Totals) -> (Decimal, Decimal) {
-    let withholding = matches!(d.code.as_str(), "05" | "06" | "07");
-    if let Some((line, w, at)) = d.line {
-        let tax = totals
-            .lines
-            .get(line)
-            .and_then(|l| if w { &l.withholdings } else { &l.taxes }.get(at));
-        return tax.map(|t| (t.taxable, t.amount)).unwrap_or_default();
-    }
-    let groups = if withholding {
-        &totals.withholdings
-    } else {
-        &totals.taxes
-    };
-    let Some(group) = groups.iter().find(|g| g.code == d.code) else {
-        return (Decimal::ZERO, Decimal::ZERO);
-    };
-    match d.percent {
-        None => (
-            group.subtotals.iter().map(|s| s.taxable).sum(),
-            group.amount,
-        ),
-        Some(pc) => group
-            .subtotals
-            .iter()
-            .filter(|s| matches!(s.rate, TaxRate::Percent(r) if r.normalize() == pc.normalize()))
-            .fold((Decimal::ZERO, Decimal::ZERO), |(b, a), s| {
-                (b + s.taxable, a + s.amount)
-            }),
-    }
+    out
 }
 
 /// The domain request of a read body, or its refusal (a note's original
@@ -227,12 +201,8 @@ pub fn to_request(parsed: Parsed) -> Result<DocumentRequest, Refused> {
         }
         _ => {}
     }
-    out.fields = Arc::new(SpanishFields {
-        unified,
-        names,
-        kind,
-        extras,
-    });
+    out.declared = declared_list(kind, &extras);
+    out.fields = Arc::new(SpanishFields { unified, names });
     Ok(out)
 }
 

@@ -7,12 +7,10 @@ use std::sync::Arc;
 
 use super::mapping::{to_document, MappedDocument};
 use super::request::FacturacionRequest;
-use crate::engine::model::Document;
-use crate::engine::totals::Totals;
 use crate::http::error::{ApiError, FieldError};
 use crate::http::json::parse_value;
 use crate::issuing::reference::{Pending, Reference, Refused};
-use crate::issuing::request::CallerFields;
+use crate::issuing::request::{CallerFields, DocumentRequest};
 
 /// How a family names the unified request's fields: `(unified, own)`
 /// substrings, replaced in order (longest first where one contains another).
@@ -41,7 +39,8 @@ pub fn renamed_error(renames: Renames, e: ApiError) -> ApiError {
     }
 }
 
-/// The unified caller fields, renamed to the family's.
+/// The unified caller fields, renamed to the family's (the declared
+/// amounts' too: [`renamed_request`]).
 #[derive(Debug)]
 pub struct RenamedFields {
     pub inner: Arc<dyn CallerFields>,
@@ -52,14 +51,18 @@ impl CallerFields for RenamedFields {
     fn field(&self, engine_field: &str) -> String {
         rename(self.renames, &self.inner.field(engine_field))
     }
+}
 
-    fn check_declared(&self, document: &Document, totals: &Totals) -> Result<(), Vec<FieldError>> {
-        self.inner.check_declared(document, totals).map_err(|v| {
-            v.into_iter()
-                .map(|d| FieldError::new(rename(self.renames, &d.field), d.message))
-                .collect()
-        })
+/// A unified domain request whose refusals name the family's fields.
+pub fn renamed_request(mut request: DocumentRequest, renames: Renames) -> DocumentRequest {
+    for d in &mut request.declared {
+        d.field = rename(renames, &d.field);
     }
+    request.fields = Arc::new(RenamedFields {
+        inner: request.fields.clone(),
+        renames,
+    });
+    request
 }
 
 /// The family's body written as a unified request, mapped by the unified

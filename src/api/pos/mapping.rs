@@ -5,7 +5,6 @@
 //! this API's fields.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
@@ -217,13 +216,9 @@ fn into_request(
             keys.insert("impuestos_detalle".into(), detail.join(";"));
         }
     }
-    let mut request = mapped.into_request();
+    let mut request = translate::renamed_request(mapped.into_request(), RENAMES);
     request.api = Api::Pos;
     request.list_keys = keys;
-    request.fields = Arc::new(translate::RenamedFields {
-        inner: request.fields.clone(),
-        renames: RENAMES,
-    });
     request
 }
 

@@ -45,10 +45,11 @@ use crate::engine::model::{
     Address, DeclaredTotals, Document, DocumentKind, ExchangeRate, HealthInfo, NoteConcept,
     OrganizationType, PaperReference, Party, Payment, PointOfSale, TaxRate, TaxSchemeRef,
 };
-use crate::engine::totals::{self, Totals, TotalsError, TOLERANCE};
+use crate::engine::totals::Totals;
 use crate::engine::ubl::sector::{code_name, COVERAGES, PAYMENT_MODALITIES};
 use crate::engine::validate::{text_problem, ValidationError, MAX_AMOUNT};
 use crate::http::error::{ApiError, FieldError};
+use crate::issuing::declared::{differences, Computed, Declared, Part, Wording, CENT};
 use crate::issuing::reference::{Pending, Reference, Refused};
 use crate::issuing::request::{cap, named, Api, CallerFields, DocumentRequest};
 
@@ -106,12 +107,16 @@ impl MappedDocument {
         ApiError::validation_list(named(errors, |f| self.api_field(f)))
     }
 
-    /// Compares everything the caller declared — line amounts and taxes,
-    /// `legal_monetary_totals` (`engine::totals::check_declared`) and the
-    /// document `tax_totals` — with the computed totals, 0.01 tolerance.
+    /// Compares the document `tax_totals` the caller declared with the
+    /// computed totals, 0.01 tolerance (the engine's validation compares
+    /// the line amounts and `legal_monetary_totals`).
     pub fn check_declared(&self, totals: &Totals) -> Result<(), ApiError> {
-        declared_errors(&self.fields, &self.declared_taxes, &self.document, totals)
-            .map_err(|details| ApiError::validation_list(cap(details)))
+        let details = differences(&declared_list(&self.declared_taxes), totals);
+        if details.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::validation_list(cap(details)))
+        }
     }
 
     /// The domain request issuing takes.
@@ -125,111 +130,63 @@ impl MappedDocument {
             asynchronous: self.asynchronous,
             external_reference: self.external_reference,
             reference: self.reference,
+            declared: declared_list(&self.declared_taxes),
             list_keys: Default::default(),
             fields: Arc::new(UnifiedFields {
                 fields: self.fields,
-                declared_taxes: self.declared_taxes,
             }),
         }
     }
 }
 
-/// How the unified API names the engine's fields, and the document
-/// `tax_totals` it declared: its half of a [`DocumentRequest`].
+/// How the unified API names the engine's fields: its half of a
+/// [`DocumentRequest`].
 #[derive(Debug)]
 struct UnifiedFields {
     fields: FieldMap,
-    declared_taxes: Vec<DeclaredTax>,
 }
 
 impl CallerFields for UnifiedFields {
     fn field(&self, engine_field: &str) -> String {
         self.fields.api_field(engine_field)
     }
-
-    fn check_declared(&self, document: &Document, totals: &Totals) -> Result<(), Vec<FieldError>> {
-        declared_errors(&self.fields, &self.declared_taxes, document, totals)
-    }
 }
 
-/// The declared amounts that differ from the computed ones; the document
-/// `tax_totals` are checked here (the engine's `DeclaredTotals` has no
-/// place for them).
-fn declared_errors(
-    fields: &FieldMap,
-    declared_taxes: &[DeclaredTax],
-    document: &Document,
-    totals: &Totals,
-) -> Result<(), Vec<FieldError>> {
-    if let Err(e) = totals::check_declared(document, totals) {
-        return Err(vec![totals_error(fields, &e)]);
-    }
-    let mut errors = Vec::new();
+/// The document `tax_totals` as amounts to compare: a code with a rate
+/// with that rate's subtotal, a code alone with the whole code (zero when
+/// the lines carry no such tax); the taxable amount of a percentage only.
+fn declared_list(declared_taxes: &[DeclaredTax]) -> Vec<Declared> {
+    let mut out = Vec::new();
     for t in declared_taxes {
-        let groups = if codes::is_withholding(&t.code) {
-            &totals.withholdings
-        } else {
-            &totals.taxes
+        let withholding = codes::is_withholding(&t.code);
+        let computed = |part| match t.rate {
+            None => Computed::Group {
+                code: t.code.clone(),
+                withholding,
+                part,
+            },
+            Some(rate) => Computed::Subtotal {
+                code: t.code.clone(),
+                withholding,
+                rate,
+                part,
+            },
         };
-        let group = groups.iter().find(|g| g.code == t.code);
-        let (taxable, amount) = match (group, t.rate) {
-            (None, _) => (Decimal::ZERO, Decimal::ZERO),
-            (Some(g), None) => (Decimal::ZERO, g.amount),
-            (Some(g), Some(rate)) => g
-                .subtotals
-                .iter()
-                .find(|s| same_rate(s.rate, rate))
-                .map(|s| (s.taxable, s.amount))
-                .unwrap_or((Decimal::ZERO, Decimal::ZERO)),
+        let declared = |name: &str, amount, part| Declared {
+            field: format!("tax_totals[{}].{name}", t.index),
+            amount,
+            computed: computed(part),
+            tolerance: CENT,
+            wording: Wording::English,
         };
-        let f = |name: &str| format!("tax_totals[{}].{name}", t.index);
         if let Some(d) = t.amount {
-            mismatch(&mut errors, f("tax_amount"), d, amount);
+            out.push(declared("tax_amount", d, Part::Amount));
         }
         if let (Some(d), Some(TaxRate::Percent(_))) = (t.taxable, t.rate) {
-            mismatch(&mut errors, f("taxable_amount"), d, taxable);
+            out.push(declared("taxable_amount", d, Part::Taxable));
         }
     }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors)
-    }
-}
-
-/// A totals error, naming the request path.
-fn totals_error(fields: &FieldMap, e: &TotalsError) -> FieldError {
-    let field = fields.api_field(e.field());
-    match e {
-        TotalsError::Mismatch {
-            declared, computed, ..
-        } => FieldError::new(
-            field,
-            format!("declared {declared} but computed {computed}"),
-        ),
-        TotalsError::Overflow(_) => FieldError::new(field, "amounts are too large"),
-    }
-}
-
-fn same_rate(a: TaxRate, b: TaxRate) -> bool {
-    match (a, b) {
-        (TaxRate::Percent(x), TaxRate::Percent(y)) | (TaxRate::PerUnit(x), TaxRate::PerUnit(y)) => {
-            x.normalize() == y.normalize()
-        }
-        _ => false,
-    }
-}
-
-fn mismatch(errors: &mut Vec<FieldError>, field: String, declared: Decimal, computed: Decimal) {
-    if declared
-        .checked_sub(computed)
-        .is_none_or(|d| d.abs() > TOLERANCE)
-    {
-        errors.push(FieldError::new(
-            field,
-            format!("declared {declared} but computed {computed}"),
-        ));
-    }
+    out
 }
 
 /// Field errors being collected.
