@@ -7,10 +7,11 @@
 //! for other problems, the original's goes among them, at its place
 //! ([`Refused`]), so the caller hears of every problem in one answer.
 
-use emisor_store::{CompanyId, Environment};
+use emisor_store::{CompanyId, DocumentRecord, Environment};
 
 use super::error::{FieldError, IssueError, IssueResult};
-use super::request::{cap, DocumentRequest, ReferencedDocument};
+use super::request::{cap, Api, DocumentRequest, ReferencedDocument};
+use super::stored;
 use super::Issuing;
 use crate::engine::codes::CodeScheme;
 use crate::engine::model::{BillingReference, DocumentKind};
@@ -131,6 +132,21 @@ pub async fn original(
         issue_date: doc.issue_date,
         kind,
     }))
+}
+
+/// What the caller sent for `original` (its JSON, as hashed), when it came
+/// through `api`: an adjustment copies what it adjusts (the vendor or buyer,
+/// the lines) from it. `None` when it came through another API.
+pub async fn as_sent(
+    issuing: &Issuing,
+    original: &DocumentRecord,
+    api: Api,
+) -> IssueResult<Option<Vec<u8>>> {
+    if Api::from_tag(original.api.as_deref()) != Some(api) {
+        return Ok(None);
+    }
+    let request = issuing.store.document_request(original.id).await?;
+    Ok(request.map(|raw| stored::caller(&raw).to_vec()))
 }
 
 /// The billing reference of a `note` to `found`, the document `reference`

@@ -20,9 +20,8 @@ use crate::http::json::{parse, parse_value, Json};
 use crate::http::state::AppState;
 use crate::issuing::issue::submit;
 use crate::issuing::kind::invoicing_kind;
-use crate::issuing::reference::refuse;
+use crate::issuing::reference::{as_sent, refuse};
 use crate::issuing::request::Api;
-use crate::issuing::stored;
 
 #[utoipa::path(post, path = "/v1/api/pos/{id}/nota-ajuste", operation_id = "adjustPosReceipt", tag = "pos",
     security(("api_key" = [])),
@@ -50,14 +49,9 @@ pub async fn nota_ajuste(
             "an adjustment note adjusts a POS receipt (type 9)",
         ));
     }
-    let sent: Option<PosRequest> = match Api::from_tag(original.api.as_deref()) {
-        Some(Api::Pos) => state
-            .store
-            .document_request(id)
-            .await?
-            .and_then(|raw| parse(stored::caller(&raw)).ok()),
-        _ => None,
-    };
+    let sent: Option<PosRequest> = as_sent(&state.issuing, &original, Api::Pos)
+        .await?
+        .and_then(|raw| parse(&raw).ok());
     let Some(sent) = sent else {
         return Err(ApiError::validation(
             "id",
