@@ -414,7 +414,8 @@ pub fn to_document(req: &FacturacionRequest) -> Result<MappedDocument, Refused> 
     })
 }
 
-/// A refusal of one problem, before any original is named.
+/// The refusal of an unknown `id_tipo_documento`, before any original is
+/// named (`document_kind` refuses with a validation error only).
 fn refused(e: ApiError) -> Refused {
     let details = match e {
         ApiError::Validation { details, .. } => details,
