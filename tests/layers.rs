@@ -491,6 +491,32 @@ fn families_stand_on_the_floor() {
     assert!(bad.is_empty(), "{bad:#?}");
 }
 
+/// A note's original is issuing's to look up and check
+/// (`issuing::reference`): the API and the admin API hand it over named and
+/// never look it up, check it or fill it themselves.
+#[test]
+fn families_leave_a_notes_original_to_issuing() {
+    let forbidden: &[&[&str]] = &[
+        &["issuing", "reference", "original"],
+        &["issuing", "reference", "check"],
+        &["issuing", "reference", "resolve"],
+    ];
+    let mut bad = Vec::new();
+    for dir in ["api", "admin"] {
+        for (file, paths) in paths_by_file(&src(""), &src(dir)) {
+            for path in paths {
+                if forbidden
+                    .iter()
+                    .any(|f| path.starts_with(&f.iter().map(|s| s.to_string()).collect::<Vec<_>>()))
+                {
+                    bad.push(format!("{} names {}", file.display(), path.join("::")));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{bad:#?}");
+}
+
 /// The HTTP floor (with the state every handler reaches, `http/state.rs`),
 /// `ops` and the metrics import no family and nothing else above them.
 #[test]

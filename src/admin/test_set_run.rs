@@ -17,7 +17,8 @@ use crate::authority::port::{AuthorityRequest, AuthorityResponse};
 use crate::authority::StatusZip;
 use crate::http::error::{ApiError, ErrorCode};
 use crate::issuing::duplicates::Payload;
-use crate::issuing::issue::{issue, referenced_document, Caller, Issued};
+use crate::issuing::issue::{issue, Caller, Issued};
+use crate::issuing::reference::refuse;
 use crate::issuing::Issuing;
 
 /// How many documents of each kind the set sends.
@@ -204,13 +205,14 @@ async fn draft(
         Utc::now().timestamp_millis()
     ));
     let req: FacturacionRequest = crate::http::json::parse(body.to_string().as_bytes())?;
-    let reference = referenced_document(
-        issuing,
-        (company, Environment::Test),
-        req.id_documento_referencia,
-    )
-    .await?;
-    let mapped = to_document(&req, reference.as_ref())?.into_request();
+    let mapped = match to_document(&req) {
+        Ok(mapped) => mapped.into_request(),
+        Err(refused) => {
+            return Err(refuse(issuing, (company, Environment::Test), refused)
+                .await
+                .into())
+        }
+    };
     // The test set runs for the company, not for a user's key.
     let caller = Caller {
         company,

@@ -227,6 +227,40 @@ impl DocumentKind {
         )
     }
 
+    /// Whether a note of this kind may reference `original`: a credit or
+    /// debit note an invoice (sales, export or contingency), a support
+    /// adjustment a support document, a POS adjustment a POS receipt.
+    pub fn may_reference(self, original: DocumentKind) -> bool {
+        match self {
+            DocumentKind::CreditNote | DocumentKind::DebitNote => matches!(
+                original,
+                DocumentKind::Invoice
+                    | DocumentKind::ExportInvoice
+                    | DocumentKind::ContingencyT03
+                    | DocumentKind::ContingencyT04
+            ),
+            DocumentKind::SupportAdjustment => original == DocumentKind::SupportDocument,
+            DocumentKind::PosAdjustment => original == DocumentKind::Pos,
+            _ => true,
+        }
+    }
+
+    /// The kind as a refusal names it ("a credit note").
+    pub fn name(self) -> &'static str {
+        match self {
+            DocumentKind::Invoice => "a sales invoice",
+            DocumentKind::CreditNote => "a credit note",
+            DocumentKind::DebitNote => "a debit note",
+            DocumentKind::SupportDocument => "a support document",
+            DocumentKind::SupportAdjustment => "a support-document adjustment note",
+            DocumentKind::ExportInvoice => "an export invoice",
+            DocumentKind::ContingencyT03 => "a contingency T03 document",
+            DocumentKind::ContingencyT04 => "a contingency T04 document",
+            DocumentKind::Pos => "a POS receipt",
+            DocumentKind::PosAdjustment => "a POS adjustment note",
+        }
+    }
+
     /// Documents numbered under an authority resolution carry
     /// `sts:InvoiceControl`: every Invoice-rooted kind (FE, export,
     /// contingency, DS, POS); notes do not.

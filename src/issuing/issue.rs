@@ -22,13 +22,13 @@ use serde_json::json;
 use super::context::{colombia_now, issuer_context, setup_from, IssuerSetup};
 use super::duplicates::Payload;
 use super::error::{IssueError, IssueResult};
-use super::request::{DocumentRequest, ReferencedDocument};
+use super::reference::resolve;
+use super::request::DocumentRequest;
 use super::stored::{self, DomainRef};
 use super::transmit::new_job;
 use super::Issuing;
 use crate::authority::Transmission;
-use crate::engine::codes::CodeScheme;
-use crate::engine::model::{colombia_offset, DocumentKind, IssuerContext};
+use crate::engine::model::{colombia_offset, IssuerContext};
 use crate::engine::pipeline::IssuedDocument;
 use crate::engine::signing_key::SigningKey;
 use crate::engine::totals::Totals;
@@ -76,39 +76,6 @@ pub(crate) fn history(actor: &str, event: &str, to: u8, data: serde_json::Value)
         to_state: Some(to),
         data,
     }
-}
-
-/// The stored document a note refers to, if it is this company's in this
-/// environment (a test note never names a production invoice).
-pub async fn referenced_document(
-    issuing: &Issuing,
-    (company, environment): (emisor_store::CompanyId, Environment),
-    id: Option<u64>,
-) -> IssueResult<Option<ReferencedDocument>> {
-    let Some(id) = id else { return Ok(None) };
-    let Some(doc) = issuing.store.document(id).await? else {
-        return Ok(None);
-    };
-    if !doc.belongs_to(company, environment) {
-        return Ok(None);
-    }
-    let (Some(code), Some(scheme), Some(kind)) = (
-        doc.code.clone(),
-        doc.code_scheme
-            .as_deref()
-            .and_then(CodeScheme::from_scheme_name),
-        DocumentKind::from_code(doc.document_type),
-    ) else {
-        return Ok(None);
-    };
-    Ok(Some(ReferencedDocument {
-        id: doc.id,
-        number: doc.full_number(),
-        code,
-        scheme,
-        issue_date: doc.issue_date,
-        kind,
-    }))
 }
 
 /// The id of the document of `company` in `environment` whose current code
@@ -293,6 +260,10 @@ pub async fn submit(
     request: DocumentRequest,
     canonical: Vec<u8>,
 ) -> IssueResult<Issued> {
+    let mut request = request;
+    // A note's original is looked up before the claim: a request naming
+    // none that fits is refused as it would be alone.
+    resolve(issuing, (caller.company, caller.environment), &mut request).await?;
     let company = caller.company;
     let reference = request.external_reference.clone();
     let payload = Payload::new(canonical);
@@ -348,6 +319,7 @@ pub async fn issue(
         environment: env,
         ..
     } = caller;
+    resolve(issuing, (company, env), &mut mapped).await?;
     let store = issuing.store.clone();
     // Production: always synchronous (spec 8).
     let asynchronous = mapped.asynchronous && env == Environment::Test;

@@ -6,6 +6,8 @@
 //! * [`request`]: the domain requests every API translates into (a
 //!   document's, a payroll's) and the translators of stored requests.
 //! * [`error`]: why issuing refused or failed.
+//! * [`declared`]: what a caller declared, compared with what was computed.
+//! * [`reference`]: a note's original, looked up and checked.
 //! * [`context`]: the company's setup for a document type, as the engine needs it.
 //! * [`issue`]: validate → take the number → build → store (→ transmit).
 //! * [`kind`]: what a stored document is (an invoicing kind or a payroll),
@@ -35,6 +37,7 @@
 pub mod buyers;
 pub mod context;
 pub mod contingency;
+pub mod declared;
 pub mod duplicates;
 pub mod error;
 pub mod events;
@@ -46,6 +49,7 @@ pub mod kind;
 pub mod mail;
 pub mod payroll;
 pub mod rebuild;
+pub mod reference;
 pub mod request;
 pub mod resume;
 pub mod same_day;

@@ -13,11 +13,10 @@ use serde_json::json;
 
 use super::context::{colombia_now, issuer_context, load_setup, IssuerSetup};
 use super::error::{IssueError, IssueResult};
-use super::issue::{
-    apply_build, date_at, history, issued_at, referenced_document, signing_key, Issued,
-};
+use super::issue::{apply_build, date_at, history, issued_at, signing_key, Issued};
 use super::kind::StoredKind;
 use super::payroll;
+use super::reference::resolve;
 use super::request::{self, Api};
 use super::stored::{self, Domain, Stored};
 use super::transmit::new_job;
@@ -51,7 +50,7 @@ async fn build(
     match issuing.builds.build(input.into()).await {
         Ok(issued) => Ok(issued),
         Err(BuildError::Engine(EngineError::Validation(errors))) => {
-            Err(refusal(issuing, doc, caller, &errors).await)
+            Err(refusal(issuing, doc, caller, &errors))
         }
         Err(e) => Err(IssueError::Internal(format!("building the document: {e}"))),
     }
@@ -60,20 +59,16 @@ async fn build(
 /// The refusal of a document that no longer validates, its fields named as
 /// its caller named them: its API's translator reads the caller's JSON
 /// back for the names alone (the engine's own names if it cannot).
-async fn refusal(
+fn refusal(
     issuing: &Issuing,
     doc: &DocumentRecord,
     caller: &[u8],
     errors: &[ValidationError],
 ) -> IssueError {
-    let named = async {
-        let translator = issuing.translators.get(api_of(doc)?)?;
-        let reference_id = translator.referenced_id(caller)?;
-        let reference =
-            referenced_document(issuing, (doc.company_id, doc.environment), reference_id).await?;
-        translator.translate(caller, reference.as_ref())
-    };
-    match named.await {
+    let named = api_of(doc)
+        .and_then(|api| issuing.translators.get(api))
+        .and_then(|translator| translator.translate(caller));
+    match named {
         Ok(mapped) => mapped.validation_error(errors),
         Err(_) => IssueError::invalid_list(request::named(errors, str::to_string)),
     }
@@ -158,11 +153,9 @@ async fn build_invoicing_again(
         }
         Stored::AsSent(raw) => {
             let translator = issuing.translators.get(api_of(&doc)?)?;
-            let reference_id = translator.referenced_id(raw)?;
-            let reference =
-                referenced_document(issuing, (doc.company_id, doc.environment), reference_id)
-                    .await?;
-            translator.translate(raw, reference.as_ref())?.document
+            let mut request = translator.translate(raw)?;
+            resolve(issuing, (doc.company_id, doc.environment), &mut request).await?;
+            request.document
         }
     };
     let setup = load_setup(

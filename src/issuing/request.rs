@@ -11,7 +11,9 @@ use std::sync::Arc;
 use chrono::NaiveDate;
 use emisor_store::CustomerInput;
 
+use super::declared::{differences, Declared};
 use super::error::{FieldError, IssueError, IssueResult};
+use super::reference::Reference;
 use crate::engine::codes::CodeScheme;
 use crate::engine::model::{Document, DocumentKind};
 use crate::engine::totals::Totals;
@@ -60,15 +62,11 @@ impl Api {
     }
 }
 
-/// How a caller names the engine's fields, and what else it declared.
+/// How a caller names the engine's fields.
 pub trait CallerFields: Send + Sync + fmt::Debug {
     /// The caller's path of an engine field
     /// (`lines[0].quantity` → `invoice_lines[0].invoiced_quantity`).
     fn field(&self, engine_field: &str) -> String;
-
-    /// Compares what the caller declared (totals, taxes) with what the
-    /// engine computed; each difference names the caller's field.
-    fn check_declared(&self, document: &Document, totals: &Totals) -> Result<(), Vec<FieldError>>;
 }
 
 /// One document to issue, as every API hands it over.
@@ -82,6 +80,13 @@ pub struct DocumentRequest {
     pub transmit: bool,
     pub asynchronous: bool,
     pub external_reference: Option<String>,
+    /// A note's original as the caller named it, which issuing looks up
+    /// and writes as the document's billing reference
+    /// ([`super::reference`]).
+    pub reference: Option<Reference>,
+    /// The amounts the caller declared beyond the document's own (the
+    /// engine compares those), compared once the totals are computed.
+    pub declared: Vec<Declared>,
     pub fields: Arc<dyn CallerFields>,
     /// The family's list keys (`proveedor`, `id_caja`, `id_cajero`,
     /// `tipo`, …), stored with the document and indexed for its lists.
@@ -94,10 +99,15 @@ impl DocumentRequest {
         IssueError::invalid_list(named(errors, |f| self.fields.field(f)))
     }
 
+    /// Refuses the request when an amount it declared differs from the
+    /// computed one.
     pub fn check_declared(&self, totals: &Totals) -> IssueResult<()> {
-        self.fields
-            .check_declared(&self.document, totals)
-            .map_err(|details| IssueError::invalid_list(cap(details)))
+        let details = differences(&self.declared, totals);
+        if details.is_empty() {
+            Ok(())
+        } else {
+            Err(IssueError::invalid_list(cap(details)))
+        }
     }
 }
 
@@ -166,15 +176,9 @@ pub struct ReferencedDocument {
 /// documents issuing builds again on its own (a half-built one after a
 /// crash, a resend).
 pub trait Translator: Send + Sync {
-    /// The document a stored request refers to (a note's original).
-    fn referenced_id(&self, request: &[u8]) -> IssueResult<Option<u64>>;
-
-    /// The stored request as a domain request.
-    fn translate(
-        &self,
-        request: &[u8],
-        reference: Option<&ReferencedDocument>,
-    ) -> IssueResult<DocumentRequest>;
+    /// The stored request as a domain request (a note's original named,
+    /// not looked up).
+    fn translate(&self, request: &[u8]) -> IssueResult<DocumentRequest>;
 }
 
 /// The payroll API's translation of its stored requests: a payroll is

@@ -8,7 +8,7 @@ use super::model::{SupportRequest, SupportResponse};
 use crate::http::auth::AuthContext;
 use crate::http::documents::estado_tax;
 use crate::http::envelope;
-use crate::http::error::{ApiResult, ErrorEnvelope};
+use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::http::json::{parse_canonical, RawBody};
 use crate::http::numbers::money;
 use crate::http::state::AppState;
@@ -71,7 +71,9 @@ pub async fn emitir(
     body: RawBody,
 ) -> ApiResult<HttpResponse> {
     let (req, canonical): (SupportRequest, _) = parse_canonical(&body.0)?;
-    let translated = support_document(&req, colombia_now().date_naive())?;
+    // A support document names no original: its refusal is complete.
+    let translated = support_document(&req, colombia_now().date_naive())?
+        .map_err(|refused| ApiError::validation_list(refused.assuming_found()))?;
     let issued = submit(&state.issuing, ctx.caller(), translated.request, canonical).await?;
     Ok(answer(issued, &translated.amounts, None))
 }

@@ -3,7 +3,6 @@
 //! set of checks. The refusals name this API's fields.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use chrono::NaiveDate;
 use rust_decimal::Decimal;
@@ -11,7 +10,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::model::{SupportLine, SupportRequest, Vendor};
-use crate::api::invoice_request::mapping::ReferencedDocument;
 use crate::api::invoice_request::translate::{
     self, drop_placeholder_email, map_unified, Renames, NO_EMAIL,
 };
@@ -19,6 +17,7 @@ use crate::engine::limits;
 use crate::engine::totals;
 use crate::http::error::{ApiError, FieldError};
 use crate::http::numbers::{money, num};
+use crate::issuing::reference::Refused;
 use crate::issuing::request::{Api, DocumentRequest};
 
 /// Unified paths → this API's.
@@ -220,21 +219,19 @@ pub struct Translated {
     pub amounts: Amounts,
 }
 
+/// What a body makes: the translation, or a refusal (a note's original
+/// still to be checked by issuing); the outer error is a body the unified
+/// request cannot read.
+pub type Mapped = Result<Result<Translated, Refused>, ApiError>;
+
 fn finish(
     unified: Value,
-    reference: Option<&ReferencedDocument>,
-    mut errors: Vec<FieldError>,
+    errors: Vec<FieldError>,
     mut list_keys: BTreeMap<String, String>,
-) -> Result<Translated, ApiError> {
-    let mapped = map_unified(RENAMES, &unified, reference);
-    let mut mapped = match mapped {
-        Ok(m) if errors.is_empty() => m,
-        Ok(_) => return Err(ApiError::validation_list(errors)),
-        Err(ApiError::Validation { details, .. }) => {
-            errors.extend(details);
-            return Err(ApiError::validation_list(errors));
-        }
-        Err(other) => return Err(other),
+) -> Mapped {
+    let mut mapped = match map_unified(RENAMES, &unified, errors)? {
+        Ok(m) => m,
+        Err(refused) => return Ok(Err(refused)),
     };
     drop_placeholder_email(&mut mapped);
     let amounts = totals::compute(&mapped.document)
@@ -246,14 +243,10 @@ fn finish(
     list_keys.insert("subtotal".into(), money(amounts.subtotal));
     list_keys.insert("total_retenciones".into(), money(amounts.withholdings));
     list_keys.insert("total_neto".into(), money(amounts.total()));
-    let mut request = mapped.into_request();
+    let mut request = translate::renamed_request(mapped.into_request(), RENAMES);
     request.api = Api::Support;
     request.list_keys = list_keys;
-    request.fields = Arc::new(translate::RenamedFields {
-        inner: request.fields.clone(),
-        renames: RENAMES,
-    });
-    Ok(Translated { request, amounts })
+    Ok(Ok(Translated { request, amounts }))
 }
 
 fn payment(forma: Option<&str>, metodo: Option<&str>, due: Option<NaiveDate>) -> Value {
@@ -267,7 +260,7 @@ fn payment(forma: Option<&str>, metodo: Option<&str>, due: Option<NaiveDate>) ->
 }
 
 /// A support document (type 4).
-pub fn support_document(req: &SupportRequest, today: NaiveDate) -> Result<Translated, ApiError> {
+pub fn support_document(req: &SupportRequest, today: NaiveDate) -> Mapped {
     let mut e = Vec::new();
     if let Some(d) = req.fecha_emision {
         if d != today {
@@ -331,14 +324,12 @@ pub fn support_document(req: &SupportRequest, today: NaiveDate) -> Result<Transl
     if let Some(c) = centro {
         keys.insert("centro_costos".into(), c);
     }
-    finish(Value::Object(u), None, e, keys)
+    finish(Value::Object(u), e, keys)
 }
 
-/// An adjustment note (type 5) of the document `reference` names.
-pub fn adjustment(
-    req: &StoredAdjustment,
-    reference: Option<&ReferencedDocument>,
-) -> Result<Translated, ApiError> {
+/// An adjustment note (type 5) of the document `documento_referencia`
+/// names.
+pub fn adjustment(req: &StoredAdjustment) -> Mapped {
     let mut e = Vec::new();
     let motivo = translate::opt_text("motivo", Some(&req.motivo), limits::TEXT, &mut e);
     if motivo.is_none() {
@@ -371,5 +362,5 @@ pub fn adjustment(
         "documento_referencia".into(),
         req.documento_referencia.to_string(),
     );
-    finish(Value::Object(u), reference, e, keys)
+    finish(Value::Object(u), e, keys)
 }

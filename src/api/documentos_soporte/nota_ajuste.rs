@@ -15,10 +15,10 @@ use crate::http::envelope;
 use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::http::json::{parse, parse_value, Json};
 use crate::http::state::AppState;
-use crate::issuing::issue::{referenced_document, submit};
+use crate::issuing::issue::submit;
 use crate::issuing::kind::invoicing_kind;
+use crate::issuing::reference::{as_sent, refuse};
 use crate::issuing::request::Api;
-use crate::issuing::stored;
 
 #[utoipa::path(post, path = "/v1/api/documentos-soporte/{id}/nota-ajuste", operation_id = "adjustSupportDocument", tag = "documentos-soporte",
     security(("api_key" = [])),
@@ -54,14 +54,9 @@ pub async fn nota_ajuste(
         ));
     }
     // The original as sent: its vendor, and its lines when none are given.
-    let sent: Option<SupportRequest> = match Api::from_tag(original.api.as_deref()) {
-        Some(Api::Support) => state
-            .store
-            .document_request(id)
-            .await?
-            .and_then(|raw| parse(stored::caller(&raw)).ok()),
-        _ => None,
-    };
+    let sent: Option<SupportRequest> = as_sent(&state.issuing, &original, Api::Support)
+        .await?
+        .and_then(|raw| parse(&raw).ok());
     let Some(sent) = sent else {
         return Err(ApiError::validation(
             "id",
@@ -87,8 +82,10 @@ pub async fn nota_ajuste(
         referencia_externa: req.referencia_externa,
     };
     let canonical = serde_json::to_vec(&stored).map_err(|e| ApiError::Internal(e.to_string()))?;
-    let reference = referenced_document(&state.issuing, ctx.owner(), Some(id)).await?;
-    let translated = adjustment(&stored, reference.as_ref())?;
+    let translated = match adjustment(&stored)? {
+        Ok(translated) => translated,
+        Err(refused) => return Err(refuse(&state.issuing, ctx.owner(), refused).await.into()),
+    };
     let issued = submit(&state.issuing, ctx.caller(), translated.request, canonical).await?;
     Ok(answer(issued, &translated.amounts, Some(id)))
 }

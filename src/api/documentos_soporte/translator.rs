@@ -14,7 +14,7 @@ use super::model::SupportRequest;
 use crate::http::error::ApiError;
 use crate::http::json::parse;
 use crate::issuing::error::{IssueError, IssueResult};
-use crate::issuing::request::{DocumentRequest, ReferencedDocument, Translator};
+use crate::issuing::request::{DocumentRequest, Translator};
 
 pub struct SupportTranslator;
 
@@ -32,30 +32,19 @@ fn is_adjustment(request: &[u8]) -> IssueResult<bool> {
 }
 
 impl Translator for SupportTranslator {
-    fn referenced_id(&self, request: &[u8]) -> IssueResult<Option<u64>> {
-        if is_adjustment(request)? {
+    fn translate(&self, request: &[u8]) -> IssueResult<DocumentRequest> {
+        let mapped = if is_adjustment(request)? {
             let a: StoredAdjustment = parse(request).map_err(stored)?;
-            Ok(Some(a.documento_referencia))
-        } else {
-            Ok(None)
-        }
-    }
-
-    fn translate(
-        &self,
-        request: &[u8],
-        reference: Option<&ReferencedDocument>,
-    ) -> IssueResult<DocumentRequest> {
-        if is_adjustment(request)? {
-            let a: StoredAdjustment = parse(request).map_err(stored)?;
-            Ok(adjustment(&a, reference).map_err(stored)?.request)
+            adjustment(&a)
         } else {
             let mut r: SupportRequest = parse(request).map_err(stored)?;
             // Rebuilt later: the stored date was checked when it was sent.
             r.fecha_emision = None;
-            Ok(support_document(&r, NaiveDate::MIN)
-                .map_err(stored)?
-                .request)
-        }
+            support_document(&r, NaiveDate::MIN)
+        };
+        let translated = mapped
+            .map_err(stored)?
+            .map_err(|refused| IssueError::invalid_list(refused.assuming_found()))?;
+        Ok(translated.request)
     }
 }

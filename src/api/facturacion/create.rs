@@ -12,7 +12,8 @@ use crate::http::envelope;
 use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::http::json::{parse_canonical, RawBody};
 use crate::http::state::AppState;
-use crate::issuing::issue::{referenced_document, submit, Issued};
+use crate::issuing::issue::{submit, Issued};
+use crate::issuing::reference::refuse;
 
 /// The answer for an issued document (also used by `reenviar`).
 pub fn issued_response<T>(issued: Issued<T>) -> HttpResponse {
@@ -88,8 +89,12 @@ pub async fn create(
     drop(body);
     let issuing = state.issuing.clone();
     document_kind(&req)?;
-    let reference = referenced_document(&issuing, ctx.owner(), req.id_documento_referencia).await?;
-    let mapped = to_document(&req, reference.as_ref())?.into_request();
+    // A note's original is looked up by issuing, and a refusal of the
+    // request completed there with its problem, if any.
+    let mapped = match to_document(&req) {
+        Ok(mapped) => mapped.into_request(),
+        Err(refused) => return Err(refuse(&issuing, ctx.owner(), refused).await.into()),
+    };
     let issued = submit(&issuing, ctx.caller(), mapped, canonical).await?;
     Ok(issued_response(issued))
 }

@@ -7,7 +7,7 @@
 //! request, which is what is built; this then only names the fields of a
 //! refusal as the caller named them.
 
-use crate::api::invoice_request::mapping::{to_document, ReferencedDocument};
+use crate::api::invoice_request::mapping::to_document;
 use crate::api::invoice_request::request::FacturacionRequest;
 use crate::http::error::ApiError;
 use crate::http::json::parse;
@@ -26,17 +26,10 @@ fn stored(e: ApiError) -> IssueError {
 }
 
 impl Translator for UnifiedTranslator {
-    fn referenced_id(&self, request: &[u8]) -> IssueResult<Option<u64>> {
+    fn translate(&self, request: &[u8]) -> IssueResult<DocumentRequest> {
         let req: FacturacionRequest = parse(request).map_err(stored)?;
-        Ok(req.id_documento_referencia)
-    }
-
-    fn translate(
-        &self,
-        request: &[u8],
-        reference: Option<&ReferencedDocument>,
-    ) -> IssueResult<DocumentRequest> {
-        let req: FacturacionRequest = parse(request).map_err(stored)?;
-        Ok(to_document(&req, reference).map_err(stored)?.into_request())
+        let mapped = to_document(&req)
+            .map_err(|refused| IssueError::invalid_list(refused.assuming_found()))?;
+        Ok(mapped.into_request())
     }
 }

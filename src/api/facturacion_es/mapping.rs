@@ -7,13 +7,15 @@ use std::sync::Arc;
 use emisor_store::CustomerInput;
 use rust_decimal::Decimal;
 
-use super::model::{DeclaredTax, Extras, Parsed, FINAL_CONSUMER_EMAIL};
-use super::names::Names;
+use super::model::{Extras, Parsed, FINAL_CONSUMER_EMAIL};
+use super::names::{spanish_message, Names};
 use crate::api::invoice_request::mapping::to_document;
-use crate::engine::model::{Document, DocumentKind, Party, TaxRate};
+use crate::engine::model::{DocumentKind, Party};
 use crate::engine::totals::Totals;
-use crate::http::error::{ApiError, FieldError};
-use crate::issuing::request::{Api, CallerFields, DocumentRequest, ReferencedDocument};
+use crate::http::error::FieldError;
+use crate::issuing::declared::{Computed, Declared, Part, Wording, PESO};
+use crate::issuing::reference::Refused;
+use crate::issuing::request::{Api, CallerFields, DocumentRequest};
 
 /// The answer's totals (spec 2.9, decisions.md §5 "Spanish-named totals").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,129 +51,99 @@ impl AnswerTotals {
     }
 }
 
-/// Declared values are within a peso of ours (decisions.md §5).
-const PESO: Decimal = Decimal::ONE;
-
-/// How this caller named the engine's fields, and what it declared.
+/// How this caller named the engine's fields.
 #[derive(Debug)]
 struct SpanishFields {
     /// Engine → unified paths (the shared mapping's field map).
     unified: crate::api::invoice_request::mapping::FieldMap,
     names: Names,
-    kind: DocumentKind,
-    extras: Extras,
 }
 
 impl CallerFields for SpanishFields {
     fn field(&self, engine_field: &str) -> String {
         self.names.spanish(&self.unified.api_field(engine_field))
     }
-
-    fn check_declared(&self, _document: &Document, totals: &Totals) -> Result<(), Vec<FieldError>> {
-        let errors = declared_errors(self.kind, &self.extras, totals);
-        if errors.is_empty() {
-            Ok(())
-        } else {
-            Err(errors)
-        }
-    }
 }
 
-fn differs(declared: Decimal, computed: Decimal) -> bool {
-    declared
-        .checked_sub(computed)
-        .is_none_or(|d| d.abs() > PESO)
-}
-
-fn mismatch(
-    errors: &mut Vec<FieldError>,
-    field: String,
-    declared: Option<Decimal>,
-    computed: Decimal,
-) {
-    if let Some(d) = declared {
-        if differs(d, computed) {
-            errors.push(FieldError::new(
+/// `totales`, global `impuestos` and the `base`/`valor` of line taxes, as
+/// amounts to compare within a peso (decisions.md §5) with the answer's
+/// totals ([`AnswerTotals`]) and the computed taxes: a line's tax, or the
+/// document's group of that code (and rate, when given).
+fn declared_list(kind: DocumentKind, extras: &Extras) -> Vec<Declared> {
+    let mut out = Vec::new();
+    let mut push = |field: String, amount: Option<Decimal>, computed: Computed| {
+        if let Some(amount) = amount {
+            out.push(Declared {
                 field,
-                format!("declarado {d} pero calculado {computed} (diferencia mayor a 1 peso)"),
-            ));
+                amount,
+                computed,
+                tolerance: PESO,
+                wording: Wording::Spanish,
+            });
         }
-    }
-}
-
-/// `totales`, global `impuestos` and the `base`/`valor` of line taxes
-/// against the computed amounts.
-fn declared_errors(kind: DocumentKind, extras: &Extras, totals: &Totals) -> Vec<FieldError> {
-    let mut errors = Vec::new();
-    let ours = AnswerTotals::of(kind, totals);
+    };
     let t = &extras.totals;
-    mismatch(
-        &mut errors,
+    let total = match kind {
+        DocumentKind::SupportDocument | DocumentKind::SupportAdjustment => {
+            Computed::NetOfWithholdings
+        }
+        _ => Computed::BeforePrepaid,
+    };
+    push(
         "totales.subtotal".into(),
         t.subtotal,
-        ours.subtotal,
+        Computed::LineExtension,
     );
-    mismatch(
-        &mut errors,
+    push(
         "totales.total_impuestos".into(),
         t.total_impuestos,
-        ours.taxes,
+        Computed::TaxTotal,
     );
-    mismatch(
-        &mut errors,
+    push(
         "totales.total_retenciones".into(),
         t.total_retenciones,
-        ours.withholdings,
+        Computed::WithholdingTotal,
     );
-    mismatch(&mut errors, "totales.total".into(), t.total, ours.total);
+    push("totales.total".into(), t.total, total);
     for d in &extras.taxes {
-        let (base, amount) = computed_tax(d, totals);
-        mismatch(&mut errors, format!("{}.base", d.path), d.base, base);
-        mismatch(&mut errors, format!("{}.valor", d.path), d.amount, amount);
+        let computed = |part| match d.line {
+            Some((line, withholding, at)) => Computed::LineTax {
+                line,
+                withholding,
+                at,
+                part,
+            },
+            None => {
+                let code = d.code.clone();
+                let withholding = matches!(d.code.as_str(), "05" | "06" | "07");
+                match d.percent {
+                    None => Computed::Group {
+                        code,
+                        withholding,
+                        part,
+                    },
+                    Some(percent) => Computed::AtPercent {
+                        code,
+                        withholding,
+                        percent,
+                        part,
+                    },
+                }
+            }
+        };
+        push(format!("{}.base", d.path), d.base, computed(Part::Taxable));
+        push(
+            format!("{}.valor", d.path),
+            d.amount,
+            computed(Part::Amount),
+        );
     }
-    errors
+    out
 }
 
-/// The computed base and amount a declared tax is about: a line's tax, or
-/// the document's group of that code (and rate, when given).
-fn computed_tax(d: &DeclaredTax, totals: &Totals) -> (Decimal, Decimal) {
-    let withholding = matches!(d.code.as_str(), "05" | "06" | "07");
-    if let Some((line, w, at)) = d.line {
-        let tax = totals
-            .lines
-            .get(line)
-            .and_then(|l| if w { &l.withholdings } else { &l.taxes }.get(at));
-        return tax.map(|t| (t.taxable, t.amount)).unwrap_or_default();
-    }
-    let groups = if withholding {
-        &totals.withholdings
-    } else {
-        &totals.taxes
-    };
-    let Some(group) = groups.iter().find(|g| g.code == d.code) else {
-        return (Decimal::ZERO, Decimal::ZERO);
-    };
-    match d.percent {
-        None => (
-            group.subtotals.iter().map(|s| s.taxable).sum(),
-            group.amount,
-        ),
-        Some(pc) => group
-            .subtotals
-            .iter()
-            .filter(|s| matches!(s.rate, TaxRate::Percent(r) if r.normalize() == pc.normalize()))
-            .fold((Decimal::ZERO, Decimal::ZERO), |(b, a), s| {
-                (b + s.taxable, a + s.amount)
-            }),
-    }
-}
-
-/// The domain request of a read body; `reference` is the original of a
-/// note (`None` when not found).
-pub fn to_request(
-    parsed: Parsed,
-    reference: Option<&ReferencedDocument>,
-) -> Result<DocumentRequest, ApiError> {
+/// The domain request of a read body, or its refusal (a note's original
+/// still to be checked by issuing), named and worded for this caller.
+pub fn to_request(parsed: Parsed) -> Result<DocumentRequest, Refused> {
     let Parsed {
         kind,
         request,
@@ -179,12 +151,25 @@ pub fn to_request(
         names,
         ..
     } = parsed;
-    let mapped = to_document(&request, reference).map_err(|e| names.translate(e))?;
+    let mapped = to_document(&request).map_err(|refused| {
+        let refused = refused.renamed(|f| names.spanish(f));
+        Refused {
+            details: refused
+                .details
+                .into_iter()
+                .map(|d| FieldError::new(d.field, spanish_message(&d.message)))
+                .collect(),
+            ..refused
+        }
+    })?;
     let unified = mapped.fields.clone();
     // The unified API's own domain request, with this API's name, fields
     // and additions: whatever the unified translation fills, this one does.
     let mut out = mapped.into_request();
     out.api = Api::Spanish;
+    if let Some(r) = out.reference.as_mut() {
+        r.field = names.spanish(&r.field);
+    }
     if kind == DocumentKind::Pos && request.customer.email == FINAL_CONSUMER_EMAIL {
         out.document.counterparty = Party::final_consumer();
         out.customer = CustomerInput {
@@ -216,12 +201,8 @@ pub fn to_request(
         }
         _ => {}
     }
-    out.fields = Arc::new(SpanishFields {
-        unified,
-        names,
-        kind,
-        extras,
-    });
+    out.declared = declared_list(kind, &extras);
+    out.fields = Arc::new(SpanishFields { unified, names });
     Ok(out)
 }
 
@@ -232,7 +213,7 @@ mod tests {
     use crate::api::facturacion_es::model::{read, Route};
 
     fn request(route: Route, body: serde_json::Value) -> DocumentRequest {
-        to_request(read(&body, route, None).unwrap(), None).unwrap()
+        to_request(read(&body, route, None).unwrap()).unwrap()
     }
 
     #[test]

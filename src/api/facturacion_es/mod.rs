@@ -26,7 +26,8 @@ use crate::http::auth::AuthContext;
 use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::http::json::Json;
 use crate::http::state::AppState;
-use crate::issuing::issue::{document_by_code, referenced_document, submit};
+use crate::issuing::issue::{document_by_code, submit};
+use crate::issuing::reference::refuse;
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(generic)
@@ -84,8 +85,12 @@ async fn issue(
     }
     let original = parsed.request.id_documento_referencia;
     let issuing = state.issuing.clone();
-    let reference = referenced_document(&issuing, ctx.owner(), original).await?;
-    let request = mapping::to_request(parsed, reference.as_ref())?;
+    let request = match mapping::to_request(parsed) {
+        Ok(request) => request,
+        Err(refused) => {
+            return Err(spanish(refuse(&issuing, ctx.owner(), refused).await.into()));
+        }
+    };
     let facts = AnswerFacts::of(&request.document);
     let stored = translator::stored_request(route, original, body)?;
     let issued = submit(&issuing, ctx.caller(), request, stored)

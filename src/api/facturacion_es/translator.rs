@@ -15,7 +15,7 @@ use super::mapping::to_request;
 use super::model::{read, Route};
 use crate::http::error::ApiError;
 use crate::issuing::error::{IssueError, IssueResult};
-use crate::issuing::request::{DocumentRequest, ReferencedDocument, Translator};
+use crate::issuing::request::{DocumentRequest, Translator};
 
 pub struct SpanishTranslator;
 
@@ -64,18 +64,10 @@ fn stored(e: ApiError) -> IssueError {
 }
 
 impl Translator for SpanishTranslator {
-    fn referenced_id(&self, request: &[u8]) -> IssueResult<Option<u64>> {
-        Ok(load(request)?.original)
-    }
-
-    fn translate(
-        &self,
-        request: &[u8],
-        reference: Option<&ReferencedDocument>,
-    ) -> IssueResult<DocumentRequest> {
+    fn translate(&self, request: &[u8]) -> IssueResult<DocumentRequest> {
         let s = load(request)?;
         let mut parsed = read(&s.body, s.route, None).map_err(stored)?;
         parsed.request.id_documento_referencia = s.original;
-        to_request(parsed, reference).map_err(stored)
+        to_request(parsed).map_err(|refused| IssueError::invalid_list(refused.assuming_found()))
     }
 }

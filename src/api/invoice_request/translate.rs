@@ -5,13 +5,12 @@
 
 use std::sync::Arc;
 
-use super::mapping::{to_document, MappedDocument, ReferencedDocument};
+use super::mapping::{to_document, MappedDocument};
 use super::request::FacturacionRequest;
-use crate::engine::model::Document;
-use crate::engine::totals::Totals;
 use crate::http::error::{ApiError, FieldError};
 use crate::http::json::parse_value;
-use crate::issuing::request::CallerFields;
+use crate::issuing::reference::{Pending, Reference, Refused};
+use crate::issuing::request::{CallerFields, DocumentRequest};
 
 /// How a family names the unified request's fields: `(unified, own)`
 /// substrings, replaced in order (longest first where one contains another).
@@ -40,7 +39,8 @@ pub fn renamed_error(renames: Renames, e: ApiError) -> ApiError {
     }
 }
 
-/// The unified caller fields, renamed to the family's.
+/// The unified caller fields, renamed to the family's (the declared
+/// amounts' too: [`renamed_request`]).
 #[derive(Debug)]
 pub struct RenamedFields {
     pub inner: Arc<dyn CallerFields>,
@@ -51,25 +51,65 @@ impl CallerFields for RenamedFields {
     fn field(&self, engine_field: &str) -> String {
         rename(self.renames, &self.inner.field(engine_field))
     }
+}
 
-    fn check_declared(&self, document: &Document, totals: &Totals) -> Result<(), Vec<FieldError>> {
-        self.inner.check_declared(document, totals).map_err(|v| {
-            v.into_iter()
-                .map(|d| FieldError::new(rename(self.renames, &d.field), d.message))
-                .collect()
-        })
+/// A unified domain request whose refusals name the family's fields.
+pub fn renamed_request(mut request: DocumentRequest, renames: Renames) -> DocumentRequest {
+    for d in &mut request.declared {
+        d.field = rename(renames, &d.field);
     }
+    request.fields = Arc::new(RenamedFields {
+        inner: request.fields.clone(),
+        renames,
+    });
+    request
 }
 
 /// The family's body written as a unified request, mapped by the unified
-/// API's rules; refusals name the family's fields.
+/// API's rules; refusals name the family's fields. Its own problems
+/// (`errors`, found while writing the body) come first in a refusal, and
+/// refuse the request even when the unified rules accept it. A body the
+/// unified request cannot read is the outer error.
 pub fn map_unified(
     renames: Renames,
     unified: &serde_json::Value,
-    reference: Option<&ReferencedDocument>,
-) -> Result<MappedDocument, ApiError> {
-    let req: FacturacionRequest = parse_value(unified).map_err(|e| renamed_error(renames, e))?;
-    to_document(&req, reference).map_err(|e| renamed_error(renames, e))
+    mut errors: Vec<FieldError>,
+) -> Result<Result<MappedDocument, Refused>, ApiError> {
+    let req: FacturacionRequest = match parse_value(unified) {
+        Ok(req) => req,
+        Err(ApiError::Validation { details, .. }) => {
+            let counted_from = errors.len();
+            errors.extend(details.into_iter().map(|d| renamed(renames, d)));
+            return Ok(Err(Refused {
+                details: errors,
+                pending: None,
+                counted_from,
+            }));
+        }
+        Err(other) => return Err(other),
+    };
+    Ok(match to_document(&req) {
+        Ok(m) if errors.is_empty() => Ok(m),
+        // Accepted by the unified rules: only the original is still to be
+        // checked with the family's problems.
+        Ok(m) => Err(Refused {
+            pending: m.reference.map(|reference| Pending {
+                note: m.kind,
+                reference: Reference {
+                    field: rename(renames, &reference.field),
+                    ..reference
+                },
+                at: errors.len(),
+            }),
+            counted_from: errors.len(),
+            details: errors,
+        }),
+        Err(r) => Err(r.renamed(|f| rename(renames, f)).after(errors)),
+    })
+}
+
+fn renamed(renames: Renames, d: FieldError) -> FieldError {
+    FieldError::new(rename(renames, &d.field), d.message)
 }
 
 /// A placeholder for a counterparty without email (the unified customer

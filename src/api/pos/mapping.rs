@@ -5,14 +5,13 @@
 //! this API's fields.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use super::model::{PosCustomer, PosLine, PosPayment, PosRequest};
-use crate::api::invoice_request::mapping::{MappedDocument, ReferencedDocument};
+use crate::api::invoice_request::mapping::MappedDocument;
 use crate::api::invoice_request::translate::{
     self, drop_placeholder_email, map_unified, Renames, NO_EMAIL,
 };
@@ -21,6 +20,7 @@ use crate::engine::model::{AllowanceCharge, Party, Payment, TaxRate};
 use crate::engine::totals::{self, round2};
 use crate::http::error::{ApiError, FieldError};
 use crate::http::numbers::{money, num};
+use crate::issuing::reference::Refused;
 use crate::issuing::request::{Api, DocumentRequest};
 
 /// The final consumer's identification (spec 2.11).
@@ -216,31 +216,16 @@ fn into_request(
             keys.insert("impuestos_detalle".into(), detail.join(";"));
         }
     }
-    let mut request = mapped.into_request();
+    let mut request = translate::renamed_request(mapped.into_request(), RENAMES);
     request.api = Api::Pos;
     request.list_keys = keys;
-    request.fields = Arc::new(translate::RenamedFields {
-        inner: request.fields.clone(),
-        renames: RENAMES,
-    });
     request
 }
 
-fn mapped_or_errors(
-    unified: Value,
-    reference: Option<&ReferencedDocument>,
-    mut errors: Vec<FieldError>,
-) -> Result<MappedDocument, ApiError> {
-    match map_unified(RENAMES, &unified, reference) {
-        Ok(m) if errors.is_empty() => Ok(m),
-        Ok(_) => Err(ApiError::validation_list(errors)),
-        Err(ApiError::Validation { details, .. }) => {
-            errors.extend(details);
-            Err(ApiError::validation_list(errors))
-        }
-        Err(other) => Err(other),
-    }
-}
+/// What a body makes: the translation, or a refusal (a note's original
+/// still to be checked by issuing); the outer error is a body the unified
+/// request cannot read.
+pub type Mapped = Result<Result<Translated, Refused>, ApiError>;
 
 fn payment_code(
     field: &str,
@@ -351,7 +336,9 @@ pub fn receipt(req: &PosRequest) -> Result<Translated, ApiError> {
     if let Some(r) = &req.referencia_externa {
         u.insert("referencia_externa".into(), json!(r));
     }
-    let mut mapped = mapped_or_errors(Value::Object(u), None, e)?;
+    // A receipt names no original: its refusal is complete.
+    let mut mapped = map_unified(RENAMES, &Value::Object(u), e)?
+        .map_err(|refused| ApiError::validation_list(refused.assuming_found()))?;
     drop_placeholder_email(&mut mapped);
     if req.cliente.is_none() {
         mapped.document.counterparty = Party::final_consumer();
@@ -417,11 +404,9 @@ fn encode_payments(payments: &[(String, String, Decimal)]) -> String {
         .join(";")
 }
 
-/// A POS adjustment note (type 10) of the receipt `reference` names.
-pub fn adjustment(
-    req: &StoredPosAdjustment,
-    reference: Option<&ReferencedDocument>,
-) -> Result<Translated, ApiError> {
+/// A POS adjustment note (type 10) of the receipt `documento_referencia`
+/// names.
+pub fn adjustment(req: &StoredPosAdjustment) -> Mapped {
     let mut e = Vec::new();
     let motivo = translate::opt_text("motivo", Some(&req.motivo), limits::TEXT, &mut e);
     if motivo.is_none() {
@@ -445,7 +430,10 @@ pub fn adjustment(
     if let Some(r) = &req.referencia_externa {
         u.insert("referencia_externa".into(), json!(r));
     }
-    let mut mapped = mapped_or_errors(Value::Object(u), reference, e)?;
+    let mut mapped = match map_unified(RENAMES, &Value::Object(u), e)? {
+        Ok(m) => m,
+        Err(refused) => return Ok(Err(refused)),
+    };
     drop_placeholder_email(&mut mapped);
     if req.cliente.is_none() {
         mapped.document.counterparty = Party::final_consumer();
@@ -459,5 +447,5 @@ pub fn adjustment(
         req.documento_referencia.to_string(),
     );
     let request = into_request(mapped, &amounts, t.as_ref(), keys);
-    Ok(Translated { request, amounts })
+    Ok(Ok(Translated { request, amounts }))
 }

@@ -18,10 +18,10 @@ use crate::http::envelope;
 use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::http::json::{parse, parse_value, Json};
 use crate::http::state::AppState;
-use crate::issuing::issue::{referenced_document, submit};
+use crate::issuing::issue::submit;
 use crate::issuing::kind::invoicing_kind;
+use crate::issuing::reference::{as_sent, refuse};
 use crate::issuing::request::Api;
-use crate::issuing::stored;
 
 #[utoipa::path(post, path = "/v1/api/pos/{id}/nota-ajuste", operation_id = "adjustPosReceipt", tag = "pos",
     security(("api_key" = [])),
@@ -49,14 +49,9 @@ pub async fn nota_ajuste(
             "an adjustment note adjusts a POS receipt (type 9)",
         ));
     }
-    let sent: Option<PosRequest> = match Api::from_tag(original.api.as_deref()) {
-        Some(Api::Pos) => state
-            .store
-            .document_request(id)
-            .await?
-            .and_then(|raw| parse(stored::caller(&raw)).ok()),
-        _ => None,
-    };
+    let sent: Option<PosRequest> = as_sent(&state.issuing, &original, Api::Pos)
+        .await?
+        .and_then(|raw| parse(&raw).ok());
     let Some(sent) = sent else {
         return Err(ApiError::validation(
             "id",
@@ -92,8 +87,10 @@ pub async fn nota_ajuste(
         referencia_externa: req.referencia_externa,
     };
     let canonical = serde_json::to_vec(&stored).map_err(|e| ApiError::Internal(e.to_string()))?;
-    let reference = referenced_document(&state.issuing, ctx.owner(), Some(id)).await?;
-    let translated = adjustment(&stored, reference.as_ref())?;
+    let translated = match adjustment(&stored)? {
+        Ok(translated) => translated,
+        Err(refused) => return Err(refuse(&state.issuing, ctx.owner(), refused).await.into()),
+    };
     let issued = submit(&state.issuing, ctx.caller(), translated.request, canonical).await?;
     Ok(answer(issued, &translated.amounts, started, Some(id)))
 }

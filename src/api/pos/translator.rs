@@ -12,7 +12,7 @@ use super::model::PosRequest;
 use crate::http::error::ApiError;
 use crate::http::json::parse;
 use crate::issuing::error::{IssueError, IssueResult};
-use crate::issuing::request::{DocumentRequest, ReferencedDocument, Translator};
+use crate::issuing::request::{DocumentRequest, Translator};
 
 pub struct PosTranslator;
 
@@ -29,23 +29,13 @@ fn is_adjustment(request: &[u8]) -> IssueResult<bool> {
 }
 
 impl Translator for PosTranslator {
-    fn referenced_id(&self, request: &[u8]) -> IssueResult<Option<u64>> {
+    fn translate(&self, request: &[u8]) -> IssueResult<DocumentRequest> {
         if is_adjustment(request)? {
             let a: StoredPosAdjustment = parse(request).map_err(stored)?;
-            Ok(Some(a.documento_referencia))
-        } else {
-            Ok(None)
-        }
-    }
-
-    fn translate(
-        &self,
-        request: &[u8],
-        reference: Option<&ReferencedDocument>,
-    ) -> IssueResult<DocumentRequest> {
-        if is_adjustment(request)? {
-            let a: StoredPosAdjustment = parse(request).map_err(stored)?;
-            Ok(adjustment(&a, reference).map_err(stored)?.request)
+            let translated = adjustment(&a)
+                .map_err(stored)?
+                .map_err(|refused| IssueError::invalid_list(refused.assuming_found()))?;
+            Ok(translated.request)
         } else {
             let r: PosRequest = parse(request).map_err(stored)?;
             Ok(receipt(&r).map_err(stored)?.request)

@@ -15,10 +15,10 @@
 //! - `referencia_contingencia` is read on type 7 only, `id_caja` and
 //!   `id_cajero` on type 9 only (ignored elsewhere, as the reference fields).
 //! - Notes (2, 3, 5, 10) need `id_documento_referencia` and
-//!   `id_concepto_nota`; the handler loads the referenced document and passes
-//!   it in (`None` when not found → 422 on `id_documento_referencia`). A
-//!   credit or debit note references an invoice (1, 6, 7, 8), a support
-//!   adjustment a support document, a POS adjustment a POS receipt.
+//!   `id_concepto_nota`. The original is named, not looked up: issuing
+//!   looks it up and checks it (`issuing::reference`: not found, or not a
+//!   document the note may reference → 422 on `id_documento_referencia`,
+//!   at its place among the request's other problems).
 //!   The reference fields are ignored on other types.
 //! - Concepts: credit and POS adjustment 1–5, debit 1–4, support adjustment
 //!   1–3 (spec 2.8); the concept's name is the note's reason text.
@@ -42,15 +42,15 @@ use crate::api::invoice_request::customer::CustomerRequest;
 use crate::engine::codes::nit_check_digit;
 use crate::engine::limits;
 use crate::engine::model::{
-    Address, BillingReference, DeclaredTotals, Document, DocumentKind, ExchangeRate, HealthInfo,
-    NoteConcept, OrganizationType, PaperReference, Party, Payment, PointOfSale, TaxRate,
-    TaxSchemeRef,
+    Address, DeclaredTotals, Document, DocumentKind, ExchangeRate, HealthInfo, NoteConcept,
+    OrganizationType, PaperReference, Party, Payment, PointOfSale, TaxRate, TaxSchemeRef,
 };
-use crate::engine::totals::{self, Totals, TotalsError, TOLERANCE};
+use crate::engine::totals::Totals;
 use crate::engine::ubl::sector::{code_name, COVERAGES, PAYMENT_MODALITIES};
 use crate::engine::validate::{text_problem, ValidationError, MAX_AMOUNT};
 use crate::http::error::{ApiError, FieldError};
-pub use crate::issuing::request::ReferencedDocument;
+use crate::issuing::declared::{differences, Computed, Declared, Part, Wording, CENT};
+use crate::issuing::reference::{Pending, Reference, Refused};
 use crate::issuing::request::{cap, named, Api, CallerFields, DocumentRequest};
 
 pub(crate) mod codes;
@@ -89,6 +89,8 @@ pub struct MappedDocument {
     pub declared: Option<DeclaredTotals>,
     pub declared_taxes: Vec<DeclaredTax>,
     pub external_reference: Option<String>,
+    /// A note's original, as named (issuing looks it up).
+    pub reference: Option<Reference>,
     /// Engine field → request path.
     pub fields: FieldMap,
 }
@@ -105,12 +107,16 @@ impl MappedDocument {
         ApiError::validation_list(named(errors, |f| self.api_field(f)))
     }
 
-    /// Compares everything the caller declared — line amounts and taxes,
-    /// `legal_monetary_totals` (`engine::totals::check_declared`) and the
-    /// document `tax_totals` — with the computed totals, 0.01 tolerance.
+    /// Compares the document `tax_totals` the caller declared with the
+    /// computed totals, 0.01 tolerance (the engine's validation compares
+    /// the line amounts and `legal_monetary_totals`).
     pub fn check_declared(&self, totals: &Totals) -> Result<(), ApiError> {
-        declared_errors(&self.fields, &self.declared_taxes, &self.document, totals)
-            .map_err(|details| ApiError::validation_list(cap(details)))
+        let details = differences(&declared_list(&self.declared_taxes), totals);
+        if details.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::validation_list(cap(details)))
+        }
     }
 
     /// The domain request issuing takes.
@@ -123,111 +129,64 @@ impl MappedDocument {
             transmit: self.transmit,
             asynchronous: self.asynchronous,
             external_reference: self.external_reference,
+            reference: self.reference,
+            declared: declared_list(&self.declared_taxes),
             list_keys: Default::default(),
             fields: Arc::new(UnifiedFields {
                 fields: self.fields,
-                declared_taxes: self.declared_taxes,
             }),
         }
     }
 }
 
-/// How the unified API names the engine's fields, and the document
-/// `tax_totals` it declared: its half of a [`DocumentRequest`].
+/// How the unified API names the engine's fields: its half of a
+/// [`DocumentRequest`].
 #[derive(Debug)]
 struct UnifiedFields {
     fields: FieldMap,
-    declared_taxes: Vec<DeclaredTax>,
 }
 
 impl CallerFields for UnifiedFields {
     fn field(&self, engine_field: &str) -> String {
         self.fields.api_field(engine_field)
     }
-
-    fn check_declared(&self, document: &Document, totals: &Totals) -> Result<(), Vec<FieldError>> {
-        declared_errors(&self.fields, &self.declared_taxes, document, totals)
-    }
 }
 
-/// The declared amounts that differ from the computed ones; the document
-/// `tax_totals` are checked here (the engine's `DeclaredTotals` has no
-/// place for them).
-fn declared_errors(
-    fields: &FieldMap,
-    declared_taxes: &[DeclaredTax],
-    document: &Document,
-    totals: &Totals,
-) -> Result<(), Vec<FieldError>> {
-    if let Err(e) = totals::check_declared(document, totals) {
-        return Err(vec![totals_error(fields, &e)]);
-    }
-    let mut errors = Vec::new();
+/// The document `tax_totals` as amounts to compare: a code with a rate
+/// with that rate's subtotal, a code alone with the whole code (zero when
+/// the lines carry no such tax); the taxable amount of a percentage only.
+fn declared_list(declared_taxes: &[DeclaredTax]) -> Vec<Declared> {
+    let mut out = Vec::new();
     for t in declared_taxes {
-        let groups = if codes::is_withholding(&t.code) {
-            &totals.withholdings
-        } else {
-            &totals.taxes
+        let withholding = codes::is_withholding(&t.code);
+        let computed = |part| match t.rate {
+            None => Computed::Group {
+                code: t.code.clone(),
+                withholding,
+                part,
+            },
+            Some(rate) => Computed::Subtotal {
+                code: t.code.clone(),
+                withholding,
+                rate,
+                part,
+            },
         };
-        let group = groups.iter().find(|g| g.code == t.code);
-        let (taxable, amount) = match (group, t.rate) {
-            (None, _) => (Decimal::ZERO, Decimal::ZERO),
-            (Some(g), None) => (Decimal::ZERO, g.amount),
-            (Some(g), Some(rate)) => g
-                .subtotals
-                .iter()
-                .find(|s| same_rate(s.rate, rate))
-                .map(|s| (s.taxable, s.amount))
-                .unwrap_or((Decimal::ZERO, Decimal::ZERO)),
+        let declared = |name: &str, amount, part| Declared {
+            field: format!("tax_totals[{}].{name}", t.index),
+            amount,
+            computed: computed(part),
+            tolerance: CENT,
+            wording: Wording::English,
         };
-        let f = |name: &str| format!("tax_totals[{}].{name}", t.index);
         if let Some(d) = t.amount {
-            mismatch(&mut errors, f("tax_amount"), d, amount);
+            out.push(declared("tax_amount", d, Part::Amount));
         }
         if let (Some(d), Some(TaxRate::Percent(_))) = (t.taxable, t.rate) {
-            mismatch(&mut errors, f("taxable_amount"), d, taxable);
+            out.push(declared("taxable_amount", d, Part::Taxable));
         }
     }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(errors)
-    }
-}
-
-/// A totals error, naming the request path.
-fn totals_error(fields: &FieldMap, e: &TotalsError) -> FieldError {
-    let field = fields.api_field(e.field());
-    match e {
-        TotalsError::Mismatch {
-            declared, computed, ..
-        } => FieldError::new(
-            field,
-            format!("declared {declared} but computed {computed}"),
-        ),
-        TotalsError::Overflow(_) => FieldError::new(field, "amounts are too large"),
-    }
-}
-
-fn same_rate(a: TaxRate, b: TaxRate) -> bool {
-    match (a, b) {
-        (TaxRate::Percent(x), TaxRate::Percent(y)) | (TaxRate::PerUnit(x), TaxRate::PerUnit(y)) => {
-            x.normalize() == y.normalize()
-        }
-        _ => false,
-    }
-}
-
-fn mismatch(errors: &mut Vec<FieldError>, field: String, declared: Decimal, computed: Decimal) {
-    if declared
-        .checked_sub(computed)
-        .is_none_or(|d| d.abs() > TOLERANCE)
-    {
-        errors.push(FieldError::new(
-            field,
-            format!("declared {declared} but computed {computed}"),
-        ));
-    }
+    out
 }
 
 /// Field errors being collected.
@@ -293,18 +252,7 @@ impl Errors {
 }
 
 fn kind_name(kind: DocumentKind) -> &'static str {
-    match kind {
-        DocumentKind::Invoice => "a sales invoice",
-        DocumentKind::CreditNote => "a credit note",
-        DocumentKind::DebitNote => "a debit note",
-        DocumentKind::SupportDocument => "a support document",
-        DocumentKind::SupportAdjustment => "a support-document adjustment note",
-        DocumentKind::ExportInvoice => "an export invoice",
-        DocumentKind::ContingencyT03 => "a contingency T03 document",
-        DocumentKind::ContingencyT04 => "a contingency T04 document",
-        DocumentKind::Pos => "a POS receipt",
-        DocumentKind::PosAdjustment => "a POS adjustment note",
-    }
+    kind.name()
 }
 
 /// `id_tipo_documento` (and `id_tipo_operacion` for the export sent as 2).
@@ -326,13 +274,11 @@ pub fn document_kind(req: &FacturacionRequest) -> Result<DocumentKind, ApiError>
     })
 }
 
-/// Translates the request; `reference` is the document named by
-/// `id_documento_referencia` (notes only; `None` when it does not exist).
-pub fn to_document(
-    req: &FacturacionRequest,
-    reference: Option<&ReferencedDocument>,
-) -> Result<MappedDocument, ApiError> {
-    let kind = document_kind(req)?;
+/// Translates the request. A note's original is named, not looked up:
+/// issuing does that, and when this refuses the request, adds the
+/// original's problem among the others ([`Refused`]).
+pub fn to_document(req: &FacturacionRequest) -> Result<MappedDocument, Refused> {
+    let kind = document_kind(req).map_err(refused)?;
     let mut e = Errors::default();
 
     let counterparty = map_customer(&req.customer, &mut e);
@@ -358,7 +304,8 @@ pub fn to_document(
     } else {
         None
     };
-    let (billing_reference, note_concept) = map_reference(req, kind, reference, &mut e)?;
+    let reference_at = e.0.len();
+    let (reference, note_concept) = map_reference(req, kind, &mut e);
     let (currency, exchange_rate) = map_currency(req, &mut e);
 
     let delivery_terms = req
@@ -431,7 +378,15 @@ pub fn to_document(
     }
 
     if !e.0.is_empty() {
-        return Err(ApiError::validation_list(cap(e.0)));
+        return Err(Refused {
+            details: e.0,
+            pending: reference.map(|reference| Pending {
+                note: kind,
+                reference,
+                at: reference_at,
+            }),
+            counted_from: 0,
+        });
     }
     let mut document = Document::new(kind, counterparty, lines);
     document.operation_type = operation_type;
@@ -440,7 +395,6 @@ pub fn to_document(
     document.currency = currency;
     document.exchange_rate = exchange_rate;
     document.delivery_terms = delivery_terms;
-    document.billing_reference = billing_reference;
     document.note_concept = note_concept;
     document.health = health;
     document.point_of_sale = point_of_sale;
@@ -455,8 +409,23 @@ pub fn to_document(
         declared,
         declared_taxes,
         external_reference,
+        reference,
         fields,
     })
+}
+
+/// The refusal of an unknown `id_tipo_documento`, before any original is
+/// named (`document_kind` refuses with a validation error only).
+fn refused(e: ApiError) -> Refused {
+    let details = match e {
+        ApiError::Validation { details, .. } => details,
+        other => vec![FieldError::new("body", other.to_string())],
+    };
+    Refused {
+        details,
+        pending: None,
+        counted_from: 0,
+    }
 }
 
 fn map_customer(c: &CustomerRequest, e: &mut Errors) -> Party {
@@ -559,67 +528,25 @@ fn map_customer(c: &CustomerRequest, e: &mut Errors) -> Party {
     }
 }
 
-fn reference_fits(note: DocumentKind, original: DocumentKind) -> bool {
-    match note {
-        DocumentKind::CreditNote | DocumentKind::DebitNote => matches!(
-            original,
-            DocumentKind::Invoice
-                | DocumentKind::ExportInvoice
-                | DocumentKind::ContingencyT03
-                | DocumentKind::ContingencyT04
-        ),
-        DocumentKind::SupportAdjustment => original == DocumentKind::SupportDocument,
-        DocumentKind::PosAdjustment => original == DocumentKind::Pos,
-        _ => true,
-    }
-}
+type NoteParts = (Option<Reference>, Option<NoteConcept>);
 
-type NoteParts = (Option<BillingReference>, Option<NoteConcept>);
-
-fn map_reference(
-    req: &FacturacionRequest,
-    kind: DocumentKind,
-    reference: Option<&ReferencedDocument>,
-    e: &mut Errors,
-) -> Result<NoteParts, ApiError> {
+/// A note's original as named, and its concept.
+fn map_reference(req: &FacturacionRequest, kind: DocumentKind, e: &mut Errors) -> NoteParts {
     if !kind.needs_reference() {
-        return Ok((None, None));
+        return (None, None);
     }
     let what = kind_name(kind);
-    let billing = match (req.id_documento_referencia, reference) {
-        (None, _) => {
+    let reference = match req.id_documento_referencia {
+        None => {
             e.push(
                 "id_documento_referencia",
                 format!("is required for {what}: the id of the original document"),
             );
             None
         }
-        (Some(_), None) => {
-            e.push("id_documento_referencia", "document not found");
-            None
-        }
-        (Some(id), Some(r)) if r.id != id => {
-            return Err(ApiError::Internal(format!(
-                "referenced document {} passed for id_documento_referencia {id}",
-                r.id
-            )));
-        }
-        (Some(_), Some(r)) if !reference_fits(kind, r.kind) => {
-            e.push(
-                "id_documento_referencia",
-                format!(
-                    "is {} ({}), which {what} cannot reference",
-                    kind_name(r.kind),
-                    r.number
-                ),
-            );
-            None
-        }
-        (Some(_), Some(r)) => Some(BillingReference {
-            number: r.number.clone(),
-            code: r.code.clone(),
-            issue_date: r.issue_date,
-            scheme: r.scheme,
+        Some(id) => Some(Reference {
+            id,
+            field: "id_documento_referencia".into(),
         }),
     };
     let allowed = codes::concepts(kind);
@@ -646,7 +573,7 @@ fn map_reference(
             }
         },
     };
-    Ok((billing, concept))
+    (reference, concept)
 }
 
 fn map_currency(req: &FacturacionRequest, e: &mut Errors) -> (String, Option<ExchangeRate>) {

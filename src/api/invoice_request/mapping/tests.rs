@@ -6,11 +6,13 @@ use serde_json::{json, Value};
 use super::*;
 use crate::api::invoice_request::examples;
 use crate::engine::codes::CodeScheme;
+use crate::engine::model::BillingReference;
 use crate::engine::model::LineTax;
 use crate::engine::ubl::tests::{context, date};
 use crate::engine::validate::validate_and_total;
 use crate::http::json;
-use crate::issuing::request::MAX_DETAILS;
+use crate::issuing::reference::check;
+use crate::issuing::request::{ReferencedDocument, MAX_DETAILS};
 
 fn parse(v: &Value) -> Result<FacturacionRequest, ApiError> {
     json::parse(&serde_json::to_vec(v).unwrap())
@@ -37,11 +39,38 @@ fn reference_for(kind: DocumentKind) -> ReferencedDocument {
     }
 }
 
+/// The request mapped, its original (if it names one) being `found`, as
+/// issuing completes it (`issuing::reference`): the billing reference
+/// filled, or the original's problem among the others.
+fn with_original(
+    req: &FacturacionRequest,
+    found: Option<&ReferencedDocument>,
+) -> Result<MappedDocument, ApiError> {
+    match to_document(req) {
+        Ok(mut m) => {
+            if let Some(r) = m.reference.take() {
+                match check(m.kind, &r, found)? {
+                    Ok(billing) => m.document.billing_reference = Some(billing),
+                    Err(problem) => return Err(ApiError::validation_list(vec![problem])),
+                }
+            }
+            Ok(m)
+        }
+        Err(refused) => {
+            let problem = match &refused.pending {
+                Some(p) => check(p.note, &p.reference, found)?.err(),
+                None => None,
+            };
+            Err(ApiError::validation_list(refused.with(problem)))
+        }
+    }
+}
+
 fn map(v: &Value) -> Result<MappedDocument, ApiError> {
     let req = parse(v)?;
     let kind = document_kind(&req)?;
     let reference = reference_for(kind);
-    to_document(&req, kind.needs_reference().then_some(&reference))
+    with_original(&req, Some(&reference))
 }
 
 /// Fields of a validation error (panics on anything else).
@@ -335,7 +364,7 @@ fn notes_need_reference_and_concept() {
 #[test]
 fn reference_must_exist_and_fit() {
     let req = parse(&examples::credit_note()).unwrap();
-    let (field, message) = field_messages(to_document(&req, None).unwrap_err()).remove(0);
+    let (field, message) = field_messages(with_original(&req, None).unwrap_err()).remove(0);
     assert_eq!(
         (field.as_str(), message.as_str()),
         ("id_documento_referencia", "document not found")
@@ -343,21 +372,21 @@ fn reference_must_exist_and_fit() {
     // A credit note cannot reference a POS receipt.
     let pos = reference_for(DocumentKind::PosAdjustment);
     assert_eq!(
-        fields(to_document(&req, Some(&pos)).unwrap_err()),
+        fields(with_original(&req, Some(&pos)).unwrap_err()),
         ["id_documento_referencia"]
     );
     // A support adjustment references a support document.
     let req = parse(&examples::support_adjustment()).unwrap();
     let invoice = reference_for(DocumentKind::CreditNote);
     assert_eq!(
-        fields(to_document(&req, Some(&invoice)).unwrap_err()),
+        fields(with_original(&req, Some(&invoice)).unwrap_err()),
         ["id_documento_referencia"]
     );
     // A credit note may reference an export invoice; the reference is copied.
     let req = parse(&examples::credit_note()).unwrap();
     let mut export = reference_for(DocumentKind::CreditNote);
     export.kind = DocumentKind::ExportInvoice;
-    let m = to_document(&req, Some(&export)).unwrap();
+    let m = with_original(&req, Some(&export)).unwrap();
     assert_eq!(
         m.document.billing_reference,
         Some(BillingReference {
@@ -371,7 +400,7 @@ fn reference_must_exist_and_fit() {
     let mut other = reference_for(DocumentKind::CreditNote);
     other.id = 99;
     assert!(matches!(
-        to_document(&req, Some(&other)),
+        with_original(&req, Some(&other)),
         Err(ApiError::Internal(_))
     ));
 }
