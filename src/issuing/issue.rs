@@ -25,7 +25,7 @@ use super::error::{IssueError, IssueResult};
 use super::reference::resolve;
 use super::request::DocumentRequest;
 use super::stored::{self, DomainRef};
-use super::transmit::new_job;
+use super::transmit::{new_job, Sent};
 use super::Issuing;
 use crate::authority::Transmission;
 use crate::engine::model::{colombia_offset, IssuerContext};
@@ -490,15 +490,7 @@ async fn send_committed<T>(
             })
         }
         Some(job) => {
-            let (sent, outcome) = issuing
-                .transmit(doc.id, "api")
-                .await
-                .map_err(|e| IssueError::Internal(e.to_string()))?;
-            if let JobOutcome::RetryAt(at) = outcome {
-                let mut job = job;
-                job.run_at_ms = at;
-                issuing.schedule(&job);
-            }
+            let sent = transmit_now(issuing, doc.id, job).await?;
             Ok(Issued::Done {
                 doc: sent.doc,
                 xml: sent.xml.unwrap_or(files.xml),
@@ -523,4 +515,19 @@ pub(crate) fn date_at(doc: &mut DocumentRecord, instant: DateTime<FixedOffset>, 
     let instant = instant.with_timezone(&Utc);
     doc.issue_date = date;
     doc.issued_at = (instant != doc.created_at).then_some(instant);
+}
+
+/// Transmits document `id` now, for the caller who waits for the answer;
+/// a retry the transmission asks for is scheduled on `job`, its job.
+pub(crate) async fn transmit_now(issuing: &Issuing, id: u64, job: Job) -> IssueResult<Sent> {
+    let (sent, outcome) = issuing
+        .transmit(id, "api")
+        .await
+        .map_err(|e| IssueError::Internal(e.to_string()))?;
+    if let JobOutcome::RetryAt(at) = outcome {
+        let mut job = job;
+        job.run_at_ms = at;
+        issuing.schedule(&job);
+    }
+    Ok(sent)
 }

@@ -7,13 +7,12 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, FixedOffset, NaiveDate};
-use emisor_actors::retry_scheduler::JobOutcome;
 use emisor_store::{state, DocumentFiles, DocumentRecord, HistoryEntry, Job};
 use serde_json::json;
 
 use super::context::{colombia_now, issuer_context, load_setup, IssuerSetup};
 use super::error::{IssueError, IssueResult};
-use super::issue::{apply_build, date_at, history, issued_at, signing_key, Issued};
+use super::issue::{apply_build, date_at, history, issued_at, signing_key, transmit_now, Issued};
 use super::kind::StoredKind;
 use super::payroll;
 use super::reference::resolve;
@@ -274,15 +273,7 @@ pub async fn resend(issuing: &Arc<Issuing>, doc: DocumentRecord) -> IssueResult<
     // power cut, or a resend after it would make yet another code.
     issuing.store.sync_power_safe().await?;
     let job = job.ok_or_else(|| IssueError::Internal("resend job not stored".into()))?;
-    let (sent, outcome) = issuing
-        .transmit(doc.id, "api")
-        .await
-        .map_err(|e| IssueError::Internal(e.to_string()))?;
-    if let JobOutcome::RetryAt(at) = outcome {
-        let mut job = job;
-        job.run_at_ms = at;
-        issuing.schedule(&job);
-    }
+    let sent = transmit_now(issuing, doc.id, job).await?;
     Ok(Issued::Done {
         doc: sent.doc,
         xml: sent.xml.unwrap_or(files.xml),
