@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 
 use crate::support::app::*;
 use crate::support::bodies::unique;
+use crate::support::checkers::{pdftotext, zbarimg};
 use crate::support::flow::{fast_launch, sim_url};
 
 /// A python with aiosmtpd: `python3`, else the system's own (Debian's
@@ -296,47 +297,6 @@ fn embedded(attached: &str) -> Vec<String> {
         .filter(|n| n.has_tag_name((cbc, "Description")))
         .map(|n| n.text().unwrap_or_default().to_string())
         .collect()
-}
-
-fn pdftotext(pdf: &[u8]) -> String {
-    use std::io::Write;
-    let mut child = Command::new("pdftotext")
-        .args(["-layout", "-", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("pdftotext");
-    child.stdin.take().unwrap().write_all(pdf).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// The QR codes `zbarimg` finds on the pages rendered at 200 dpi.
-fn zbarimg(pdf: &[u8]) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("doc.pdf");
-    std::fs::write(&path, pdf).unwrap();
-    let status = Command::new("pdftoppm")
-        .args(["-r", "200", "-png"])
-        .arg(&path)
-        .arg(dir.path().join("page"))
-        .status()
-        .expect("pdftoppm");
-    assert!(status.success());
-    let mut pages: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "png"))
-        .collect();
-    pages.sort();
-    let out = Command::new("zbarimg")
-        .args(["--raw", "-q", "-Sdisable", "-Sqrcode.enable"])
-        .args(&pages)
-        .output()
-        .expect("zbarimg");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
 /// `1190.00` → `1.190,00`, as a Colombian document prints it.

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 use std::str::FromStr;
 
 use crate::support::app::*;
+use crate::support::checkers::{schemas_dir, tool};
 
 const BASE: &str = "/v1/api/facturacion-es";
 
@@ -82,26 +83,6 @@ fn xml_of(app: &TestApp, data: &Value) -> String {
     let res = app.get(url, &app.sk_test());
     assert_eq!(res.status().as_u16(), 200, "{url}");
     res.text().unwrap()
-}
-
-/// Is the checker installed? With `REQUIRE_CHECKERS` set (CI) it must be.
-fn tool(name: &str) -> bool {
-    let found = std::process::Command::new(name)
-        .arg("--version")
-        .output()
-        .is_ok();
-    assert!(
-        found || std::env::var_os("REQUIRE_CHECKERS").is_none(),
-        "{name} is required"
-    );
-    found
-}
-
-fn schemas_dir() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("shared")
-        .join("schemas")
 }
 
 /// xmllint against the maindoc schema of the root (the schemas README's one

@@ -4,32 +4,15 @@
 //! CUNE recomputed here from the XML (SHA-384 of the concatenation, not the
 //! server's function).
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use sha2::{Digest, Sha384};
 
 use crate::support::app::*;
+use crate::support::checkers::{pdftotext, schemas_dir, tool, zbarimg};
 use crate::support::flow::{sim_mode, sim_stats};
 use crate::support::payroll::*;
-
-fn schemas_dir() -> PathBuf {
-    std::env::var_os("EMISOR_SCHEMAS_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/work/shared/schemas"))
-}
-
-fn tool(name: &str) -> bool {
-    let found = std::process::Command::new(name)
-        .arg("--version")
-        .output()
-        .is_ok();
-    if !found && std::env::var_os("REQUIRE_CHECKERS").is_some() {
-        panic!("{name} is required (REQUIRE_CHECKERS)");
-    }
-    found
-}
 
 /// `xmllint --schema` against the payroll schema of the root.
 fn xsd_valid(xml: &str) {
@@ -809,47 +792,6 @@ fn the_list_filters_by_tipo_estado_and_dates_and_pages() {
     assert_eq!(theirs["data"]["total"], 0);
     let (status, _) = json(app.get(&format!("/v1/api/nomina/{}", draft["id"]), other));
     assert_eq!(status, 404);
-}
-
-fn pdftotext(pdf: &[u8]) -> String {
-    use std::io::Write;
-    let mut child = std::process::Command::new("pdftotext")
-        .args(["-layout", "-", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(pdf).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// The QR codes `zbarimg` finds on the pages rendered at 200 dpi.
-fn zbarimg(pdf: &[u8]) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("doc.pdf");
-    std::fs::write(&path, pdf).unwrap();
-    let status = std::process::Command::new("pdftoppm")
-        .args(["-r", "200", "-png"])
-        .arg(&path)
-        .arg(dir.path().join("page"))
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let mut pages: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "png"))
-        .collect();
-    pages.sort();
-    let out = std::process::Command::new("zbarimg")
-        .args(["--raw", "-q", "-Sdisable", "-Sqrcode.enable"])
-        .args(&pages)
-        .output()
-        .unwrap();
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
 #[test]

@@ -4,23 +4,12 @@
 //! check digit, "Bogotá") and its QR code decoded with `zbarimg` (exactly
 //! the document's `qr_url`). POS receipts on both thermal widths.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use emisor::api::invoice_request::examples;
 use serde_json::{json, Value};
 
 use crate::support::app::*;
 use crate::support::bodies::unique;
-
-/// Is `name` installed? Under `REQUIRE_CHECKERS` (CI) a missing one fails.
-fn tool(name: &str) -> bool {
-    let found = Command::new(name).arg("-v").output().is_ok();
-    if !found && std::env::var_os("REQUIRE_CHECKERS").is_some() {
-        panic!("{name} is required (REQUIRE_CHECKERS is set) but not installed");
-    }
-    found
-}
+use crate::support::checkers::{pdftotext, tool, zbarimg};
 
 fn issue(app: &TestApp, body: &Value) -> Value {
     let body = unique(body.clone());
@@ -28,46 +17,6 @@ fn issue(app: &TestApp, body: &Value) -> Value {
     assert_eq!(status, 200, "{res}");
     assert_eq!(res["data"]["transmission"]["isValid"], true, "{res}");
     res["data"].clone()
-}
-
-fn pdftotext(pdf: &[u8]) -> String {
-    let mut child = Command::new("pdftotext")
-        .args(["-layout", "-", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(pdf).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    String::from_utf8(out.stdout).unwrap()
-}
-
-/// The QR codes `zbarimg` finds on the pages rendered at 200 dpi.
-fn zbarimg(pdf: &[u8]) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("doc.pdf");
-    std::fs::write(&path, pdf).unwrap();
-    let status = Command::new("pdftoppm")
-        .args(["-r", "200", "-png"])
-        .arg(&path)
-        .arg(dir.path().join("page"))
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let mut pages: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "png"))
-        .collect();
-    pages.sort();
-    let out = Command::new("zbarimg")
-        .args(["--raw", "-q", "-Sdisable", "-Sqrcode.enable"])
-        .args(&pages)
-        .output()
-        .unwrap();
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 
 /// `1190.00` → `1.190,00`, as a Colombian document prints it.

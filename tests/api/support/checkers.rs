@@ -17,6 +17,16 @@ pub fn tool(name: &str) -> bool {
     found
 }
 
+/// The authority's schemas: `EMISOR_SCHEMAS_DIR`, or `../shared/schemas`
+/// beside the repository.
+pub fn schemas_dir() -> std::path::PathBuf {
+    std::env::var_os("EMISOR_SCHEMAS_DIR")
+        .map(Into::into)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/schemas")
+        })
+}
+
 /// The signed XML verifies with xmlsec1 (the certificate in KeyInfo trusted).
 pub fn xmlsec_verifies(xml: &str) {
     if !tool("xmlsec1") {
@@ -53,11 +63,7 @@ pub fn xsd_valid(xml: &str) {
     if !tool("xmllint") {
         return;
     }
-    let schemas = std::env::var_os("EMISOR_SCHEMAS_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/schemas")
-        });
+    let schemas = schemas_dir();
     let root = if xml.contains("<CreditNote") {
         "UBL-CreditNote-2.1.xsd"
     } else {

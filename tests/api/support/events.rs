@@ -54,25 +54,7 @@ pub fn accepted_event(app: &TestApp, key: &str, path: &str, body: Value) -> Valu
     data
 }
 
-pub fn schemas_dir() -> std::path::PathBuf {
-    std::env::var_os("EMISOR_SCHEMAS_DIR")
-        .map(Into::into)
-        .unwrap_or_else(|| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/schemas")
-        })
-}
-
-pub fn tool(name: &str) -> bool {
-    let found = std::process::Command::new(name)
-        .arg("--version")
-        .output()
-        .is_ok();
-    assert!(
-        found || std::env::var_os("REQUIRE_CHECKERS").is_none(),
-        "{name} is required"
-    );
-    found
-}
+pub use super::checkers::{schemas_dir, tool};
 
 pub fn text_at(doc: &roxmltree::Document, steps: &[&str]) -> String {
     let mut node = doc.root_element();
