@@ -54,6 +54,21 @@ const PAGE: u32 = 100;
 /// Where a company's sweep is saved after this many invoices.
 const SAVE_EVERY: u32 = 20;
 
+/// Why an invoice was not asked about, or its answer not used.
+#[derive(Debug, thiserror::Error)]
+enum AskError {
+    /// The authority cannot be reached now (breaker open, transport):
+    /// the sweep stops until the next one.
+    #[error("the authority is unavailable: {0}")]
+    Unavailable(String),
+    /// The company cannot sign a call (no certificate…): its invoices
+    /// wait for the next sweep.
+    #[error("the company cannot ask: {0}")]
+    Company(String),
+    #[error("{0}")]
+    Store(#[from] emisor_store::StoreError),
+}
+
 /// The standing the authority's events give an invoice: claimed (031);
 /// accepted, expressly (033) or tacitly (034), or as the registry's
 /// events imply (035 aval, 036 registration as a title, 037-039
@@ -181,6 +196,7 @@ pub fn start(issuing: Arc<Issuing>) {
         spacing: Duration::from_secs_f64(1.0 / settings.per_second),
         settings,
         last_call: None,
+        unavailable: false,
     };
     actix_web::rt::spawn(sweep.run());
 }
@@ -190,6 +206,8 @@ struct Sweep {
     settings: EventsSweepSettings,
     spacing: Duration,
     last_call: Option<tokio::time::Instant>,
+    /// Set when the authority could not be reached: the pass ends.
+    unavailable: bool,
 }
 
 impl Sweep {
@@ -231,7 +249,15 @@ impl Sweep {
         }
         let today = crate::clock::colombia_now().date_naive();
         let from = today - chrono::Days::new(u64::from(self.settings.window_days));
+        self.unavailable = false;
         while !lanes.is_empty() {
+            if self.unavailable {
+                // Each company goes on from where it stands next time.
+                for lane in &lanes {
+                    self.save(lane).await?;
+                }
+                return Ok(());
+            }
             let mut i = 0;
             while i < lanes.len() {
                 let lane = &mut lanes[i];
@@ -300,12 +326,21 @@ impl Sweep {
         let company = lane.company.id;
         match guarded(|| self.try_ask(lane, doc)).await {
             Ok(Ok(())) => {}
+            Ok(Err(AskError::Unavailable(e))) => {
+                tracing::info!(error = %e, "events sweep: paused until the next sweep");
+                self.unavailable = true;
+            }
+            Ok(Err(AskError::Company(e))) => {
+                tracing::warn!(company, error = %e, "events sweep: the company's invoices wait");
+                lane.buffer.clear();
+                lane.exhausted = true;
+            }
             Ok(Err(e)) => tracing::warn!(company, document = id, error = %e, "events sweep"),
             Err(panic) => tracing::error!(company, document = id, %panic, "events sweep panicked"),
         }
     }
 
-    async fn try_ask(&mut self, lane: &mut Lane, doc: DocumentRecord) -> Result<(), String> {
+    async fn try_ask(&mut self, lane: &mut Lane, doc: DocumentRecord) -> Result<(), AskError> {
         let Some(cufe) = doc.code.clone() else {
             return Ok(());
         };
@@ -316,7 +351,7 @@ impl Sweep {
                     .issuing
                     .target(lane.company.id, lane.environment)
                     .await
-                    .map_err(|e| e.to_string())?;
+                    .map_err(|e| AskError::Company(e.to_string()))?;
                 lane.target = Some(t.clone());
                 t
             }
@@ -332,8 +367,16 @@ impl Sweep {
                 target,
                 AuthorityRequest::GetStatusEvent { cufe },
             )
-            .await
-            .map_err(|e| e.to_string())?;
+            .await;
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(f) if f.is_retryable() => return Err(AskError::Unavailable(f.to_string())),
+            Err(f) => {
+                // A refusal of this call alone: the next sweep asks again.
+                tracing::warn!(document = doc.id, error = %f, "events sweep: GetStatusEvent failed");
+                return Ok(());
+            }
+        };
         lane.cursor = Some(Cursor {
             day: doc.issue_date,
             id: doc.id,
@@ -341,7 +384,7 @@ impl Sweep {
         lane.since_saved += 1;
         if lane.since_saved >= SAVE_EVERY {
             lane.since_saved = 0;
-            self.save(lane).await.map_err(|e| e.to_string())?;
+            self.save(lane).await?;
         }
         let listed = match answer {
             AuthorityResponse::InvoiceEvents(InvoiceEvents {
@@ -354,14 +397,18 @@ impl Sweep {
             {
                 return Ok(())
             }
-            other => return Err(format!("unexpected answer to GetStatusEvent: {other:?}")),
+            // An invoice the authority does not know (66) or not as an
+            // invoice (68), or one still in process (98): nothing to learn
+            // now; a mismatch with the authority is reconciliation's.
+            other => {
+                tracing::debug!(document = doc.id, answer = ?other, "events sweep: no events listed");
+                return Ok(());
+            }
         };
         if new_events(&doc.authority_events, &listed).is_empty() {
             return Ok(());
         }
-        self.learn(&lane.company, doc.id, &listed)
-            .await
-            .map_err(|e| e.to_string())
+        Ok(self.learn(&lane.company, doc.id, &listed).await?)
     }
 
     async fn save(&self, lane: &Lane) -> StoreResult<()> {
