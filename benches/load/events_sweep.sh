@@ -7,10 +7,14 @@
 # sweep off, then on at RATE calls a second (`[events_sweep] per_second`,
 # one sweep after another). Prints the p50/p99 of each run, documents a
 # second, and the GetStatusEvent calls the simulator answered during the
-# sweeping run (every invoice is open: the simulator answers "no events").
+# sweeping run (every invoice is open; the in-process simulator, started
+# again with the server, no longer knows them and answers 66: a call all
+# the same).
 #   benches/load/events_sweep.sh [BINARY] [INVOICES] [RATE]   (100000, 1)
-# Environment: CONN (16), WINDOW (20 s), FILL_CONN (16), KEEP=1 keeps the
-# data dir (printed). Needs wrk, curl and python3.
+# Environment: CONN (16), WINDOW (20 s), ROUNDS (1: off then on, repeated),
+# FILL_CONN (16), KEEP=1 keeps the
+# data dir (printed; its master key beside it), STORE starts from a copy of
+# a data dir kept so (its `.key` beside it). Needs wrk, curl and python3.
 set -euo pipefail
 BIN=${1:-target/release/emisor}
 INVOICES=${2:-100000}
@@ -22,7 +26,7 @@ DIR=$(mktemp -d)
 PID=""
 cleanup() {
   [ -n "$PID" ] && kill "$PID" 2>/dev/null || true
-  if [ "${KEEP:-0}" = 1 ]; then echo "kept: $DIR/data"; else rm -rf "$DIR"; fi
+  if [ "${KEEP:-0}" = 1 ]; then echo "kept: $DIR/data (key $DIR/data.key)"; else rm -rf "$DIR"; fi
 }
 trap cleanup EXIT
 
@@ -44,7 +48,9 @@ status_event_calls() {
     python3 -c 'import json,sys; print(json.load(sys.stdin)["calls"].get("GetStatusEvent", 0))'
 }
 
-# The fill: accepted invoices, as fast as the simulator takes them.
+# The fill: accepted invoices, as fast as the simulator takes them (on a
+# copy of STORE, when given, only what it lacks).
+copy_store
 EMISOR_EVENTS_SWEEP__PER_SECOND=0 EMISOR_AUTHORITY__MAX_REQUESTS_PER_SECOND=100000 \
   EMISOR_AUTHORITY__MAX_IN_FLIGHT=$FILL_CONN start_server "$BIN"
 disown "$PID"
@@ -81,12 +87,16 @@ def ms(label):
     return v / 1000 if u == "us" else v * 1000 if u == "s" else v
 rate = re.search(r"Requests/sec:\s+([\d.]+)", text)
 bad = re.search(r"Non-2xx or 3xx responses: (\d+)", text)
-print(f"{name}: p50 {ms(\"50%\"):.1f} ms, p99 {ms(\"99%\"):.1f} ms, "
-      f"{float(rate.group(1)) if rate else 0:.0f} documents/s, "
-      f"refused {bad.group(1) if bad else 0}, GetStatusEvent calls {calls}")
+p50, p99 = ms("50%"), ms("99%")
+per_s = float(rate.group(1)) if rate else 0.0
+refused = bad.group(1) if bad else "0"
+print(f"{name}: p50 {p50:.1f} ms, p99 {p99:.1f} ms, {per_s:.0f} documents/s, "
+      f"refused {refused}, GetStatusEvent calls {calls}")
 ' "$1" "$((after - before))"
   stop_server
 }
 
-run "sweep off" 0
-run "sweep on ($RATE/s)" "$RATE"
+for _ in $(seq "${ROUNDS:-1}"); do
+  run "sweep off" 0
+  run "sweep on ($RATE/s)" "$RATE"
+done

@@ -222,3 +222,41 @@ fn the_sellers_service_learns_each_event_the_buyers_registers_once_and_emits_it(
     }
     assert_eq!(delivered(&got), want);
 }
+
+/// More invoices than one page of the index, over two days: the oldest,
+/// on the sweep's second page, is asked about too, and its event learned
+/// (one service, the buyer a company of it, the shared clock).
+#[test]
+fn the_sweep_reaches_the_oldest_invoice_across_pages_and_days() {
+    let app = TestApp::spawn_with(
+        fast_launch()
+            .shared_clock()
+            .env("EMISOR_EVENTS_SWEEP__INTERVAL_S", "1")
+            .env("EMISOR_EVENTS_SWEEP__PER_SECOND", "10"),
+    );
+    let buyer = key_of(&new_company(&app, BUYER_NIT, "Comprador S.A.S."));
+    let (oldest, cufe) = issue_to_buyer(&app);
+    for _ in 0..59 {
+        issue_to_buyer(&app);
+    }
+    set_clock(&app, 86_400);
+    for _ in 0..60 {
+        issue_to_buyer(&app);
+    }
+    let mut ws = Ws::connect(&app, &app.sk_test());
+    // The sweep that learns the first event may have read its pages while
+    // the invoices were still being issued; the one that learns the
+    // second started after it ended, with every invoice issued.
+    for (path, code) in [
+        ("eventos/acuse-recibo", "030"),
+        ("eventos/recibo-bien", "032"),
+    ] {
+        accepted_event(&app, &buyer, path, json!({ "cufe": cufe }));
+        let heard = ws.wait_for(Duration::from_secs(90), |e| is_event_on(e, oldest, code));
+        assert_eq!(heard["data"]["cufe"], cufe.as_str());
+    }
+    assert_eq!(
+        listed(&app, &app.sk_test(), "acuse_sin_aceptacion"),
+        [oldest]
+    );
+}

@@ -178,6 +178,9 @@ struct Lane {
     environment: Environment,
     /// Where the sweep resumes (saved) and has come to (in memory).
     cursor: Option<Cursor>,
+    /// The last issue day read: the saved cursor's, fixed for the whole
+    /// pass so that its pages are pages of one list.
+    to: Option<NaiveDate>,
     page: u32,
     buffer: VecDeque<DocumentRecord>,
     exhausted: bool,
@@ -239,6 +242,7 @@ impl Sweep {
                     company: company.clone(),
                     environment,
                     cursor,
+                    to: cursor.map(|c| c.day),
                     page: 1,
                     buffer: VecDeque::new(),
                     exhausted: false,
@@ -259,7 +263,7 @@ impl Sweep {
                 return Ok(());
             }
             let mut i = 0;
-            while i < lanes.len() {
+            while i < lanes.len() && !self.unavailable {
                 let lane = &mut lanes[i];
                 match self.next(lane, from, today).await? {
                     Some(doc) => {
@@ -268,9 +272,10 @@ impl Sweep {
                     }
                     None => {
                         // A finished sweep starts from the top next time.
-                        store
-                            .put_setting(cursor_key(lane.company.id, lane.environment), "".into())
-                            .await?;
+                        if lane.cursor.is_some() {
+                            let key = cursor_key(lane.company.id, lane.environment);
+                            store.put_setting(key, "".into()).await?;
+                        }
                         lanes.remove(i);
                     }
                 }
@@ -297,7 +302,7 @@ impl Sweep {
             if lane.exhausted {
                 return Ok(None);
             }
-            let to = lane.cursor.map_or(today, |c| c.day.min(today));
+            let to = lane.to.map_or(today, |d| d.min(today));
             let page = self
                 .issuing
                 .store
