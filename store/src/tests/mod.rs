@@ -477,6 +477,10 @@ fn an_invoices_authority_events_are_kept_and_old_records_read_without_them() {
     let c = s.create_company(company()).unwrap();
     let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
     let mut doc = s.create_document(new_doc(&r, None)).unwrap();
+    doc.state = state::ACCEPTED;
+    doc.pending_build = false;
+    s.update_document(&doc, index::history_line()).unwrap();
+    let stale = s.document(doc.id).unwrap().unwrap();
     let json = serde_json::to_value(&doc).unwrap();
     assert!(json.get("authority_events").is_none(), "{json}");
     let bytes = codec::encode(trees::DOCUMENTS, &json).unwrap();
@@ -502,6 +506,30 @@ fn an_invoices_authority_events_are_kept_and_old_records_read_without_them() {
     assert_eq!(
         stored.list_keys.get(EVENT_STANDING_KEY).map(String::as_str),
         Some("reclamada")
+    );
+
+    // A writer holding a copy read before the events were learned keeps them.
+    let mut later = stale;
+    later.attempts = 7;
+    s.update_document(&later, index::history_line()).unwrap();
+    let stored = s.document(doc.id).unwrap().unwrap();
+    assert_eq!(stored.attempts, 7);
+    assert_eq!(stored.authority_events, doc.authority_events);
+    let claimed = ListQuery {
+        company_id: doc.company_id,
+        environment: doc.environment,
+        family: Family::Invoices,
+        from: None,
+        to: None,
+        states: vec![],
+        keys: vec![(EVENT_STANDING_KEY.into(), "reclamada".into())],
+        page: 1,
+        limit: 10,
+    };
+    let listed = s.list_documents(&claimed).unwrap();
+    assert_eq!(
+        listed.items.iter().map(|d| d.id).collect::<Vec<_>>(),
+        [doc.id]
     );
 }
 
