@@ -33,6 +33,7 @@ mod pdf;
 mod pos;
 mod power_cut;
 mod rate_limit;
+mod reconciliation;
 mod registry;
 mod resilience;
 mod restart;
