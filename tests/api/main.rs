@@ -10,6 +10,7 @@ mod auth;
 mod backup;
 mod clean_close;
 mod clientes;
+mod completar_adquiriente;
 mod config;
 mod crash;
 mod documentos_soporte;
