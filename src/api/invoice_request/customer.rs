@@ -274,4 +274,21 @@ mod tests {
         });
         assert!(fields(&c).is_empty(), "{:?}", fields(&c));
     }
+
+    /// `completar_adquiriente`: name and email may be left out, the
+    /// identification type is required and checked as the look-up checks it.
+    #[test]
+    fn completing_the_buyer_needs_an_identification_the_authority_takes() {
+        let mut c = customer();
+        c.name = String::new();
+        c.email = String::new();
+        assert_eq!(fields(&c), ["name", "email"]);
+        c.completar_adquiriente = true;
+        assert!(fields(&c).is_empty(), "{:?}", fields(&c));
+        c.type_document_identification = None;
+        assert_eq!(fields(&c), ["type_document_identification"]);
+        c.type_document_identification = Some(Code { code: "13".into() });
+        c.identification_number = "AB-12".into();
+        assert_eq!(fields(&c), ["identification_number"]);
+    }
 }
