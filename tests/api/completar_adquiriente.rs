@@ -114,6 +114,40 @@ fn a_registered_buyer_completes_the_unified_customer_and_the_spanish_cliente() {
     assert!(xml_of(&app, id).contains(NAME));
 }
 
+/// What was filled is in the stored request: a document rejected, then
+/// resent after a restart (the cache empty, the simulator knowing no
+/// buyer any more), is built again with the buyer's name and email and
+/// asks the authority nothing.
+#[test]
+fn a_rebuild_reads_the_filled_buyer_from_the_stored_request() {
+    let mut app = TestApp::spawn();
+    register_buyer(&app, "1020304050");
+    crate::support::flow::sim_mode(&app, json!({"mode": "reject"}));
+    let (status, res) = json(app.post(
+        "/v1/api/facturacion",
+        &app.sk_test(),
+        &invoice_for("1020304050"),
+    ));
+    assert_eq!(status, 200, "{}", res["message"]);
+    assert_eq!(res["data"]["id_estado_documento"], 4, "{}", res["message"]);
+    let id = res["data"]["documento"]["id"].as_u64().unwrap();
+
+    let dir = app.dir.clone();
+    app.kill();
+    let app2 = TestApp::start_in(&dir, Launch::default());
+    assert_eq!(get_acquirer_calls(&app2), 0);
+    let (status, res) = json(app2.post(
+        &format!("/v1/api/facturacion/reenviar/{id}"),
+        &app2.sk_test(),
+        &json!({}),
+    ));
+    assert_eq!(status, 200, "{}", res["message"]);
+    assert_eq!(res["data"]["id_estado_documento"], 2, "{}", res["message"]);
+    let xml = xml_of(&app2, id);
+    assert!(xml.contains(NAME) && xml.contains(EMAIL), "the buyer kept");
+    assert_eq!(get_acquirer_calls(&app2), 0, "nothing asked again");
+}
+
 /// An unknown buyer: 404 `NOT_FOUND`, no number taken, nothing stored;
 /// an invalid request is refused before anything is asked.
 #[test]

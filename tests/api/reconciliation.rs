@@ -257,3 +257,23 @@ fn a_worker_holding_the_claim_is_not_overtaken() {
         .expect("hallazgos")
         .is_empty());
 }
+
+/// The pass also runs by itself every `interval_s`: a lost answer is
+/// settled with no operator action.
+#[test]
+fn the_periodic_pass_settles_a_lost_answer_by_itself() {
+    let app = TestApp::spawn_with(
+        launch()
+            .env("EMISOR_RECONCILIATION__INTERVAL_S", "1")
+            .env("EMISOR_RESILIENCE__TIME_SCALE", "100"),
+    );
+    sim_mode(&app, json!({"mode": "lose"}));
+    let (id, code, _) = issue(&app);
+    sim_mode(&app, json!({"mode": "up"}));
+    wait_state(&app, id, 2, Duration::from_secs(20));
+    let stats = sim_stats(&app);
+    assert_eq!(sends(&stats), 1, "{stats}");
+    assert_eq!(stats["accepted"][&code]["received"], 1, "{stats}");
+    let found = report(&app);
+    assert_eq!(found["hallazgos"][0]["id_documento"], id, "{found}");
+}

@@ -133,7 +133,12 @@ async fn complete_buyer(
         email: &email,
         flag: "completar_adquiriente",
     };
-    buyer::refuse_on_pos(parsed.kind, &at)?;
+    if parsed.kind == crate::engine::model::DocumentKind::Pos {
+        return Err(ApiError::validation(
+            format!("{object}.completar_adquiriente"),
+            "no se acepta en un documento POS: indique el nombre y el correo del comprador",
+        ));
+    }
     if let Err(refused) = mapping::to_request(parsed.clone()) {
         return Err(spanish(
             refuse(&state.issuing, ctx.owner(), refused).await.into(),
