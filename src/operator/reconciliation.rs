@@ -4,7 +4,8 @@
 //! A pass asks the authority (`GetStatus` by the document's code, one query
 //! at a time, behind transmissions in the paced transmitter) about:
 //!
-//! * every document queued (state 3) for longer than `stuck_after_s`: one
+//! * every document queued (state 3) for longer than `stuck_after_s` and
+//!   sent at least once (one never sent cannot be at the authority): one
 //!   the authority accepted while the service lost the answer is recorded
 //!   as accepted (state 2) under its transmission job's claim, so no worker
 //!   sends or moves it meanwhile; one whose claim a worker holds is left to
@@ -113,6 +114,8 @@ pub struct Pass {
     pub en_cola_consultados: u64,
     /// Of those, left to the transmission worker holding their claim.
     pub en_cola_en_curso: u64,
+    /// Of those, never sent yet (waiting their turn): not asked about.
+    pub en_cola_sin_envio: u64,
     /// Accepted documents in the sampled days, and how many were asked.
     pub aceptados: u64,
     pub aceptados_consultados: u64,
@@ -212,6 +215,7 @@ impl Reconciler {
             match issuing.reconcile_queued(doc.id).await {
                 Ok(Reconciled::Claimed) => pass.en_cola_en_curso += 1,
                 Ok(Reconciled::Moved) => {}
+                Ok(Reconciled::NotSent) => pass.en_cola_sin_envio += 1,
                 Ok(Reconciled::Asked(view)) => {
                     pass.en_cola_consultados += 1;
                     metrics::counter!(crate::metrics::RECONCILIATION_ASKED, "estado" => "3")

@@ -76,6 +76,8 @@ pub enum Reconciled {
     Claimed,
     /// No longer queued once its claim was taken: settled meanwhile.
     Moved,
+    /// Never sent yet (waiting its turn): the authority cannot have it.
+    NotSent,
     /// Asked: when accepted, now recorded in state 2.
     Asked(Box<AuthorityView>),
 }
@@ -139,6 +141,9 @@ impl Issuing {
         let Some(mut doc) = doc.filter(|d| d.state == state::QUEUED && !d.pending_build) else {
             return Ok(Reconciled::Moved);
         };
+        if doc.attempts == 0 {
+            return Ok(Reconciled::NotSent);
+        }
         let view = self.authority_view(&doc).await?;
         if let AuthorityView::Accepted(t) = &view {
             let job = self.store.job_for_document(doc_id).await?;
