@@ -75,12 +75,14 @@ fn reconciliation_events(events: &[Value]) -> Vec<&Value> {
     events.iter().filter(|e| e["event"] == EVENT).collect()
 }
 
-/// The done-when case, with `emisor tax-sim` in its own process: the
+/// The done-when case, with `emisor tax-sim` in its own process and two
+/// services pointed at it: the
 /// simulator accepts the document and its answer is lost (mode `lose`:
 /// 502 from a gateway). The retry is far away (`time_scale` 100); the
 /// reconciliation asks, finds it accepted and records it in state 2 with
 /// one send only; the finding is in the report, sent once to the operator,
-/// and counted in `/metrics` without any company's figures.
+/// and counted in `/metrics` without any company's figures. The second
+/// service's pass sees its own accepted document, matching.
 #[test]
 fn a_document_accepted_while_its_answer_was_lost_is_found_and_set_to_2_without_a_second_send() {
     let sim = ExternalSim::start();
@@ -168,6 +170,20 @@ fn a_document_accepted_while_its_answer_was_lost_is_found_and_set_to_2_without_a
     {
         assert!(!l.contains("empresa") && !l.contains("company"), "{l}");
     }
+
+    // A second service on the same authority: its own documents only.
+    let other = TestApp::spawn_with(launch().env("EMISOR_AUTHORITY__URL", &sim.service_url()));
+    let (other_id, _, res) = issue(&other);
+    assert_eq!(res["data"]["id_estado_documento"], 2, "{}", res["message"]);
+    let summary = pass(&other);
+    assert_eq!(
+        (summary["en_cola"].clone(), summary["aceptados"].clone()),
+        (json!(0), json!(1)),
+        "{summary}"
+    );
+    assert_eq!(summary["discrepancias"], 0, "{summary}");
+    assert_eq!(status_of(&other, other_id)["id_estado_documento"], 2);
+    assert_eq!(sends(&sim_stats_at(&sim.base)), 2);
 }
 
 /// An accepted document the authority no longer knows (the simulator
