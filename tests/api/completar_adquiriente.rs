@@ -149,7 +149,8 @@ fn a_rebuild_reads_the_filled_buyer_from_the_stored_request() {
 }
 
 /// An unknown buyer: 404 `NOT_FOUND`, no number taken, nothing stored;
-/// an invalid request is refused before anything is asked.
+/// the authority out of reach: 503 `TAX_UNAVAILABLE`, the same; an invalid
+/// request is refused before anything is asked.
 #[test]
 fn an_unknown_buyer_is_a_404_and_consumes_nothing() {
     let app = TestApp::spawn();
@@ -166,6 +167,20 @@ fn an_unknown_buyer_is_a_404_and_consumes_nothing() {
     );
     assert_eq!(get_acquirer_calls(&app), calls + 1);
     assert_eq!(next_number(&app, "fe"), next, "no number consumed");
+    // The authority out of reach: a 503, nothing consumed either.
+    crate::support::flow::sim_mode(&app, json!({"mode": "down"}));
+    assert_error(
+        app.post(
+            "/v1/api/facturacion",
+            &app.sk_test(),
+            &invoice_for("55555555"),
+        ),
+        503,
+        "TAX_UNAVAILABLE",
+    );
+    crate::support::flow::sim_mode(&app, json!({"mode": "up"}));
+    assert_eq!(next_number(&app, "fe"), next, "no number consumed");
+    let calls = get_acquirer_calls(&app);
     let (_, list) = json(app.get("/v1/api/facturacion?limit=5", &app.sk_test()));
     assert_eq!(list["data"]["total"], 0, "{list}");
 
@@ -208,7 +223,7 @@ fn an_unknown_buyer_is_a_404_and_consumes_nothing() {
         refused.to_string().contains("completar_adquiriente"),
         "{refused}"
     );
-    assert_eq!(get_acquirer_calls(&app), calls + 1, "nothing more asked");
+    assert_eq!(get_acquirer_calls(&app), calls, "nothing more asked");
     assert_eq!(next_number(&app, "fe"), next);
 }
 
