@@ -93,6 +93,8 @@ use crate::{admin, api, http, ops};
         admin::companies::webhook_log,
         admin::operator::socket,
         admin::operator::webhook_log,
+        admin::reconciliation::report,
+        admin::reconciliation::run,
         admin::credentials::set_software,
         admin::credentials::add_resolution,
         admin::credentials::list_resolutions,
