@@ -30,6 +30,7 @@ mod durability;
 mod encoding;
 mod engine;
 pub mod error;
+pub mod export;
 mod handle;
 mod indexes;
 pub mod model;

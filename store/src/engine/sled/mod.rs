@@ -5,6 +5,7 @@
 mod backup;
 mod checkpoint;
 mod documents;
+mod import;
 pub(crate) mod index;
 mod leases;
 mod lookup;
@@ -214,7 +215,7 @@ pub(crate) enum PayloadSync {
 /// `meta` key: the file log's end as of the payload log's last sync. Every
 /// request record before it has its payload in the synced payload log;
 /// those after it are read back at open ([`SledStore::restore_payloads`]).
-const PAYLOADS_SYNCED_TO: &[u8] = b"payloads_synced_to";
+pub(crate) const PAYLOADS_SYNCED_TO: &[u8] = b"payloads_synced_to";
 
 /// The append-only files beside sled, synced before each sled flush.
 #[derive(Clone)]
@@ -323,7 +324,7 @@ impl Drop for Closer {
     }
 }
 
-fn software_key(company: CompanyId, kind: SoftwareKind) -> [u8; 9] {
+pub(crate) fn software_key(company: CompanyId, kind: SoftwareKind) -> [u8; 9] {
     let mut k = [0u8; 9];
     k[..8].copy_from_slice(&company.to_be_bytes());
     k[8] = kind.tag();
@@ -1362,6 +1363,16 @@ impl SettingsStore for SledStore {
         self.meta
             .insert(format!("setting:{key}").as_bytes(), value.as_bytes())?;
         self.flush_now()
+    }
+
+    fn settings(&self) -> StoreResult<Vec<(String, String)>> {
+        let mut out = Vec::new();
+        for item in self.meta.scan_prefix(b"setting:") {
+            let (k, v) = item?;
+            let key = String::from_utf8_lossy(k.get(8..).unwrap_or_default()).into_owned();
+            out.push((key, String::from_utf8_lossy(&v).into_owned()));
+        }
+        Ok(out)
     }
 }
 
