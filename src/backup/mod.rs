@@ -12,6 +12,7 @@
 //!   renamed, the directory synced): what `verify` and `restore` trust. A
 //!   backup without it is incomplete, whatever else it holds.
 
+pub mod export;
 pub mod incremental;
 pub mod manifest;
 pub mod restore;

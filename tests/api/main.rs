@@ -17,6 +17,7 @@ mod email;
 mod errors;
 mod event_rules;
 mod eventos;
+mod export;
 mod facturacion;
 mod facturacion_es;
 mod hostile;

@@ -2,12 +2,11 @@
 //!
 //! Each record goes to its tree under the key the store gives it, with its
 //! ids; documents go through the file log as phase two writes them
-//! (`documents.rs`). What derives from the records is not written here:
-//! [`Import::finish_import`] clears the marks that say it was built, so
-//! the next open builds it from the records as it does for a data dir
-//! written before it (the document index, the code and reference lookups,
-//! the state sets, counts and monthly usage), and moves every id sequence
-//! past the ids imported.
+//! (`documents.rs`). What derives from the records (the document index,
+//! the code and reference lookups, the state sets, counts and monthly
+//! usage) is not written record by record: [`Import::finish_import`] builds
+//! it from every record, as an open does for a data dir written before it,
+//! and moves every id sequence past the ids imported.
 
 use crate::encoding::codec::{encode, id_key, read_u64, scoped_key, scoped_text_key};
 use crate::encoding::trees;
@@ -158,7 +157,8 @@ impl Import for SledStore {
                 Some(current.max(max).to_be_bytes().to_vec())
             })?;
         }
-        // Built from the records at the next open.
+        // Built from the records, as an open builds them for a data dir
+        // written before them.
         for mark in [
             DERIVED_V2_KEY,
             STATE_SETS_KEY,
@@ -167,6 +167,12 @@ impl Import for SledStore {
         ] {
             self.meta.remove(mark)?;
         }
+        self.build_hashed_indexes_once()?;
+        self.repair_derived()?;
+        self.build_state_index_once()?;
+        self.build_index_once()?;
+        let newest = self.documents.last()?.and_then(|(k, _)| read_u64(&k));
+        self.derived.mark_pending_written(newest.unwrap_or(0))?;
         // The imported requests' payload records carry no hash: none
         // joins the duplicate window.
         self.files.sync()?;
