@@ -56,8 +56,15 @@ fn doc_id(data: &Value) -> u64 {
 /// What the original answered, path by path.
 type Reads = Vec<(String, String, Vec<u8>)>;
 
+/// The admin token's reads are named by this instead of a key.
+const ADMIN: &str = "admin";
+
 fn read(app: &TestApp, key: &str, path: &str) -> (String, String, Vec<u8>) {
-    let res = app.get(path, key);
+    let res = if key == ADMIN {
+        app.admin_get(path)
+    } else {
+        app.get(path, key)
+    };
     assert_eq!(res.status().as_u16(), 200, "{path}");
     (
         path.to_string(),
@@ -111,6 +118,22 @@ fn same(original: &Reads, copy: &TestApp, moving: u64) {
     }
 }
 
+/// Company 1's webhook deliveries logged before `t` (later ones are the
+/// original's or the copy's own).
+fn deliveries_before(app: &TestApp, t: chrono::DateTime<chrono::Utc>) -> Vec<Value> {
+    let (status, log) = json(app.admin_get("/admin/companies/1/webhooks"));
+    assert_eq!(status, 200, "{log}");
+    let before: Vec<Value> = log["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| chrono::DateTime::parse_from_rfc3339(e["at"].as_str().unwrap()).unwrap() < t)
+        .cloned()
+        .collect();
+    assert!(!before.is_empty(), "{log}");
+    before
+}
+
 #[derive(Clone, Copy, Debug)]
 enum Copy {
     ExportImport,
@@ -130,6 +153,17 @@ fn a_copy_taken_while_issuing_serves_every_family_as_at_its_point(how: Copy) {
     );
     let mut app = TestApp::spawn_with(launch.clone());
     let key = app.sk_test();
+    // The company's webhook hears every change; its deliveries are logged.
+    let (hook, _heard) = crate::webhooks::receiver(0);
+    let (status, res) = json(
+        app.client
+            .patch(format!("{}/admin/companies/1", app.url))
+            .bearer_auth(app.admin_token())
+            .json(&json!({"webhook_url": hook}))
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(status, 200, "{res}");
     let buyer = key_of(&new_company(&app, BUYER_NIT, "Comprador S.A.S."));
     let other = key_of(&new_company(&app, "901555001", "Otra S.A.S."));
     let mut paths: Vec<(String, String)> = Vec::new();
@@ -260,6 +294,9 @@ fn a_copy_taken_while_issuing_serves_every_family_as_at_its_point(how: Copy) {
     add(&buyer, format!("/v1/api/eventos/documentos/{cufe}"));
     add(&buyer, "/v1/api/eventos/documentos?limit=100".to_string());
     add(&key, "/v1/api/registry/facturas-elegibles".to_string());
+    add(ADMIN, "/admin/companies/1".to_string());
+    add(ADMIN, "/admin/companies/1/resoluciones".to_string());
+    add(ADMIN, "/admin/companies/1/api-keys".to_string());
     for list in [
         "facturacion",
         "documentos-soporte",
@@ -295,6 +332,7 @@ fn a_copy_taken_while_issuing_serves_every_family_as_at_its_point(how: Copy) {
         })
     };
     std::thread::sleep(Duration::from_millis(200));
+    let before_copy = chrono::Utc::now();
     let copied = match how {
         Copy::ExportImport => {
             let (status, res) =
@@ -315,6 +353,7 @@ fn a_copy_taken_while_issuing_serves_every_family_as_at_its_point(how: Copy) {
         "nothing issued during the copy"
     );
     let answered = reads(&app, &paths);
+    let delivered = deliveries_before(&app, before_copy);
 
     // The original goes on: the queued document is sent, one more numbered.
     sim_mode_at(&sim.base, json!({"mode": "up"}));
@@ -386,6 +425,7 @@ fn a_copy_taken_while_issuing_serves_every_family_as_at_its_point(how: Copy) {
     );
     back.keys = app.keys.clone();
     same(&answered, &back, queued_id);
+    assert_eq!(deliveries_before(&back, before_copy), delivered);
 
     // Nothing numbered until the operator confirms; a used reference is still taken.
     let res = back.post("/v1/api/facturacion", &key, &unique(examples::invoice()));
