@@ -108,17 +108,14 @@ pub(crate) fn write_all(source: &Source<'_>, w: &mut Writer<'_>) -> ExportResult
         for k in store.api_keys(c.id)? {
             w.put(ExportItem::ApiKey(k))?;
         }
-        let mut page = 1;
+        let mut after = 0;
         loop {
-            let customers = store.customers(c.id, page, PAGE as u32, None)?;
-            let done = customers.items.len() < PAGE;
-            for customer in customers.items {
+            let customers = store.customers_after(c.id, after, PAGE)?;
+            let Some(last) = customers.last() else { break };
+            after = last.id;
+            for customer in customers {
                 w.put(ExportItem::Customer(customer))?;
             }
-            if done {
-                break;
-            }
-            page += 1;
         }
     }
     for (key, value) in store.settings()? {

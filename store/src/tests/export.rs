@@ -65,6 +65,7 @@ fn reads(s: &SledStore) -> serde_json::Value {
         "next": next,
         "keys": s.api_keys(c).unwrap(),
         "customers": s.customers(c, 1, 100, None).unwrap().items,
+        "customers_after": s.customers_after(c, 0, 100).unwrap(),
         "documents": per_doc,
         "by_reference": s.document_by_reference(c, "REF-1").unwrap(),
         "by_code": s.document_by_code("CODE-1").unwrap(),

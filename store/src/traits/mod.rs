@@ -74,6 +74,14 @@ pub trait CustomerStore {
         limit: u32,
         query: Option<&str>,
     ) -> StoreResult<Page<Customer>>;
+    /// The company's customers in id order: up to `limit` with an id above
+    /// `after`.
+    fn customers_after(
+        &self,
+        company: CompanyId,
+        after: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<Customer>>;
 }
 
 pub trait DocumentStore {

@@ -851,21 +851,6 @@ impl EventStore for SledStore {
         after: u64,
         limit: usize,
     ) -> StoreResult<Vec<EventRecord>> {
-        let from = scoped_key(company, after.saturating_add(1));
-        let mut out = Vec::new();
-        for r in self
-            .events
-            .range(from..)
-            .take_while(|r| {
-                r.as_ref()
-                    .map(|(k, _)| k.starts_with(&company.to_be_bytes()))
-                    .unwrap_or(true)
-            })
-            .take(limit)
-        {
-            let (_, v) = r?;
-            out.push(decode(trees::EVENTS, &v)?);
-        }
-        Ok(out)
+        Self::scoped_after(&self.events, trees::EVENTS, company, after, limit)
     }
 }

@@ -1311,6 +1311,15 @@ impl CustomerStore for SledStore {
         Ok(c)
     }
 
+    fn customers_after(
+        &self,
+        company: CompanyId,
+        after: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<Customer>> {
+        Self::scoped_after(&self.customers, trees::CUSTOMERS, company, after, limit)
+    }
+
     fn customer(&self, company: CompanyId, id: u64) -> StoreResult<Option<Customer>> {
         Self::get_decode(&self.customers, trees::CUSTOMERS, &scoped_key(company, id))
     }
@@ -1348,6 +1357,31 @@ impl CustomerStore for SledStore {
             limit,
             total,
         })
+    }
+}
+
+impl SledStore {
+    /// Values of `tree` keyed `company ‖ id`, in id order from `after + 1`.
+    fn scoped_after<T: serde::de::DeserializeOwned>(
+        tree: &Tree,
+        name: &'static str,
+        company: CompanyId,
+        after: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<T>> {
+        let prefix = company.to_be_bytes();
+        let mut out = Vec::new();
+        for item in tree
+            .range(scoped_key(company, after.saturating_add(1))..)
+            .take(limit)
+        {
+            let (k, v) = item?;
+            if !k.starts_with(&prefix) {
+                break;
+            }
+            out.push(decode(name, &v)?);
+        }
+        Ok(out)
     }
 }
 
