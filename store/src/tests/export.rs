@@ -302,3 +302,47 @@ async fn an_import_refuses_another_master_key_a_used_store_and_a_bad_line_naming
     let err = import_into(d.path(), newer.as_bytes(), keys()).unwrap_err();
     assert!(err.to_string().contains("newer emisor"), "{err}");
 }
+
+/// Writes the version 1 fixture below again (run by hand with `--ignored`
+/// only when a new version is added beside it, never to change it).
+#[tokio::test]
+#[ignore = "writes the fixture"]
+async fn write_the_version_1_fixture() {
+    let a = tempfile::tempdir().unwrap();
+    let s = open(a.path());
+    filled(&s).await;
+    std::fs::write(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/src/tests/export-v1.jsonl"),
+        exported(&s),
+    )
+    .unwrap();
+}
+
+/// An export written by the first version of the format stays readable:
+/// a later build keeps its reader.
+#[test]
+fn an_export_of_version_1_imports() {
+    let file = include_bytes!("export-v1.jsonl");
+    let d = tempfile::tempdir().unwrap();
+    import_into(d.path(), file, keys()).unwrap();
+    let s = open(d.path());
+    let c = &s.companies().unwrap()[0];
+    assert_eq!(c.nit, "900000001");
+    assert_eq!(c.webhook_secret.as_ref().unwrap().expose(), "whsec");
+    let docs = s.documents_after(0, 10).unwrap();
+    assert_eq!(docs.len(), 2);
+    assert_eq!(s.document_files(docs[0].id).unwrap().unwrap().xml, "<x/>");
+    assert_eq!(s.history(docs[0].id).unwrap().len(), 2);
+    assert!(docs[1].pending_build);
+    assert_eq!(
+        s.document_by_reference(c.id, "REF-1").unwrap(),
+        Some(docs[0].id)
+    );
+    assert_eq!(s.email_logs(docs[0].id).unwrap().len(), 1);
+    assert_eq!(s.received_after(0, 10).unwrap()[0].events[0].id, 41);
+    assert!(s.event_files(41).unwrap().is_some());
+    assert_eq!(
+        s.settings().unwrap(),
+        vec![("alertas".to_string(), "{\"x\":1}".to_string())]
+    );
+}
