@@ -33,6 +33,9 @@ pub struct ExportView {
     pub documents: u64,
     pub bytes: u64,
     pub duration_ms: f64,
+    /// How long issuing was held for the point (a running server's export).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pause_ms: Option<f64>,
 }
 
 impl ExportView {
@@ -45,6 +48,7 @@ impl ExportView {
             by_entity: summary.by_kind,
             bytes,
             duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+            pause_ms: None,
         }
     }
 }
@@ -68,13 +72,18 @@ pub fn export_store(handle: &StoreHandle, to: &Path) -> BackupResult<ExportView>
 pub fn export_point(backup: &dyn Backup, keys: Keyring, to: &Path) -> BackupResult<ExportView> {
     let scratch = scratch_for(to)?;
     let exported = (|| {
-        backup.checkpoint_to(&scratch, &mut || {})?;
+        let started = Instant::now();
+        let point = backup.checkpoint_to(&scratch, &mut || {})?;
         let copy = emisor_store::open(&scratch, StoreOptions::default(), |_| Ok(keys))?;
         let written = write_file(to, |out| {
             export::export(&copy.export_source(), VERSION, out)
         });
         copy.close()?;
-        written
+        written.map(|view| ExportView {
+            pause_ms: Some(point.paused.as_secs_f64() * 1000.0),
+            duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+            ..view
+        })
     })();
     let _ = fs::remove_dir_all(&scratch);
     exported

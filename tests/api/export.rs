@@ -341,6 +341,7 @@ fn a_copy_taken_while_issuing_serves_every_family_as_at_its_point(how: Copy) {
                 json(app.admin_post("/admin/export", &json!({"destino": "todo.jsonl"})));
             assert_eq!(status, 201, "{res}");
             assert!(res["data"]["documents"].as_u64().unwrap() >= 12, "{res}");
+            assert!(res["data"]["pause_ms"].as_f64().unwrap() >= 0.0, "{res}");
             allowed.join("todo.jsonl")
         }
         Copy::BackupRestore => {
@@ -356,6 +357,43 @@ fn a_copy_taken_while_issuing_serves_every_family_as_at_its_point(how: Copy) {
     );
     let answered = reads(&app, &paths);
     let delivered = deliveries_before(&app, before_copy);
+    if let Copy::ExportImport = how {
+        // Over HTTP under [backup] dir only, and never over a file.
+        let outside = root.path().join("fuera.jsonl");
+        for destino in ["todo.jsonl", "../fuera.jsonl", outside.to_str().unwrap()] {
+            assert_error(
+                app.admin_post("/admin/export", &json!({"destino": destino})),
+                422,
+                "VALIDATION_ERROR",
+            );
+        }
+        assert!(!outside.exists());
+        // The CLI finds the running server by its `listening` file.
+        let data = app.dir.to_str().unwrap();
+        let by_cli = allowed.join("cli.jsonl");
+        let (ok, out, err) = admin(
+            &app.dir,
+            &[
+                "--data-dir",
+                data,
+                "export",
+                "--to",
+                by_cli.to_str().unwrap(),
+            ],
+        );
+        assert!(ok && out.contains("\"records\""), "{err}");
+        let (ok, _, err) = admin(
+            &app.dir,
+            &[
+                "--data-dir",
+                data,
+                "export",
+                "--to",
+                outside.to_str().unwrap(),
+            ],
+        );
+        assert!(!ok && err.contains("[backup] dir"), "{err}");
+    }
 
     // The original goes on: the queued document is sent, one more numbered.
     sim_mode_at(&sim.base, json!({"mode": "up"}));
