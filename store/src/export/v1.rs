@@ -74,9 +74,10 @@ impl<'a> Writer<'a> {
     }
 }
 
-/// Every record: the issuer records, then documents (each followed by its
-/// mails), jobs, events, received invoices and their events' files, the
-/// settings and a numbering hold.
+/// Every record, whatever a record names before it: the companies, each
+/// company's records, the settings, documents (each followed by its
+/// mails), jobs, events, received invoices (each followed by its events'
+/// files) and a numbering hold.
 pub(crate) fn write_all(source: &Source<'_>, w: &mut Writer<'_>) -> ExportResult<()> {
     let store = source.store;
     let companies = store.companies()?;
@@ -90,17 +91,17 @@ pub(crate) fn write_all(source: &Source<'_>, w: &mut Writer<'_>) -> ExportResult
             }
         }
         let own = store.resolutions(c.id)?;
+        for r in &own {
+            w.put(ExportItem::Resolution(r.clone()))?;
+        }
         let sets = test_set::TEST_SETS.iter().map(|set| set.resolution(c.id));
-        for r in own.iter().cloned().chain(sets) {
+        for r in own.into_iter().chain(sets) {
             let next = store.next_number(&r)?;
             w.put(ExportItem::Counter(NumberingCounter {
                 company_id: c.id,
                 resolution_id: r.id,
                 next,
             }))?;
-        }
-        for r in own {
-            w.put(ExportItem::Resolution(r))?;
         }
         if let Some(cert) = store.certificate(c.id)? {
             w.put(ExportItem::Certificate(cert))?;
