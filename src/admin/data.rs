@@ -35,13 +35,7 @@ pub fn export(
     server: Option<String>,
     token: Option<String>,
 ) -> anyhow::Result<()> {
-    let url = match server {
-        Some(url) => Some(url),
-        None => listening_url(settings.data_dir())
-            .ok()
-            .filter(|url| answers(url)),
-    };
-    if let Some(url) = url {
+    if let Some(url) = running_server(settings, server) {
         let token = admin_token(settings, token)?;
         return through(&url, &token, "export", to);
     }
@@ -103,13 +97,7 @@ pub fn backup(
     server: Option<String>,
     token: Option<String>,
 ) -> anyhow::Result<()> {
-    let url = match server {
-        Some(url) => Some(url),
-        None => listening_url(settings.data_dir())
-            .ok()
-            .filter(|url| answers(url)),
-    };
-    if let Some(url) = url {
+    if let Some(url) = running_server(settings, server) {
         let token = admin_token(settings, token)?;
         return through(&url, &token, "backup", to);
     }
@@ -122,6 +110,16 @@ pub fn backup(
     handle.close()?;
     let manifest = taken?;
     print(&BackupView::new(to.display().to_string(), &manifest))
+}
+
+/// The running server to ask: `--server`, else the address in
+/// `<data-dir>/listening` when it answers.
+fn running_server(settings: &Settings, server: Option<String>) -> Option<String> {
+    server.or_else(|| {
+        listening_url(settings.data_dir())
+            .ok()
+            .filter(|url| answers(url))
+    })
 }
 
 /// Whether a server answers `GET /healthz` at `url`.
