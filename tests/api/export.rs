@@ -523,7 +523,8 @@ fn a_backup_taken_while_issuing_restores_every_family_as_at_its_point() {
 }
 
 #[test]
-fn an_export_of_a_stopped_data_dir_refuses_another_master_key_and_a_cut_file() {
+fn an_export_of_a_stopped_data_dir_gzipped_or_not_imports_and_another_key_or_a_cut_file_is_refused()
+{
     let root = tempfile::tempdir().unwrap();
     let mut app = TestApp::spawn();
     let key = app.sk_test();
@@ -544,6 +545,30 @@ fn an_export_of_a_stopped_data_dir_refuses_another_master_key_and_a_cut_file() {
     // Never over a file.
     let (ok, _, err) = admin(&app.dir, &["--data-dir", data, "export", "--to", f]);
     assert!(!ok && err.contains("exists"), "{err}");
+    // Gzipped when its name says so, and read back either way.
+    let gz = root.path().join("datos.jsonl.gz");
+    let (ok, _, err) = admin(
+        &app.dir,
+        &["--data-dir", data, "export", "--to", gz.to_str().unwrap()],
+    );
+    assert!(ok, "{err}");
+    let packed = std::fs::read(&gz).unwrap();
+    assert_eq!(packed[..2], [0x1f, 0x8b]);
+    assert!(packed.len() < std::fs::metadata(&file).unwrap().len() as usize / 2);
+    let unpacked = root.path().join("desde-gz");
+    let (ok, out, err) = admin(
+        &app.dir,
+        &[
+            "--data-dir",
+            unpacked.to_str().unwrap(),
+            "import",
+            "--from",
+            gz.to_str().unwrap(),
+        ],
+    );
+    assert!(ok, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["import"]["documents"], 1, "{report}");
     let text = std::fs::read_to_string(&file).unwrap();
     let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     assert_eq!(header["format"], "emisor-export", "{header}");

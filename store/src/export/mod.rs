@@ -182,7 +182,11 @@ impl<'a> Lines<'a> {
         self.number += 1;
         let read = (&mut self.input)
             .take(MAX_LINE + 1)
-            .read_until(b'\n', &mut self.buf)?;
+            .read_until(b'\n', &mut self.buf)
+            .map_err(|e| ExportError::Line {
+                line: self.number,
+                reason: format!("reading: {e}"),
+            })?;
         if read == 0 {
             return Ok(None);
         }
