@@ -105,6 +105,7 @@ use crate::{admin, api, http, ops};
         admin::test_set::start,
         admin::test_set::progress,
         admin::backup::take,
+        admin::backup::export,
         admin::backup::hold,
         admin::backup::confirm,
         ops::health::healthz,

@@ -44,6 +44,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(test_set::start)
             .service(test_set::progress)
             .service(backup::take)
+            .service(backup::export)
             .service(backup::hold)
             .service(backup::confirm),
     );

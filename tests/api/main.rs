@@ -18,6 +18,7 @@ mod email;
 mod errors;
 mod event_rules;
 mod eventos;
+mod export;
 mod facturacion;
 mod facturacion_es;
 mod hostile;

@@ -23,6 +23,7 @@ use crate::durability::flusher::{delivered, Committed, IncomingCommit};
 use crate::engine::sled::SledStore;
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
+use crate::secrets::sealing::Keyring;
 use crate::traits::{
     ApiKeyStore, Backup, CompanyStore, CredentialStore, CustomerStore, DocumentStore, EventStore,
     JobLeases, JobStore, MailStore, SettingsStore, Store, StoreHealth,
@@ -165,6 +166,14 @@ impl AsyncStore {
             .map_err(|e| StoreError::Durability(format!("starting a store thread: {e}")))?;
         rx.await
             .map_err(|_| StoreError::Durability("the store thread stopped".into()))
+    }
+
+    /// The master keys the store's secrets are sealed under: a copy of
+    /// the store (an export's point) opens with them.
+    pub fn keyring(&self) -> Keyring {
+        crate::traits::MasterKeys::keyring(&self.store)
+            .as_ref()
+            .clone()
     }
 
     // Companies and credentials.
