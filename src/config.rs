@@ -34,6 +34,7 @@ pub struct Settings {
     pub operator: OperatorSettings,
     pub warnings: WarningSettings,
     pub events_sweep: EventsSweepSettings,
+    pub reconciliation: ReconciliationSettings,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -230,6 +231,22 @@ pub struct EventsSweepSettings {
     pub per_second: f64,
 }
 
+/// What the reconciliation with the authority compares, and how often
+/// (`crate::operator::reconciliation`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReconciliationSettings {
+    /// Seconds between passes.
+    pub interval_s: u64,
+    /// A document queued (state 3) this many seconds since its last change
+    /// is asked about.
+    pub stuck_after_s: u64,
+    /// Accepted documents (state 2) issued this many days back are sampled.
+    pub sample_days: u32,
+    /// Percentage of them asked about each pass (100 = all).
+    pub sample_percent: u8,
+}
+
 /// Values given on the command line; they win over everything.
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
@@ -324,6 +341,13 @@ impl Settings {
             return Err(ConfigError::Invalid(
                 "events_sweep.per_second must be 0 (off) up to authority.max_requests_per_second, \
                  and events_sweep.window_days at least 1"
+                    .into(),
+            ));
+        }
+        let r = &self.reconciliation;
+        if r.sample_percent > 100 || r.interval_s == 0 {
+            return Err(ConfigError::Invalid(
+                "reconciliation.sample_percent must be 0 to 100 and reconciliation.interval_s at least 1"
                     .into(),
             ));
         }

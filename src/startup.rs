@@ -408,6 +408,8 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     let operator = crate::operator::OperatorEvents::new(actors.issuing.clone());
     crate::operator::warnings::start(operator.clone());
     crate::issuing::invoice_events::sweep::start(actors.issuing.clone());
+    let reconciliation = crate::operator::reconciliation::Reconciler::new(operator.clone());
+    crate::operator::reconciliation::start(reconciliation.clone());
     let operator_events = operator.clone();
 
     let state = web::Data::new(AppState {
@@ -426,6 +428,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         recovery: actors.recovery.clone(),
         buyers: Default::default(),
         operator,
+        reconciliation,
     });
 
     // Serialized once and shared: SwaggerUi's own route keeps a clone of
