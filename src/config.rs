@@ -33,6 +33,7 @@ pub struct Settings {
     pub testing: TestingSettings,
     pub operator: OperatorSettings,
     pub warnings: WarningSettings,
+    pub events_sweep: EventsSweepSettings,
     pub reconciliation: ReconciliationSettings,
 }
 
@@ -216,6 +217,20 @@ pub struct WarningSettings {
     pub check_interval_s: u64,
 }
 
+/// The sweep that asks the authority for the events on each company's own
+/// invoices (`crate::issuing::invoice_events::sweep`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventsSweepSettings {
+    /// Invoices issued this many days ago or fewer are asked about.
+    pub window_days: u32,
+    /// Seconds between the end of a sweep and the start of the next.
+    pub interval_s: u64,
+    /// Most `GetStatusEvent` calls a second, all companies together
+    /// (0 turns the sweep off).
+    pub per_second: f64,
+}
+
 /// What the reconciliation with the authority compares, and how often
 /// (`crate::operator::reconciliation`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -314,6 +329,18 @@ impl Settings {
         if self.warnings.percent_left > 100 || self.warnings.check_interval_s == 0 {
             return Err(ConfigError::Invalid(
                 "warnings.percent_left must be 0 to 100 and warnings.check_interval_s at least 1"
+                    .into(),
+            ));
+        }
+        let sweep = &self.events_sweep;
+        if !sweep.per_second.is_finite()
+            || sweep.per_second < 0.0
+            || sweep.per_second > f64::from(self.authority.max_requests_per_second)
+            || sweep.window_days == 0
+        {
+            return Err(ConfigError::Invalid(
+                "events_sweep.per_second must be 0 (off) up to authority.max_requests_per_second, \
+                 and events_sweep.window_days at least 1"
                     .into(),
             ));
         }

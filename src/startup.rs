@@ -407,6 +407,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     crate::issuing::invoice_events::copy_check::at_start(&actors.issuing).await;
     let operator = crate::operator::OperatorEvents::new(actors.issuing.clone());
     crate::operator::warnings::start(operator.clone());
+    crate::issuing::invoice_events::sweep::start(actors.issuing.clone());
     let reconciliation = crate::operator::reconciliation::Reconciler::new(operator.clone());
     crate::operator::reconciliation::start(reconciliation.clone());
     let operator_events = operator.clone();

@@ -24,6 +24,12 @@
 //! An urgent submission (a sale at a till whose customer waits) has a lane
 //! of its own, served before the companies' queues: it never waits behind a
 //! backlog of background sends, only for the pacing and in-flight limits.
+//!
+//! A background submission (a look-up nobody waits for, such as the sweep
+//! of events on a company's invoices) has the lowest lane: it starts only
+//! when no other submission waits, and never takes the last start of the
+//! rate window nor the last in-flight slot, so a transmission or a sale
+//! that arrives next finds room at once.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
@@ -116,12 +122,22 @@ impl<E: fmt::Debug + fmt::Display> TransmitFailure<E> {
 /// What a submission yields.
 pub type Outcome<P> = Result<<P as Port>::Response, TransmitFailure<<P as Port>::Error>>;
 
+/// Which queue a submission waits in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lane {
+    /// Ahead of everything (a sale whose customer waits).
+    Urgent,
+    /// The companies' queues, round robin (transmissions, look-ups).
+    Normal,
+    /// Only when nothing else waits, leaving room for the others.
+    Background,
+}
+
 /// Send `request` on behalf of `company` (the fairness key).
 pub struct Submit<P: Port> {
     pub company: u64,
     pub request: P::Request,
-    /// Served ahead of every waiting background submission.
-    pub urgent: bool,
+    pub lane: Lane,
 }
 
 impl<P: Port> Submit<P> {
@@ -129,7 +145,7 @@ impl<P: Port> Submit<P> {
         Submit {
             company,
             request,
-            urgent: false,
+            lane: Lane::Normal,
         }
     }
 
@@ -138,7 +154,16 @@ impl<P: Port> Submit<P> {
         Submit {
             company,
             request,
-            urgent: true,
+            lane: Lane::Urgent,
+        }
+    }
+
+    /// A submission nobody waits for, below every other.
+    pub fn background(company: u64, request: P::Request) -> Self {
+        Submit {
+            company,
+            request,
+            lane: Lane::Background,
         }
     }
 }
@@ -151,7 +176,7 @@ where
         Submit {
             company: self.company,
             request: self.request.clone(),
-            urgent: self.urgent,
+            lane: self.lane,
         }
     }
 }
@@ -228,6 +253,8 @@ pub struct Transmitter<P: Port> {
     queues: HashMap<u64, VecDeque<Pending<P>>>,
     /// Urgent submissions, FIFO, served before `queues`.
     urgent: VecDeque<Pending<P>>,
+    /// Background submissions, FIFO, served after `queues` with room left.
+    background: VecDeque<Pending<P>>,
     /// Companies with waiting submissions, in serving order.
     turns: VecDeque<u64>,
     /// Start instants within the rate window, oldest first.
@@ -246,6 +273,7 @@ impl<P: Port> Transmitter<P> {
             config,
             queues: HashMap::new(),
             urgent: VecDeque::new(),
+            background: VecDeque::new(),
             turns: VecDeque::new(),
             starts: VecDeque::new(),
             in_flight: 0,
@@ -326,10 +354,35 @@ impl<P: Port> Transmitter<P> {
         None
     }
 
+    /// The next background submission, when starting it leaves one start
+    /// of the window and one in-flight slot free (when there is more than one).
+    fn pop_background(&mut self) -> Option<Pending<P>> {
+        let reserve = |max: usize| if max > 1 { 1 } else { 0 };
+        let window = self.max_per_window();
+        let flight = self.max_in_flight();
+        if self.starts.len() + 1 + reserve(window) > window
+            || self.in_flight + 1 + reserve(flight) > flight
+        {
+            return None;
+        }
+        while let Some(pending) = self.background.pop_front() {
+            if pending.abandoned() {
+                self.stats.abandoned += 1;
+                continue;
+            }
+            return Some(pending);
+        }
+        None
+    }
+
+    fn waiting(&self) -> bool {
+        !(self.turns.is_empty() && self.urgent.is_empty() && self.background.is_empty())
+    }
+
     /// Answers every waiting submission with `BreakerOpen`.
     fn fail_queued(&mut self, retry_in: Duration) {
         self.turns.clear();
-        for pending in self.urgent.drain(..) {
+        for pending in self.urgent.drain(..).chain(self.background.drain(..)) {
             self.stats.rejected_open += 1;
             pending.answer(Err(TransmitFailure::BreakerOpen { retry_in }));
         }
@@ -352,9 +405,7 @@ impl<P: Port> Transmitter<P> {
 
     /// Starts as many waiting calls as the limits and the breaker allow.
     fn pump(&mut self, ctx: &mut Context<Self>) {
-        while !(self.turns.is_empty() && self.urgent.is_empty())
-            && self.in_flight < self.max_in_flight()
-        {
+        while self.waiting() && self.in_flight < self.max_in_flight() {
             let now = Instant::now();
             let window = self.config.rate_window;
             while let Some(first) = self.starts.front() {
@@ -384,9 +435,19 @@ impl<P: Port> Transmitter<P> {
                     return;
                 }
             };
-            let Some(pending) = self.pop_next() else {
+            let Some(pending) = self.pop_next().or_else(|| self.pop_background()) else {
                 if probe {
                     self.breaker.release_probe();
+                }
+                // Only background submissions wait, for room: a start
+                // leaving the window or a call ending pumps again.
+                if !self.background.is_empty() && self.in_flight == 0 {
+                    let wait = self
+                        .starts
+                        .front()
+                        .and_then(|first| first.checked_add(window))
+                        .map_or(window, |free_at| free_at.saturating_duration_since(now));
+                    self.wake_in(wait, ctx);
                 }
                 return;
             };
@@ -498,10 +559,10 @@ impl<P: Port> Handler<Submit<P>> for Transmitter<P> {
             request: msg.request,
             reply,
         };
-        if msg.urgent {
-            self.urgent.push_back(pending);
-        } else {
-            self.enqueue(msg.company, pending);
+        match msg.lane {
+            Lane::Urgent => self.urgent.push_back(pending),
+            Lane::Normal => self.enqueue(msg.company, pending),
+            Lane::Background => self.background.push_back(pending),
         }
         self.pump(ctx);
         Admission::Queued(answer)
@@ -563,7 +624,8 @@ impl<P: Port> Handler<GetStats> for Transmitter<P> {
             .map(|(company, queue)| (*company, queue.len()))
             .filter(|(_, n)| *n > 0)
             .collect();
-        stats.queued_total = stats.queued.values().sum::<usize>() + self.urgent.len();
+        stats.queued_total =
+            stats.queued.values().sum::<usize>() + self.urgent.len() + self.background.len();
         stats.in_flight = self.in_flight;
         MessageResult(stats)
     }

@@ -16,6 +16,9 @@ use crate::authority::Transmission;
 pub const UPDATE: &str = "facturacion:update";
 pub const ERROR: &str = "facturacion:error";
 pub const CONTINGENCY_BATCH: &str = "contingencia:batch";
+/// An event someone else registered on the company's invoice, learned
+/// from the authority (decisions.md §4 "WebSocket").
+pub const INVOICE_EVENT: &str = "factura:evento";
 
 /// `{id, prefijo, numero, id_estado_documento, estado, errors, zipKey}`.
 pub fn payload(doc: &DocumentRecord, t: &Transmission) -> serde_json::Value {
@@ -84,6 +87,11 @@ pub async fn update(issuing: &Issuing, doc: &DocumentRecord, t: &Transmission) {
 
 pub async fn error(issuing: &Issuing, doc: &DocumentRecord, t: &Transmission) {
     about(issuing, doc, ERROR, payload(doc, t)).await;
+}
+
+/// `factura:evento` about `doc` (its rooms and its company's webhook).
+pub async fn invoice_event(issuing: &Issuing, doc: &DocumentRecord, data: serde_json::Value) {
+    about(issuing, doc, INVOICE_EVENT, data).await;
 }
 
 #[cfg(test)]

@@ -120,6 +120,7 @@ fn document(id: u64, total: u64) -> DocumentRecord {
         api: None,
         list_keys,
         issued_at: None,
+        authority_events: Vec::new(),
         created_at: at,
         updated_at: at,
     }

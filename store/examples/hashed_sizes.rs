@@ -73,6 +73,7 @@ fn document(id: u64) -> DocumentRecord {
         api: None,
         list_keys: Default::default(),
         issued_at: None,
+        authority_events: Vec::new(),
         created_at: now,
         updated_at: now,
     }

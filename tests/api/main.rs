@@ -18,6 +18,7 @@ mod email;
 mod errors;
 mod event_rules;
 mod eventos;
+mod events_sweep;
 mod export;
 mod facturacion;
 mod facturacion_es;

@@ -246,6 +246,37 @@ async fn an_urgent_submission_goes_ahead_of_the_backlog() {
 }
 
 #[actix::test]
+async fn a_background_submission_waits_for_every_other_and_leaves_a_slot_free() {
+    let (addr, fake) = start(TransmitterConfig {
+        max_in_flight: 2,
+        ..cfg()
+    });
+    // Submitted first, while the normal lane is busy.
+    let background = async {
+        addr.send(Submit::background(9, req(900, Behave::Accept, 5)))
+            .await
+            .expect("mailbox")
+    };
+    let normal = (0..6).map(|i| submit(&addr, 1 + i as u64 % 2, req(i, Behave::Accept, 10)));
+    let (results, background) = futures_util::join!(join_all(normal), background);
+    assert!(results.iter().all(Result::is_ok));
+    assert_eq!(background.expect("answered"), Resp::Accepted(900));
+
+    let log = fake.log.borrow();
+    let started = log
+        .starts
+        .iter()
+        .find(|(id, _)| *id == 900)
+        .expect("sent")
+        .1;
+    // It started last, once nothing else was in flight: a call arriving
+    // then found the other slot free.
+    for (id, end) in log.ends.iter().filter(|(id, _)| *id != 900) {
+        assert!(*end <= started, "call {id} was still in flight");
+    }
+}
+
+#[actix::test]
 async fn five_retryable_failures_open_it_and_later_submissions_fail_fast() {
     let (addr, fake) = start(TransmitterConfig {
         breaker: BreakerConfig::default(),

@@ -1,6 +1,6 @@
 //! Answers of the unified invoicing API (spec 4.1, 2.3).
 
-use emisor_store::{state, DocumentRecord};
+use emisor_store::{state, DocumentRecord, EVENT_STANDING_KEY};
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -115,6 +115,30 @@ pub struct DocumentStatus {
     pub updated_at: String,
     /// Transmission attempts so far.
     pub intentos: u32,
+    /// The invoice's standing from the events the authority lists on it:
+    /// `reclamada`, `aceptada` or `acuse_sin_aceptacion`; absent while none
+    /// is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estado_eventos: Option<String>,
+    /// The events the authority lists on the invoice (any party's), oldest
+    /// first, as the events sweep learned them.
+    pub eventos: Vec<TaxEvent>,
+}
+
+/// An event registered on the invoice, as the authority lists it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct TaxEvent {
+    /// The authority's event code (`030`…).
+    pub codigo_evento: String,
+    pub nombre_evento: String,
+    /// Its date (`YYYY-MM-DD`) and time, as the authority gives them.
+    pub fecha_evento: String,
+    pub hora_evento: String,
+    pub numero_evento: String,
+    pub cude_evento: String,
+    /// Who registered it (NIT), and for whom.
+    pub nit_emisor: Option<String>,
+    pub nit_receptor: Option<String>,
 }
 
 pub fn summary(doc: &DocumentRecord, with_total: bool) -> DocumentSummary {
@@ -154,6 +178,21 @@ pub fn status_record(doc: &DocumentRecord) -> DocumentStatus {
         created_at: ts(doc.created_at),
         updated_at: ts(doc.updated_at),
         intentos: doc.attempts,
+        estado_eventos: doc.list_keys.get(EVENT_STANDING_KEY).cloned(),
+        eventos: doc
+            .authority_events
+            .iter()
+            .map(|e| TaxEvent {
+                codigo_evento: e.code.clone(),
+                nombre_evento: e.name.clone(),
+                fecha_evento: e.date.clone(),
+                hora_evento: e.time.clone(),
+                numero_evento: e.number.clone(),
+                cude_evento: e.cude.clone(),
+                nit_emisor: e.issuer_nit.clone(),
+                nit_receptor: e.recipient_nit.clone(),
+            })
+            .collect(),
     }
 }
 

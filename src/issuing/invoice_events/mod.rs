@@ -10,10 +10,13 @@
 //! * [`copy_check`]: whether a received invoice is the authority's document.
 //! * [`register`]: one event: checks, build, sign, store, send.
 //! * [`send`]: one transmission of a stored event (the job).
+//! * [`sweep`]: the events others registered on the company's own
+//!   invoices, learned from the authority.
 
 pub mod copy_check;
 pub mod register;
 pub mod send;
+pub mod sweep;
 pub mod title;
 pub mod upload;
 

@@ -116,6 +116,25 @@ impl Issuing {
         self.call(company, target, request).await
     }
 
+    /// One call nobody waits for, in the transmitter's background lane:
+    /// it starts only when no transmission or sale waits, and leaves them room.
+    pub async fn call_in_background(
+        &self,
+        company: u64,
+        target: AuthorityTarget,
+        request: AuthorityRequest,
+    ) -> Result<AuthorityResponse, TransmitFailure<crate::authority::TransmitError>> {
+        let call = AuthorityCall { target, request };
+        match self
+            .transmitter
+            .send(Submit::background(company, call))
+            .await
+        {
+            Ok(outcome) => outcome,
+            Err(_) => Err(TransmitFailure::Stopped),
+        }
+    }
+
     /// Is the breaker letting calls through (closed or half-open)?
     pub async fn authority_available(&self) -> bool {
         use emisor_actors::breaker::BreakerState;

@@ -103,6 +103,12 @@ impl IndexView {
         Family::of_document_type(self.document_type)
     }
 
+    /// Whether the record may hold events the authority listed (an
+    /// accepted invoice): only those are read for them on a write.
+    pub(crate) fn may_hold_authority_events(&self) -> bool {
+        self.state == state::ACCEPTED && self.family() == Family::Invoices
+    }
+
     /// Its (dimension, day) cells; none while half built (a document is
     /// listed once its build is stored).
     pub(crate) fn cells(&self) -> Vec<(Vec<u8>, u32)> {

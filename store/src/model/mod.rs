@@ -309,6 +309,11 @@ pub enum Family {
 /// taken as payroll too.
 const PAYROLL_TYPES: [u8; 4] = [PAYROLL_DOCUMENT_TYPE, PAYROLL_DOCUMENT_TYPE + 1, 102, 103];
 
+/// The list key of an invoice's standing from the events the authority
+/// lists on it (`reclamada`, `aceptada`, `acuse_sin_aceptacion`): indexed,
+/// so the invoice list filters by it. Absent while no event is known.
+pub const EVENT_STANDING_KEY: &str = "evento";
+
 impl Family {
     pub const ALL: [Family; 5] = [
         Family::Invoices,
@@ -337,7 +342,8 @@ impl Family {
             Family::Support => &["proveedor"],
             Family::Pos => &["id_caja", "id_cajero"],
             Family::Payroll => &["tipo"],
-            Family::Invoices | Family::Received => &[],
+            Family::Invoices => &[EVENT_STANDING_KEY],
+            Family::Received => &[],
         }
     }
 
@@ -502,6 +508,12 @@ pub struct DocumentRecord {
     /// Absent in every other record, whose instant is `created_at`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub issued_at: Option<DateTime<Utc>>,
+    /// The events the authority lists on this invoice (a sales invoice the
+    /// company issued), oldest first, as the events sweep learned them;
+    /// their standing is the list key [`EVENT_STANDING_KEY`]. Absent from
+    /// every other record and from records written before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub authority_events: Vec<received::AuthorityEvent>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }

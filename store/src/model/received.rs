@@ -152,6 +152,44 @@ pub struct ReceivedInvoice {
     pub updated_at: DateTime<Utc>,
 }
 
+/// An event on a company's own invoice as the authority lists it
+/// (`GetStatusEvent`), learned by the sweep of its invoices. Kept on the
+/// invoice's record, oldest first; absent from records written before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuthorityEvent {
+    /// The authority's event code (`030`…).
+    pub code: String,
+    pub name: String,
+    /// Its date (`yyyy-MM-dd`) and time, as the authority wrote them.
+    pub date: String,
+    #[serde(default)]
+    pub time: String,
+    /// The event's own number and CUDE.
+    #[serde(default)]
+    pub number: String,
+    #[serde(default)]
+    pub cude: String,
+    /// Who registered it and for whom (NITs), when listed.
+    #[serde(default)]
+    pub issuer_nit: Option<String>,
+    #[serde(default)]
+    pub recipient_nit: Option<String>,
+    /// When this service learned it.
+    pub learned_at: DateTime<Utc>,
+}
+
+impl AuthorityEvent {
+    /// What tells two listings of one event apart from another event:
+    /// its CUDE, else its code and number.
+    pub fn identity(&self) -> (&str, &str, &str) {
+        if self.cude.is_empty() {
+            ("", self.code.as_str(), self.number.as_str())
+        } else {
+            (self.cude.as_str(), "", "")
+        }
+    }
+}
+
 /// An event's signed XML and the ZIP sent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EventFiles {

@@ -43,6 +43,7 @@ pub(crate) fn record(
         api: None,
         list_keys: BTreeMap::new(),
         issued_at: None,
+        authority_events: Vec::new(),
         created_at: Utc::now(),
         updated_at: Utc::now(),
     }
@@ -93,6 +94,12 @@ fn corpus() -> Vec<DocumentRecord> {
                         "INDIVIDUAL"
                     };
                     keys.insert("tipo".into(), tipo.into());
+                }
+                Family::Invoices => {
+                    let standing = ["reclamada", "aceptada", "acuse_sin_aceptacion"];
+                    if let Some(s) = standing.get(pick(id, 12, 5) as usize) {
+                        keys.insert(EVENT_STANDING_KEY.into(), (*s).into());
+                    }
                 }
                 _ => {}
             }
@@ -210,6 +217,13 @@ fn queries() -> Vec<ListQuery> {
             keys: vec![("tipo".into(), "AJUSTE".into())],
             ..query(company_id, Family::Payroll)
         });
+        for standing in ["reclamada", "aceptada", "acuse_sin_aceptacion"] {
+            out.push(ListQuery {
+                keys: vec![(EVENT_STANDING_KEY.into(), standing.into())],
+                states: vec![state::ACCEPTED],
+                ..query(company_id, Family::Invoices)
+            });
+        }
     }
     out
 }
@@ -257,6 +271,11 @@ fn state_date_and_key_changes_move_the_entries_and_counters() {
         if let Some(caja) = d.list_keys.get_mut("id_caja") {
             *caja = "CAJA9".into();
         }
+        if Family::of_document_type(d.document_type) == Family::Invoices {
+            // The events sweep: an invoice learns it was claimed.
+            d.list_keys
+                .insert(EVENT_STANDING_KEY.into(), "reclamada".into());
+        }
         s.update_document(d, history()).unwrap();
     }
     check_all(&s, &docs);
@@ -269,6 +288,10 @@ fn state_date_and_key_changes_move_the_entries_and_counters() {
     assert!(total > 0);
     let page = s.list_documents(&moved).unwrap();
     assert_eq!(page.items.iter().map(|d| d.id).collect::<Vec<_>>(), want);
+}
+
+pub(crate) fn history_line() -> HistoryEntry {
+    history()
 }
 
 fn history() -> HistoryEntry {

@@ -467,6 +467,73 @@ fn a_documents_instant_is_kept_when_given_and_old_records_read_without_one() {
     assert_eq!(read, plain);
 }
 
+/// Events the authority lists on an invoice: absent from the stored value
+/// of a record without any (records keep the format they had), a record
+/// written before they were kept reads with none, and once learned they
+/// are read back with the record.
+#[test]
+fn an_invoices_authority_events_are_kept_and_old_records_read_without_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(dir.path());
+    let c = s.create_company(company()).unwrap();
+    let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
+    let mut doc = s.create_document(new_doc(&r, None)).unwrap();
+    doc.state = state::ACCEPTED;
+    doc.pending_build = false;
+    s.update_document(&doc, index::history_line()).unwrap();
+    let stale = s.document(doc.id).unwrap().unwrap();
+    let json = serde_json::to_value(&doc).unwrap();
+    assert!(json.get("authority_events").is_none(), "{json}");
+    let bytes = codec::encode(trees::DOCUMENTS, &json).unwrap();
+    let read: DocumentRecord = codec::decode(trees::DOCUMENTS, &bytes).unwrap();
+    assert!(read.authority_events.is_empty());
+
+    doc.authority_events.push(AuthorityEvent {
+        code: "031".into(),
+        name: "Reclamo de la Factura Electrónica de Venta".into(),
+        date: "2026-11-28".into(),
+        time: "10:00:00-05:00".into(),
+        number: "EV-1".into(),
+        cude: "c".repeat(96),
+        issuer_nit: Some("800197268".into()),
+        recipient_nit: Some("900000001".into()),
+        learned_at: Utc::now(),
+    });
+    doc.list_keys
+        .insert(EVENT_STANDING_KEY.into(), "reclamada".into());
+    s.update_document(&doc, index::history_line()).unwrap();
+    let stored = s.document(doc.id).unwrap().unwrap();
+    assert_eq!(stored.authority_events, doc.authority_events);
+    assert_eq!(
+        stored.list_keys.get(EVENT_STANDING_KEY).map(String::as_str),
+        Some("reclamada")
+    );
+
+    // A writer holding a copy read before the events were learned keeps them.
+    let mut later = stale;
+    later.attempts = 7;
+    s.update_document(&later, index::history_line()).unwrap();
+    let stored = s.document(doc.id).unwrap().unwrap();
+    assert_eq!(stored.attempts, 7);
+    assert_eq!(stored.authority_events, doc.authority_events);
+    let claimed = ListQuery {
+        company_id: doc.company_id,
+        environment: doc.environment,
+        family: Family::Invoices,
+        from: None,
+        to: None,
+        states: vec![],
+        keys: vec![(EVENT_STANDING_KEY.into(), "reclamada".into())],
+        page: 1,
+        limit: 10,
+    };
+    let listed = s.list_documents(&claimed).unwrap();
+    assert_eq!(
+        listed.items.iter().map(|d| d.id).collect::<Vec<_>>(),
+        [doc.id]
+    );
+}
+
 #[test]
 fn a_documents_user_is_kept_and_old_records_read_without_one() {
     let dir = tempfile::tempdir().unwrap();

@@ -257,6 +257,7 @@ impl SledStore {
             api: new.api.clone(),
             list_keys: new.list_keys.clone(),
             issued_at: new.issued_at,
+            authority_events: Vec::new(),
             created_at: now,
             updated_at: now,
         };

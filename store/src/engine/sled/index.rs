@@ -58,6 +58,21 @@ impl SledStore {
             .as_deref()
             .map(|j| parse(trees::DOCUMENTS, j))
             .transpose()?;
+        // An invoice's authority events only grow: a writer holding a copy
+        // read before the events sweep stored some keeps them.
+        let kept;
+        let doc = match (&old, json.as_deref()) {
+            (Some(o), Some(j)) if o.may_hold_authority_events() => {
+                match kept_events(doc, parse(trees::DOCUMENTS, j)?) {
+                    Some(merged) => {
+                        kept = merged;
+                        &kept
+                    }
+                    None => doc,
+                }
+            }
+            _ => doc,
+        };
         // A half-built record keeps its request until phase two (the one
         // change with files) moves it to the file log.
         let request = match (&change.files, stored.as_deref()) {
@@ -92,6 +107,32 @@ impl SledStore {
         }
         Ok((replaced, token))
     }
+}
+
+/// What a stored invoice's record holds of the authority's events.
+#[derive(serde::Deserialize)]
+struct StoredEvents {
+    #[serde(default)]
+    authority_events: Vec<received::AuthorityEvent>,
+    #[serde(default)]
+    list_keys: BTreeMap<String, String>,
+}
+
+/// `doc` with the stored events and their list key, when it holds fewer
+/// than the stored record (a copy read before they were learned).
+fn kept_events(doc: &DocumentRecord, stored: StoredEvents) -> Option<DocumentRecord> {
+    if stored.authority_events.len() <= doc.authority_events.len() {
+        return None;
+    }
+    let mut merged = doc.clone();
+    merged.authority_events = stored.authority_events;
+    match stored.list_keys.get(EVENT_STANDING_KEY) {
+        Some(standing) => merged
+            .list_keys
+            .insert(EVENT_STANDING_KEY.into(), standing.clone()),
+        None => merged.list_keys.remove(EVENT_STANDING_KEY),
+    };
+    Some(merged)
 }
 
 impl SledStore {
