@@ -83,8 +83,9 @@ pub enum Reconciled {
 }
 
 impl Issuing {
-    /// The authority's status of `doc`'s code, asked through the paced
-    /// transmitter as a background caller.
+    /// The authority's status of `doc`'s code, asked in the paced
+    /// transmitter's background lane: after every waiting transmission and
+    /// sale, leaving them a start and an in-flight slot.
     pub async fn authority_view(&self, doc: &DocumentRecord) -> Result<AuthorityView, AskError> {
         let code = doc.code.clone().filter(|c| !c.is_empty());
         let Some(track_id) = code else {
@@ -92,7 +93,7 @@ impl Issuing {
         };
         let target = self.target(doc.company_id, doc.environment).await?;
         match self
-            .call(
+            .call_in_background(
                 doc.company_id,
                 target,
                 AuthorityRequest::GetStatus { track_id },
