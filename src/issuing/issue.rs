@@ -254,6 +254,7 @@ pub async fn submit_recording(
     canonical: impl FnOnce(Option<u64>) -> IssueResult<Vec<u8>>,
 ) -> IssueResult<Issued> {
     let mut request = request;
+    request.check_paid()?;
     // A note's original is looked up before the claim: a request naming
     // none that fits is refused as it would be alone.
     let original = resolve(issuing, (caller.company, caller.environment), &mut request).await?;
@@ -411,7 +412,7 @@ fn checked_document(
         // Only the store's upsert reads it from here on.
         customer: Some(std::mem::take(&mut mapped.customer)),
         api: mapped.api.tag().map(str::to_string),
-        list_keys: mapped.list_keys.clone(),
+        list_keys: mapped.list_keys_with(&totals),
         request: stored::write(&request.canonical, DomainRef::Invoicing(&mapped.document))?,
         payload_hash: request.hash,
         monthly_limit: Some(limit),

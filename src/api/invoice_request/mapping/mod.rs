@@ -132,6 +132,8 @@ impl MappedDocument {
             reference: self.reference,
             declared: declared_list(&self.declared_taxes),
             list_keys: Default::default(),
+            list_totals: Vec::new(),
+            paid: None,
             fields: Arc::new(UnifiedFields {
                 fields: self.fields,
             }),
