@@ -1,8 +1,8 @@
 //! A POS receipt (or its adjustment note) written as the unified request of
 //! type 9 (or 10) and mapped by the unified rules; then what the unified
-//! request has no words for: the final consumer, split payments checked
-//! against the total, the voluntary tip (a document charge). Refusals name
-//! this API's fields.
+//! request has no words for: the final consumer, split payments (which
+//! issuing compares with the total), the voluntary tip (a document charge).
+//! Refusals name this API's fields.
 
 use std::collections::BTreeMap;
 
