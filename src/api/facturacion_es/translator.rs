@@ -39,15 +39,16 @@ struct Stored {
 fn load(request: &[u8]) -> IssueResult<Stored> {
     let mut v: Value = serde_json::from_slice(request)
         .map_err(|e| IssueError::Internal(format!("stored request: {e}")))?;
-    let route = v["ruta"]
-        .as_str()
+    let route = v
+        .get("ruta")
+        .and_then(Value::as_str)
         .and_then(Route::from_tag)
         .ok_or_else(|| IssueError::Internal("stored request: unknown route".into()))?;
-    let original = v["documento_referencia"].as_u64();
+    let original = v.get("documento_referencia").and_then(Value::as_u64);
     Ok(Stored {
         route,
         original,
-        body: v["cuerpo"].take(),
+        body: v.get_mut("cuerpo").map(Value::take).unwrap_or_default(),
     })
 }
 
