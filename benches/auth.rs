@@ -56,6 +56,9 @@ fn state(dir: &std::path::Path) -> (web::Data<AppState>, String) {
         recovery: actors.recovery.clone(),
         buyers: Default::default(),
         operator: emisor::operator::OperatorEvents::new(actors.issuing.clone()),
+        reconciliation: emisor::operator::reconciliation::Reconciler::new(
+            emisor::operator::OperatorEvents::new(actors.issuing.clone()),
+        ),
     });
     std::mem::forget(actors);
     (state, keys.sk_test)

@@ -33,6 +33,7 @@ pub struct Settings {
     pub testing: TestingSettings,
     pub operator: OperatorSettings,
     pub warnings: WarningSettings,
+    pub reconciliation: ReconciliationSettings,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -215,6 +216,22 @@ pub struct WarningSettings {
     pub check_interval_s: u64,
 }
 
+/// What the reconciliation with the authority compares, and how often
+/// (`crate::operator::reconciliation`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReconciliationSettings {
+    /// Seconds between passes.
+    pub interval_s: u64,
+    /// A document queued (state 3) this many seconds since its last change
+    /// is asked about.
+    pub stuck_after_s: u64,
+    /// Accepted documents (state 2) issued this many days back are sampled.
+    pub sample_days: u32,
+    /// Percentage of them asked about each pass (100 = all).
+    pub sample_percent: u8,
+}
+
 /// Values given on the command line; they win over everything.
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
@@ -297,6 +314,13 @@ impl Settings {
         if self.warnings.percent_left > 100 || self.warnings.check_interval_s == 0 {
             return Err(ConfigError::Invalid(
                 "warnings.percent_left must be 0 to 100 and warnings.check_interval_s at least 1"
+                    .into(),
+            ));
+        }
+        let r = &self.reconciliation;
+        if r.sample_percent > 100 || r.interval_s == 0 {
+            return Err(ConfigError::Invalid(
+                "reconciliation.sample_percent must be 0 to 100 and reconciliation.interval_s at least 1"
                     .into(),
             ));
         }

@@ -14,6 +14,12 @@ pub const ACTOR_UP: &str = "emisor_actor_up";
 pub const BREAKER_STATE: &str = "emisor_breaker_state";
 /// Companies with a warning in force, by `tipo` (`crate::operator::warnings`).
 pub const COMPANIES_IN_WARNING: &str = "emisor_companies_in_warning";
+/// Reconciliation with the authority (`crate::operator::reconciliation`):
+/// findings by `tipo`, documents asked about by `estado` (2, 3), and the
+/// last pass's end (Unix seconds).
+pub const RECONCILIATION_FINDINGS: &str = "emisor_reconciliation_findings_total";
+pub const RECONCILIATION_ASKED: &str = "emisor_reconciliation_documents_asked_total";
+pub const RECONCILIATION_LAST_PASS: &str = "emisor_reconciliation_last_pass_timestamp_seconds";
 /// The last scheduled backup that completed: when (Unix seconds), its
 /// size, how long it took and how long issuing was held for its point.
 pub const BACKUP_LAST_SUCCESS: &str = "emisor_backup_last_success_timestamp_seconds";

@@ -407,6 +407,8 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     crate::issuing::invoice_events::copy_check::at_start(&actors.issuing).await;
     let operator = crate::operator::OperatorEvents::new(actors.issuing.clone());
     crate::operator::warnings::start(operator.clone());
+    let reconciliation = crate::operator::reconciliation::Reconciler::new(operator.clone());
+    crate::operator::reconciliation::start(reconciliation.clone());
     let operator_events = operator.clone();
 
     let state = web::Data::new(AppState {
@@ -425,6 +427,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         recovery: actors.recovery.clone(),
         buyers: Default::default(),
         operator,
+        reconciliation,
     });
 
     // Serialized once and shared: SwaggerUi's own route keeps a clone of

@@ -1,5 +1,6 @@
 //! `POST /admin/backup`: a backup of the running server's data, under
-//! `[backup] dir` only; and a restored data dir's numbering confirmations
+//! `[backup] dir` only; `POST /admin/export`: an export file of it, there
+//! too; and a restored data dir's numbering confirmations
 //! (`GET /admin/numeraciones-retenidas`, `POST /admin/companies/{id}/resoluciones/{rid}/confirmar`).
 
 use actix_web::{get, post, web, HttpResponse};
@@ -96,6 +97,52 @@ pub async fn take(
             tracing::error!(to = %to.display(), error = %other, "backup failed");
             let event = crate::backup::schedule::outcome(&to, Err(&other.to_string()));
             state.operator.send(crate::operator::BACKUP, event).await;
+            Err(ApiError::Internal(other.to_string()))
+        }
+    }
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExportRequest {
+    /// A new file under `[backup] dir`: relative to it, or absolute.
+    pub destino: String,
+}
+
+#[utoipa::path(post, path = "/admin/export", operation_id = "exportStore", tag = "admin", security(("admin_token" = [])),
+    request_body = ExportRequest,
+    responses((status = 201, description = "the export is written whole (every record as of one point)", body = inline(envelope::Envelope<crate::backup::export::ExportView>)),
+              (status = 409, description = "the destination is full", body = crate::http::error::ErrorEnvelope),
+              (status = 422, description = "the destination is not under [backup] dir, or exists", body = crate::http::error::ErrorEnvelope)))]
+#[post("/export")]
+pub async fn export(
+    state: web::Data<AppState>,
+    body: Json<ExportRequest>,
+) -> ApiResult<HttpResponse> {
+    let to = destination_under(&state.settings.backup.dir, &body.0.destino)
+        .map_err(|m| ApiError::validation("destino", m))?;
+    let (at, keys) = (to.clone(), state.store.keyring());
+    let written = state
+        .store
+        .on_own_thread(move |_, backup| crate::backup::export::export_point(backup, keys, &at))
+        .await?;
+    match written {
+        Ok(view) => {
+            tracing::info!(
+                to = %to.display(),
+                records = view.records,
+                bytes = view.bytes,
+                duration_ms = view.duration_ms,
+                "export complete"
+            );
+            Ok(envelope::created("Exportación completa", view))
+        }
+        Err(BackupError::Destination(m)) => Err(ApiError::validation("destino", m)),
+        Err(full @ BackupError::Full(_)) => {
+            Err(ApiError::conflict(ErrorCode::Conflict, full.to_string()))
+        }
+        Err(other) => {
+            tracing::error!(to = %to.display(), error = %other, "export failed");
             Err(ApiError::Internal(other.to_string()))
         }
     }

@@ -81,6 +81,27 @@ pub enum AdminCommand {
         #[arg(long = "data-dir", value_name = "NEW")]
         data_dir: PathBuf,
     },
+    /// Write every record of the store to FILE (a new file), in the
+    /// engine-neutral export format: through the running server's admin API
+    /// when one answers at `<data-dir>/listening` (FILE must then lie under
+    /// its `[backup] dir`), else from the stopped data dir.
+    Export {
+        #[arg(long, value_name = "FILE")]
+        to: PathBuf,
+        /// Server base URL; default: `<data-dir>/listening` when it answers.
+        #[arg(long)]
+        server: Option<String>,
+        /// Admin token; default: config, demo-keys.json or admin-token.
+        #[arg(long)]
+        token: Option<String>,
+    },
+    /// Read an export into the data dir, which must be new or empty (and
+    /// opened with the master key the export was written under); its
+    /// numberings held until confirmed (`numbering confirm`).
+    Import {
+        #[arg(long, value_name = "FILE")]
+        from: PathBuf,
+    },
     /// A restored data dir's numberings, held until their next number is
     /// confirmed.
     #[command(subcommand)]
@@ -309,6 +330,10 @@ pub fn run(settings: &Settings, command: AdminCommand) -> anyhow::Result<()> {
             return super::data::restore(settings, &from, &data_dir)
         }
         AdminCommand::Numbering(n) => return super::data::numbering(settings, n),
+        AdminCommand::Export { to, server, token } => {
+            return super::data::export(settings, &to, server, token)
+        }
+        AdminCommand::Import { from } => return super::data::import(settings, &from),
         other => other,
     };
     let opened = open_store(settings)?;
@@ -446,7 +471,9 @@ pub fn run(settings: &Settings, command: AdminCommand) -> anyhow::Result<()> {
         | AdminCommand::Backup { .. }
         | AdminCommand::Verify { .. }
         | AdminCommand::Restore { .. }
-        | AdminCommand::Numbering(_) => Ok(()),
+        | AdminCommand::Numbering(_)
+        | AdminCommand::Export { .. }
+        | AdminCommand::Import { .. } => Ok(()),
         AdminCommand::Key(KeyCommand::Revoke { id }) => {
             let key = store
                 .revoke_api_key(id, Utc::now())?

@@ -1,9 +1,11 @@
 //! The data commands of `emisor admin` (decisions.md, "Data commands"):
-//! `backup`, `verify`, `restore` and a restored data dir's `numbering`.
+//! `backup`, `verify`, `restore`, `export`, `import` and a restored (or
+//! imported) data dir's `numbering`.
 //!
-//! `backup` finds a running server by `<data-dir>/listening`: when the
-//! address there answers `GET /healthz`, the backup is taken by the server
-//! (`POST /admin/backup`, the destination under its `[backup] dir`);
+//! `backup` and `export` find a running server by `<data-dir>/listening`:
+//! when the address there answers `GET /healthz`, the server does it
+//! (`POST /admin/backup`, `POST /admin/export`, the destination under its
+//! `[backup] dir`);
 //! otherwise the data dir is opened here, which fails clearly if a server
 //! holds it without answering.
 
@@ -18,7 +20,7 @@ use serde::Serialize;
 
 use super::backup::{confirmed_next, BackupView};
 use super::cli::{admin_token, listening_url, NumberingCommand};
-use crate::backup::{self, restore, verify};
+use crate::backup::{self, export, restore, verify};
 use crate::config::Settings;
 use crate::security::master_key::open_store;
 
@@ -27,21 +29,77 @@ fn print<T: Serialize>(value: &T) -> anyhow::Result<()> {
     Ok(())
 }
 
+pub fn export(
+    settings: &Settings,
+    to: &Path,
+    server: Option<String>,
+    token: Option<String>,
+) -> anyhow::Result<()> {
+    if let Some(url) = running_server(settings, server) {
+        let token = admin_token(settings, token)?;
+        return through(&url, &token, "export", to);
+    }
+    let opened = open_store(settings)?;
+    for notice in &opened.notices {
+        eprintln!("{notice}");
+    }
+    let handle = opened.store;
+    let written = export::export_store(&handle, to);
+    handle.close()?;
+    print(&written?)
+}
+
+/// Reads an export into the configured data dir, new or empty; on any
+/// failure nothing is left there.
+pub fn import(settings: &Settings, from: &Path) -> anyhow::Result<()> {
+    let dir = settings.data_dir();
+    if let Ok(mut entries) = std::fs::read_dir(dir) {
+        if entries.next().is_some() {
+            anyhow::bail!(
+                "{} is not empty: import into a new data dir (--data-dir NEW)",
+                dir.display()
+            );
+        }
+    }
+    let imported = (|| -> anyhow::Result<_> {
+        let opened = open_store(settings)?;
+        for notice in &opened.notices {
+            eprintln!("{notice}");
+        }
+        let handle = opened.store;
+        let done = export::import_file(&handle, from).and_then(|view| {
+            restore::hold_all(handle.store(), handle.backup()).map(|held| (view, held))
+        });
+        handle.close()?;
+        let (view, (numbering_hold, jobs_marked_in_flight)) = done?;
+        Ok(serde_json::json!({
+            "import": view,
+            "jobs_marked_in_flight": jobs_marked_in_flight,
+            "numbering_hold": numbering_hold,
+        }))
+    })();
+    match imported {
+        Ok(report) => print(&report),
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(dir);
+            Err(e.context(format!(
+                "importing {} into {} (nothing was left there)",
+                from.display(),
+                dir.display()
+            )))
+        }
+    }
+}
+
 pub fn backup(
     settings: &Settings,
     to: &Path,
     server: Option<String>,
     token: Option<String>,
 ) -> anyhow::Result<()> {
-    let url = match server {
-        Some(url) => Some(url),
-        None => listening_url(settings.data_dir())
-            .ok()
-            .filter(|url| answers(url)),
-    };
-    if let Some(url) = url {
+    if let Some(url) = running_server(settings, server) {
         let token = admin_token(settings, token)?;
-        return backup_through(&url, &token, to);
+        return through(&url, &token, "backup", to);
     }
     let opened = open_store(settings)?;
     for notice in &opened.notices {
@@ -52,6 +110,16 @@ pub fn backup(
     handle.close()?;
     let manifest = taken?;
     print(&BackupView::new(to.display().to_string(), &manifest))
+}
+
+/// The running server to ask: `--server`, else the address in
+/// `<data-dir>/listening` when it answers.
+fn running_server(settings: &Settings, server: Option<String>) -> Option<String> {
+    server.or_else(|| {
+        listening_url(settings.data_dir())
+            .ok()
+            .filter(|url| answers(url))
+    })
 }
 
 /// Whether a server answers `GET /healthz` at `url`.
@@ -67,13 +135,14 @@ fn answers(url: &str) -> bool {
     })
 }
 
-fn backup_through(url: &str, token: &str, to: &Path) -> anyhow::Result<()> {
+/// `POST /admin/{what}` (`backup`, `export`) with the destination.
+fn through(url: &str, token: &str, what: &str, to: &Path) -> anyhow::Result<()> {
     let destino = std::path::absolute(to)
         .with_context(|| format!("resolving {}", to.display()))?
         .display()
         .to_string();
     actix_web::rt::System::new().block_on(async move {
-        let path = format!("{url}/admin/backup");
+        let path = format!("{url}/admin/{what}");
         let mut res = awc::Client::builder()
             .timeout(Duration::from_secs(24 * 3600))
             .finish()
@@ -94,7 +163,7 @@ fn backup_through(url: &str, token: &str, to: &Path) -> anyhow::Result<()> {
                 .map(|d| format!(": {d}"))
                 .unwrap_or_default();
             anyhow::bail!(
-                "the server refused the backup: {}{detail}",
+                "the server refused the {what}: {}{detail}",
                 body.get("message")
                     .and_then(serde_json::Value::as_str)
                     .unwrap_or("no message")

@@ -12,6 +12,7 @@ pub mod credentials;
 pub mod data;
 pub mod keys;
 pub mod operator;
+pub mod reconciliation;
 pub mod test_set;
 pub mod test_set_run;
 pub mod views;
@@ -31,6 +32,8 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(companies::update)
             .service(companies::webhook_log)
             .service(operator::webhook_log)
+            .service(reconciliation::report)
+            .service(reconciliation::run)
             .service(credentials::set_software)
             .service(credentials::add_resolution)
             .service(credentials::list_resolutions)
@@ -41,6 +44,7 @@ pub fn configure(cfg: &mut web::ServiceConfig) {
             .service(test_set::start)
             .service(test_set::progress)
             .service(backup::take)
+            .service(backup::export)
             .service(backup::hold)
             .service(backup::confirm),
     );

@@ -12,12 +12,14 @@ use emisor_store::LogFile;
 
 use super::manifest::{sum_prefix, FileSum, Manifest};
 
-/// Copies `log` into the backup directory `to`, under `data`; answers its
-/// entry in the manifest and the bytes written, or `None` when the file
-/// went away since the point (a payload minute past the window).
+/// Copies `log` into the backup directory `to`, under `data`, following
+/// `base` (an earlier backup's directory and manifest: `to` itself, or
+/// another backup on the same file system); answers its entry in the
+/// manifest and the bytes written, or `None` when the file went away since
+/// the point (a payload minute past the window).
 pub fn copy_log(
     to: &Path,
-    base: Option<&Manifest>,
+    base: Option<(&Path, &Manifest)>,
     data: &Path,
     log: &LogFile,
 ) -> io::Result<Option<(FileSum, u64)>> {
@@ -30,16 +32,17 @@ pub fn copy_log(
     fs::create_dir_all(&dir)?;
     let target = dir.join(&log.name);
     let name = log.name.to_string_lossy();
-    let followed = base.and_then(|b| {
+    let followed = base.and_then(|(dir, b)| {
         let path = format!("{}/{}/{name}", b.data, log.dir);
-        b.files.iter().find(|f| f.path == path).cloned()
+        let f = b.files.iter().find(|f| f.path == path).cloned()?;
+        Some((dir.join(&f.path), f))
     });
     let mut start = 0;
-    if let Some(f) = followed.filter(|f| f.bytes <= log.len) {
+    if let Some((linked, f)) = followed.filter(|(_, f)| f.bytes <= log.len) {
         // Still the start of the store's file (the logs only grow).
         // (A backup whose file went missing is not followed: copied whole.)
         if sum_prefix(&mut source, f.bytes)? == (f.bytes, f.sha256.clone())
-            && fs::hard_link(to.join(&f.path), &target).is_ok()
+            && fs::hard_link(&linked, &target).is_ok()
         {
             // An interrupted backup may have appended past it.
             OpenOptions::new()

@@ -12,6 +12,7 @@
 //!   renamed, the directory synced): what `verify` and `restore` trust. A
 //!   backup without it is incomplete, whatever else it holds.
 
+pub mod export;
 pub mod incremental;
 pub mod manifest;
 pub mod restore;
@@ -70,6 +71,19 @@ pub type BackupResult<T> = Result<T, BackupError>;
 /// follows incrementally: the engine's copy is made anew, and of each log
 /// file only what grew since is copied (the rest is linked).
 pub fn take(store: &dyn Store, backup: &dyn Backup, to: &Path) -> BackupResult<Manifest> {
+    take_following(store, backup, to, None)
+}
+
+/// [`take`], following `earlier` (a complete backup elsewhere, read from
+/// its directory) when `to` holds none: its log files are linked from
+/// there and only what they grew by is copied. Scheduled backups follow
+/// the newest one kept this way.
+pub fn take_following(
+    store: &dyn Store,
+    backup: &dyn Backup,
+    to: &Path,
+    earlier: Option<(PathBuf, Manifest)>,
+) -> BackupResult<Manifest> {
     // One backup at a time in a process: two into one directory would take
     // each other's files for an interrupted backup's.
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -77,7 +91,13 @@ pub fn take(store: &dyn Store, backup: &dyn Backup, to: &Path) -> BackupResult<M
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let started = Instant::now();
-    let base = prepare_destination(to)?;
+    let (base_dir, base) = match prepare_destination(to)? {
+        Some(m) => (to.to_path_buf(), Some(m)),
+        None => match earlier {
+            Some((dir, m)) => (dir, Some(m)),
+            None => (to.to_path_buf(), None),
+        },
+    };
     let generation = base
         .as_ref()
         .map_or(1, |b| generation_of(&b.data).unwrap_or(0) + 1);
@@ -90,8 +110,9 @@ pub fn take(store: &dyn Store, backup: &dyn Backup, to: &Path) -> BackupResult<M
         let mut files = manifest::sum_tree(to, &data.join(SLED)).map_err(|e| full_or_io(e, to))?;
         let mut copied: u64 = files.iter().map(|f| f.bytes).sum();
         for log in &logs {
-            if let Some((sum, written)) = incremental::copy_log(to, base.as_ref(), &data, log)
-                .map_err(|e| full_or_io(e, to))?
+            let follows = base.as_ref().map(|b| (base_dir.as_path(), b));
+            if let Some((sum, written)) =
+                incremental::copy_log(to, follows, &data, log).map_err(|e| full_or_io(e, to))?
             {
                 copied += written;
                 files.push(sum);
@@ -139,7 +160,7 @@ pub fn take(store: &dyn Store, backup: &dyn Backup, to: &Path) -> BackupResult<M
         // The backup it follows is no longer needed (its log files stay,
         // linked into the new one).
         Ok(_) => {
-            if let Some(b) = &base {
+            if let Some(b) = base.as_ref().filter(|_| base_dir == to) {
                 let _ = fs::remove_dir_all(to.join(&b.data));
             }
         }

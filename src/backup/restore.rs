@@ -69,6 +69,20 @@ pub fn hold(
     manifest: &Manifest,
     bytes: u64,
 ) -> BackupResult<Restored> {
+    let (numbering_hold, marked) = hold_all(store, backup)?;
+    Ok(Restored {
+        last_document_id: manifest.last_document_id,
+        bytes,
+        documents: manifest.documents.total(),
+        jobs_marked_in_flight: marked,
+        numbering_hold,
+    })
+}
+
+/// Every numbering held and every sending job marked in flight (a restored
+/// or imported store: the original may have gone on issuing and sending).
+/// Answers the hold and how many jobs were marked.
+pub fn hold_all(store: &dyn Store, backup: &dyn Backup) -> BackupResult<(NumberingHold, u64)> {
     let numbering_hold = backup.hold_numberings()?;
     let mut marked = 0;
     for mut job in store.jobs()? {
@@ -79,11 +93,5 @@ pub fn hold(
         }
     }
     store.flush()?;
-    Ok(Restored {
-        last_document_id: manifest.last_document_id,
-        bytes,
-        documents: manifest.documents.total(),
-        jobs_marked_in_flight: marked,
-        numbering_hold,
-    })
+    Ok((numbering_hold, marked))
 }

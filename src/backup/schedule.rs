@@ -1,7 +1,9 @@
 //! Scheduled backups (`[backup] dir, interval_s, keep`): every `interval_s`
 //! a backup into `<dir>/emisor-<UTC time>`, logged, its figures in
 //! `/metrics`; then only the newest `keep` complete ones are kept. None
-//! when `dir` is empty.
+//! when `dir` is empty. Each follows the newest complete one, as a second
+//! backup into one directory does: the engine's trees copied anew, the
+//! log files linked from it and only their growth copied.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -39,9 +41,9 @@ async fn once(store: &AsyncStore, dir: &Path, keep: u32, operator: &OperatorEven
         "{PREFIX}{}",
         Utc::now().format("%Y%m%dT%H%M%S%.3fZ")
     ));
-    let at = to.clone();
+    let (at, newest) = (to.clone(), newest_complete(dir));
     let taken = store
-        .on_own_thread(move |store, backup| super::take(store, backup, &at))
+        .on_own_thread(move |store, backup| super::take_following(store, backup, &at, newest))
         .await;
     match taken {
         Ok(Ok(m)) => {
@@ -99,11 +101,19 @@ fn failed(to: &Path, error: &str) {
     tracing::error!(to = %to.display(), error, "scheduled backup failed");
 }
 
-/// Removes all but the newest `keep` complete scheduled backups (their
-/// names sort by time); an incomplete one is left to the next backup's
-/// caller to look at, except those older than the newest complete one.
-pub fn prune(dir: &Path, keep: usize) -> std::io::Result<Vec<PathBuf>> {
-    let mut ours: Vec<PathBuf> = fs::read_dir(dir)?
+/// The newest complete scheduled backup in `dir` with its manifest: the
+/// next one follows it (its log files linked, only their growth copied).
+fn newest_complete(dir: &Path) -> Option<(PathBuf, Manifest)> {
+    let mut ours = scheduled(dir).ok()?;
+    ours.sort();
+    ours.into_iter()
+        .rev()
+        .find_map(|p| super::manifest::read(&p).ok().map(|m| (p, m)))
+}
+
+/// The scheduled backups' directories in `dir`, in no order.
+fn scheduled(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    Ok(fs::read_dir(dir)?
         .filter_map(Result::ok)
         .map(|e| e.path())
         .filter(|p| {
@@ -112,7 +122,14 @@ pub fn prune(dir: &Path, keep: usize) -> std::io::Result<Vec<PathBuf>> {
                     .and_then(|n| n.to_str())
                     .is_some_and(|n| n.starts_with(PREFIX))
         })
-        .collect();
+        .collect())
+}
+
+/// Removes all but the newest `keep` complete scheduled backups (their
+/// names sort by time); an incomplete one is left to the next backup's
+/// caller to look at, except those older than the newest complete one.
+pub fn prune(dir: &Path, keep: usize) -> std::io::Result<Vec<PathBuf>> {
+    let mut ours = scheduled(dir)?;
     ours.sort();
     let complete: Vec<&PathBuf> = ours.iter().filter(|p| p.join(MANIFEST).exists()).collect();
     let Some(newest) = complete.last().map(|p| (*p).clone()) else {

@@ -41,6 +41,8 @@ pub struct AppState {
     pub buyers: crate::issuing::buyers::BuyerDirectory,
     /// Operator events (`operador:*`), for the parts that send them.
     pub operator: crate::operator::OperatorEvents,
+    /// The reconciliation with the authority (its report, a pass now).
+    pub reconciliation: std::sync::Arc<crate::operator::reconciliation::Reconciler>,
 }
 
 impl AppState {

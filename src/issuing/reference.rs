@@ -311,6 +311,25 @@ pub async fn resolve(
     }
 }
 
+/// Refuses `request` when its note names its original by a code that names
+/// no document of the caller's, or another one than the id it names too,
+/// as [`resolve`] would, and looks no further: what an API checks before it
+/// asks the authority anything on the request's behalf (the Spanish API's
+/// completion of the buyer).
+pub async fn refuse_unknown_code(
+    issuing: &Issuing,
+    owner: (CompanyId, Environment),
+    request: &DocumentRequest,
+) -> IssueResult<()> {
+    let Some(reference) = &request.reference else {
+        return Ok(());
+    };
+    match by_id(issuing, owner, reference).await? {
+        Ok(_) => Ok(()),
+        Err(problem) => Err(IssueError::invalid_list(vec![problem])),
+    }
+}
+
 /// The refusal of a request its API's mapping refused, the original's
 /// problem (if any) at its place among the others.
 pub async fn refuse(

@@ -8,7 +8,10 @@
 //!   `operador:alerta`, `operador:reconciliacion`).
 //! * [`warnings`]: what runs out for a company (numbering, validity,
 //!   certificate, plan), and `operador:alerta` once per crossing.
+//! * [`reconciliation`]: what the service holds compared with what the
+//!   authority holds, and `operador:reconciliacion` once per finding.
 
+pub mod reconciliation;
 pub mod warnings;
 
 use std::sync::Arc;

@@ -11,7 +11,7 @@ use crate::async_store::AsyncStore;
 use crate::engine::sled::{OpenOptions, SledStore};
 use crate::error::StoreResult;
 use crate::secrets::sealing::{Keyring, SealedInventory};
-use crate::traits::{Backup, MasterKeys, Store};
+use crate::traits::{Backup, Import, MasterKeys, ReceivedStore, Store};
 
 /// The engines the store can run on.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -100,6 +100,30 @@ impl StoreHandle {
     pub fn backup(&self) -> &dyn Backup {
         match &self.engine {
             Opened::Sled(s) => s,
+        }
+    }
+
+    /// Received invoices and their events' files.
+    pub fn received(&self) -> &dyn ReceivedStore {
+        match &self.engine {
+            Opened::Sled(s) => s,
+        }
+    }
+
+    /// Writing an export's records into this (empty) store.
+    pub fn import(&self) -> &dyn Import {
+        match &self.engine {
+            Opened::Sled(s) => s,
+        }
+    }
+
+    /// Everything an export reads.
+    pub fn export_source(&self) -> crate::export::Source<'_> {
+        crate::export::Source {
+            store: self.store(),
+            received: self.received(),
+            backup: self.backup(),
+            keys: self.keys(),
         }
     }
 

@@ -20,7 +20,7 @@
 //!
 //! The folders, each importing only those below it (`tests/layers.rs`):
 //! `handle.rs` (opening an engine) → `async_store/` (the handle async code holds) → `engine/` (one folder per
-//! engine) → `traits/` → `indexes/` → `durability/` (the file log, the
+//! engine) and `export/` (the export file, over the traits) → `traits/` → `indexes/` → `durability/` (the file log, the
 //! payload log, intents, the flusher and group commit) → `encoding/` (value
 //! formats, compression, tree names) → `model/` → `secrets/`, with
 //! `error.rs` at the bottom.
@@ -30,6 +30,7 @@ mod durability;
 mod encoding;
 mod engine;
 pub mod error;
+pub mod export;
 mod handle;
 mod indexes;
 pub mod model;

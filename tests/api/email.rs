@@ -42,8 +42,9 @@ fn reserved_port() -> (u16, socket2::Socket) {
     (port, socket)
 }
 
-/// `python3 -m aiosmtpd -n` on a port, keeping every message in a maildir.
-struct Smtp {
+/// `python3 -m aiosmtpd -n` on a port, keeping every message in a maildir
+/// (the export tests mail through it too).
+pub(crate) struct Smtp {
     port: u16,
     /// Holds the port until the server starts.
     reserved: Option<socket2::Socket>,
@@ -66,7 +67,7 @@ impl Smtp {
         }
     }
 
-    fn up() -> Smtp {
+    pub(crate) fn up() -> Smtp {
         let mut s = Smtp::down();
         s.start();
         s
@@ -93,7 +94,7 @@ impl Smtp {
     }
 
     /// The server settings of an emisor that mails through this one.
-    fn launch(&self, launch: Launch) -> Launch {
+    pub(crate) fn launch(&self, launch: Launch) -> Launch {
         launch
             .env("EMISOR_SMTP__HOST", "127.0.0.1")
             .env("EMISOR_SMTP__PORT", &self.port.to_string())

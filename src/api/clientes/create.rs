@@ -23,7 +23,14 @@ pub async fn create_customer(
     body: Json<CustomerRequest>,
 ) -> ApiResult<HttpResponse> {
     let req = body.0;
-    let errors = req.validate("");
+    let mut errors = req.validate("");
+    if req.completar_adquiriente {
+        // A document's buyer only; `GET /clientes/adquiriente` looks one up.
+        errors = vec![crate::http::error::FieldError::new(
+            "completar_adquiriente",
+            "applies to a document's customer only; GET /clientes/adquiriente looks a buyer up",
+        )];
+    }
     if !errors.is_empty() {
         return Err(ApiError::validation_list(errors));
     }

@@ -5,6 +5,7 @@ use actix_web::http::StatusCode;
 use actix_web::{post, web, HttpResponse, ResponseError};
 
 use super::responses::{summary, IssuedResponse, QueuedEnvelope, QueuedResponse};
+use crate::api::invoice_request::buyer;
 use crate::api::invoice_request::mapping::{document_kind, to_document};
 use crate::api::invoice_request::request::FacturacionRequest;
 use crate::http::auth::AuthContext;
@@ -85,10 +86,23 @@ pub async fn create(
     ctx: AuthContext,
     body: RawBody,
 ) -> ApiResult<HttpResponse> {
-    let (req, canonical): (FacturacionRequest, _) = parse_canonical(&body.0)?;
+    let (mut req, mut canonical): (FacturacionRequest, _) = parse_canonical(&body.0)?;
     drop(body);
     let issuing = state.issuing.clone();
-    document_kind(&req)?;
+    let kind = document_kind(&req)?;
+    if req.customer.completar_adquiriente {
+        // Asked only of a request valid in every other respect.
+        buyer::refuse_on_pos(kind, &buyer::UNIFIED)?;
+        if let Err(refused) = to_document(&req) {
+            return Err(refuse(&issuing, ctx.owner(), refused).await.into());
+        }
+        buyer::complete(&state, &ctx, &mut req.customer, &buyer::UNIFIED).await?;
+        let mut stored: serde_json::Value = serde_json::from_slice(&canonical)
+            .map_err(|e| ApiError::Internal(format!("reading the stored request: {e}")))?;
+        buyer::write_into(&mut stored, &buyer::UNIFIED, &req.customer);
+        canonical = serde_json::to_vec(&stored)
+            .map_err(|e| ApiError::Internal(format!("writing the stored request: {e}")))?;
+    }
     // A note's original is looked up by issuing, and a refusal of the
     // request completed there with its problem, if any.
     let mapped = match to_document(&req) {

@@ -27,7 +27,7 @@ use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::http::json::Json;
 use crate::http::state::AppState;
 use crate::issuing::issue::submit_recording;
-use crate::issuing::reference::refuse;
+use crate::issuing::reference::{refuse, refuse_unknown_code};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(generic)
@@ -60,11 +60,14 @@ fn spanish(e: ApiError) -> ApiError {
 async fn issue(
     state: web::Data<AppState>,
     ctx: AuthContext,
-    body: Value,
+    mut body: Value,
     route: Route,
 ) -> ApiResult<HttpResponse> {
-    let parsed = model::read(&body, route, Some(ctx.environment))?;
+    let mut parsed = model::read(&body, route, Some(ctx.environment))?;
     let issuing = state.issuing.clone();
+    if parsed.request.customer.completar_adquiriente {
+        complete_buyer(&state, &ctx, &mut parsed, &mut body).await?;
+    }
     let request = match mapping::to_request(parsed) {
         Ok(request) => request,
         Err(refused) => {
@@ -79,6 +82,62 @@ async fn issue(
         .await
         .map_err(|e| spanish(e.into()))?;
     Ok(answer::response(issued, &facts))
+}
+
+/// `cliente.completar_adquiriente` (`crate::api::invoice_request::buyer`):
+/// refused on a POS receipt; otherwise, once the body is valid in every
+/// other respect, the buyer's missing name and email filled from the
+/// authority, in the request and in the stored body, under the caller's
+/// names.
+async fn complete_buyer(
+    state: &AppState,
+    ctx: &AuthContext,
+    parsed: &mut model::Parsed,
+    body: &mut Value,
+) -> ApiResult<()> {
+    use crate::api::invoice_request::buyer;
+    let names = parsed.names.clone();
+    let object = names.spanish("customer");
+    let key = |unified: &str, main: &str| {
+        names
+            .spanish(unified)
+            .strip_prefix(&format!("{object}."))
+            .map(str::to_string)
+            .unwrap_or_else(|| main.to_string())
+    };
+    let (name, email) = (
+        key("customer.name", "nombre"),
+        key("customer.email", "correo"),
+    );
+    let at = buyer::Fields {
+        object: &object,
+        name: &name,
+        email: &email,
+        flag: "completar_adquiriente",
+    };
+    if parsed.kind == crate::engine::model::DocumentKind::Pos {
+        return Err(ApiError::validation(
+            format!("{object}.completar_adquiriente"),
+            "no se acepta en un documento POS: indique el nombre y el correo del comprador",
+        ));
+    }
+    match mapping::to_request(parsed.clone()) {
+        Err(refused) => {
+            return Err(spanish(
+                refuse(&state.issuing, ctx.owner(), refused).await.into(),
+            ));
+        }
+        // A note's original named by an unknown CUFE is refused before the
+        // authority is asked.
+        Ok(request) => refuse_unknown_code(&state.issuing, ctx.owner(), &request)
+            .await
+            .map_err(|e| spanish(e.into()))?,
+    }
+    buyer::complete(state, ctx, &mut parsed.request.customer, &buyer::UNIFIED)
+        .await
+        .map_err(|e| names.translate(e))?;
+    buyer::write_into(body, &at, &parsed.request.customer);
+    Ok(())
 }
 
 macro_rules! spanish_route {

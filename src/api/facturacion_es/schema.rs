@@ -81,14 +81,15 @@ pub struct SpanishRequest {
 /// `cliente` (or `proveedor`).
 #[derive(Deserialize, ToSchema)]
 pub struct SpanishCustomer {
-    /// Alias `razon_social`.
+    /// Alias `razon_social`. Required unless `completar_adquiriente`.
     #[schema(max_length = 450)]
     pub nombre: String,
     /// Aliases `nit`, `cedula`. A NIT may carry its check digit
     /// (`900123456-7`), which must be right; it is computed anyway.
     #[schema(max_length = 20)]
     pub numero_identificacion: String,
-    /// Aliases `correo_electronico`, `email`.
+    /// Aliases `correo_electronico`, `email`. Required unless
+    /// `completar_adquiriente`.
     #[schema(max_length = 254)]
     pub correo: String,
     #[schema(max_length = 450)]
@@ -104,6 +105,12 @@ pub struct SpanishCustomer {
     pub pais: Option<String>,
     /// DIVIPOLA code (5 digits) or, abroad, the city's name.
     pub municipio: Option<String>,
+    /// Never on `/pos`: `nombre` and `correo`, when left out, are filled
+    /// from the authority's register of buyers (`GetAcquirer`, Res.
+    /// 000202/2025) by `tipo_documento` (then required) and the number,
+    /// before anything is issued; an unknown buyer is a 404 `NOT_FOUND`,
+    /// the authority out of reach a 503 `TAX_UNAVAILABLE`.
+    pub completar_adquiriente: Option<bool>,
 }
 
 /// `lineas[]`.

@@ -11,6 +11,7 @@ use crate::engine::limits;
 use crate::engine::validate::text_problem;
 use crate::http::error::FieldError;
 use crate::http::json::object;
+use crate::issuing::buyers::BuyerId;
 
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema, Default)]
 pub struct Code {
@@ -32,10 +33,22 @@ pub struct Municipality {
 pub struct CustomerRequest {
     #[schema(max_length = 20)]
     pub identification_number: String,
+    /// Required unless `completar_adquiriente` is true.
+    #[serde(default)]
     #[schema(max_length = 450)]
     pub name: String,
+    /// Required unless `completar_adquiriente` is true.
+    #[serde(default)]
     #[schema(max_length = 254)]
     pub email: String,
+    /// Documents only, never POS receipts: the buyer's name and email, when
+    /// left out, are filled from the authority's register
+    /// (`GetAcquirer`, Res. 000202/2025) by `type_document_identification`
+    /// (then required) and `identification_number`, before anything is
+    /// issued; an unknown buyer is a 404 `NOT_FOUND`, the authority out of
+    /// reach a 503 `TAX_UNAVAILABLE`, and nothing is issued.
+    #[serde(default)]
+    pub completar_adquiriente: bool,
     /// `13` CC, `31` NIT, `22` CE, `41` Passport (and the authority's other codes).
     #[serde(default, deserialize_with = "object::option")]
     pub type_document_identification: Option<Code>,
@@ -91,8 +104,11 @@ impl CustomerRequest {
                 "up to 20 letters, digits or dashes",
             ));
         }
+        let completing = self.completar_adquiriente;
         if self.name.trim().is_empty() {
-            errors.push(FieldError::new(f("name"), "is required"));
+            if !completing {
+                errors.push(FieldError::new(f("name"), "is required"));
+            }
         } else if self.name.chars().count() > limits::NAME {
             errors.push(FieldError::new(
                 f("name"),
@@ -100,7 +116,9 @@ impl CustomerRequest {
             ));
         }
         if self.email.trim().is_empty() {
-            errors.push(FieldError::new(f("email"), "is required"));
+            if !completing {
+                errors.push(FieldError::new(f("email"), "is required"));
+            }
         } else if !looks_like_email(self.email.trim()) {
             errors.push(FieldError::new(f("email"), "is not an email address"));
         }
@@ -115,6 +133,24 @@ impl CustomerRequest {
                     f("identification_number"),
                     "a NIT has digits only, without check digit",
                 ));
+            }
+        }
+        if completing
+            && !errors.iter().any(|e| {
+                e.field.starts_with(&f("identification_number"))
+                    || e.field.starts_with(&f("type_document_identification"))
+            })
+        {
+            match &self.type_document_identification {
+                None => errors.push(FieldError::new(
+                    f("type_document_identification"),
+                    "is required with completar_adquiriente",
+                )),
+                Some(t) => {
+                    if let Err(e) = BuyerId::parse(&t.code, id) {
+                        errors.push(FieldError::new(f("identification_number"), e.to_string()));
+                    }
+                }
             }
         }
         if let Some(o) = &self.type_organization {
@@ -237,5 +273,22 @@ mod tests {
             name: None,
         });
         assert!(fields(&c).is_empty(), "{:?}", fields(&c));
+    }
+
+    /// `completar_adquiriente`: name and email may be left out, the
+    /// identification type is required and checked as the look-up checks it.
+    #[test]
+    fn completing_the_buyer_needs_an_identification_the_authority_takes() {
+        let mut c = customer();
+        c.name = String::new();
+        c.email = String::new();
+        assert_eq!(fields(&c), ["name", "email"]);
+        c.completar_adquiriente = true;
+        assert!(fields(&c).is_empty(), "{:?}", fields(&c));
+        c.type_document_identification = None;
+        assert_eq!(fields(&c), ["type_document_identification"]);
+        c.type_document_identification = Some(Code { code: "13".into() });
+        c.identification_number = "AB-12".into();
+        assert_eq!(fields(&c), ["identification_number"]);
     }
 }

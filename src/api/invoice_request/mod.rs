@@ -13,6 +13,7 @@
 //! (`crate::http::error`); issuing only ever sees the `DocumentRequest` it
 //! produces.
 
+pub mod buyer;
 pub mod customer;
 pub mod examples;
 pub mod mapping;

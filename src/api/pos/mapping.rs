@@ -76,6 +76,17 @@ pub struct StoredPosAdjustment {
     pub referencia_externa: Option<String>,
 }
 
+/// `cliente.completar_adquiriente` is never accepted on a POS receipt
+/// (decisions.md "Buyer look-up").
+fn refuse_completion(c: Option<&PosCustomer>, e: &mut Vec<FieldError>) {
+    if c.is_some_and(|c| c.completar_adquiriente.is_some()) {
+        e.push(FieldError::new(
+            "cliente.completar_adquiriente",
+            "is not accepted on POS receipts: give the buyer's name and email",
+        ));
+    }
+}
+
 fn customer_json(c: Option<&PosCustomer>) -> Value {
     match c {
         Some(c) => json!({
@@ -280,6 +291,7 @@ pub fn receipt(req: &PosRequest) -> Result<DocumentRequest, ApiError> {
     let mut u = Map::new();
     u.insert("id_tipo_documento".into(), json!(9));
     u.insert("transmit".into(), json!(req.transmitir.unwrap_or(true)));
+    refuse_completion(req.cliente.as_ref(), &mut e);
     u.insert("customer".into(), customer_json(req.cliente.as_ref()));
     u.insert("invoice_lines".into(), Value::Array(lines));
     u.insert(
@@ -371,6 +383,7 @@ pub fn adjustment(req: &StoredPosAdjustment) -> Mapped {
     let mut u = Map::new();
     u.insert("id_tipo_documento".into(), json!(10));
     u.insert("transmit".into(), json!(req.transmitir.unwrap_or(true)));
+    refuse_completion(req.cliente.as_ref(), &mut e);
     u.insert("customer".into(), customer_json(req.cliente.as_ref()));
     u.insert("credit_note_lines".into(), Value::Array(lines));
     u.insert(

@@ -161,6 +161,11 @@ pub struct PosCustomer {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schema(max_length = 254)]
     pub correo: Option<String>,
+    /// Read only to be refused (a 422): a sale at the till does not wait
+    /// for the authority's register of buyers.
+    #[serde(default, skip_serializing)]
+    #[schema(ignore)]
+    pub completar_adquiriente: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Deserialize, Serialize, ToSchema)]

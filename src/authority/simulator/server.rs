@@ -158,6 +158,13 @@ async fn soap(req: HttpRequest, body: web::Bytes, shared: web::Data<SimShared>) 
     if matches!(mode.mode, Mode::Slow | Mode::Reject) {
         actix_web::rt::time::sleep(Duration::from_millis(mode.latency_ms)).await;
     }
+    // Processed and recorded, the answer lost on its way back: the client
+    // cannot tell whether the document arrived.
+    if mode.mode == Mode::Lose {
+        return HttpResponse::BadGateway()
+            .content_type("text/html; charset=utf-8")
+            .body("<html><body><h1>502 Bad Gateway</h1></body></html>");
+    }
     HttpResponse::build(reply.status)
         .content_type(reply.content_type)
         .body(reply.body)

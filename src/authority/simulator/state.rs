@@ -180,6 +180,9 @@ pub enum Mode {
     Reject,
     /// A `fail_ratio` share answered HTTP 503 at random.
     Flaky,
+    /// Every call processed (a document accepted, recorded, counted), then
+    /// its answer lost on the way back: HTTP 502 from a gateway.
+    Lose,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]

@@ -24,6 +24,16 @@ pub fn new_job(doc: &DocumentRecord) -> Job {
     }
 }
 
+/// Who holds a transmission job's claim ([`emisor_store::JobLeases`]):
+/// every transmission worker of this process (one process opens a data
+/// dir), so a claim a crash left behind is taken over at once on restart,
+/// while any other worker (reconciliation) waits for its release.
+pub const TRANSMIT_WORKER: &str = "transmit";
+
+/// How long a transmission's claim lasts unless released first: longer
+/// than a call waits in the paced queue and for its answer.
+pub const TRANSMIT_CLAIM_MS: i64 = 15 * 60 * 1000;
+
 /// Whether a transmission job may send this document: it must be fully
 /// built and queued, waiting for the authority, or dead-lettered.
 fn transmittable(doc: &DocumentRecord) -> bool {
@@ -64,29 +74,25 @@ impl emisor_actors::retry_scheduler::JobRunner for JobRunner {
             let Some(doc_id) = job.document_id else {
                 return JobOutcome::Done;
             };
-            let doc = match issuing.store.document(doc_id).await {
-                Ok(Some(doc)) if transmittable(&doc) => doc,
-                Ok(_) => {
-                    // A job left by a crash before its document was queued
-                    // (the document was rebuilt as a draft) or after it was
-                    // finished: nothing to send.
-                    if let Err(e) = issuing.store.remove_job(job.id).await {
-                        tracing::error!(job_id, error = %e, "removing a stale job");
-                    }
-                    return JobOutcome::Done;
-                }
+            // The document is read under the job's claim: another worker
+            // holding it (reconciliation) may be settling it right now.
+            match issuing
+                .store
+                .claim_job(job.id, TRANSMIT_WORKER, now_ms(), TRANSMIT_CLAIM_MS)
+                .await
+            {
+                Ok(Some(_)) => {}
+                Ok(None) => return JobOutcome::RetryAt(now_ms() + 1000),
                 Err(e) => {
-                    tracing::error!(doc_id, error = %e, "reading the document to send");
+                    tracing::error!(job_id, error = %e, "claiming the job");
                     return JobOutcome::RetryAt(now_ms() + 1000);
                 }
-            };
-            match issuing.transmit_document(doc, Some(job), "worker").await {
-                Ok((_, outcome)) => outcome,
-                Err(e) => {
-                    tracing::error!(doc_id, error = %e, "transmission job failed");
-                    JobOutcome::RetryAt(now_ms() + 5000)
-                }
             }
+            let outcome = transmit_claimed(&issuing, job, doc_id).await;
+            if let Err(e) = issuing.store.release_job(job_id, TRANSMIT_WORKER).await {
+                tracing::error!(job_id, error = %e, "releasing the job's claim");
+            }
+            outcome
         })
     }
 
@@ -119,6 +125,43 @@ impl emisor_actors::retry_scheduler::JobRunner for JobRunner {
                 }
             }
         })
+    }
+}
+
+/// Sends the document of `job`, whose claim this worker holds: both read
+/// again under it (a worker that held it before may have settled them).
+async fn transmit_claimed(issuing: &Issuing, job: Job, doc_id: u64) -> JobOutcome {
+    let job_id = job.id;
+    let job = match issuing.store.job(job_id).await {
+        Ok(Some(job)) => job,
+        Ok(None) => return JobOutcome::Done,
+        Err(e) => {
+            tracing::error!(job_id, error = %e, "reading the job");
+            return JobOutcome::RetryAt(now_ms() + 1000);
+        }
+    };
+    let doc = match issuing.store.document(doc_id).await {
+        Ok(Some(doc)) if transmittable(&doc) => doc,
+        Ok(_) => {
+            // A job left by a crash before its document was queued
+            // (the document was rebuilt as a draft) or after it was
+            // finished: nothing to send.
+            if let Err(e) = issuing.store.remove_job(job.id).await {
+                tracing::error!(job_id, error = %e, "removing a stale job");
+            }
+            return JobOutcome::Done;
+        }
+        Err(e) => {
+            tracing::error!(doc_id, error = %e, "reading the document to send");
+            return JobOutcome::RetryAt(now_ms() + 1000);
+        }
+    };
+    match issuing.transmit_document(doc, Some(job), "worker").await {
+        Ok((_, outcome)) => outcome,
+        Err(e) => {
+            tracing::error!(doc_id, error = %e, "transmission job failed");
+            JobOutcome::RetryAt(now_ms() + 5000)
+        }
     }
 }
 

@@ -13,9 +13,12 @@
 //!   stored job.
 //! * [`recovery`]: documents waiting for the authority queued again once
 //!   it answers.
+//! * [`reconcile`]: what the authority holds of a stored document, and a
+//!   queued one it accepted recorded under its job's claim.
 
 pub mod calls;
 pub mod jobs;
+pub mod reconcile;
 pub mod recovery;
 pub mod send;
 

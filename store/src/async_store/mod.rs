@@ -23,9 +23,10 @@ use crate::durability::flusher::{delivered, Committed, IncomingCommit};
 use crate::engine::sled::SledStore;
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
+use crate::secrets::sealing::Keyring;
 use crate::traits::{
     ApiKeyStore, Backup, CompanyStore, CredentialStore, CustomerStore, DocumentStore, EventStore,
-    JobStore, MailStore, SettingsStore, Store, StoreHealth,
+    JobLeases, JobStore, MailStore, SettingsStore, Store, StoreHealth,
 };
 
 /// Everything the store holds for issuing one document type of a company,
@@ -165,6 +166,14 @@ impl AsyncStore {
             .map_err(|e| StoreError::Durability(format!("starting a store thread: {e}")))?;
         rx.await
             .map_err(|_| StoreError::Durability("the store thread stopped".into()))
+    }
+
+    /// The master keys the store's secrets are sealed under: a copy of
+    /// the store (an export's point) opens with them.
+    pub fn keyring(&self) -> Keyring {
+        crate::traits::MasterKeys::keyring(&self.store)
+            .as_ref()
+            .clone()
     }
 
     // Companies and credentials.
@@ -568,6 +577,24 @@ impl AsyncStore {
     pub async fn job_for_document(&self, document_id: u64) -> StoreResult<Option<Job>> {
         self.off_thread(move |s| s.job_for_document(document_id))
             .await
+    }
+
+    /// Claims `job` for `worker` for `for_ms` ([`JobLeases::claim_job`]);
+    /// `None` while another worker's lease is live. Durable on return.
+    pub async fn claim_job(
+        &self,
+        job: u64,
+        worker: &'static str,
+        now_ms: i64,
+        for_ms: i64,
+    ) -> StoreResult<Option<JobLease>> {
+        self.off_thread(move |s| s.claim_job(job, worker, now_ms, for_ms))
+            .await
+    }
+
+    /// Ends `worker`'s lease on `job` ([`JobLeases::release_job`]).
+    pub async fn release_job(&self, job: u64, worker: &'static str) -> StoreResult<bool> {
+        self.off_thread(move |s| s.release_job(job, worker)).await
     }
 
     // Events.

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::secrets::secret::{SecretBytes, SecretText};
 
+pub mod export;
 pub mod received;
 pub mod test_set;
 

@@ -4,6 +4,7 @@
 //! still hold.
 
 pub(crate) mod db;
+mod export;
 mod flush;
 mod handle;
 pub(crate) mod index;

@@ -74,6 +74,14 @@ pub trait CustomerStore {
         limit: u32,
         query: Option<&str>,
     ) -> StoreResult<Page<Customer>>;
+    /// The company's customers in id order: up to `limit` with an id above
+    /// `after`.
+    fn customers_after(
+        &self,
+        company: CompanyId,
+        after: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<Customer>>;
 }
 
 pub trait DocumentStore {
@@ -133,6 +141,9 @@ pub trait DocumentStore {
     /// A page of a company's built documents of one family, newest first,
     /// from the document index (`total` from its counters, exact).
     fn list_documents(&self, query: &ListQuery) -> StoreResult<Page<DocumentRecord>>;
+    /// Every document of every company, in id order: up to `limit` with
+    /// an id above `after` (an export reads the store with it).
+    fn documents_after(&self, after: u64, limit: usize) -> StoreResult<Vec<DocumentRecord>>;
 }
 
 /// Company events kept as a log (webhook deliveries, say), newest last.
@@ -141,6 +152,14 @@ pub trait EventStore {
     /// The company's events of `kind`, the most recent `limit`.
     fn events(&self, company: CompanyId, kind: &str, limit: usize)
         -> StoreResult<Vec<EventRecord>>;
+    /// The company's events of every kind in id order: up to `limit` with
+    /// an id above `after`.
+    fn events_after(
+        &self,
+        company: CompanyId,
+        after: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<EventRecord>>;
 }
 
 pub trait JobStore {
@@ -172,6 +191,8 @@ pub trait MailStore {
 pub trait SettingsStore {
     fn setting(&self, key: &str) -> StoreResult<Option<String>>;
     fn put_setting(&self, key: &str, value: &str) -> StoreResult<()>;
+    /// Every setting, by key.
+    fn settings(&self) -> StoreResult<Vec<(String, String)>>;
 }
 
 pub trait StoreHealth {
@@ -264,6 +285,23 @@ pub trait ReceivedStore {
     fn event_files(&self, event_id: u64) -> StoreResult<Option<EventFiles>>;
     /// The document whose code (CUFE, CUDE…) this is.
     fn document_by_code(&self, code: &str) -> StoreResult<Option<u64>>;
+    /// Every received invoice in id order: up to `limit` with an id above
+    /// `after`.
+    fn received_after(&self, after: u64, limit: usize) -> StoreResult<Vec<ReceivedInvoice>>;
+}
+
+/// Writing an export's records into an empty store
+/// (`crate::export::import`): each as it was, with its ids, numbers,
+/// states, history and files; what the engine derives from them (indexes,
+/// counts, usage, its sequences) is made by [`finish_import`](Self::finish_import).
+pub trait Import {
+    /// Refuses a store that holds anything (an import goes into an empty
+    /// data dir).
+    fn check_empty_for_import(&self) -> StoreResult<()>;
+    fn import(&self, item: crate::model::export::ExportItem) -> StoreResult<()>;
+    /// After the last record: the derived data made (at the latest when
+    /// the store is next opened) and everything durable.
+    fn finish_import(&self) -> StoreResult<()>;
 }
 
 /// The master key the engine seals secrets under (`secrets::sealing`).

@@ -44,21 +44,33 @@ fn read_customer(
     p: &mut Problems,
 ) -> TypeResult<CustomerRequest> {
     let c = Obj { map, path };
+    // With `completar_adquiriente`, name and email may be left out: the
+    // authority's register fills them.
+    let completing = c
+        .boolean(&["completar_adquiriente"], p)?
+        .is_some_and(|(_, b)| b);
+    names.set(
+        "customer.completar_adquiriente",
+        c.at("completar_adquiriente"),
+    );
     let mut required = |found: Option<(&'static str, String)>,
                         main: &'static str,
                         unified: &str,
+                        optional: bool,
                         p: &mut Problems| {
         match found {
             Some((name, v)) => {
                 names.set(format!("customer.{unified}"), c.at(name));
-                if v.trim().is_empty() {
+                if v.trim().is_empty() && !optional {
                     p.push(c.at(name), "es obligatorio");
                 }
                 v
             }
             None => {
                 names.set(format!("customer.{unified}"), c.at(main));
-                p.push(c.at(main), "es obligatorio");
+                if !optional {
+                    p.push(c.at(main), "es obligatorio");
+                }
                 String::new()
             }
         }
@@ -66,14 +78,20 @@ fn read_customer(
     let name = c
         .text(&["nombre", "razon_social"], p)?
         .map(|(n, v)| (n, v.to_string()));
-    let name = required(name, "nombre", "name", p);
+    let name = required(name, "nombre", "name", completing, p);
     let email = c
         .text(&["correo", "correo_electronico", "email"], p)?
         .map(|(n, v)| (n, v.to_string()));
-    let email = required(email, "correo", "email", p);
+    let email = required(email, "correo", "email", completing, p);
     let number = c.code(&["numero_identificacion", "nit", "cedula"], p)?;
     let used_number_name = number.as_ref().map(|(n, _)| *n);
-    let number = required(number, "numero_identificacion", "identification_number", p);
+    let number = required(
+        number,
+        "numero_identificacion",
+        "identification_number",
+        false,
+        p,
+    );
 
     let id_type = match c.code(&["tipo_documento"], p)? {
         Some((name, t)) => match id_type_code(&t) {
@@ -172,6 +190,7 @@ fn read_customer(
         municipality,
         country_code: country,
         phone,
+        completar_adquiriente: completing,
     })
 }
 
@@ -208,6 +227,7 @@ fn final_consumer() -> CustomerRequest {
         municipality: None,
         country_code: None,
         phone: None,
+        completar_adquiriente: false,
     }
 }
 
@@ -226,5 +246,6 @@ fn empty_customer() -> CustomerRequest {
         municipality: None,
         country_code: None,
         phone: None,
+        completar_adquiriente: false,
     }
 }

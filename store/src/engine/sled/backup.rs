@@ -362,7 +362,7 @@ impl SledStore {
             .clone()
     }
 
-    fn put_hold(&self, hold: &NumberingHold) -> StoreResult<()> {
+    pub(crate) fn put_hold(&self, hold: &NumberingHold) -> StoreResult<()> {
         let bytes = serde_json::to_vec(hold).map_err(|e| StoreError::Corrupt {
             tree: trees::META,
             reason: e.to_string(),

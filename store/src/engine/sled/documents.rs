@@ -10,12 +10,13 @@ use crate::encoding::codec::{
     decode, encode, id_key, read_u64, scoped_key, split_request, with_request,
 };
 use crate::encoding::compress::Kind;
-use crate::encoding::record_parts::{Parts, PartsChange};
+use crate::encoding::record_parts::{encode_record, Parts, PartsChange};
 use crate::encoding::trees;
 use crate::engine::sled::SledStore;
 use crate::error::{StoreError, StoreResult};
 use crate::indexes::counts::{counted, counter_key, state_set, usage_key, Counted, PENDING_BUILD};
 use crate::indexes::set_changes::{self, SetChanges};
+use crate::model::export::ExportedDocument;
 use crate::model::FileRef;
 use crate::model::*;
 use crate::traits::{CredentialStore, DocumentStore, EventStore, JobStore};
@@ -418,6 +419,57 @@ impl SledStore {
         }
     }
 
+    /// An exported document written as it was (`Import`): its record with
+    /// its request and history, its files in the file log, its
+    /// ApplicationResponse. Its derived data wait for `finish_import`.
+    pub(crate) fn import_document(&self, d: ExportedDocument) -> StoreResult<()> {
+        let ExportedDocument {
+            mut record,
+            request,
+            files,
+            history,
+            application_response,
+        } = d;
+        let id = record.id;
+        // The request goes to the file log with the files (below), as
+        // phase two leaves it; kept once, not also in the record.
+        let request = match request {
+            Some(json) => {
+                record.request = serde_json::Value::Null;
+                // No payload hash is exported: the duplicate window is
+                // minutes long, and the imported documents are older.
+                let payload =
+                    payload_log::encode(record.created_at, id, record.company_id, &[0u8; 32]);
+                Some(self.pack_request(record.company_id, &json, &payload)?)
+            }
+            None => None,
+        };
+        let mut parts = Parts {
+            stored_files: None,
+            history_lines: history,
+        };
+        let value = encode_record(&record, &parts)?;
+        let value = match &request {
+            Some(r) => with_request(&value, r),
+            None => value,
+        };
+        self.documents.insert(id_key(id), value)?;
+        if let Some(files) = files {
+            let files = files.files().ok_or_else(|| StoreError::Corrupt {
+                tree: trees::DOCUMENT_FILES,
+                reason: format!("the XML of document {id} is not UTF-8"),
+            })?;
+            let staged = self.stage_files(id, record.company_id, record.document_type, &files)?;
+            parts.stored_files = Some(staged);
+            self.documents
+                .insert(id_key(id), encode_record(&record, &parts)?)?;
+        }
+        if let Some(xml) = application_response {
+            self.put_application_response_unflushed(id, &xml)?;
+        }
+        Ok(())
+    }
+
     /// The document's payload in the duplicate window's log; the log
     /// deletes its files past the window as it goes.
     fn remember_payload(
@@ -705,6 +757,16 @@ impl DocumentStore for SledStore {
         self.list_indexed(query)
     }
 
+    fn documents_after(&self, after: u64, limit: usize) -> StoreResult<Vec<DocumentRecord>> {
+        let from = after.saturating_add(1);
+        let mut out = Vec::with_capacity(limit.min(1024));
+        for item in self.documents.range(id_key(from)..).take(limit) {
+            let (_, v) = item?;
+            out.push(decode(trees::DOCUMENTS, &v)?);
+        }
+        Ok(out)
+    }
+
     fn document_counts(&self) -> StoreResult<Vec<((u8, u8), u64)>> {
         self.derived.apply_deferred()?;
         self.document_counts
@@ -781,5 +843,14 @@ impl EventStore for SledStore {
         }
         out.reverse();
         Ok(out)
+    }
+
+    fn events_after(
+        &self,
+        company: CompanyId,
+        after: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<EventRecord>> {
+        Self::scoped_after(&self.events, trees::EVENTS, company, after, limit)
     }
 }

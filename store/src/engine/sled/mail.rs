@@ -65,7 +65,7 @@ impl SledStore {
         Ok((log, job))
     }
 
-    fn write_email_log(&self, log: &EmailLog) -> StoreResult<()> {
+    pub(crate) fn write_email_log(&self, log: &EmailLog) -> StoreResult<()> {
         self.email_logs
             .insert(id_key(log.id), encode(trees::EMAIL_LOGS, log)?)?;
         self.email_logs_by_document

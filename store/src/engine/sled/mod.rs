@@ -5,6 +5,7 @@
 mod backup;
 mod checkpoint;
 mod documents;
+mod import;
 pub(crate) mod index;
 mod leases;
 mod lookup;
@@ -214,7 +215,7 @@ pub(crate) enum PayloadSync {
 /// `meta` key: the file log's end as of the payload log's last sync. Every
 /// request record before it has its payload in the synced payload log;
 /// those after it are read back at open ([`SledStore::restore_payloads`]).
-const PAYLOADS_SYNCED_TO: &[u8] = b"payloads_synced_to";
+pub(crate) const PAYLOADS_SYNCED_TO: &[u8] = b"payloads_synced_to";
 
 /// The append-only files beside sled, synced before each sled flush.
 #[derive(Clone)]
@@ -323,7 +324,7 @@ impl Drop for Closer {
     }
 }
 
-fn software_key(company: CompanyId, kind: SoftwareKind) -> [u8; 9] {
+pub(crate) fn software_key(company: CompanyId, kind: SoftwareKind) -> [u8; 9] {
     let mut k = [0u8; 9];
     k[..8].copy_from_slice(&company.to_be_bytes());
     k[8] = kind.tag();
@@ -1310,6 +1311,15 @@ impl CustomerStore for SledStore {
         Ok(c)
     }
 
+    fn customers_after(
+        &self,
+        company: CompanyId,
+        after: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<Customer>> {
+        Self::scoped_after(&self.customers, trees::CUSTOMERS, company, after, limit)
+    }
+
     fn customer(&self, company: CompanyId, id: u64) -> StoreResult<Option<Customer>> {
         Self::get_decode(&self.customers, trees::CUSTOMERS, &scoped_key(company, id))
     }
@@ -1350,6 +1360,31 @@ impl CustomerStore for SledStore {
     }
 }
 
+impl SledStore {
+    /// Values of `tree` keyed `company ‖ id`, in id order from `after + 1`.
+    fn scoped_after<T: serde::de::DeserializeOwned>(
+        tree: &Tree,
+        name: &'static str,
+        company: CompanyId,
+        after: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<T>> {
+        let prefix = company.to_be_bytes();
+        let mut out = Vec::new();
+        for item in tree
+            .range(scoped_key(company, after.saturating_add(1))..)
+            .take(limit)
+        {
+            let (k, v) = item?;
+            if !k.starts_with(&prefix) {
+                break;
+            }
+            out.push(decode(name, &v)?);
+        }
+        Ok(out)
+    }
+}
+
 impl SettingsStore for SledStore {
     fn setting(&self, key: &str) -> StoreResult<Option<String>> {
         Ok(self
@@ -1362,6 +1397,16 @@ impl SettingsStore for SledStore {
         self.meta
             .insert(format!("setting:{key}").as_bytes(), value.as_bytes())?;
         self.flush_now()
+    }
+
+    fn settings(&self) -> StoreResult<Vec<(String, String)>> {
+        let mut out = Vec::new();
+        for item in self.meta.scan_prefix(b"setting:") {
+            let (k, v) = item?;
+            let key = String::from_utf8_lossy(k.get(8..).unwrap_or_default()).into_owned();
+            out.push((key, String::from_utf8_lossy(&v).into_owned()));
+        }
+        Ok(out)
     }
 }
 

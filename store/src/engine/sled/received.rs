@@ -148,16 +148,37 @@ impl SledStore {
     /// runs it on the flusher).
     pub(crate) fn save_received_unflushed(
         &self,
-        mut record: ReceivedInvoice,
+        record: ReceivedInvoice,
         upload: Option<String>,
     ) -> StoreResult<ReceivedInvoice> {
-        let new = record.id == 0;
-        if new {
+        self.write_received(record, upload, false)
+    }
+
+    /// An exported received invoice written as it was: its id and version
+    /// kept, indexed like a new one.
+    pub(crate) fn import_received(
+        &self,
+        record: ReceivedInvoice,
+        upload: Option<String>,
+    ) -> StoreResult<ReceivedInvoice> {
+        self.write_received(record, upload, true)
+    }
+
+    fn write_received(
+        &self,
+        mut record: ReceivedInvoice,
+        upload: Option<String>,
+        imported: bool,
+    ) -> StoreResult<ReceivedInvoice> {
+        let new = record.id == 0 || imported;
+        if record.id == 0 {
             record.id = self.next_seq_now(trees::RECEIVED)?;
         }
         let id = record.id;
         let expected = record.version;
-        record.version += 1;
+        if !imported {
+            record.version += 1;
+        }
         let (records, by_cufe, by_buyer, eligible, counts, files, by_company, unchecked) = (
             self.tree(trees::RECEIVED)?,
             self.tree(trees::RECEIVED_BY_CUFE)?,
@@ -444,6 +465,19 @@ impl ReceivedStore for SledStore {
             trees::EVENT_FILES,
             &id_key(event_id),
         )
+    }
+
+    fn received_after(&self, after: u64, limit: usize) -> StoreResult<Vec<ReceivedInvoice>> {
+        let mut out = Vec::new();
+        for item in self
+            .tree(trees::RECEIVED)?
+            .range(id_key(after.saturating_add(1))..)
+            .take(limit)
+        {
+            let (_, v) = item?;
+            out.push(decode(trees::RECEIVED, &v)?);
+        }
+        Ok(out)
     }
 
     fn document_by_code(&self, code: &str) -> StoreResult<Option<u64>> {
