@@ -15,6 +15,10 @@
 //! tests and benchmarks only).
 //! Actors live in the `emisor-actors` crate, persistence in `emisor-store`.
 
+// No index or slice that input decides may panic: `get` and iterators, or
+// an `allow` that says why the index is in range (tests may index).
+#![deny(clippy::indexing_slicing)]
+
 pub mod admin;
 pub mod api;
 pub mod authority;

@@ -519,8 +519,8 @@ pub fn run_test_set(
         if !res.status().is_success() {
             anyhow::bail!(
                 "{}",
-                body["message"]
-                    .as_str()
+                body.get("message")
+                    .and_then(serde_json::Value::as_str)
                     .unwrap_or("the server refused the test set")
             );
         }
@@ -533,7 +533,7 @@ pub fn run_test_set(
                 .await
                 .map_err(|e| anyhow::anyhow!("{path}: {e}"))?;
             let body: serde_json::Value = res.json().await.map_err(|e| anyhow::anyhow!("{e}"))?;
-            let d = &body["data"];
+            let d = body.get("data").unwrap_or(&serde_json::Value::Null);
             println!(
                 "{}: {} of {} sent, {} accepted, {} rejected, {} pending",
                 d["estado"].as_str().unwrap_or("?"),
@@ -574,7 +574,7 @@ pub fn admin_token(settings: &Settings, token: Option<String>) -> anyhow::Result
             std::fs::read_to_string(dir.join("demo-keys.json"))
                 .ok()
                 .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
-                .and_then(|v| v["admin_token"].as_str().map(str::to_string))
+                .and_then(|v| v.get("admin_token")?.as_str().map(str::to_string))
                 .filter(|t| !t.is_empty())
         })
         .or_else(|| {

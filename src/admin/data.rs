@@ -157,16 +157,19 @@ fn through(url: &str, token: &str, what: &str, to: &Path) -> anyhow::Result<()> 
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         if !res.status().is_success() {
-            let detail = body["error"]["details"][0]["message"]
-                .as_str()
+            let detail = body
+                .pointer("/error/details/0/message")
+                .and_then(serde_json::Value::as_str)
                 .map(|d| format!(": {d}"))
                 .unwrap_or_default();
             anyhow::bail!(
                 "the server refused the {what}: {}{detail}",
-                body["message"].as_str().unwrap_or("no message")
+                body.get("message")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("no message")
             );
         }
-        print(&body["data"])
+        print(body.get("data").unwrap_or(&serde_json::Value::Null))
     })
 }
 

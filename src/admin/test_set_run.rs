@@ -199,11 +199,19 @@ async fn draft(
     mut body: serde_json::Value,
     tag: &str,
 ) -> Result<Issued, ApiError> {
-    body["transmit"] = serde_json::json!(false);
-    body["referencia_externa"] = serde_json::json!(format!(
-        "set-pruebas-{}-{tag}",
-        Utc::now().timestamp_millis()
-    ));
+    let Some(fields) = body.as_object_mut() else {
+        return Err(ApiError::Internal(format!(
+            "test set document {tag}: not an object"
+        )));
+    };
+    fields.insert("transmit".into(), serde_json::json!(false));
+    fields.insert(
+        "referencia_externa".into(),
+        serde_json::json!(format!(
+            "set-pruebas-{}-{tag}",
+            Utc::now().timestamp_millis()
+        )),
+    );
     let req: FacturacionRequest = crate::http::json::parse(body.to_string().as_bytes())?;
     let mapped = match to_document(&req) {
         Ok(mapped) => mapped.into_request(),
@@ -335,27 +343,20 @@ async fn follow(issuing: &Arc<Issuing>, run: &mut TestSetRun) {
         .max(Duration::from_millis(50));
     for _ in 0..60 {
         let mut waiting = false;
-        for i in 0..run.documentos.len() {
-            let (Some(zip_key), true) = (
-                run.documentos[i].zip_key.clone(),
-                run.documentos[i].estado == "enviado",
-            ) else {
+        let company = run.id_empresa;
+        for d in run.documentos.iter_mut() {
+            let (Some(zip_key), true) = (d.zip_key.clone(), d.estado == "enviado") else {
                 continue;
             };
-            let Ok(target) = issuing.target(run.id_empresa, Environment::Test).await else {
+            let Ok(target) = issuing.target(company, Environment::Test).await else {
                 continue;
             };
             match issuing
-                .call_authority(
-                    run.id_empresa,
-                    target,
-                    AuthorityRequest::GetStatusZip { zip_key },
-                )
+                .call_authority(company, target, AuthorityRequest::GetStatusZip { zip_key })
                 .await
             {
                 Ok(AuthorityResponse::StatusZip(StatusZip::Done(verdicts))) => {
                     let ok = !verdicts.is_empty() && verdicts.iter().all(|t| t.accepted());
-                    let d = &mut run.documentos[i];
                     d.estado = if ok { "aceptado" } else { "rechazado" }.into();
                     d.errores = verdicts.iter().flat_map(|t| t.errors.clone()).collect();
                     record_verdict(issuing, d.id, ok, &verdicts).await;

@@ -100,7 +100,7 @@ pub fn sum_prefix(file: &mut fs::File, len: u64) -> io::Result<(u64, String)> {
         if n == 0 {
             break;
         }
-        hash.update(&buf[..n]);
+        hash.update(buf.get(..n).unwrap_or(&buf));
         bytes += n as u64;
     }
     Ok((bytes, hex::encode(hash.finalize())))

@@ -159,8 +159,9 @@ impl SigningKey {
     /// cost: docs/performance.md).
     pub fn sign_rsa_sha256(&self, data: &[u8]) -> Result<Vec<u8>, SigningKeyError> {
         let mut info = [0u8; SHA256_DIGEST_INFO.len() + 32];
-        info[..SHA256_DIGEST_INFO.len()].copy_from_slice(&SHA256_DIGEST_INFO);
-        info[SHA256_DIGEST_INFO.len()..].copy_from_slice(&Sha256::digest(data));
+        let (prefix, digest) = info.split_at_mut(SHA256_DIGEST_INFO.len());
+        prefix.copy_from_slice(&SHA256_DIGEST_INFO);
+        digest.copy_from_slice(&Sha256::digest(data));
         let mut out = vec![0u8; self.rsa.size() as usize];
         let len = self.rsa.private_encrypt(&info, &mut out, Padding::PKCS1)?;
         out.truncate(len);

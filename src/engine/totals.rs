@@ -57,6 +57,14 @@ pub fn round2(d: Decimal) -> Decimal {
     d.round_dp_with_strategy(2, RoundingStrategy::MidpointAwayFromZero)
 }
 
+/// An amount to the cent as answers and lists write it, rounded half-up,
+/// always with both decimals (`19000.00`).
+pub fn cents(d: Decimal) -> String {
+    let mut r = round2(d);
+    r.rescale(2);
+    r.to_string()
+}
+
 /// Name of a tax scheme by code (protocol.md §7.6).
 pub fn tax_name(code: &str) -> &'static str {
     match code {

@@ -62,7 +62,7 @@ pub fn check(xml: &str, limits: &Limits) -> Result<Shape, LimitError> {
     let mut i = 0;
     while let Some(off) = b.get(i..).and_then(|r| r.iter().position(|&c| c == b'<')) {
         i += off;
-        let rest = &b[i..];
+        let rest = b.get(i..).unwrap_or_default();
         let skip_to =
             |end: &[u8], from: usize| find(b, end, from).map_or(b.len(), |at| at + end.len());
         if rest.starts_with(b"<!--") {
@@ -118,7 +118,7 @@ fn start_tag(b: &[u8], mut i: usize) -> (usize, bool, usize) {
             b'>' => return (i + 1, last == b'/', declarations),
             _ if c.is_ascii_whitespace() => {
                 // An attribute name starts after white space.
-                let name = &b[i + 1..];
+                let name = b.get(i + 1..).unwrap_or_default();
                 if name.starts_with(b"xmlns")
                     && matches!(
                         name.get(5),

@@ -180,8 +180,9 @@ impl XmlWriter {
             }
         }
         let in_order = attrs
-            .windows(2)
-            .all(|w| attr_order(&w[0], &w[1]) != Ordering::Greater);
+            .iter()
+            .zip(attrs.iter().skip(1))
+            .all(|(a, b)| attr_order(a, b) != Ordering::Greater);
         if in_order {
             for (k, v) in attrs {
                 self.push_attribute("", k, v);

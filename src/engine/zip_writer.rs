@@ -133,7 +133,11 @@ fn deflate_with(compress: &mut Compress, content: &[u8], out: &mut Vec<u8>) -> i
             out.reserve(content.len().saturating_sub(consumed) / 2 + 1024);
         }
         let status = compress
-            .compress_vec(&content[consumed..], out, FlushCompress::Finish)
+            .compress_vec(
+                content.get(consumed..).unwrap_or_default(),
+                out,
+                FlushCompress::Finish,
+            )
             .map_err(io::Error::other)?;
         match status {
             Status::StreamEnd => return Ok(()),
@@ -186,7 +190,10 @@ pub fn single_entry(
         .ok()
         .filter(|c| *c != u32::MAX)
         .ok_or_else(|| invalid("compressed file too large for ZIP without ZIP64"))?;
-    out[18..22].copy_from_slice(&compressed.to_le_bytes());
+    // The local header's compressed size, known now.
+    out.get_mut(18..22)
+        .ok_or_else(|| invalid("the local header is cut short"))?
+        .copy_from_slice(&compressed.to_le_bytes());
 
     // Central directory: one header.
     let central_start =

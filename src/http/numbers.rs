@@ -7,9 +7,7 @@ use rust_decimal::Decimal;
 /// An amount as the answers write it: rounded half-up to 2 decimals,
 /// always with both (`19000.00`).
 pub fn money(d: Decimal) -> String {
-    let mut r = crate::engine::totals::round2(d);
-    r.rescale(2);
-    r.to_string()
+    crate::engine::totals::cents(d)
 }
 
 /// A JSON number with the decimal's exact text (arbitrary precision).

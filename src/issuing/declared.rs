@@ -8,8 +8,8 @@
 use rust_decimal::Decimal;
 
 use super::error::FieldError;
-use crate::engine::model::TaxRate;
-use crate::engine::totals::{Totals, TOLERANCE};
+use crate::engine::model::{Document, TaxRate};
+use crate::engine::totals::{self, cents, round2, Totals, TOLERANCE};
 
 /// Declared values within a cent of ours (the unified API).
 pub const CENT: Decimal = TOLERANCE;
@@ -28,6 +28,34 @@ pub struct Declared {
     /// The largest difference accepted.
     pub tolerance: Decimal,
     pub wording: Wording,
+}
+
+/// What a caller says was paid (a POS sale's payments, added), which must
+/// be the document's payable amount to the cent. Compared before anything
+/// else issuing does, so its refusal is the payments' alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paid {
+    /// The caller's field.
+    pub field: String,
+    pub amount: Decimal,
+}
+
+impl Paid {
+    /// The problem when the amount paid is not `document`'s payable amount
+    /// (none when its totals do not compute: its validation tells why).
+    pub fn problem(&self, document: &Document) -> Option<FieldError> {
+        let payable = round2(totals::compute(document).ok()?.payable);
+        (self.amount != payable).then(|| {
+            FieldError::new(
+                self.field.clone(),
+                format!(
+                    "the payments add up to {} but the total is {}",
+                    self.amount.normalize(),
+                    cents(payable)
+                ),
+            )
+        })
+    }
 }
 
 /// How a difference is worded.
@@ -213,4 +241,48 @@ pub fn differences(declared: &[Declared], totals: &Totals) -> Vec<FieldError> {
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::model::DocumentKind;
+    use crate::engine::ubl::tests::sample;
+    use crate::issuing::request::ListTotal;
+
+    #[test]
+    fn what_was_paid_is_the_payable_amount_to_the_cent() {
+        let document = sample(DocumentKind::Pos);
+        let payable = round2(totals::compute(&document).unwrap().payable);
+        let paid = |amount| Paid {
+            field: "pagos".into(),
+            amount,
+        };
+        assert_eq!(paid(payable).problem(&document), None);
+        let problem = paid(payable + Decimal::ONE).problem(&document).unwrap();
+        assert_eq!(problem.field, "pagos");
+        assert_eq!(
+            problem.message,
+            format!(
+                "the payments add up to {} but the total is {}",
+                (payable + Decimal::ONE).normalize(),
+                cents(payable)
+            )
+        );
+    }
+
+    #[test]
+    fn list_totals_are_written_to_the_cent() {
+        let t = totals::compute(&sample(DocumentKind::Pos)).unwrap();
+        assert_eq!(
+            ListTotal::LineExtension.of(&t),
+            Some(cents(t.line_extension))
+        );
+        assert_eq!(
+            ListTotal::PaidWith("10".into()).of(&t),
+            Some(format!("10={}", cents(t.payable)))
+        );
+        let detail = ListTotal::TaxDetail.of(&t);
+        assert_eq!(detail.is_some(), !t.taxes.is_empty());
+    }
 }

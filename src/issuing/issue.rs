@@ -78,26 +78,6 @@ pub(crate) fn history(actor: &str, event: &str, to: u8, data: serde_json::Value)
     }
 }
 
-/// The id of the document of `company` in `environment` whose current code
-/// is `code` (a note's original named by its CUFE), through the store's
-/// code index (which holds every stored record's code: an older data
-/// dir's is built from its records on first open), never a scan.
-pub async fn document_by_code(
-    issuing: &Issuing,
-    (company, environment): (emisor_store::CompanyId, Environment),
-    code: &str,
-) -> IssueResult<Option<u64>> {
-    let Some(id) = issuing.store.document_by_code(code.to_string()).await? else {
-        return Ok(None);
-    };
-    Ok(issuing
-        .store
-        .document(id)
-        .await?
-        .filter(|d| d.belongs_to(company, environment) && d.code.as_deref() == Some(code))
-        .map(|d| d.id))
-}
-
 pub(crate) fn signing_key(issuing: &Issuing, setup: &IssuerSetup) -> IssueResult<Arc<SigningKey>> {
     let cert = &setup.certificate;
     issuing
@@ -260,10 +240,25 @@ pub async fn submit(
     request: DocumentRequest,
     canonical: Vec<u8>,
 ) -> IssueResult<Issued> {
+    submit_recording(issuing, caller, request, |_| Ok(canonical)).await
+}
+
+/// [`submit`], the caller's request as canonical JSON made by `canonical`
+/// once the note's original is found, from its id: for an API that records
+/// the id of an original its caller named by its code, so that the request
+/// is hashed and stored as it always was.
+pub async fn submit_recording(
+    issuing: &Arc<Issuing>,
+    caller: Caller,
+    request: DocumentRequest,
+    canonical: impl FnOnce(Option<u64>) -> IssueResult<Vec<u8>>,
+) -> IssueResult<Issued> {
     let mut request = request;
+    request.check_paid()?;
     // A note's original is looked up before the claim: a request naming
     // none that fits is refused as it would be alone.
-    resolve(issuing, (caller.company, caller.environment), &mut request).await?;
+    let original = resolve(issuing, (caller.company, caller.environment), &mut request).await?;
+    let canonical = canonical(original)?;
     let company = caller.company;
     let reference = request.external_reference.clone();
     let payload = Payload::new(canonical);
@@ -417,7 +412,7 @@ fn checked_document(
         // Only the store's upsert reads it from here on.
         customer: Some(std::mem::take(&mut mapped.customer)),
         api: mapped.api.tag().map(str::to_string),
-        list_keys: mapped.list_keys.clone(),
+        list_keys: mapped.list_keys_with(&totals),
         request: stored::write(&request.canonical, DomainRef::Invoicing(&mapped.document))?,
         payload_hash: request.hash,
         monthly_limit: Some(limit),

@@ -89,6 +89,57 @@ pub async fn submit(
     .await
 }
 
+/// The payroll an adjustment names by its CUNE: what the adjustment copies
+/// from it.
+#[derive(Debug, Clone)]
+pub struct Predecessor {
+    pub id: u64,
+    /// Its full number (`NOM12`).
+    pub number: String,
+    pub issue_date: NaiveDate,
+    /// What its caller sent (its JSON, as hashed).
+    pub sent: Vec<u8>,
+}
+
+/// The payroll of `caller`'s company and environment whose CUNE is `cune`:
+/// an adjustment's predecessor, with what its caller sent.
+pub async fn predecessor(
+    issuing: &Issuing,
+    caller: Caller,
+    cune: &str,
+) -> IssueResult<Predecessor> {
+    let original = by_code(issuing, caller.company, caller.environment, cune)
+        .await?
+        .ok_or_else(|| IssueError::NotFound(format!("payroll with CUNE {cune}")))?;
+    let raw = issuing
+        .store
+        .document_request(original.id)
+        .await?
+        .ok_or_else(|| IssueError::Internal(format!("request of payroll {}", original.id)))?;
+    Ok(Predecessor {
+        id: original.id,
+        number: original.full_number(),
+        issue_date: original.issue_date,
+        sent: stored::caller(&raw).to_vec(),
+    })
+}
+
+/// An adjustment of the payroll whose CUNE is `cune`: its predecessor is
+/// found among the caller's payrolls (as a note's original is), then
+/// `complete` makes from it the payroll to issue and the caller's request
+/// as canonical JSON (what it sent, with what it copies from the
+/// predecessor), which go the way of [`submit`]. `E` is the API's error.
+pub async fn submit_adjustment<E: From<IssueError>>(
+    issuing: &Arc<Issuing>,
+    caller: Caller,
+    cune: &str,
+    complete: impl FnOnce(&Predecessor) -> Result<(PayrollRequest, Vec<u8>), E>,
+) -> Result<Issued<PayrollTotals>, E> {
+    let found = predecessor(issuing, caller, cune).await?;
+    let (request, canonical) = complete(&found)?;
+    Ok(submit(issuing, caller, request, canonical).await?)
+}
+
 /// Everything checked before a number is taken; then number, build,
 /// store, and transmit (synchronously: payroll has no async mode).
 pub async fn issue(

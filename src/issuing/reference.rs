@@ -1,6 +1,7 @@
-//! A note's original. The caller names it by id; issuing looks it up in the
-//! caller's company and environment (a test note never names a production
-//! invoice), checks that the note may reference it
+//! A note's original. The caller names it by id or by its code (a CUFE),
+//! or both; issuing looks it up in the caller's company and environment (a
+//! test note never names a production invoice), checks that the note may
+//! reference it
 //! ([`DocumentKind::may_reference`]) and fills the note's billing
 //! reference. Whether the original exists is the one problem of a request
 //! that only issuing can tell: when the API's mapping refused the request
@@ -19,12 +20,39 @@ use crate::engine::model::{BillingReference, DocumentKind};
 /// A note's original as the caller named it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reference {
-    /// The original's id.
-    pub id: u64,
+    /// The original's id (`None`: named by its code alone).
+    pub id: Option<u64>,
     /// The caller's field that names it (`id_documento_referencia`,
-    /// `documento_referencia`), where its problem is reported.
+    /// `documento_referencia`, `cufe_factura_referencia`), where its
+    /// problem is reported.
+    pub field: String,
+    /// Its code, when the caller named it by its code (boxed: rare, and a
+    /// refusal carries it).
+    pub code: Option<Box<ByCode>>,
+}
+
+impl Reference {
+    /// The original named by its id.
+    pub fn by_id(id: u64, field: impl Into<String>) -> Reference {
+        Reference {
+            id: Some(id),
+            field: field.into(),
+            code: None,
+        }
+    }
+}
+
+/// An original named by its code (a CUFE, lower case), with both or
+/// without its id: both name the same document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ByCode {
+    pub code: String,
+    /// The caller's field that names the code, where its problem goes.
     pub field: String,
 }
+
+/// What a code names that no document of the company has.
+pub const UNKNOWN_CODE: &str = "no document of the company has that code";
 
 /// The original of a refused note, still to be looked up.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +88,12 @@ impl Refused {
             pending: self.pending.map(|p| Pending {
                 reference: Reference {
                     field: name(&p.reference.field),
+                    code: p.reference.code.map(|c| {
+                        Box::new(ByCode {
+                            field: name(&c.field),
+                            ..*c
+                        })
+                    }),
                     ..p.reference
                 },
                 ..p
@@ -134,6 +168,56 @@ pub async fn original(
     }))
 }
 
+/// The id of the document of `company` in `environment` whose current code
+/// is `code`, through the store's code index (which holds every stored
+/// record's code: an older data dir's is built from its records on first
+/// open), never a scan.
+async fn by_code(
+    issuing: &Issuing,
+    (company, environment): (CompanyId, Environment),
+    code: &str,
+) -> IssueResult<Option<u64>> {
+    let Some(id) = issuing.store.document_by_code(code.to_string()).await? else {
+        return Ok(None);
+    };
+    Ok(issuing
+        .store
+        .document(id)
+        .await?
+        .filter(|d| d.belongs_to(company, environment) && d.code.as_deref() == Some(code))
+        .map(|d| d.id))
+}
+
+/// `reference` with the id its code names, when named by its code (a code
+/// that names no document of the company, or another one than the id the
+/// caller named too, is the problem). Nothing else about the request is
+/// told before it: it is refused alone.
+async fn by_id(
+    issuing: &Issuing,
+    owner: (CompanyId, Environment),
+    reference: &Reference,
+) -> IssueResult<Result<Reference, FieldError>> {
+    let Some(named) = &reference.code else {
+        return Ok(Ok(reference.clone()));
+    };
+    let found = by_code(issuing, owner, &named.code).await?;
+    Ok(match (found, reference.id) {
+        (None, _) => Err(FieldError::new(&named.field, UNKNOWN_CODE)),
+        (Some(f), Some(id)) if f != id => Err(FieldError::new(
+            &named.field,
+            format!(
+                "is the code of document {f}, but {} is {id}",
+                reference.field
+            ),
+        )),
+        (Some(f), _) => Ok(Reference {
+            id: Some(f),
+            field: reference.field.clone(),
+            code: None,
+        }),
+    })
+}
+
 /// What the caller sent for `original` (its JSON, as hashed), when it came
 /// through `api`: an adjustment copies what it adjusts (the vendor or buyer,
 /// the lines) from it. `None` when it came through another API.
@@ -160,9 +244,9 @@ pub fn check(
     let field = reference.field.as_str();
     Ok(match found {
         None => Err(FieldError::new(field, "document not found")),
-        Some(r) if r.id != reference.id => {
+        Some(r) if reference.id != Some(r.id) => {
             return Err(IssueError::Internal(format!(
-                "referenced document {} found for {field} {}",
+                "referenced document {} found for {field} {:?}",
                 r.id, reference.id
             )))
         }
@@ -184,23 +268,64 @@ pub fn check(
     })
 }
 
-/// Looks up the original `request` names, if any, and fills its billing
-/// reference; a note whose original does not exist or does not fit is
-/// refused. Done once: the request names no original afterwards.
+/// The original `reference` names, found by its id or its code, or the
+/// problem with its code.
+async fn find(
+    issuing: &Issuing,
+    owner: (CompanyId, Environment),
+    reference: &Reference,
+) -> IssueResult<Result<(Reference, Option<ReferencedDocument>), FieldError>> {
+    let reference = match by_id(issuing, owner, reference).await? {
+        Ok(r) => r,
+        Err(problem) => return Ok(Err(problem)),
+    };
+    let found = match reference.id {
+        Some(id) => original(issuing, owner, id).await?,
+        None => None,
+    };
+    Ok(Ok((reference, found)))
+}
+
+/// Looks up the original `request` names (by id or by code), if any, and
+/// fills its billing reference; a note whose original does not exist or
+/// does not fit is refused. Done once: the request names no original
+/// afterwards. Returns the original's id.
 pub async fn resolve(
     issuing: &Issuing,
     owner: (CompanyId, Environment),
     request: &mut DocumentRequest,
-) -> IssueResult<()> {
+) -> IssueResult<Option<u64>> {
     let Some(reference) = request.reference.take() else {
-        return Ok(());
+        return Ok(None);
     };
-    let found = original(issuing, owner, reference.id).await?;
+    let (reference, found) = match find(issuing, owner, &reference).await? {
+        Ok(found) => found,
+        Err(problem) => return Err(IssueError::invalid_list(vec![problem])),
+    };
     match check(request.kind, &reference, found.as_ref())? {
         Ok(billing) => {
             request.document.billing_reference = Some(billing);
-            Ok(())
+            Ok(reference.id)
         }
+        Err(problem) => Err(IssueError::invalid_list(vec![problem])),
+    }
+}
+
+/// Refuses `request` when its note names its original by a code that names
+/// no document of the caller's, or another one than the id it names too,
+/// as [`resolve`] would, and looks no further: what an API checks before it
+/// asks the authority anything on the request's behalf (the Spanish API's
+/// completion of the buyer).
+pub async fn refuse_unknown_code(
+    issuing: &Issuing,
+    owner: (CompanyId, Environment),
+    request: &DocumentRequest,
+) -> IssueResult<()> {
+    let Some(reference) = &request.reference else {
+        return Ok(());
+    };
+    match by_id(issuing, owner, reference).await? {
+        Ok(_) => Ok(()),
         Err(problem) => Err(IssueError::invalid_list(vec![problem])),
     }
 }
@@ -215,11 +340,13 @@ pub async fn refuse(
     let problem = match &refused.pending {
         None => None,
         Some(p) => {
-            let found = match original(issuing, owner, p.reference.id).await {
-                Ok(found) => found,
+            let (reference, found) = match find(issuing, owner, &p.reference).await {
+                Ok(Ok(found)) => found,
+                // A code that names no document is told alone.
+                Ok(Err(problem)) => return IssueError::invalid_list(vec![problem]),
                 Err(e) => return e,
             };
-            match check(p.note, &p.reference, found.as_ref()) {
+            match check(p.note, &reference, found.as_ref()) {
                 Ok(result) => result.err(),
                 Err(e) => return e,
             }
@@ -240,10 +367,7 @@ mod tests {
                 .collect(),
             pending: Some(Pending {
                 note: DocumentKind::CreditNote,
-                reference: Reference {
-                    id: 7,
-                    field: "ref".into(),
-                },
+                reference: Reference::by_id(7, "ref"),
                 at,
             }),
             counted_from: 0,

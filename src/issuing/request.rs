@@ -11,12 +11,12 @@ use std::sync::Arc;
 use chrono::NaiveDate;
 use emisor_store::CustomerInput;
 
-use super::declared::{differences, Declared};
+use super::declared::{differences, Declared, Paid};
 use super::error::{FieldError, IssueError, IssueResult};
 use super::reference::Reference;
 use crate::engine::codes::CodeScheme;
-use crate::engine::model::{Document, DocumentKind};
-use crate::engine::totals::Totals;
+use crate::engine::model::{Document, DocumentKind, TaxRate};
+use crate::engine::totals::{cents, Totals};
 use crate::engine::validate::ValidationError;
 
 /// Most field errors listed in one answer.
@@ -91,12 +91,92 @@ pub struct DocumentRequest {
     /// The family's list keys (`proveedor`, `id_caja`, `id_cajero`,
     /// `tipo`, …), stored with the document and indexed for its lists.
     pub list_keys: BTreeMap<String, String>,
+    /// The list keys whose values issuing writes from the totals it
+    /// computes (a POS receipt's `subtotal`, a support document's
+    /// `total_neto`, …).
+    pub list_totals: Vec<(String, ListTotal)>,
+    /// What the caller says was paid, compared with the payable amount
+    /// before anything else ([`Paid`]).
+    pub paid: Option<Paid>,
+}
+
+/// A list key's value, written by issuing from the document's totals so
+/// that a list shows its amounts without building anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ListTotal {
+    /// The lines' total, to the cent.
+    LineExtension,
+    /// The taxes' total.
+    TaxTotal,
+    /// The withholdings' total.
+    WithholdingTotal,
+    /// The document charges' total (a POS tip).
+    ChargeTotal,
+    /// The lines' total less the withholdings (a support document's net).
+    LinesLessWithholdings,
+    /// Each tax subtotal by scheme and rate, `01/19=base:amount;…` (the
+    /// cash count's); no key when there is none.
+    TaxDetail,
+    /// `<method>=<payable>`: the whole paid with one method.
+    PaidWith(String),
+}
+
+impl ListTotal {
+    /// The value in `totals` (`None`: no key).
+    pub fn of(&self, t: &Totals) -> Option<String> {
+        Some(match self {
+            ListTotal::LineExtension => cents(t.line_extension),
+            ListTotal::TaxTotal => cents(t.tax_total),
+            ListTotal::WithholdingTotal => cents(t.withholding_total),
+            ListTotal::ChargeTotal => cents(t.charge_total),
+            ListTotal::LinesLessWithholdings => cents(t.line_extension - t.withholding_total),
+            ListTotal::TaxDetail => {
+                let detail: Vec<String> = t
+                    .taxes
+                    .iter()
+                    .flat_map(|g| {
+                        g.subtotals.iter().map(move |s| {
+                            let rate = match s.rate {
+                                TaxRate::Percent(p) | TaxRate::PerUnit(p) => p.normalize(),
+                            };
+                            format!("{}/{}={}:{}", g.code, rate, s.taxable, s.amount)
+                        })
+                    })
+                    .collect();
+                if detail.is_empty() {
+                    return None;
+                }
+                detail.join(";")
+            }
+            ListTotal::PaidWith(method) => format!("{method}={}", cents(t.payable)),
+        })
+    }
 }
 
 impl DocumentRequest {
     /// A refusal from the engine's validation errors, naming the caller's fields.
     pub fn validation_error(&self, errors: &[ValidationError]) -> IssueError {
         IssueError::invalid_list(named(errors, |f| self.fields.field(f)))
+    }
+
+    /// The list keys to store, those written from `totals` included.
+    pub fn list_keys_with(&self, totals: &Totals) -> BTreeMap<String, String> {
+        let mut keys = self.list_keys.clone();
+        for (key, total) in &self.list_totals {
+            if let Some(value) = total.of(totals) {
+                keys.insert(key.clone(), value);
+            }
+        }
+        keys
+    }
+
+    /// Refuses the request when what it says was paid is not its payable
+    /// amount.
+    pub fn check_paid(&self) -> IssueResult<()> {
+        match self.paid.as_ref().and_then(|p| p.problem(&self.document)) {
+            None => Ok(()),
+            Some(problem) => Err(IssueError::invalid_list(vec![problem])),
+        }
     }
 
     /// Refuses the request when an amount it declared differs from the

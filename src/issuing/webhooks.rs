@@ -59,15 +59,19 @@ pub async fn enqueue(issuing: &Issuing, company: u64, event: &str, data: &serde_
 
 /// One delivery attempt of a webhook job.
 pub async fn deliver(issuing: &Issuing, mut job: Job) -> JobOutcome {
-    let url = job.payload["url"].as_str().unwrap_or_default().to_string();
-    let event = job.payload["event"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let text = |key: &str| {
+        job.payload
+            .get(key)
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let url = text("url");
+    let event = text("event");
     let body = json!({
         "id": job.id,
         "event": event,
-        "data": job.payload["data"],
+        "data": job.payload.get("data"),
         "created_at": job.created_at.to_rfc3339(),
     })
     .to_string()
@@ -115,7 +119,7 @@ pub async fn deliver(issuing: &Issuing, mut job: Job) -> JobOutcome {
     let logged = issuing.store.append_event(EventRecord {
         id: 0,
         company_id: job.company_id,
-        document_id: job.payload["data"]["id"].as_u64(),
+        document_id: job.payload.pointer("/data/id").and_then(|id| id.as_u64()),
         kind: DELIVERY_EVENT.into(),
         at: Utc::now(),
         data: json!({

@@ -75,7 +75,11 @@ pub async fn breaker(state: &AppState) -> Option<BreakerStatus> {
     ::metrics::gauge!(crate::metrics::BREAKER_STATE).set(value);
     let detail = serde_json::to_value(&report).unwrap_or_default();
     Some(BreakerStatus {
-        state: detail["state"].as_str().unwrap_or("UNKNOWN").to_string(),
+        state: detail
+            .get("state")
+            .and_then(|s| s.as_str())
+            .unwrap_or("UNKNOWN")
+            .to_string(),
         detail,
     })
 }

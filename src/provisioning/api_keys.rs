@@ -30,7 +30,8 @@ fn base62(bytes: &[u8; 32]) -> String {
             *b = (acc / 62) as u8;
             rem = acc % 62;
         }
-        digits.push(ALPHABET[rem as usize]);
+        // `rem` is below 62, the alphabet's length.
+        digits.push(ALPHABET.get(rem as usize).copied().unwrap_or(b'0'));
     }
     digits.reverse();
     String::from_utf8_lossy(&digits).into_owned()

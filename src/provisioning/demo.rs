@@ -253,10 +253,13 @@ pub fn refresh_demo_sim_url(path: &std::path::Path, url: &str) -> Result<(), Pro
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(io(e)),
     };
-    if keys["tax_sim_url"] == url {
+    if keys.get("tax_sim_url").and_then(serde_json::Value::as_str) == Some(url) {
         return Ok(());
     }
-    keys["tax_sim_url"] = url.into();
+    let Some(fields) = keys.as_object_mut() else {
+        return Err(io(std::io::Error::other("not a JSON object")));
+    };
+    fields.insert("tax_sim_url".into(), url.into());
     let json = serde_json::to_vec_pretty(&keys).map_err(|e| io(std::io::Error::other(e)))?;
     write_private(path, &json).map_err(io)
 }

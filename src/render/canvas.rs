@@ -146,6 +146,8 @@ impl Canvas {
             self.pages.push(Page::default());
             self.at = self.pages.len() - 1;
         }
+        // `at` was just brought within `pages`.
+        #[allow(clippy::indexing_slicing)]
         &mut self.pages[self.at]
     }
 
@@ -307,7 +309,9 @@ impl Canvas {
                 let span = (start, col);
                 match open.iter().find(|(s, _)| *s == span) {
                     Some(&(_, i)) => {
-                        rects[i][3] += 1;
+                        if let Some(rect) = rects.get_mut(i) {
+                            rect[3] += 1;
+                        }
                         next_open.push((span, i));
                     }
                     None => {
@@ -448,18 +452,9 @@ fn qr_form(side: u32, rects: &[[u32; 4]]) -> ExternalXObject {
 
 /// `v` in decimal (a QR code's side is at most a few hundred modules).
 fn push_number(out: &mut Vec<u8>, v: u32) {
-    let mut digits = [0u8; 10];
-    let mut i = digits.len();
-    let mut v = v;
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
+    use std::io::Write;
+    // Writing to a vector cannot fail.
+    let _ = write!(out, "{v}");
 }
 
 fn grey(level: f32) -> Color {

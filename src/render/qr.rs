@@ -31,7 +31,10 @@ pub struct Symbol {
 
 impl Symbol {
     pub fn is_dark(&self, row: usize, col: usize) -> bool {
-        self.dark[row * self.width + col]
+        self.dark
+            .get(row * self.width + col)
+            .copied()
+            .unwrap_or(false)
     }
 }
 
@@ -114,16 +117,25 @@ impl Unmasked {
     /// and the format information that names it drawn.
     fn masked(&self, mask: u8, ec: EcLevel) -> Vec<Bits> {
         let n = self.width;
-        let pattern = &MASK_ROWS[usize::from(mask & 7)];
-        let mut rows: Vec<Bits> = (0..n)
-            .map(|y| self.dark[y] ^ (pattern[y % MASK_PERIOD] & self.maskable[y]))
+        let pattern = MASK_ROWS
+            .get(usize::from(mask & 7))
+            .unwrap_or(&MASK_ROWS[0]);
+        let mut rows: Vec<Bits> = self
+            .dark
+            .iter()
+            .zip(&self.maskable)
+            .zip(pattern.iter().cycle())
+            .take(n)
+            .map(|((dark, maskable), inverts)| dark ^ (inverts & maskable))
             .collect();
         let info = format_info(ec, mask);
         let mut put = |x: usize, y: usize, dark: bool| {
-            if dark {
-                rows[y] |= 1 << x;
-            } else {
-                rows[y] &= !(1 << x);
+            if let Some(row) = rows.get_mut(y) {
+                if dark {
+                    *row |= 1 << x;
+                } else {
+                    *row &= !(1 << x);
+                }
             }
         };
         // Bit 14 first, along each copy (as `qrcode` places them).
@@ -152,6 +164,8 @@ const MASK_PERIOD: usize = 12;
 /// Row `y % 12` of mask `m`, bit `x` set where the mask inverts.
 const MASK_ROWS: [[Bits; MASK_PERIOD]; 8] = mask_rows();
 
+// Evaluated at compile time: an index out of range fails the build.
+#[allow(clippy::indexing_slicing)]
 const fn mask_rows() -> [[Bits; MASK_PERIOD]; 8] {
     let mut rows = [[0; MASK_PERIOD]; 8];
     let mut m = 0;
@@ -251,7 +265,9 @@ fn columns(rows: &[Bits], n: usize) -> Vec<Bits> {
         while r != 0 {
             let x = r.trailing_zeros() as usize;
             r &= r - 1;
-            cols[x] |= 1 << y;
+            if let Some(col) = cols.get_mut(x) {
+                *col |= 1 << y;
+            }
         }
     }
     cols
@@ -281,8 +297,7 @@ fn penalty(rows: &[Bits], cols: &[Bits], n: usize) -> u32 {
     // edge of the symbol on one side: 9 × 40 per direction, which `qrcode`
     // takes away.
     total += across.saturating_sub(360) + down.saturating_sub(360);
-    for pair in rows.windows(2) {
-        let (a, b) = (pair[0], pair[1]);
+    for (&a, &b) in rows.iter().zip(rows.iter().skip(1)) {
         let same = !(a ^ a >> 1) & !(b ^ b >> 1) & !(a ^ b) & low(n - 1);
         total += 3 * same.count_ones();
     }

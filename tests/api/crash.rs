@@ -290,3 +290,70 @@ fn a_half_built_payroll_stored_with_its_domain_request_is_rebuilt_at_the_next_st
 fn a_half_built_payroll_of_the_earlier_request_format_is_rebuilt_at_the_next_start() {
     a_half_built_payroll_is_rebuilt(true);
 }
+
+/// A Spanish credit note naming its original by its CUFE alone, half-built,
+/// is built at the next start with that invoice as its billing reference,
+/// whether its request was stored with its domain request or (`as_sent`) in
+/// the earlier format, the caller's JSON alone; and the same body sent after
+/// the restart is its duplicate: the request stored for it hashes as a new
+/// one of the same body does.
+fn a_half_built_note_named_by_its_cufe_is_rebuilt(as_sent: bool) {
+    use emisor::api::facturacion_es::examples as es;
+    let launch = fast_launch().capture_log();
+    let mut app = TestApp::spawn_with(launch.clone());
+    let (status, res) = json(app.post(
+        "/v1/api/facturacion-es/factura",
+        &app.sk_test(),
+        &es::factura(),
+    ));
+    assert_eq!(status, 200, "{res}");
+    let cufe = res["data"]["cufe"].as_str().expect("cufe").to_string();
+    app.stop();
+
+    let mut app = TestApp::start_in(&app.dir.clone(), builds_failing(&launch, as_sent));
+    let mut note = es::nota_credito();
+    let fields = note.as_object_mut().expect("object");
+    fields.remove("documento_referencia");
+    fields.insert("cufe_factura_referencia".into(), json!(cufe.to_uppercase()));
+    fields.insert("transmitir".into(), json!(false));
+    post_half_built_and_stop(&mut app, "/v1/api/facturacion-es/nota-credito", &note);
+
+    let restarted = TestApp::start_in(&app.dir, launch);
+    let key = restarted.sk_test();
+    let (_, list) = json(restarted.get("/v1/api/facturacion?id_empresa=1", &key));
+    let found = list["data"]["items"].as_array().and_then(|items| {
+        let note = items.iter().find(|d| d["id_tipo_documento"] == 2)?;
+        let id = note["id"].as_u64()?;
+        let xml = restarted.get(&format!("/v1/api/facturacion/{id}/xml"), &key);
+        (xml.status().as_u16() == 200).then(|| (id, xml.text().unwrap_or_default()))
+    });
+    let (id, xml) = found.unwrap_or_else(|| panic!("the note is not there: {list}"));
+    assert!(
+        xml.contains(&format!(
+            "<cbc:UUID schemeName=\"CUFE-SHA384\">{cufe}</cbc:UUID>"
+        )),
+        "the note references the invoice by its CUFE"
+    );
+    assert!(
+        !restarted.log().contains("could not rebuild"),
+        "{}",
+        restarted.log()
+    );
+    let res = assert_error(
+        restarted.post("/v1/api/facturacion-es/nota-credito", &key, &note),
+        409,
+        "DUPLICATE_PAYLOAD",
+    );
+    assert_eq!(res["data"]["id"], id, "{res}");
+}
+
+#[test]
+fn a_half_built_note_named_by_its_cufe_is_rebuilt_at_the_next_start() {
+    a_half_built_note_named_by_its_cufe_is_rebuilt(false);
+}
+
+#[test]
+fn a_half_built_note_named_by_its_cufe_of_the_earlier_request_format_is_rebuilt_at_the_next_start()
+{
+    a_half_built_note_named_by_its_cufe_is_rebuilt(true);
+}

@@ -3,7 +3,7 @@
 
 use actix_web::{post, web, HttpResponse};
 
-use super::mapping::{support_document, Amounts};
+use super::mapping::support_document;
 use super::model::{SupportRequest, SupportResponse};
 use crate::http::auth::AuthContext;
 use crate::http::documents::estado_tax;
@@ -15,16 +15,21 @@ use crate::http::state::AppState;
 use crate::issuing::context::colombia_now;
 use crate::issuing::issue::{submit, Issued};
 
-/// The answer of spec 2.10 for an issued document or adjustment note.
-pub fn answer(issued: Issued, amounts: &Amounts, reference: Option<u64>) -> HttpResponse {
-    let (doc, transmission) = match issued {
+/// The answer of spec 2.10 for an issued document or adjustment note, its
+/// amounts from the totals issuing computed.
+pub fn answer(issued: Issued, reference: Option<u64>) -> HttpResponse {
+    let (doc, transmission, totals) = match issued {
         Issued::Done {
-            doc, transmission, ..
+            doc,
+            transmission,
+            totals,
+            ..
         } => (
             doc,
             transmission.and_then(|t| serde_json::to_value(*t).ok()),
+            totals,
         ),
-        Issued::Queued { doc, .. } => (doc, None),
+        Issued::Queued { doc, totals, .. } => (doc, None, totals),
     };
     let base = format!("{}/documentos-soporte/{}", crate::http::BASE, doc.id);
     let message = match doc.state {
@@ -42,9 +47,10 @@ pub fn answer(issued: Issued, amounts: &Amounts, reference: Option<u64>) -> Http
             numero: doc.number,
             cuds: doc.code.clone().unwrap_or_default(),
             qr_url: doc.qr_url.clone().unwrap_or_default(),
-            subtotal: money(amounts.subtotal),
-            total_retenciones: money(amounts.withholdings),
-            total: money(amounts.total()),
+            subtotal: money(totals.line_extension),
+            total_retenciones: money(totals.withholding_total),
+            // Subtotal less withholdings (spec 2.10).
+            total: money(totals.line_extension - totals.withholding_total),
             id_estado_documento: doc.state,
             estado_tax: estado_tax(doc.state),
             pdf_url: format!("{base}/pdf"),
@@ -72,8 +78,8 @@ pub async fn emitir(
 ) -> ApiResult<HttpResponse> {
     let (req, canonical): (SupportRequest, _) = parse_canonical(&body.0)?;
     // A support document names no original: its refusal is complete.
-    let translated = support_document(&req, colombia_now().date_naive())?
+    let request = support_document(&req, colombia_now().date_naive())?
         .map_err(|refused| ApiError::validation_list(refused.assuming_found()))?;
-    let issued = submit(&state.issuing, ctx.caller(), translated.request, canonical).await?;
-    Ok(answer(issued, &translated.amounts, None))
+    let issued = submit(&state.issuing, ctx.caller(), request, canonical).await?;
+    Ok(answer(issued, None))
 }

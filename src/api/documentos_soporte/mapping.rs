@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 
 use chrono::NaiveDate;
-use rust_decimal::Decimal;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
@@ -14,11 +13,10 @@ use crate::api::invoice_request::translate::{
     self, drop_placeholder_email, map_unified, Renames, NO_EMAIL,
 };
 use crate::engine::limits;
-use crate::engine::totals;
 use crate::http::error::{ApiError, FieldError};
-use crate::http::numbers::{money, num};
+use crate::http::numbers::num;
 use crate::issuing::reference::Refused;
-use crate::issuing::request::{Api, DocumentRequest};
+use crate::issuing::request::{Api, DocumentRequest, ListTotal};
 
 /// Unified paths → this API's.
 pub const RENAMES: Renames = &[
@@ -72,20 +70,6 @@ pub struct StoredAdjustment {
     pub transmitir: Option<bool>,
     #[serde(default)]
     pub referencia_externa: Option<String>,
-}
-
-/// The computed amounts of the answer.
-#[derive(Debug, Clone, Default)]
-pub struct Amounts {
-    pub subtotal: Decimal,
-    pub withholdings: Decimal,
-}
-
-impl Amounts {
-    /// Support documents: subtotal − withholdings (spec 2.10).
-    pub fn total(&self) -> Decimal {
-        self.subtotal - self.withholdings
-    }
 }
 
 fn vendor_json(v: &Vendor, e: &mut Vec<FieldError>) -> Value {
@@ -213,40 +197,27 @@ fn named_quantity(mut lines: Vec<Value>, name: &str) -> Vec<Value> {
     lines
 }
 
-/// Everything a translation yields.
-pub struct Translated {
-    pub request: DocumentRequest,
-    pub amounts: Amounts,
-}
-
-/// What a body makes: the translation, or a refusal (a note's original
+/// What a body makes: the domain request, or a refusal (a note's original
 /// still to be checked by issuing); the outer error is a body the unified
 /// request cannot read.
-pub type Mapped = Result<Result<Translated, Refused>, ApiError>;
+pub type Mapped = Result<Result<DocumentRequest, Refused>, ApiError>;
 
-fn finish(
-    unified: Value,
-    errors: Vec<FieldError>,
-    mut list_keys: BTreeMap<String, String>,
-) -> Mapped {
+fn finish(unified: Value, errors: Vec<FieldError>, list_keys: BTreeMap<String, String>) -> Mapped {
     let mut mapped = match map_unified(RENAMES, &unified, errors)? {
         Ok(m) => m,
         Err(refused) => return Ok(Err(refused)),
     };
     drop_placeholder_email(&mut mapped);
-    let amounts = totals::compute(&mapped.document)
-        .map(|t| Amounts {
-            subtotal: t.line_extension,
-            withholdings: t.withholding_total,
-        })
-        .unwrap_or_default();
-    list_keys.insert("subtotal".into(), money(amounts.subtotal));
-    list_keys.insert("total_retenciones".into(), money(amounts.withholdings));
-    list_keys.insert("total_neto".into(), money(amounts.total()));
     let mut request = translate::renamed_request(mapped.into_request(), RENAMES);
     request.api = Api::Support;
     request.list_keys = list_keys;
-    Ok(Ok(Translated { request, amounts }))
+    // The amounts the lists show, written by issuing from its totals.
+    request.list_totals = vec![
+        ("subtotal".into(), ListTotal::LineExtension),
+        ("total_retenciones".into(), ListTotal::WithholdingTotal),
+        ("total_neto".into(), ListTotal::LinesLessWithholdings),
+    ];
+    Ok(Ok(request))
 }
 
 fn payment(forma: Option<&str>, metodo: Option<&str>, due: Option<NaiveDate>) -> Value {

@@ -82,10 +82,10 @@ pub async fn nota_ajuste(
         referencia_externa: req.referencia_externa,
     };
     let canonical = serde_json::to_vec(&stored).map_err(|e| ApiError::Internal(e.to_string()))?;
-    let translated = match adjustment(&stored)? {
-        Ok(translated) => translated,
+    let request = match adjustment(&stored)? {
+        Ok(request) => request,
         Err(refused) => return Err(refuse(&state.issuing, ctx.owner(), refused).await.into()),
     };
-    let issued = submit(&state.issuing, ctx.caller(), translated.request, canonical).await?;
-    Ok(answer(issued, &translated.amounts, Some(id)))
+    let issued = submit(&state.issuing, ctx.caller(), request, canonical).await?;
+    Ok(answer(issued, Some(id)))
 }

@@ -42,9 +42,8 @@ impl Translator for SupportTranslator {
             r.fecha_emision = None;
             support_document(&r, NaiveDate::MIN)
         };
-        let translated = mapped
+        mapped
             .map_err(stored)?
-            .map_err(|refused| IssueError::invalid_list(refused.assuming_found()))?;
-        Ok(translated.request)
+            .map_err(|refused| IssueError::invalid_list(refused.assuming_found()))
     }
 }

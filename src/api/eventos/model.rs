@@ -151,8 +151,8 @@ pub fn invoice_view(t: &ReceivedInvoice, events: bool) -> Value {
         "elegible": t.eligible,
         "copia_tax": copy_view(&t.authority_copy),
     });
-    if events {
-        v["eventos"] = t.events.iter().map(event_view).collect();
+    if let (true, Some(fields)) = (events, v.as_object_mut()) {
+        fields.insert("eventos".into(), t.events.iter().map(event_view).collect());
     }
     v
 }

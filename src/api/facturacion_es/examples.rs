@@ -168,7 +168,9 @@ pub fn factura_combustibles() -> Value {
 /// The generic route with `tipo`.
 pub fn generica() -> Value {
     let mut body = factura();
-    body["tipo"] = json!("fe");
+    if let Some(fields) = body.as_object_mut() {
+        fields.insert("tipo".into(), json!("fe"));
+    }
     body
 }
 

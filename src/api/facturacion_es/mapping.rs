@@ -9,12 +9,12 @@ use rust_decimal::Decimal;
 
 use super::model::{Extras, Parsed, FINAL_CONSUMER_EMAIL};
 use super::names::{spanish_message, Names};
-use crate::api::invoice_request::mapping::to_document;
+use crate::api::invoice_request::mapping::to_document_by;
 use crate::engine::model::{DocumentKind, Party};
 use crate::engine::totals::Totals;
 use crate::http::error::FieldError;
 use crate::issuing::declared::{Computed, Declared, Part, Wording, PESO};
-use crate::issuing::reference::Refused;
+use crate::issuing::reference::{ByCode, Refused};
 use crate::issuing::request::{Api, CallerFields, DocumentRequest};
 
 /// The answer's totals (spec 2.9, decisions.md §5 "Spanish-named totals").
@@ -149,9 +149,15 @@ pub fn to_request(parsed: Parsed) -> Result<DocumentRequest, Refused> {
         request,
         extras,
         names,
-        ..
+        original_code,
     } = parsed;
-    let mapped = to_document(&request).map_err(|refused| {
+    let by_code = original_code.map(|code| {
+        Box::new(ByCode {
+            code,
+            field: "cufe_factura_referencia".into(),
+        })
+    });
+    let mapped = to_document_by(&request, by_code).map_err(|refused| {
         let refused = refused.renamed(|f| names.spanish(f));
         Refused {
             details: refused

@@ -26,8 +26,8 @@ use crate::http::auth::AuthContext;
 use crate::http::error::{ApiError, ApiResult, ErrorEnvelope};
 use crate::http::json::Json;
 use crate::http::state::AppState;
-use crate::issuing::issue::{document_by_code, submit};
-use crate::issuing::reference::refuse;
+use crate::issuing::issue::submit_recording;
+use crate::issuing::reference::{refuse, refuse_unknown_code};
 
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.service(generic)
@@ -64,26 +64,6 @@ async fn issue(
     route: Route,
 ) -> ApiResult<HttpResponse> {
     let mut parsed = model::read(&body, route, Some(ctx.environment))?;
-    // A note's original, by id or by its CUFE (both: the same document).
-    if let Some(code) = parsed.original_code.clone() {
-        let found = document_by_code(&state.issuing, ctx.owner(), &code).await?;
-        match (found, parsed.request.id_documento_referencia) {
-            (None, _) => {
-                return Err(ApiError::validation(
-                    "cufe_factura_referencia",
-                    "no hay un documento de la empresa con ese CUFE",
-                ))
-            }
-            (Some(f), Some(id)) if f != id => {
-                return Err(ApiError::validation(
-                    "cufe_factura_referencia",
-                    format!("es el CUFE del documento {f}, pero documento_referencia es {id}"),
-                ))
-            }
-            (Some(f), _) => parsed.request.id_documento_referencia = Some(f),
-        }
-    }
-    let original = parsed.request.id_documento_referencia;
     let issuing = state.issuing.clone();
     if parsed.request.customer.completar_adquiriente {
         complete_buyer(&state, &ctx, &mut parsed, &mut body).await?;
@@ -95,8 +75,10 @@ async fn issue(
         }
     };
     let facts = AnswerFacts::of(&request.document);
-    let stored = translator::stored_request(route, original, body)?;
-    let issued = submit(&issuing, ctx.caller(), request, stored)
+    // A note's original is named as sent (by id, by its CUFE, or both);
+    // the request is stored with the id issuing found.
+    let stored = |original| translator::stored_request(route, original, body);
+    let issued = submit_recording(&issuing, ctx.caller(), request, stored)
         .await
         .map_err(|e| spanish(e.into()))?;
     Ok(answer::response(issued, &facts))
@@ -139,10 +121,17 @@ async fn complete_buyer(
             "no se acepta en un documento POS: indique el nombre y el correo del comprador",
         ));
     }
-    if let Err(refused) = mapping::to_request(parsed.clone()) {
-        return Err(spanish(
-            refuse(&state.issuing, ctx.owner(), refused).await.into(),
-        ));
+    match mapping::to_request(parsed.clone()) {
+        Err(refused) => {
+            return Err(spanish(
+                refuse(&state.issuing, ctx.owner(), refused).await.into(),
+            ));
+        }
+        // A note's original named by an unknown CUFE is refused before the
+        // authority is asked.
+        Ok(request) => refuse_unknown_code(&state.issuing, ctx.owner(), &request)
+            .await
+            .map_err(|e| spanish(e.into()))?,
     }
     buyer::complete(state, ctx, &mut parsed.request.customer, &buyer::UNIFIED)
         .await

@@ -78,6 +78,9 @@ pub fn spanish_message(m: &str) -> String {
         }
         "must be a coverage code 01 to 17" => Some("debe ser un código de cobertura de 01 a 17"),
         "amounts are too large" => Some("los valores son demasiado grandes"),
+        crate::issuing::reference::UNKNOWN_CODE => {
+            Some("no hay un documento de la empresa con ese CUFE")
+        }
         _ => None,
     };
     if let Some(s) = exact {
@@ -86,6 +89,13 @@ pub fn spanish_message(m: &str) -> String {
     if let Some(rest) = m.strip_prefix("declared ") {
         if let Some((d, c)) = rest.split_once(" but computed ") {
             return format!("declarado {d} pero calculado {c}");
+        }
+    }
+    if let Some(rest) = m.strip_prefix("is the code of document ") {
+        if let Some((f, named)) = rest.split_once(", but ") {
+            if let Some((field, id)) = named.rsplit_once(" is ") {
+                return format!("es el CUFE del documento {f}, pero {field} es {id}");
+            }
         }
     }
     if let Some(rest) = m.strip_prefix("must be one of: ") {
@@ -123,6 +133,10 @@ mod tests {
         assert_eq!(
             spanish_message("declared 10 but computed 12"),
             "declarado 10 pero calculado 12"
+        );
+        assert_eq!(
+            spanish_message("is the code of document 7, but documento_referencia is 9"),
+            "es el CUFE del documento 7, pero documento_referencia es 9"
         );
     }
 }

@@ -282,7 +282,9 @@ pub fn export_invoice() -> Value {
 /// `id_tipo_operacion` `10` (and `invoice_lines`).
 pub fn export_invoice_as_type_2() -> Value {
     let mut v = export_body(2);
-    v["id_tipo_operacion"] = json!("10");
+    if let Some(fields) = v.as_object_mut() {
+        fields.insert("id_tipo_operacion".into(), json!("10"));
+    }
     v
 }
 
@@ -515,8 +517,8 @@ pub fn all() -> Vec<(&'static str, Value)> {
 /// The body with `id_documento_referencia` set to `id` (notes only; other
 /// bodies are returned unchanged).
 pub fn with_reference(mut body: Value, id: u64) -> Value {
-    if body.get("id_documento_referencia").is_some() {
-        body["id_documento_referencia"] = json!(id);
+    if let Some(reference) = body.get_mut("id_documento_referencia") {
+        *reference = json!(id);
     }
     body
 }

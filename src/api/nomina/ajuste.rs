@@ -1,8 +1,10 @@
 //! `POST /nomina/ajuste`: a payroll adjustment (103), `Reemplazar` or
 //! `Eliminar`, of a payroll found by its CUNE among the key's company's
-//! (spec 2.12, 4.5). What the caller leaves out is taken from the original
-//! (`numero_referencia`, `fecha_referencia`, `periodo`, `periodo_nomina`)
-//! and stored filled in, so the adjustment rebuilds from its own request.
+//! (spec 2.12, 4.5). Issuing finds the original
+//! (`issuing::payroll::submit_adjustment`); what the caller leaves out is
+//! taken from it (`numero_referencia`, `fecha_referencia`, `periodo`,
+//! `periodo_nomina`) and stored filled in, so the adjustment rebuilds from
+//! its own request.
 
 use actix_web::{post, web, HttpResponse};
 use serde_json::{json, Value};
@@ -16,32 +18,18 @@ use crate::http::envelope;
 use crate::http::error::{ApiError, ApiResult, ErrorCode, ErrorEnvelope};
 use crate::http::json::{parse_value, Json};
 use crate::http::state::AppState;
-use crate::issuing::payroll::{by_code, submit};
-use crate::issuing::stored;
+use crate::issuing::payroll::{submit_adjustment, Predecessor};
 
 /// Fills the original's values into an adjustment body where absent.
-async fn with_defaults(
-    state: &AppState,
-    ctx: &AuthContext,
-    mut body: Value,
-    cune: &str,
-) -> ApiResult<Value> {
-    let original = by_code(&state.issuing, ctx.company_id, ctx.environment, cune)
-        .await?
-        .ok_or_else(|| ApiError::NotFound(format!("payroll with CUNE {cune}")))?;
-    let raw = state
-        .store
-        .document_request(original.id)
-        .await?
-        .ok_or_else(|| ApiError::Internal(format!("request of payroll {}", original.id)))?;
-    let sent: Value = serde_json::from_slice(stored::caller(&raw))
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
+fn with_defaults(mut body: Value, original: &Predecessor) -> ApiResult<Value> {
+    let sent: Value =
+        serde_json::from_slice(&original.sent).map_err(|e| ApiError::Internal(e.to_string()))?;
     if sent.get("tipo_nota").and_then(Value::as_i64) == Some(2) {
         return Err(ApiError::conflict(
             ErrorCode::InvalidState,
             format!(
                 "payroll {} deletes another one; it cannot be adjusted",
-                original.full_number()
+                original.number
             ),
         ));
     }
@@ -60,7 +48,7 @@ async fn with_defaults(
             }
         }
     };
-    default("numero_referencia", Some(json!(original.full_number())));
+    default("numero_referencia", Some(json!(original.number)));
     default("fecha_referencia", Some(json!(generated)));
     default("periodo", sent.get("periodo").cloned());
     default("periodo_nomina", sent.get("periodo_nomina").cloned());
@@ -93,11 +81,16 @@ pub async fn ajuste(
         .filter(|c| !c.is_empty())
         .ok_or_else(|| ApiError::validation("cune_referencia", "is required"))?
         .to_string();
-    let filled = with_defaults(&state, &ctx, value, &cune).await?;
-    let req: AjusteRequest = parse_value(&filled)?;
-    let request = to_adjustment(&req)?;
-    let canonical =
-        serde_json::to_vec(&filled).map_err(|e| ApiError::MalformedJson(e.to_string()))?;
-    let issued = submit(&state.issuing, ctx.caller(), request, canonical).await?;
+    // Issuing finds the original; the body is completed from it, mapped,
+    // and stored completed, so the adjustment rebuilds from its own request.
+    let issued = submit_adjustment(&state.issuing, ctx.caller(), &cune, |original| {
+        let filled = with_defaults(value, original)?;
+        let req: AjusteRequest = parse_value(&filled)?;
+        let request = to_adjustment(&req)?;
+        let canonical =
+            serde_json::to_vec(&filled).map_err(|e| ApiError::MalformedJson(e.to_string()))?;
+        Ok::<_, ApiError>((request, canonical))
+    })
+    .await?;
     issued_payroll(issued)
 }

@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use actix_web::{post, web, HttpResponse};
 
-use super::mapping::{receipt, Amounts};
+use super::mapping::receipt;
 use super::model::{PosRequest, PosResponse};
 use crate::http::auth::AuthContext;
 use crate::http::documents::estado_tax;
@@ -18,21 +18,21 @@ use crate::http::numbers::money;
 use crate::http::state::AppState;
 use crate::issuing::issue::{submit, Issued};
 
-/// The answer of spec 2.11 for a receipt or adjustment note.
-pub fn answer(
-    issued: Issued,
-    amounts: &Amounts,
-    started: Instant,
-    reference: Option<u64>,
-) -> HttpResponse {
-    let (doc, transmission) = match issued {
+/// The answer of spec 2.11 for a receipt or adjustment note, its amounts
+/// from the totals issuing computed.
+pub fn answer(issued: Issued, started: Instant, reference: Option<u64>) -> HttpResponse {
+    let (doc, transmission, totals) = match issued {
         Issued::Done {
-            doc, transmission, ..
+            doc,
+            transmission,
+            totals,
+            ..
         } => (
             doc,
             transmission.and_then(|t| serde_json::to_value(*t).ok()),
+            totals,
         ),
-        Issued::Queued { doc, .. } => (doc, None),
+        Issued::Queued { doc, totals, .. } => (doc, None, totals),
     };
     let base = format!("{}/pos/{}", crate::http::BASE, doc.id);
     let message = match doc.state {
@@ -50,10 +50,11 @@ pub fn answer(
             numero: doc.number,
             cude: doc.code.clone().unwrap_or_default(),
             qr_url: doc.qr_url.clone().unwrap_or_default(),
-            subtotal: money(amounts.subtotal),
-            total_impuestos: money(amounts.taxes),
-            propina: money(amounts.tip),
-            total: money(amounts.total),
+            subtotal: money(totals.line_extension),
+            total_impuestos: money(totals.tax_total),
+            propina: money(totals.charge_total),
+            // Subtotal + taxes + tip (no document discounts here).
+            total: money(totals.payable),
             tiempo_emision_ms: started.elapsed().as_millis() as u64,
             id_estado_documento: doc.state,
             estado_tax: estado_tax(doc.state),
@@ -82,7 +83,7 @@ pub async fn emitir(
 ) -> ApiResult<HttpResponse> {
     let started = Instant::now();
     let (req, canonical): (PosRequest, _) = parse_canonical(&body.0)?;
-    let translated = receipt(&req)?;
-    let issued = submit(&state.issuing, ctx.caller(), translated.request, canonical).await?;
-    Ok(answer(issued, &translated.amounts, started, None))
+    let request = receipt(&req)?;
+    let issued = submit(&state.issuing, ctx.caller(), request, canonical).await?;
+    Ok(answer(issued, started, None))
 }

@@ -1,8 +1,8 @@
 //! A POS receipt (or its adjustment note) written as the unified request of
 //! type 9 (or 10) and mapped by the unified rules; then what the unified
-//! request has no words for: the final consumer, split payments checked
-//! against the total, the voluntary tip (a document charge). Refusals name
-//! this API's fields.
+//! request has no words for: the final consumer, split payments (which
+//! issuing compares with the total), the voluntary tip (a document charge).
+//! Refusals name this API's fields.
 
 use std::collections::BTreeMap;
 
@@ -16,12 +16,12 @@ use crate::api::invoice_request::translate::{
     self, drop_placeholder_email, map_unified, Renames, NO_EMAIL,
 };
 use crate::engine::limits;
-use crate::engine::model::{AllowanceCharge, Party, Payment, TaxRate};
-use crate::engine::totals::{self, round2};
+use crate::engine::model::{AllowanceCharge, Party, Payment};
 use crate::http::error::{ApiError, FieldError};
 use crate::http::numbers::{money, num};
+use crate::issuing::declared::Paid;
 use crate::issuing::reference::Refused;
-use crate::issuing::request::{Api, DocumentRequest};
+use crate::issuing::request::{Api, DocumentRequest, ListTotal};
 
 /// The final consumer's identification (spec 2.11).
 pub const FINAL_CONSUMER: &str = "222222222222";
@@ -74,21 +74,6 @@ pub struct StoredPosAdjustment {
     pub transmitir: Option<bool>,
     #[serde(default)]
     pub referencia_externa: Option<String>,
-}
-
-/// The computed amounts of the answer and the cash count.
-#[derive(Debug, Clone, Default)]
-pub struct Amounts {
-    pub subtotal: Decimal,
-    pub taxes: Decimal,
-    pub tip: Decimal,
-    /// subtotal + taxes + tip (− document discounts, none here).
-    pub total: Decimal,
-}
-
-pub struct Translated {
-    pub request: DocumentRequest,
-    pub amounts: Amounts,
 }
 
 /// `cliente.completar_adquiriente` is never accepted on a POS receipt
@@ -185,58 +170,31 @@ fn till_id(field: &str, value: Option<&str>, e: &mut Vec<FieldError>) -> String 
     }
 }
 
-fn amounts_of(mapped: &MappedDocument) -> (Amounts, Option<totals::Totals>) {
-    match totals::compute(&mapped.document) {
-        Ok(t) => (
-            Amounts {
-                subtotal: t.line_extension,
-                taxes: t.tax_total,
-                tip: t.charge_total,
-                total: t.payable,
-            },
-            Some(t),
-        ),
-        Err(_) => (Amounts::default(), None),
-    }
-}
-
+/// The domain request, with the list keys issuing writes from its totals
+/// (the amounts the lists and the cash count show, the taxes by scheme and
+/// rate `01/19=base:amount;…`) beside `keys`.
 fn into_request(
     mapped: MappedDocument,
-    amounts: &Amounts,
-    t: Option<&totals::Totals>,
-    mut keys: BTreeMap<String, String>,
+    keys: BTreeMap<String, String>,
+    mut totals: Vec<(String, ListTotal)>,
 ) -> DocumentRequest {
-    keys.insert("subtotal".into(), money(amounts.subtotal));
-    keys.insert("impuestos".into(), money(amounts.taxes));
-    keys.insert("propina".into(), money(amounts.tip));
-    // Taxes by scheme and rate, for the cash count: `01/19=base:amount;…`.
-    if let Some(t) = t {
-        let detail: Vec<String> = t
-            .taxes
-            .iter()
-            .flat_map(|g| {
-                g.subtotals.iter().map(move |s| {
-                    let rate = match s.rate {
-                        TaxRate::Percent(p) | TaxRate::PerUnit(p) => p.normalize(),
-                    };
-                    format!("{}/{}={}:{}", g.code, rate, s.taxable, s.amount)
-                })
-            })
-            .collect();
-        if !detail.is_empty() {
-            keys.insert("impuestos_detalle".into(), detail.join(";"));
-        }
-    }
+    totals.extend([
+        ("subtotal".into(), ListTotal::LineExtension),
+        ("impuestos".into(), ListTotal::TaxTotal),
+        ("propina".into(), ListTotal::ChargeTotal),
+        ("impuestos_detalle".into(), ListTotal::TaxDetail),
+    ]);
     let mut request = translate::renamed_request(mapped.into_request(), RENAMES);
     request.api = Api::Pos;
     request.list_keys = keys;
+    request.list_totals = totals;
     request
 }
 
 /// What a body makes: the translation, or a refusal (a note's original
 /// still to be checked by issuing); the outer error is a body the unified
 /// request cannot read.
-pub type Mapped = Result<Result<Translated, Refused>, ApiError>;
+pub type Mapped = Result<Result<DocumentRequest, Refused>, ApiError>;
 
 fn payment_code(
     field: &str,
@@ -255,7 +213,7 @@ fn payment_code(
 }
 
 /// A POS receipt (type 9).
-pub fn receipt(req: &PosRequest) -> Result<Translated, ApiError> {
+pub fn receipt(req: &PosRequest) -> Result<DocumentRequest, ApiError> {
     let mut e = Vec::new();
     if req.asincrono == Some(true) || req.r#async == Some(true) {
         e.push(FieldError::new(
@@ -363,24 +321,19 @@ pub fn receipt(req: &PosRequest) -> Result<Translated, ApiError> {
             amount: tip,
         });
     }
-    let (amounts, t) = amounts_of(&mapped);
     let mut keys = BTreeMap::new();
     keys.insert("id_caja".into(), caja);
     keys.insert("id_cajero".into(), cajero);
+    let mut totals = Vec::new();
+    // Issuing compares the payments with the total first of all.
+    let mut paid = None;
     if !payments.is_empty() {
-        let paid = payments
-            .iter()
-            .fold(Decimal::ZERO, |acc, p| acc.saturating_add(p.2));
-        if t.is_some() && paid != round2(amounts.total) {
-            return Err(ApiError::validation(
-                "pagos",
-                format!(
-                    "the payments add up to {} but the total is {}",
-                    paid.normalize(),
-                    money(amounts.total)
-                ),
-            ));
-        }
+        paid = Some(Paid {
+            field: "pagos".into(),
+            amount: payments
+                .iter()
+                .fold(Decimal::ZERO, |acc, p| acc.saturating_add(p.2)),
+        });
         mapped.document.payments = payments
             .iter()
             .map(|(f, m, _)| Payment {
@@ -397,10 +350,11 @@ pub fn receipt(req: &PosRequest) -> Result<Translated, ApiError> {
             .first()
             .map(|p| p.method.clone())
             .unwrap_or_else(|| "10".into());
-        keys.insert("pagos".into(), format!("{method}={}", money(amounts.total)));
+        totals.push(("pagos".into(), ListTotal::PaidWith(method)));
     }
-    let request = into_request(mapped, &amounts, t.as_ref(), keys);
-    Ok(Translated { request, amounts })
+    let mut request = into_request(mapped, keys, totals);
+    request.paid = paid;
+    Ok(request)
 }
 
 /// `metodo=monto;…`, one entry per method (summed).
@@ -451,7 +405,6 @@ pub fn adjustment(req: &StoredPosAdjustment) -> Mapped {
     if req.cliente.is_none() {
         mapped.document.counterparty = Party::final_consumer();
     }
-    let (amounts, t) = amounts_of(&mapped);
     let mut keys = BTreeMap::new();
     keys.insert("id_caja".into(), req.id_caja.clone());
     keys.insert("id_cajero".into(), req.id_cajero.clone());
@@ -459,6 +412,5 @@ pub fn adjustment(req: &StoredPosAdjustment) -> Mapped {
         "documento_referencia".into(),
         req.documento_referencia.to_string(),
     );
-    let request = into_request(mapped, &amounts, t.as_ref(), keys);
-    Ok(Ok(Translated { request, amounts }))
+    Ok(Ok(into_request(mapped, keys, Vec::new())))
 }

@@ -35,10 +35,10 @@ impl Translator for PosTranslator {
             let translated = adjustment(&a)
                 .map_err(stored)?
                 .map_err(|refused| IssueError::invalid_list(refused.assuming_found()))?;
-            Ok(translated.request)
+            Ok(translated)
         } else {
             let r: PosRequest = parse(request).map_err(stored)?;
-            Ok(receipt(&r).map_err(stored)?.request)
+            receipt(&r).map_err(stored)
         }
     }
 }

@@ -243,8 +243,9 @@ fn dian_extensions(root: Node<'_, '_>, facts: &DocumentFacts, out: &mut Verdict)
 /// like a schema validator's; `None` when they follow it.
 fn content_model(ext: Node<'_, '_>) -> Option<String> {
     let expected = |from: usize| {
-        DIAN_EXTENSIONS[from..]
+        DIAN_EXTENSIONS
             .iter()
+            .skip(from)
             .map(|(name, ..)| *name)
             .collect::<Vec<_>>()
             .join(", ")

@@ -102,7 +102,7 @@ fn operation_hint(req: &HttpRequest, body: &[u8]) -> String {
     if let Some(op) = from_header {
         return op.name().to_string();
     }
-    let head = String::from_utf8_lossy(&body[..body.len().min(16 * 1024)]).into_owned();
+    let head = String::from_utf8_lossy(body.get(..16 * 1024).unwrap_or(body)).into_owned();
     head.find(ACTION_PREFIX)
         .and_then(|i| head.get(i + ACTION_PREFIX.len()..))
         .and_then(|rest| {

@@ -286,7 +286,11 @@ fn write_scheme_id(w: &mut XmlWriter, element: &str, p: &Party, scheme_name: &st
         ("schemeID", dv.as_deref().unwrap_or_default()),
     ];
     let with_digit = if dv.is_some() { 4 } else { 3 };
-    w.leaf(element, &attrs[..with_digit], &p.id_number);
+    w.leaf(
+        element,
+        attrs.get(..with_digit).unwrap_or(&attrs),
+        &p.id_number,
+    );
 }
 
 /// `cbc:CompanyID` as a NIT: `schemeName` 31 and the check digit of the

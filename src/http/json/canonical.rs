@@ -146,22 +146,26 @@ impl<'de> Visitor<'de> for Writer<'_, 'de> {
             self.work.entries.push((key, from, to));
         }
         let Work { entries, scratch } = &mut *self.work;
-        let mine = &mut entries[base..];
+        let mine = entries.get_mut(base..).unwrap_or_default();
         mine.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        if let Some(pair) = mine.windows(2).find(|w| w[0].0 == w[1].0) {
-            return Err(de::Error::custom(format_args!(
-                "duplicate key `{}`",
-                pair[0].0
-            )));
+        if let Some((a, _)) = mine
+            .iter()
+            .zip(mine.iter().skip(1))
+            .find(|(a, b)| a.0 == b.0)
+        {
+            return Err(de::Error::custom(format_args!("duplicate key `{}`", a.0)));
         }
         scratch.clear();
-        scratch.extend_from_slice(&self.out[start..]);
+        scratch.extend_from_slice(self.out.get(start..).unwrap_or_default());
         self.out.truncate(start);
         self.out.push(b'{');
         for (i, (_, from, to)) in mine.iter().enumerate() {
             if i > 0 {
                 self.out.push(b',');
             }
+            // Each entry's span was written after `start`, within what
+            // `scratch` copied.
+            #[allow(clippy::indexing_slicing)]
             self.out
                 .extend_from_slice(&scratch[from - start..to - start]);
         }

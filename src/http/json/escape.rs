@@ -95,16 +95,12 @@ enum Escaped {
 impl Escaped {
     fn write(self, out: &mut Vec<u8>) {
         const HEX: &[u8; 16] = b"0123456789abcdef";
+        let hex = |nibble: u8| HEX.get(usize::from(nibble)).copied().unwrap_or(b'0');
         match self {
             Escaped::Short(c) => out.extend_from_slice(&[b'\\', c]),
-            Escaped::Unicode(b) => out.extend_from_slice(&[
-                b'\\',
-                b'u',
-                b'0',
-                b'0',
-                HEX[usize::from(b >> 4)],
-                HEX[usize::from(b & 0xf)],
-            ]),
+            Escaped::Unicode(b) => {
+                out.extend_from_slice(&[b'\\', b'u', b'0', b'0', hex(b >> 4), hex(b & 0xf)])
+            }
         }
     }
 }

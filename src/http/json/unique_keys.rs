@@ -289,7 +289,7 @@ impl<'de> Seen<'de> {
     /// Adds `key`, or gives it back when it is already there.
     fn add(&mut self, key: Cow<'de, str>) -> Result<(), Cow<'de, str>> {
         if self.many.is_empty() {
-            if self.few[..self.len].iter().flatten().any(|k| *k == key) {
+            if self.few.iter().take(self.len).flatten().any(|k| *k == key) {
                 return Err(key);
             }
             if let Some(free) = self.few.get_mut(self.len) {

@@ -55,8 +55,8 @@ fn failure(description: String, retryable: bool) -> Transmission {
 
 fn ids(job: &Job) -> Option<(u64, u64)> {
     Some((
-        job.payload["received_id"].as_u64()?,
-        job.payload["event_id"].as_u64()?,
+        job.payload.get("received_id")?.as_u64()?,
+        job.payload.get("event_id")?.as_u64()?,
     ))
 }
 

@@ -263,8 +263,8 @@ impl Sweep {
                 return Ok(());
             }
             let mut i = 0;
-            while i < lanes.len() && !self.unavailable {
-                let lane = &mut lanes[i];
+            while !self.unavailable {
+                let Some(lane) = lanes.get_mut(i) else { break };
                 match self.next(lane, from, today).await? {
                     Some(doc) => {
                         self.ask(lane, doc).await;

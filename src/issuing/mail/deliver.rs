@@ -31,7 +31,7 @@ fn retry_delay(issuing: &Issuing, failed: u32) -> Option<std::time::Duration> {
 /// Runs one attempt of the email job `job` and stores its outcome.
 pub async fn attempt(issuing: &Issuing, mut job: Job) -> JobOutcome {
     let store = &issuing.store;
-    let Some(email_id) = job.payload["email_id"].as_u64() else {
+    let Some(email_id) = job.payload.get("email_id").and_then(|v| v.as_u64()) else {
         let _ = store.remove_job(job.id).await;
         return JobOutcome::Done;
     };

@@ -30,7 +30,7 @@ pub(super) fn read_party(
         }
         None if kind == DocumentKind::Pos => final_consumer(),
         None => {
-            p.push(customer_names[0], "es obligatorio");
+            p.push("cliente", "es obligatorio");
             empty_customer()
         }
     })

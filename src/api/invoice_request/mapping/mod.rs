@@ -50,7 +50,7 @@ use crate::engine::ubl::sector::{code_name, COVERAGES, PAYMENT_MODALITIES};
 use crate::engine::validate::{text_problem, ValidationError, MAX_AMOUNT};
 use crate::http::error::{ApiError, FieldError};
 use crate::issuing::declared::{differences, Computed, Declared, Part, Wording, CENT};
-use crate::issuing::reference::{Pending, Reference, Refused};
+use crate::issuing::reference::{ByCode, Pending, Reference, Refused};
 use crate::issuing::request::{cap, named, Api, CallerFields, DocumentRequest};
 
 pub(crate) mod codes;
@@ -132,6 +132,8 @@ impl MappedDocument {
             reference: self.reference,
             declared: declared_list(&self.declared_taxes),
             list_keys: Default::default(),
+            list_totals: Vec::new(),
+            paid: None,
             fields: Arc::new(UnifiedFields {
                 fields: self.fields,
             }),
@@ -278,6 +280,15 @@ pub fn document_kind(req: &FacturacionRequest) -> Result<DocumentKind, ApiError>
 /// issuing does that, and when this refuses the request, adds the
 /// original's problem among the others ([`Refused`]).
 pub fn to_document(req: &FacturacionRequest) -> Result<MappedDocument, Refused> {
+    to_document_by(req, None)
+}
+
+/// As [`to_document`], a note's original named by its `code` too (or by
+/// its code alone, without `id_documento_referencia`).
+pub fn to_document_by(
+    req: &FacturacionRequest,
+    code: Option<Box<ByCode>>,
+) -> Result<MappedDocument, Refused> {
     let kind = document_kind(req).map_err(refused)?;
     let mut e = Errors::default();
 
@@ -305,7 +316,7 @@ pub fn to_document(req: &FacturacionRequest) -> Result<MappedDocument, Refused> 
         None
     };
     let reference_at = e.0.len();
-    let (reference, note_concept) = map_reference(req, kind, &mut e);
+    let (reference, note_concept) = map_reference(req, kind, code, &mut e);
     let (currency, exchange_rate) = map_currency(req, &mut e);
 
     let delivery_terms = req
@@ -531,22 +542,28 @@ fn map_customer(c: &CustomerRequest, e: &mut Errors) -> Party {
 type NoteParts = (Option<Reference>, Option<NoteConcept>);
 
 /// A note's original as named, and its concept.
-fn map_reference(req: &FacturacionRequest, kind: DocumentKind, e: &mut Errors) -> NoteParts {
+fn map_reference(
+    req: &FacturacionRequest,
+    kind: DocumentKind,
+    code: Option<Box<ByCode>>,
+    e: &mut Errors,
+) -> NoteParts {
     if !kind.needs_reference() {
         return (None, None);
     }
     let what = kind_name(kind);
-    let reference = match req.id_documento_referencia {
-        None => {
+    let reference = match (req.id_documento_referencia, code) {
+        (None, None) => {
             e.push(
                 "id_documento_referencia",
                 format!("is required for {what}: the id of the original document"),
             );
             None
         }
-        Some(id) => Some(Reference {
+        (id, code) => Some(Reference {
             id,
             field: "id_documento_referencia".into(),
+            code,
         }),
     };
     let allowed = codes::concepts(kind);
