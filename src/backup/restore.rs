@@ -81,16 +81,21 @@ pub fn hold(
 
 /// Every numbering held and every sending job marked in flight (a restored
 /// or imported store: the original may have gone on issuing and sending).
-/// Answers the hold and how many jobs were marked.
+/// Answers the hold and how many sending jobs will ask the authority before
+/// they send: those marked here and those a send was under way for at the
+/// copy's point.
 pub fn hold_all(store: &dyn Store, backup: &dyn Backup) -> BackupResult<(NumberingHold, u64)> {
     let numbering_hold = backup.hold_numberings()?;
     let mut marked = 0;
     for mut job in store.jobs()? {
-        if SENDING_JOBS.contains(&job.kind.as_str()) && !job.in_flight {
+        if !SENDING_JOBS.contains(&job.kind.as_str()) {
+            continue;
+        }
+        if !job.in_flight {
             job.in_flight = true;
             store.put_job(job)?;
-            marked += 1;
         }
+        marked += 1;
     }
     store.flush()?;
     Ok((numbering_hold, marked))
