@@ -15,7 +15,7 @@ use std::time::Duration;
 use anyhow::Context;
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
-use emisor_store::MasterKey;
+use emisor_store::{MasterKey, StoreHandle};
 use serde::Serialize;
 
 use super::backup::{confirmed_next, BackupView};
@@ -29,6 +29,22 @@ fn print<T: Serialize>(value: &T) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Opens the configured data dir's store (its notices on stderr), runs
+/// `work` on it and closes it, whether `work` succeeded or not.
+fn with_store<T>(
+    settings: &Settings,
+    work: impl FnOnce(&StoreHandle) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
+    let opened = open_store(settings)?;
+    for notice in &opened.notices {
+        eprintln!("{notice}");
+    }
+    let handle = opened.store;
+    let done = work(&handle);
+    handle.close()?;
+    done
+}
+
 pub fn export(
     settings: &Settings,
     to: &Path,
@@ -39,14 +55,8 @@ pub fn export(
         let token = admin_token(settings, token)?;
         return through(&url, &token, "export", to);
     }
-    let opened = open_store(settings)?;
-    for notice in &opened.notices {
-        eprintln!("{notice}");
-    }
-    let handle = opened.store;
-    let written = export::export_store(&handle, to);
-    handle.close()?;
-    print(&written?)
+    let written = with_store(settings, |handle| Ok(export::export_store(handle, to)?))?;
+    print(&written)
 }
 
 /// Reads an export into the configured data dir, new or empty; on any
@@ -61,27 +71,21 @@ pub fn import(settings: &Settings, from: &Path) -> anyhow::Result<()> {
             );
         }
     }
-    let imported = (|| -> anyhow::Result<_> {
-        let opened = open_store(settings)?;
-        for notice in &opened.notices {
-            eprintln!("{notice}");
-        }
-        let handle = opened.store;
-        let done = export::import_file(&handle, from).and_then(|view| {
-            restore::hold_all(handle.store(), handle.backup()).map(|held| (view, held))
-        });
-        handle.close()?;
-        let (view, (numbering_hold, jobs_marked_in_flight)) = done?;
+    let existed = dir.exists();
+    let imported = with_store(settings, |handle| {
+        let view = export::import_file(handle, from)?;
+        let (numbering_hold, jobs_marked_in_flight) =
+            restore::hold_all(handle.store(), handle.backup())?;
         Ok(serde_json::json!({
             "import": view,
             "jobs_marked_in_flight": jobs_marked_in_flight,
             "numbering_hold": numbering_hold,
         }))
-    })();
+    });
     match imported {
         Ok(report) => print(&report),
         Err(e) => {
-            let _ = std::fs::remove_dir_all(dir);
+            empty(dir, existed);
             Err(e.context(format!(
                 "importing {} into {} (nothing was left there)",
                 from.display(),
@@ -101,15 +105,30 @@ pub fn backup(
         let token = admin_token(settings, token)?;
         return through(&url, &token, "backup", to);
     }
-    let opened = open_store(settings)?;
-    for notice in &opened.notices {
-        eprintln!("{notice}");
-    }
-    let handle = opened.store;
-    let taken = backup::take(handle.store(), handle.backup(), to);
-    handle.close()?;
-    let manifest = taken?;
+    let manifest = with_store(settings, |handle| {
+        Ok(backup::take(handle.store(), handle.backup(), to)?)
+    })?;
     print(&BackupView::new(to.display().to_string(), &manifest))
+}
+
+/// Removes what a failed import wrote into `dir`: the whole dir when the
+/// import made it, else what is inside it (an empty dir the operator made
+/// stays).
+fn empty(dir: &Path, existed: bool) {
+    if !existed {
+        let _ = std::fs::remove_dir_all(dir);
+        return;
+    }
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let _ = if path.is_dir() {
+                std::fs::remove_dir_all(&path)
+            } else {
+                std::fs::remove_file(&path)
+            };
+        }
+    }
 }
 
 /// The running server to ask: `--server`, else the address in
@@ -203,14 +222,13 @@ pub fn restore(settings: &Settings, from: &Path, data_dir: &Path) -> anyhow::Res
     let (manifest, bytes) = restore::copy_in(from, data_dir)?;
     let mut settings = settings.clone();
     settings.store.data_dir = PathBuf::from(data_dir);
-    let held = open_store(&settings).and_then(|opened| {
-        for notice in &opened.notices {
-            eprintln!("{notice}");
-        }
-        let handle = opened.store;
-        let held = restore::hold(handle.store(), handle.backup(), &manifest, bytes);
-        handle.close()?;
-        Ok(held?)
+    let held = with_store(&settings, |handle| {
+        Ok(restore::hold(
+            handle.store(),
+            handle.backup(),
+            &manifest,
+            bytes,
+        )?)
     });
     match held {
         Ok(restored) => print(&restored),

@@ -22,21 +22,6 @@ fn issue(app: &TestApp, key: &str) -> Value {
     res["data"].clone()
 }
 
-/// `emisor admin …` with the master key of `key_of`'s data dir.
-fn admin(key_of: &Path, args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(BIN)
-        .arg("admin")
-        .args(args)
-        .env(MASTER_KEY_ENV, master_key_env(key_of))
-        .output()
-        .expect("run emisor admin");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 fn verify(backup: &Path, key: Option<&Path>) -> (bool, Value, String) {
     let b = backup.to_str().unwrap();
     let mut args = vec!["verify", "--from", b];
@@ -45,7 +30,7 @@ fn verify(backup: &Path, key: Option<&Path>) -> (bool, Value, String) {
         k = key.to_str().unwrap().to_string();
         args.extend(["--key", &k]);
     }
-    let (ok, out, err) = admin(backup, &args);
+    let (ok, out, err) = admin_command(backup, &args);
     let report = serde_json::from_str(&out).unwrap_or(Value::Null);
     (ok, report, err)
 }
@@ -123,7 +108,7 @@ fn a_backup_through_the_admin_api_and_of_a_stopped_data_dir_verifies_and_a_flipp
 
     // The CLI finds the running server by its `listening` file.
     let dos = allowed.join("dos");
-    let (ok, out, err) = admin(
+    let (ok, out, err) = admin_command(
         &app.dir,
         &[
             "--data-dir",
@@ -136,7 +121,7 @@ fn a_backup_through_the_admin_api_and_of_a_stopped_data_dir_verifies_and_a_flipp
     assert!(ok, "{err}");
     assert!(out.contains("\"pause_ms\""), "{out}");
     assert!(dos.join("manifest.json").exists());
-    let (ok, _, err) = admin(
+    let (ok, _, err) = admin_command(
         &app.dir,
         &[
             "--data-dir",
@@ -151,7 +136,7 @@ fn a_backup_through_the_admin_api_and_of_a_stopped_data_dir_verifies_and_a_flipp
     // A stopped data dir: opened by the CLI itself, anywhere.
     app.stop();
     let offline = root.path().join("offline");
-    let (ok, out, err) = admin(
+    let (ok, out, err) = admin_command(
         &app.dir,
         &[
             "--data-dir",
@@ -298,7 +283,7 @@ fn a_restored_data_dir_serves_the_backup_point_and_issues_after_the_operator_con
     app.stop();
 
     let restored = root.path().join("restored");
-    let (ok, out, err) = admin(
+    let (ok, out, err) = admin_command(
         &app.dir,
         &[
             "restore",
@@ -435,7 +420,7 @@ fn a_document_queued_at_the_backup_asks_the_authority_after_the_restore_and_is_a
     let sent_before = sim_stats_at(&sim.base);
 
     let restored = root.path().join("restored");
-    let (ok, out, err) = admin(
+    let (ok, out, err) = admin_command(
         &app.dir,
         &[
             "restore",
@@ -593,7 +578,7 @@ fn a_backup_killed_at_any_moment_is_complete_and_verifies_or_is_refused() {
             refused += 1;
             assert!(!ok, "{after_ms} ms: {report}");
             // A new backup replaces the interrupted one.
-            let (ok, _, err) = admin(
+            let (ok, _, err) = admin_command(
                 &app.dir,
                 &["--data-dir", &data, "backup", "--to", to.to_str().unwrap()],
             );

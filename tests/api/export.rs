@@ -7,7 +7,6 @@
 //! `referencia_externa`, and a document queued at the point asks the
 //! authority first and is accepted once.
 
-use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -23,22 +22,7 @@ use crate::support::checkers::pdftotext;
 use crate::support::events::{accepted_event, key_of, new_company, BUYER_NIT};
 use crate::support::external_sim::ExternalSim;
 use crate::support::flow::*;
-use crate::support::payroll::{employee_number, monthly};
-
-/// `emisor admin …` with the master key of `key_of`'s data dir.
-fn admin(key_of: &Path, args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(BIN)
-        .arg("admin")
-        .args(args)
-        .env(MASTER_KEY_ENV, master_key_env(key_of))
-        .output()
-        .expect("run emisor admin");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use crate::support::payroll::{employee_number, monthly, salary_replacement};
 
 fn ok_post(app: &TestApp, path: &str, key: &str, body: &Value) -> Value {
     let (status, res) = json(app.post(path, key, body));
@@ -208,20 +192,7 @@ fn a_copy_taken_while_issuing_serves_every_family_as_at_its_point(how: Copy) {
     // Payroll and its adjustment.
     let employee = employee_number();
     let payroll = ok_post(&app, "/v1/api/nomina/enviar", &key, &monthly(&employee));
-    let replace = json!({
-        "cune_referencia": payroll["cune"],
-        "tipo_nota": 1,
-        "empleado": monthly(&employee)["empleado"],
-        "devengados": [
-            {"seccion": "BASICO", "dias_trabajados": 30, "sueldo_trabajado": 1500000},
-            {"seccion": "TRANSPORTE", "auxilio_transporte": 200000}
-        ],
-        "deducciones": [
-            {"seccion": "SALUD", "porcentaje": 4, "valor_total": 60000},
-            {"seccion": "FONDO_PENSION", "porcentaje": 4, "valor_total": 60000}
-        ],
-        "notas": ["Corrige el salario"]
-    });
+    let replace = salary_replacement(payroll["cune"].as_str().unwrap(), &employee);
     let adjustment = ok_post(&app, "/v1/api/nomina/ajuste", &key, &replace);
     // The buyer's events on the invoice, and its registration as a title.
     for event in ["acuse-recibo", "recibo-bien", "aceptacion-expresa"] {
@@ -371,7 +342,7 @@ fn a_copy_taken_while_issuing_serves_every_family_as_at_its_point(how: Copy) {
         // The CLI finds the running server by its `listening` file.
         let data = app.dir.to_str().unwrap();
         let by_cli = allowed.join("cli.jsonl");
-        let (ok, out, err) = admin(
+        let (ok, out, err) = admin_command(
             &app.dir,
             &[
                 "--data-dir",
@@ -382,7 +353,7 @@ fn a_copy_taken_while_issuing_serves_every_family_as_at_its_point(how: Copy) {
             ],
         );
         assert!(ok && out.contains("\"records\""), "{err}");
-        let (ok, _, err) = admin(
+        let (ok, _, err) = admin_command(
             &app.dir,
             &[
                 "--data-dir",
@@ -414,7 +385,7 @@ fn a_copy_taken_while_issuing_serves_every_family_as_at_its_point(how: Copy) {
     let (ok, out, err) = match how {
         Copy::ExportImport => {
             // Refused into a data dir that holds anything.
-            let (ok, _, err) = admin(
+            let (ok, _, err) = admin_command(
                 &app.dir,
                 &[
                     "--data-dir",
@@ -425,7 +396,7 @@ fn a_copy_taken_while_issuing_serves_every_family_as_at_its_point(how: Copy) {
                 ],
             );
             assert!(!ok && err.contains("not empty"), "{err}");
-            admin(
+            admin_command(
                 &app.dir,
                 &[
                     "--data-dir",
@@ -438,9 +409,9 @@ fn a_copy_taken_while_issuing_serves_every_family_as_at_its_point(how: Copy) {
         }
         Copy::BackupRestore => {
             let (ok, report, err) =
-                admin(&app.dir, &["verify", "--from", copied.to_str().unwrap()]);
+                admin_command(&app.dir, &["verify", "--from", copied.to_str().unwrap()]);
             assert!(ok, "{report} {err}");
-            admin(
+            admin_command(
                 &app.dir,
                 &[
                     "restore",
@@ -538,16 +509,16 @@ fn an_export_of_a_stopped_data_dir_gzipped_or_not_imports_and_another_key_or_a_c
     let data = app.dir.to_str().unwrap();
     let file = root.path().join("datos.jsonl");
     let f = file.to_str().unwrap();
-    let (ok, out, err) = admin(&app.dir, &["--data-dir", data, "export", "--to", f]);
+    let (ok, out, err) = admin_command(&app.dir, &["--data-dir", data, "export", "--to", f]);
     assert!(ok, "{err}");
     let view: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(view["documents"], 1, "{view}");
     // Never over a file.
-    let (ok, _, err) = admin(&app.dir, &["--data-dir", data, "export", "--to", f]);
+    let (ok, _, err) = admin_command(&app.dir, &["--data-dir", data, "export", "--to", f]);
     assert!(!ok && err.contains("exists"), "{err}");
     // Gzipped when its name says so, and read back either way.
     let gz = root.path().join("datos.jsonl.gz");
-    let (ok, _, err) = admin(
+    let (ok, _, err) = admin_command(
         &app.dir,
         &["--data-dir", data, "export", "--to", gz.to_str().unwrap()],
     );
@@ -556,7 +527,7 @@ fn an_export_of_a_stopped_data_dir_gzipped_or_not_imports_and_another_key_or_a_c
     assert_eq!(packed[..2], [0x1f, 0x8b]);
     assert!(packed.len() < std::fs::metadata(&file).unwrap().len() as usize / 2);
     let unpacked = root.path().join("desde-gz");
-    let (ok, out, err) = admin(
+    let (ok, out, err) = admin_command(
         &app.dir,
         &[
             "--data-dir",
@@ -598,7 +569,7 @@ fn an_export_of_a_stopped_data_dir_gzipped_or_not_imports_and_another_key_or_a_c
     let cut = root.path().join("cortado.jsonl");
     let lines: Vec<&str> = text.lines().collect();
     std::fs::write(&cut, lines[..lines.len() - 1].join("\n")).unwrap();
-    let (ok, _, err) = admin(
+    let (ok, _, err) = admin_command(
         &app.dir,
         &[
             "--data-dir",
@@ -613,4 +584,18 @@ fn an_export_of_a_stopped_data_dir_gzipped_or_not_imports_and_another_key_or_a_c
         "{err}"
     );
     assert!(!other.exists());
+    // Into an empty dir the operator made: it stays, empty.
+    std::fs::create_dir(&other).unwrap();
+    let (ok, _, err) = admin_command(
+        &app.dir,
+        &[
+            "--data-dir",
+            other.to_str().unwrap(),
+            "import",
+            "--from",
+            cut.to_str().unwrap(),
+        ],
+    );
+    assert!(!ok, "{err}");
+    assert_eq!(std::fs::read_dir(&other).unwrap().count(), 0, "{err}");
 }

@@ -453,20 +453,7 @@ fn adjustments_replace_and_delete_an_accepted_payroll() {
     let cune = original["cune"].as_str().unwrap();
 
     // Reemplazar: the salary was 1 500 000.
-    let replace = json!({
-        "cune_referencia": cune,
-        "tipo_nota": 1,
-        "empleado": monthly(&document)["empleado"],
-        "devengados": [
-            {"seccion": "BASICO", "dias_trabajados": 30, "sueldo_trabajado": 1500000},
-            {"seccion": "TRANSPORTE", "auxilio_transporte": 200000}
-        ],
-        "deducciones": [
-            {"seccion": "SALUD", "porcentaje": 4, "valor_total": 60000},
-            {"seccion": "FONDO_PENSION", "porcentaje": 4, "valor_total": 60000}
-        ],
-        "notas": ["Corrige el salario"]
-    });
+    let replace = salary_replacement(cune, &document);
     let (status, res) = post(&app, "/v1/api/nomina/ajuste", &replace);
     assert_eq!(status, 200, "{res}");
     let adj = &res["data"];

@@ -89,18 +89,7 @@ async fn filled(s: &SledStore) {
     c.webhook_secret = Some(SecretText::new("whsec"));
     s.update_company(&c).unwrap();
     let r = s.add_resolution(c.id, resolution(1, 100)).unwrap();
-    s.insert_api_key(ApiKeyRecord {
-        id: 0,
-        company_id: c.id,
-        environment: Environment::Test,
-        hash: "ab".repeat(32),
-        display_prefix: "sk_test_ab".into(),
-        label: None,
-        user_id: None,
-        created_at: Utc::now(),
-        revoked_at: None,
-    })
-    .unwrap();
+    s.insert_api_key(test_key(c.id)).unwrap();
     s.upsert_customer(
         c.id,
         CustomerInput {

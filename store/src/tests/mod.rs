@@ -66,6 +66,21 @@ pub(crate) fn company() -> NewCompany {
     }
 }
 
+/// A testing key of `company` (its hash `ab…`).
+pub(crate) fn test_key(company: CompanyId) -> ApiKeyRecord {
+    ApiKeyRecord {
+        id: 0,
+        company_id: company,
+        environment: Environment::Test,
+        hash: "ab".repeat(32),
+        display_prefix: "sk_test_ab".into(),
+        label: None,
+        user_id: None,
+        created_at: Utc::now(),
+        revoked_at: None,
+    }
+}
+
 pub(crate) fn resolution(from: u64, to: u64) -> NewResolution {
     NewResolution {
         document_type: 1,
@@ -145,19 +160,7 @@ fn companies_keys_customers_survive_reopen() {
             s.create_company(company()),
             Err(StoreError::Conflict(_))
         ));
-        let k = s
-            .insert_api_key(ApiKeyRecord {
-                id: 0,
-                company_id: c.id,
-                environment: Environment::Test,
-                hash: "ab".repeat(32),
-                display_prefix: "sk_test_ab".into(),
-                label: None,
-                user_id: None,
-                created_at: Utc::now(),
-                revoked_at: None,
-            })
-            .unwrap();
+        let k = s.insert_api_key(test_key(c.id)).unwrap();
         let input = CustomerInput {
             identification_number: "123".into(),
             name: "Ana".into(),

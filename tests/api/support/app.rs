@@ -77,6 +77,22 @@ pub fn master_key_env(dir: &Path) -> String {
     base64::engine::general_purpose::STANDARD.encode(master_key_for(dir))
 }
 
+/// `emisor admin …` with the master key of `key_of`'s data dir: whether
+/// it succeeded, its stdout and its stderr.
+pub fn admin_command(key_of: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = std::process::Command::new(BIN)
+        .arg("admin")
+        .args(args)
+        .env(MASTER_KEY_ENV, master_key_env(key_of))
+        .output()
+        .expect("run emisor admin");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// The keys to open a stopped test server's store with.
 pub fn keyring_for(dir: &Path) -> emisor_store::Keyring {
     emisor_store::Keyring::new(emisor_store::MasterKey::from_bytes(&master_key_for(dir)).unwrap())

@@ -39,3 +39,22 @@ pub fn monthly(document: &str) -> Value {
         "transmit": true
     })
 }
+
+/// A replacing adjustment (`tipo_nota` 1) of the payroll `cune` of
+/// [`monthly`]`(document)`: the salary corrected to 1 500 000.
+pub fn salary_replacement(cune: &str, document: &str) -> Value {
+    json!({
+        "cune_referencia": cune,
+        "tipo_nota": 1,
+        "empleado": monthly(document)["empleado"],
+        "devengados": [
+            {"seccion": "BASICO", "dias_trabajados": 30, "sueldo_trabajado": 1500000},
+            {"seccion": "TRANSPORTE", "auxilio_transporte": 200000}
+        ],
+        "deducciones": [
+            {"seccion": "SALUD", "porcentaje": 4, "valor_total": 60000},
+            {"seccion": "FONDO_PENSION", "porcentaje": 4, "valor_total": 60000}
+        ],
+        "notas": ["Corrige el salario"]
+    })
+}
