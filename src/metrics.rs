@@ -20,6 +20,12 @@ pub const COMPANIES_IN_WARNING: &str = "emisor_companies_in_warning";
 pub const RECONCILIATION_FINDINGS: &str = "emisor_reconciliation_findings_total";
 pub const RECONCILIATION_ASKED: &str = "emisor_reconciliation_documents_asked_total";
 pub const RECONCILIATION_LAST_PASS: &str = "emisor_reconciliation_last_pass_timestamp_seconds";
+/// The events sweep (`crate::issuing::invoice_events::sweep`): invoices the
+/// authority answered about, events learned, and the last sweep's end
+/// (Unix seconds).
+pub const EVENTS_SWEEP_ASKED: &str = "emisor_events_sweep_invoices_asked_total";
+pub const EVENTS_SWEEP_LEARNED: &str = "emisor_events_sweep_events_learned_total";
+pub const EVENTS_SWEEP_LAST_PASS: &str = "emisor_events_sweep_last_pass_timestamp_seconds";
 /// The last scheduled backup that completed: when (Unix seconds), its
 /// size, how long it took and how long issuing was held for its point.
 pub const BACKUP_LAST_SUCCESS: &str = "emisor_backup_last_success_timestamp_seconds";

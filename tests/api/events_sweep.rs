@@ -221,6 +221,32 @@ fn the_sellers_service_learns_each_event_the_buyers_registers_once_and_emits_it(
         std::thread::sleep(Duration::from_millis(100));
     }
     assert_eq!(delivered(&got), want);
+
+    // /metrics counts what this process asked and learned (031 on the
+    // first invoice, three on the second), never per company.
+    let metrics = seller_app
+        .client
+        .get(format!("{}/metrics", seller_app.url))
+        .send()
+        .expect("metrics")
+        .text()
+        .expect("metrics text");
+    let value = |name: &str| -> f64 {
+        metrics
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {name}: {metrics}"))
+    };
+    assert!(value("emisor_events_sweep_events_learned_total") >= 4.0);
+    assert!(value("emisor_events_sweep_invoices_asked_total") >= 2.0);
+    for l in metrics
+        .lines()
+        .filter(|l| l.starts_with("emisor_events_sweep"))
+    {
+        assert!(!l.contains("empresa") && !l.contains("company"), "{l}");
+    }
 }
 
 /// More invoices than one page of the index, over two days: the oldest,

@@ -219,7 +219,10 @@ impl Sweep {
         loop {
             // Behind a panic boundary: one bad record never stops the sweep.
             match guarded(|| self.pass()).await {
-                Ok(Ok(())) => {}
+                Ok(Ok(())) => {
+                    metrics::gauge!(crate::metrics::EVENTS_SWEEP_LAST_PASS)
+                        .set(Utc::now().timestamp() as f64);
+                }
                 Ok(Err(e)) => tracing::error!(error = %e, "events sweep: a pass failed"),
                 Err(panic) => tracing::error!(%panic, "events sweep: a pass panicked"),
             }
@@ -382,6 +385,7 @@ impl Sweep {
                 return Ok(());
             }
         };
+        metrics::counter!(crate::metrics::EVENTS_SWEEP_ASKED).increment(1);
         lane.cursor = Some(Cursor {
             day: doc.issue_date,
             id: doc.id,
@@ -458,6 +462,7 @@ impl Sweep {
             data: json!({ "codigos": new.iter().map(|e| e.code.as_str()).collect::<Vec<_>>() }),
         };
         store.update_document(doc.clone(), history).await?;
+        metrics::counter!(crate::metrics::EVENTS_SWEEP_LEARNED).increment(new.len() as u64);
         for e in &new {
             if e.issuer_nit.as_deref() == Some(company.nit.as_str()) {
                 continue;
