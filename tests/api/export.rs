@@ -24,6 +24,25 @@ use crate::support::external_sim::ExternalSim;
 use crate::support::flow::*;
 use crate::support::payroll::{employee_number, monthly, salary_replacement};
 
+/// `emisor admin --data-dir INTO import --from FROM` with the key of
+/// `key_of`'s data dir.
+fn import_into(
+    key_of: &std::path::Path,
+    into: &std::path::Path,
+    from: &std::path::Path,
+) -> (bool, String, String) {
+    admin_command(
+        key_of,
+        &[
+            "--data-dir",
+            into.to_str().unwrap(),
+            "import",
+            "--from",
+            from.to_str().unwrap(),
+        ],
+    )
+}
+
 fn ok_post(app: &TestApp, path: &str, key: &str, body: &Value) -> Value {
     let (status, res) = json(app.post(path, key, body));
     assert_eq!(status, 200, "{path}: {res}");
@@ -527,16 +546,7 @@ fn an_export_of_a_stopped_data_dir_gzipped_or_not_imports_and_another_key_or_a_c
     assert_eq!(packed[..2], [0x1f, 0x8b]);
     assert!(packed.len() < std::fs::metadata(&file).unwrap().len() as usize / 2);
     let unpacked = root.path().join("desde-gz");
-    let (ok, out, err) = admin_command(
-        &app.dir,
-        &[
-            "--data-dir",
-            unpacked.to_str().unwrap(),
-            "import",
-            "--from",
-            gz.to_str().unwrap(),
-        ],
-    );
+    let (ok, out, err) = import_into(&app.dir, &unpacked, &gz);
     assert!(ok, "{err}");
     let report: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(report["import"]["documents"], 1, "{report}");
@@ -569,16 +579,7 @@ fn an_export_of_a_stopped_data_dir_gzipped_or_not_imports_and_another_key_or_a_c
     let cut = root.path().join("cortado.jsonl");
     let lines: Vec<&str> = text.lines().collect();
     std::fs::write(&cut, lines[..lines.len() - 1].join("\n")).unwrap();
-    let (ok, _, err) = admin_command(
-        &app.dir,
-        &[
-            "--data-dir",
-            other.to_str().unwrap(),
-            "import",
-            "--from",
-            cut.to_str().unwrap(),
-        ],
-    );
+    let (ok, _, err) = import_into(&app.dir, &other, &cut);
     assert!(
         !ok && err.contains("line") && err.contains("cut short"),
         "{err}"
@@ -586,16 +587,7 @@ fn an_export_of_a_stopped_data_dir_gzipped_or_not_imports_and_another_key_or_a_c
     assert!(!other.exists());
     // Into an empty dir the operator made: it stays, empty.
     std::fs::create_dir(&other).unwrap();
-    let (ok, _, err) = admin_command(
-        &app.dir,
-        &[
-            "--data-dir",
-            other.to_str().unwrap(),
-            "import",
-            "--from",
-            cut.to_str().unwrap(),
-        ],
-    );
+    let (ok, _, err) = import_into(&app.dir, &other, &cut);
     assert!(!ok, "{err}");
     assert_eq!(std::fs::read_dir(&other).unwrap().count(), 0, "{err}");
 }
