@@ -8,4 +8,5 @@
 
 pub mod harness;
 
+mod overview;
 mod security;
