@@ -94,4 +94,10 @@ fn a_rejected_document_shows_its_rule_text_to_its_environment_only_and_the_admin
     assert!(html.contains(&link), "still testing");
     // A company session asking for another company's overview: 404.
     assert_eq!(page(&app, &test, "/console?empresa=999").0, 404);
+    let (status, html) = page(&app, &test, "/console?empresa=abc");
+    assert_eq!(status, 400);
+    assert!(
+        html.contains("Parámetros inválidos"),
+        "the console's own page: {html}"
+    );
 }
