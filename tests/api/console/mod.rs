@@ -8,5 +8,6 @@
 
 pub mod harness;
 
+mod hostile;
 mod overview;
 mod security;
