@@ -53,7 +53,11 @@ struct Facts {
     resolutions: Vec<(emisor_store::NumberingResolution, u64)>,
     keys: Vec<ApiKeyRecord>,
     run: Option<TestSetRun>,
+    deliveries: Vec<emisor_store::EventRecord>,
 }
+
+/// Webhook delivery attempts shown (the admin API lists 100).
+const DELIVERIES: usize = 10;
 
 async fn facts(state: &AppState, id: u64) -> ConsoleResult<Facts> {
     let company = state
@@ -80,6 +84,10 @@ async fn facts(state: &AppState, id: u64) -> ConsoleResult<Facts> {
         resolutions,
         keys: state.store.api_keys(id).await?,
         run: test_set_run::load(&state.issuing, id).await?,
+        deliveries: state
+            .store
+            .events(id, crate::issuing::webhooks::DELIVERY_EVENT, DELIVERIES)
+            .await?,
         company,
     })
 }
@@ -145,6 +153,7 @@ pub async fn render(
         section.card id="webhook" {
             h2 { "Webhook" }
             (webhook(&f.company))
+            (deliveries(&f.deliveries))
             (error_at(Form::Webhook))
             form method="post" action={ (base) "/webhook" } {
                 (layout::csrf_field(signed))
@@ -399,7 +408,7 @@ fn webhook(c: &Company) -> Markup {
                     None => span.muted { "sin webhook" },
                 }
             }
-            dt { "Eventos" } dd { "Todos los de los documentos de la empresa (estado, aceptación, rechazo, correo)." }
+            dt { "Eventos" } dd { "Los mismos que el WebSocket de la empresa, firmados con HMAC-SHA256." }
             dt { "Secreto de firma" } dd {
                 @if c.webhook_secret.is_some() {
                     "Configurado (se mostró una sola vez, al poner la primera URL)."
@@ -407,6 +416,39 @@ fn webhook(c: &Company) -> Markup {
                     span.muted { "Se crea al poner la primera URL." }
                 }
             }
+        }
+    }
+}
+
+fn deliveries(events: &[emisor_store::EventRecord]) -> Markup {
+    let text = |e: &emisor_store::EventRecord, k: &str| -> String {
+        match e.data.get(k) {
+            Some(serde_json::Value::String(s)) => s.clone(),
+            Some(serde_json::Value::Null) | None => String::new(),
+            Some(other) => other.to_string(),
+        }
+    };
+    html! {
+        h3 { "Últimas entregas" }
+        @if events.is_empty() {
+            p.muted { "Ninguna." }
+        } @else {
+            div.table-wrap { table.rows {
+                thead { tr { th { "Cuándo" } th { "Evento" } th { "Intento" } th { "Resultado" } } }
+                tbody {
+                    @for e in events.iter().rev() {
+                        tr {
+                            td data-label="Cuándo" { (format::instant_s(e.at)) }
+                            td data-label="Evento" { (text(e, "event")) }
+                            td data-label="Intento" { (text(e, "attempt")) }
+                            td data-label="Resultado" {
+                                (text(e, "status")) " " (text(e, "http_status"))
+                                " " span.muted { (text(e, "error")) }
+                            }
+                        }
+                    }
+                }
+            } }
         }
     }
 }
