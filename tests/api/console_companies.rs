@@ -402,6 +402,16 @@ fn a_company_session_gets_403_and_a_change_without_csrf_changes_nothing() {
         );
         assert_eq!(status, 403);
     }
+    // A file past the upload limit: refused before anything is read into
+    // the store.
+    let (status, page) = admin.upload(
+        "/console/empresas/1/certificado",
+        Some(&csrf),
+        &vec![0x30; 300 * 1024],
+        "secreto",
+    );
+    assert_eq!(status, 400, "{page}");
+    assert!(page.contains("demasiado grande"), "{page}");
     let (status, _) = admin.post(
         &format!(
             "/console/empresas/1/llaves/{}/revocar",
