@@ -472,6 +472,33 @@ fn software_webhook_limits_test_set_and_backups_go_through_the_admin_code() {
     assert!(page.contains("nomina-consola-1"), "{page}");
     assert!(!page.contains("54321"), "the PIN is never shown");
 
+    // Numbering: what is left of each range and its validity end, as the
+    // admin API's warnings compute them.
+    let (_, made) = json(app.admin_get("/admin/companies/1"));
+    let ranges = made["data"]["alertas"]["numeracion"].as_array().unwrap();
+    assert!(!ranges.is_empty(), "{made}");
+    let numbering = page.split("id=\"numeracion\"").nth(1).unwrap();
+    for r in ranges {
+        let row = format!(
+            "{}{} – {}{}",
+            r["prefijo"].as_str().unwrap(),
+            r["desde"],
+            r["prefijo"].as_str().unwrap(),
+            r["hasta"]
+        );
+        assert!(numbering.contains(&row), "{row}: {numbering}");
+        let left = format!(r#"data-label="Quedan">{}"#, r["restantes"]);
+        assert!(numbering.contains(&left), "{left}");
+    }
+    for v in made["data"]["alertas"]["vigencias"].as_array().unwrap() {
+        let end =
+            chrono::NaiveDate::parse_from_str(v["vigencia_hasta"].as_str().unwrap(), "%Y-%m-%d")
+                .unwrap()
+                .format("%d/%m/%Y")
+                .to_string();
+        assert!(numbering.contains(&end), "{end}");
+    }
+
     // Webhook: a bad URL refused; the first URL shows its secret once.
     let (status, page) = admin.post(
         "/console/empresas/1/webhook",
