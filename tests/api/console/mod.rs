@@ -8,6 +8,7 @@
 
 pub mod harness;
 
+mod companies;
 mod hostile;
 mod overview;
 mod security;
