@@ -37,15 +37,70 @@ use crate::indexes::id_sets::Chunk;
 use crate::indexes::set_changes::SetChanges;
 use crate::model::*;
 
-/// Set in `META` once a data dir's index (as id sets) has been built from
-/// its documents.
-pub(crate) const INDEX_BUILT_KEY: &[u8] = b"document_index_v2_built";
+/// Set in `META` once a data dir's index (as id sets, with the party
+/// runs) has been built from its documents.
+pub(crate) const INDEX_BUILT_KEY: &[u8] = b"document_index_v3_built";
+
+/// The flag of the index without the party runs: a data dir that holds it
+/// is built again once.
+pub(crate) const INDEX_V2_BUILT_KEY: &[u8] = b"document_index_v2_built";
 
 /// The flag of the index before id sets, removed with its tree.
 pub(crate) const INDEX_V1_BUILT_KEY: &[u8] = b"document_index_built";
 
 /// Longest key value indexed; longer values are indexed by this prefix.
 const MAX_VALUE: usize = 512;
+
+/// The key names of the party runs; `@` starts no family key, so no key
+/// filter of a list reaches them.
+const CUSTOMER_KEY: &str = "@cliente";
+const EMPLOYEE_KEY: &str = "@empleado";
+
+/// The list key of a payroll's employee identification number.
+pub(crate) const EMPLOYEE_LIST_KEY: &str = "empleado";
+
+/// Whom a document is for, as the index keys it: the customer record a
+/// buyer or a support document's supplier was stored as (by its id, so a
+/// customer renamed keeps its run), or a payroll's employee by
+/// identification number (payroll stores no customer).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Party {
+    Customer(u64),
+    Employee(String),
+}
+
+impl Party {
+    /// Its dimension's key (name, value).
+    fn key(&self) -> (&'static str, String) {
+        match self {
+            Party::Customer(id) => (CUSTOMER_KEY, id.to_string()),
+            Party::Employee(number) => (EMPLOYEE_KEY, number.clone()),
+        }
+    }
+
+    /// The party of a document of `family`.
+    pub(crate) fn of(
+        family: Family,
+        customer_id: Option<u64>,
+        list_keys: &BTreeMap<String, String>,
+    ) -> Option<Party> {
+        if family == Family::Payroll {
+            list_keys
+                .get(EMPLOYEE_LIST_KEY)
+                .filter(|n| !n.is_empty())
+                .map(|n| Party::Employee(n.clone()))
+        } else {
+            customer_id.map(Party::Customer)
+        }
+    }
+
+    /// The dimension of `scope`'s documents of this party, in `state` or
+    /// in any.
+    pub(crate) fn dimension(&self, scope: &[u8], state: Option<u8>) -> Vec<u8> {
+        let (name, value) = self.key();
+        dimension(scope, &[(name, &value)], state)
+    }
+}
 
 /// What the index needs of a record (read without decoding all of it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,6 +115,8 @@ pub(crate) struct IndexView {
     issue_date: NaiveDate,
     #[serde(default)]
     list_keys: BTreeMap<String, String>,
+    #[serde(default)]
+    customer_id: Option<u64>,
 }
 
 impl IndexView {
@@ -96,6 +153,7 @@ impl IndexView {
             pending_build: doc.pending_build,
             issue_date: doc.issue_date,
             list_keys: doc.list_keys.clone(),
+            customer_id: doc.customer_id,
         }
     }
 
@@ -135,6 +193,10 @@ impl IndexView {
                 .collect();
             out.push((dimension(&scope, &subset, None), day));
             out.push((dimension(&scope, &subset, Some(self.state)), day));
+        }
+        if let Some(party) = Party::of(family, self.customer_id, &self.list_keys) {
+            out.push((party.dimension(&scope, None), day));
+            out.push((party.dimension(&scope, Some(self.state)), day));
         }
         out
     }
@@ -307,6 +369,7 @@ mod tests {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            customer_id: None,
         }
     }
 
@@ -324,6 +387,36 @@ mod tests {
             ..v
         };
         assert!(half_built.entries().is_empty());
+    }
+
+    #[test]
+    fn a_document_with_a_party_is_in_its_runs_and_a_payroll_by_its_employee() {
+        let sale = IndexView {
+            customer_id: Some(42),
+            ..view(&[("id_caja", "C1")])
+        };
+        // {}, {caja} × {any, state}, and the customer's run × {any, state}.
+        assert_eq!(sale.entries().len(), 6);
+        let s = scope(1, Environment::Test, Family::Pos);
+        assert!(sale
+            .cells()
+            .iter()
+            .any(|(d, _)| *d == Party::Customer(42).dimension(&s, Some(2))));
+        let payroll = IndexView {
+            document_type: 11,
+            customer_id: None,
+            ..view(&[("tipo", "INDIVIDUAL"), ("empleado", "1020")])
+        };
+        let p = scope(1, Environment::Test, Family::Payroll);
+        let employee = Party::Employee("1020".into());
+        assert!(payroll
+            .cells()
+            .iter()
+            .any(|(d, _)| *d == employee.dimension(&p, None)));
+        assert_eq!(payroll.entries().len(), 6);
+        // A party's run is never a family key's run.
+        let customer = Party::Customer(7).dimension(&s, None);
+        assert!(!customer.starts_with(&dimension(&s, &[("id_caja", "7")], None)));
     }
 
     #[test]
