@@ -94,11 +94,10 @@ impl Party {
         }
     }
 
-    /// The dimension of `scope`'s documents of this party, in `state` or
-    /// in any.
-    pub(crate) fn dimension(&self, scope: &[u8], state: Option<u8>) -> Vec<u8> {
+    /// The dimension of `scope`'s documents of this party.
+    pub(crate) fn dimension(&self, scope: &[u8]) -> Vec<u8> {
         let (name, value) = self.key();
-        dimension(scope, &[(name, &value)], state)
+        dimension(scope, &[(name, &value)], None)
     }
 }
 
@@ -194,17 +193,33 @@ impl IndexView {
             out.push((dimension(&scope, &subset, None), day));
             out.push((dimension(&scope, &subset, Some(self.state)), day));
         }
-        if let Some(party) = Party::of(family, self.customer_id, &self.list_keys) {
-            out.push((party.dimension(&scope, None), day));
-            out.push((party.dimension(&scope, Some(self.state)), day));
-        }
         out
     }
 
-    /// The id sets it is in: one per cell.
+    /// Its party's run ([`Party`]) and day, if it has a party and is built.
+    /// Not counted and not by state: one write when the document is built,
+    /// none when its state changes (a search by party counts its run's
+    /// entries, with the state index's for a state filter).
+    pub(crate) fn party_cell(&self) -> Option<(Vec<u8>, u32)> {
+        if self.pending_build {
+            return None;
+        }
+        let family = self.family();
+        let party = Party::of(family, self.customer_id, &self.list_keys)?;
+        let scope = scope(self.company_id, self.environment, family);
+        Some((party.dimension(&scope), day_number(self.issue_date)))
+    }
+
+    /// Whether a change from `old` moves it in the index.
+    pub(crate) fn moved_from(&self, old: Option<&IndexView>) -> bool {
+        old.map(|o| (o.cells(), o.party_cell())) != Some((self.cells(), self.party_cell()))
+    }
+
+    /// The id sets it is in: one per cell, and its party's run.
     pub(crate) fn entries(&self) -> BTreeSet<Vec<u8>> {
         self.cells()
             .into_iter()
+            .chain(self.party_cell())
             .map(|(dim, day)| run_from(&dim, day))
             .collect()
     }
@@ -350,6 +365,15 @@ pub(crate) fn move_entries(old: Option<&IndexView>, new: &IndexView, changes: &m
     for (dim, day) in after.difference(&before) {
         changes.add_indexed(run_from(dim, *day), cell_key(dim, *day), new.id);
     }
+    let (before, after) = (old.and_then(IndexView::party_cell), new.party_cell());
+    if before != after {
+        if let Some((dim, day)) = before {
+            changes.remove_uncounted(run_from(&dim, day), new.id);
+        }
+        if let Some((dim, day)) = after {
+            changes.add_uncounted(run_from(&dim, day), new.id);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -390,33 +414,38 @@ mod tests {
     }
 
     #[test]
-    fn a_document_with_a_party_is_in_its_runs_and_a_payroll_by_its_employee() {
+    fn a_document_with_a_party_is_in_its_run_and_a_payroll_by_its_employee() {
         let sale = IndexView {
             customer_id: Some(42),
             ..view(&[("id_caja", "C1")])
         };
-        // {}, {caja} × {any, state}, and the customer's run × {any, state}.
-        assert_eq!(sale.entries().len(), 6);
+        // {}, {caja} × {any, state}, and the customer's run.
+        assert_eq!(sale.entries().len(), 5);
+        assert_eq!(sale.cells().len(), 4, "the party's run is not counted");
         let s = scope(1, Environment::Test, Family::Pos);
-        assert!(sale
-            .cells()
-            .iter()
-            .any(|(d, _)| *d == Party::Customer(42).dimension(&s, Some(2))));
+        let customer = Party::Customer(42).dimension(&s);
+        assert_eq!(sale.party_cell().map(|c| c.0), Some(customer.clone()));
+        let rejected = IndexView {
+            state: 4,
+            ..sale.clone()
+        };
+        assert!(rejected.moved_from(Some(&sale)));
+        assert_eq!(rejected.party_cell(), sale.party_cell(), "no state in it");
         let payroll = IndexView {
             document_type: 11,
-            customer_id: None,
+            customer_id: Some(9),
             ..view(&[("tipo", "INDIVIDUAL"), ("empleado", "1020")])
         };
         let p = scope(1, Environment::Test, Family::Payroll);
-        let employee = Party::Employee("1020".into());
-        assert!(payroll
-            .cells()
-            .iter()
-            .any(|(d, _)| *d == employee.dimension(&p, None)));
-        assert_eq!(payroll.entries().len(), 6);
+        let employee = Party::Employee("1020".into()).dimension(&p);
+        assert_eq!(payroll.party_cell().map(|c| c.0), Some(employee));
         // A party's run is never a family key's run.
-        let customer = Party::Customer(7).dimension(&s, None);
         assert!(!customer.starts_with(&dimension(&s, &[("id_caja", "7")], None)));
+        let half_built = IndexView {
+            pending_build: true,
+            ..sale
+        };
+        assert!(half_built.party_cell().is_none());
     }
 
     #[test]

@@ -81,7 +81,7 @@ impl SledStore {
         };
         let parts = Parts::merged(json.as_deref(), change)?;
         let new = IndexView::of(doc);
-        let moved = old.as_ref().map(IndexView::cells) != Some(new.cells());
+        let moved = new.moved_from(old.as_ref());
         let marker = if moved {
             Some(self.index_markers.mark(doc.id, old.as_ref())?)
         } else {
@@ -316,6 +316,9 @@ impl SledStore {
             for (dim, day) in view.cells() {
                 sets.add(&run_from(&dim, day), view.id())?;
                 *counts.entry(cell_key(&dim, day)).or_insert(0) += 1;
+            }
+            if let Some((dim, day)) = view.party_cell() {
+                sets.add(&run_from(&dim, day), view.id())?;
             }
             indexed += 1;
         }

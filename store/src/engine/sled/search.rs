@@ -12,12 +12,17 @@
 //!   name ([`trees::CUSTOMER_WORDS`], `indexes/words.rs`), at most
 //!   [`SEARCH_CUSTOMERS`] customers, each confirmed against its record.
 //!
-//! A party's documents are the union of its runs in each family searched
-//! (one per state asked, or its "any state" run); documents found by
-//! number or code outside those runs are merged in by their issue day, so
-//! `total` is a sum of day counters plus those few.
+//! Without a party, a page is the union of each family's runs (one per
+//! state asked, or the "any state" run) and `total` a sum of their day
+//! counters. A party's documents are the union of its run in each family
+//! searched: every entry of the run in the date range is read (a party's
+//! run keeps no counters, so that writing a document costs one more entry
+//! and a state change none), a state filter applied through the state
+//! index; documents found by number or code outside those runs are merged
+//! in by their issue day.
 
-use std::collections::BTreeSet;
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, HashMap};
 
 use serde::Deserialize;
 
@@ -26,7 +31,7 @@ use crate::encoding::trees;
 use crate::engine::sled::index::day_range;
 use crate::engine::sled::SledStore;
 use crate::error::StoreResult;
-use crate::indexes::doc_index::{day_number, dimension, scope, Party};
+use crate::indexes::doc_index::{day_number, dimension, inverted_day, run_from, scope, Party};
 use crate::indexes::words::{customer_of, name_matches, name_words, prefix_key, word_key, words};
 use crate::model::*;
 
@@ -61,6 +66,12 @@ struct Numbered {
     company_id: CompanyId,
     environment: Environment,
     number: u64,
+}
+
+/// The runs a search reads: counted ones (a family's), or parties' runs.
+enum Runs {
+    Counted(Vec<Vec<u8>>),
+    Parties(Vec<Vec<u8>>),
 }
 
 /// What a search keeps of the filters, to check a document found by
@@ -176,7 +187,7 @@ impl SledStore {
                     extras.push((day_number(doc.issue_date), doc.id));
                 }
             }
-            (Vec::new(), extras)
+            (Runs::Parties(Vec::new()), extras)
         } else if let Some(t) = text {
             let mut parties = self.parties_of_text(q.company_id, t, &mut exact)?;
             if let Some(only) = &filter_parties {
@@ -193,9 +204,9 @@ impl SledStore {
                     extras.push((day_number(doc.issue_date), doc.id));
                 }
             }
-            (party_dims(q, &families, &states, &parties), extras)
+            (Runs::Parties(party_dims(q, &families, &parties)), extras)
         } else if let Some(parties) = &filter_parties {
-            (party_dims(q, &families, &states, parties), Vec::new())
+            (Runs::Parties(party_dims(q, &families, parties)), Vec::new())
         } else {
             let mut dims = Vec::new();
             for f in &families {
@@ -207,9 +218,18 @@ impl SledStore {
                     dims.push(dimension(&s, &[], Some(*state)));
                 }
             }
-            (dims, Vec::new())
+            (Runs::Counted(dims), Vec::new())
         };
-        let (ids, total) = self.page_ids(&dims, &extras, first, last, q.page, q.limit)?;
+        let (ids, total) = match dims {
+            Runs::Counted(dims) => self.page_ids(&dims, &extras, first, last, q.page, q.limit)?,
+            Runs::Parties(dims) => {
+                let found = self.party_ids(&dims, &states, &extras, first, last)?;
+                let total = found.len() as u64;
+                let offset = (u64::from(q.page.max(1) - 1) * u64::from(q.limit)) as usize;
+                let page = found.into_iter().skip(offset).take(q.limit as usize).collect();
+                (page, total)
+            }
+        };
         let mut items = Vec::with_capacity(ids.len());
         for id in ids {
             if let Some(doc) = Self::get_decode(&self.documents, trees::DOCUMENTS, &id_key(id))? {
@@ -223,6 +243,57 @@ impl SledStore {
             total,
             total_exact: exact,
         })
+    }
+
+    /// Every id of the party runs `dims` issued from day `first` to
+    /// `last` and in one of `states` (any when empty), with `extras` (as
+    /// (day, id), in none of the runs), newest first. Each run's entries in
+    /// range are read (a party's run has no day counters), and for a state
+    /// filter the state index's chunk of each block they touch.
+    fn party_ids(
+        &self,
+        dims: &[Vec<u8>],
+        states: &BTreeSet<u8>,
+        extras: &[(u32, u64)],
+        first: u32,
+        last: u32,
+    ) -> StoreResult<Vec<u64>> {
+        if first > last {
+            return Ok(Vec::new());
+        }
+        let mut found: Vec<(u32, Reverse<u64>)> = Vec::new();
+        let mut masks: HashMap<u64, u64> = HashMap::new();
+        for dim in dims {
+            let mut end = run_from(dim, first);
+            end.extend_from_slice(&[0xFF; 8]);
+            for chunk in self.document_index.chunks(run_from(dim, last)..=end) {
+                let mut chunk = chunk?;
+                if !states.is_empty() {
+                    let mask = match masks.get(&chunk.block) {
+                        Some(m) => *m,
+                        None => {
+                            let mut m = 0;
+                            for s in states {
+                                m |= self.documents_by_state.bits(&[*s], chunk.block)?;
+                            }
+                            masks.insert(chunk.block, m);
+                            m
+                        }
+                    };
+                    chunk.bits &= mask;
+                }
+                let day = inverted_day(dim, &chunk);
+                found.extend(chunk.ids(true).map(|id| (day, Reverse(id))));
+            }
+        }
+        found.extend(
+            extras
+                .iter()
+                .filter(|(day, _)| (first..=last).contains(day))
+                .map(|(day, id)| (u32::MAX - day, Reverse(*id))),
+        );
+        found.sort_unstable();
+        Ok(found.into_iter().map(|(_, Reverse(id))| id).collect())
     }
 
     /// Whom an identification number names: the company's customer that
@@ -410,27 +481,15 @@ impl SledStore {
     }
 }
 
-/// The dimensions of `parties`' documents in `families`, in `states` (or
-/// any).
-fn party_dims(
-    q: &DocumentSearch,
-    families: &[Family],
-    states: &BTreeSet<u8>,
-    parties: &BTreeSet<Party>,
-) -> Vec<Vec<u8>> {
+/// The runs of `parties`' documents in `families`.
+fn party_dims(q: &DocumentSearch, families: &[Family], parties: &BTreeSet<Party>) -> Vec<Vec<u8>> {
     let mut dims = Vec::new();
     for f in families {
         let s = scope(q.company_id, q.environment, *f);
         for p in parties {
             // A payroll's party is an employee, any other's a customer.
-            if (*f == Family::Payroll) != matches!(p, Party::Employee(_)) {
-                continue;
-            }
-            if states.is_empty() {
-                dims.push(p.dimension(&s, None));
-            }
-            for state in states {
-                dims.push(p.dimension(&s, Some(*state)));
+            if (*f == Family::Payroll) == matches!(p, Party::Employee(_)) {
+                dims.push(p.dimension(&s));
             }
         }
     }
