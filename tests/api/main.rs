@@ -12,6 +12,8 @@ mod clean_close;
 mod clientes;
 mod completar_adquiriente;
 mod config;
+mod console;
+mod console_companies;
 mod crash;
 mod documentos_soporte;
 mod email;
