@@ -137,7 +137,12 @@ fn cpu_seconds() -> f64 {
         .unwrap_or("")
         .split_whitespace()
         .collect();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     // utime and stime are fields 14 and 15, 12 and 13 after the name.
     (ticks(11) + ticks(12)) / 100.0
 }

@@ -116,15 +116,12 @@ fn document(id: u64, total: u64, customer_ids: &BTreeMap<(u64, u64), u64>) -> Do
         Family::Support => 4,
         _ => {
             list_keys.insert("tipo".to_string(), "INDIVIDUAL".to_string());
-            list_keys.insert(
-                "empleado".to_string(),
-                employee(pick(id, 6, EMPLOYEES)),
-            );
+            list_keys.insert("empleado".to_string(), employee(pick(id, 6, EMPLOYEES)));
             11
         }
     };
-    let customer_id = (family != Family::Payroll)
-        .then(|| customer_ids[&(company_id, pick(id, 9, CUSTOMERS))]);
+    let customer_id =
+        (family != Family::Payroll).then(|| customer_ids[&(company_id, pick(id, 9, CUSTOMERS))]);
     if family == Family::Support {
         let (number, _) = customer(pick(id, 9, CUSTOMERS));
         list_keys.insert("proveedor".to_string(), number);

@@ -226,7 +226,11 @@ impl SledStore {
                 let found = self.party_ids(&dims, &states, &extras, first, last)?;
                 let total = found.len() as u64;
                 let offset = (u64::from(q.page.max(1) - 1) * u64::from(q.limit)) as usize;
-                let page = found.into_iter().skip(offset).take(q.limit as usize).collect();
+                let page = found
+                    .into_iter()
+                    .skip(offset)
+                    .take(q.limit as usize)
+                    .collect();
                 (page, total)
             }
         };
