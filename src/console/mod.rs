@@ -12,7 +12,7 @@
 //!   dates, pieces several pages show.
 //! * [`stream`]: `GET /console/stream`, server-sent events.
 //! * One module per page: [`overview`]; [`companies`], the admin's
-//!   Companies section.
+//!   Companies section; [`documents`], the Documents section.
 //!
 //! Adding a page: a module with a handler taking [`guard::Signed`] (a GET)
 //! or [`guard::Posted`] (a POST), rendering with [`layout::page`] and
@@ -24,6 +24,7 @@
 
 pub mod assets;
 pub mod companies;
+pub mod documents;
 pub mod error;
 pub mod format;
 pub mod guard;
@@ -97,6 +98,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, console: Option<Arc<Console>>) {
             .route("/stream", web::get().to(stream::open))
             .route("/assets/{name}", web::get().to(assets::asset))
             .configure(companies::configure)
+            .configure(documents::configure)
             .default_service(web::to(|| async {
                 Err::<actix_web::HttpResponse, _>(error::ConsoleError::NotFound("página".into()))
             })),

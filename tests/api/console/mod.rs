@@ -9,6 +9,7 @@
 pub mod harness;
 
 mod companies;
+mod documents;
 mod hostile;
 mod overview;
 mod security;
