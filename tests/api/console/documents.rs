@@ -180,3 +180,55 @@ fn a_company_session_sees_its_environment_only_and_changes_need_the_csrf_token()
         .as_u16();
     assert_eq!(status, 404);
 }
+
+/// In the browser: a company's key sees neither another company's
+/// document nor the other environment's, in the list or by URL.
+#[test]
+fn a_company_key_sees_neither_another_companys_nor_the_other_environments_documents() {
+    let app = TestApp::spawn();
+    let (own, own_number, _) = issue(&app);
+    let other = crate::support::events::new_company(&app, "900123457", "Otra Empresa S.A.S.");
+    let other_key = crate::support::events::key_of(&other);
+    let (status, res) = json(app.post(
+        "/v1/api/facturacion",
+        &other_key,
+        &unique(examples::invoice()),
+    ));
+    assert_eq!(status, 200, "{res}");
+    let theirs = res["data"]["documento"]["id"].as_u64().unwrap();
+
+    let Some(b) = Browser::open(&app) else { return };
+    b.sign_in(&app.sk_test());
+    b.goto("/console/documentos");
+    let list = b.source();
+    assert!(
+        list.contains(&format!("/console/documentos/{own}")),
+        "own document listed"
+    );
+    assert!(
+        !list.contains(&format!("/console/documentos/{theirs}\"")),
+        "not theirs"
+    );
+    assert!(!list.contains("Otra Empresa"));
+    b.goto(&format!("/console/documentos/{theirs}"));
+    assert!(
+        b.source().contains("404"),
+        "another company's document by URL"
+    );
+    b.check_page("documento-de-otra-empresa");
+    b.goto(&format!("/console/documentos/{theirs}/pdf"));
+    assert!(b.source().contains("404"));
+
+    // The same company's production key: not its testing document either.
+    let Some(live) = Browser::open(&app) else {
+        return;
+    };
+    live.sign_in(&app.sk_live());
+    live.goto("/console/documentos");
+    assert!(!live.source().contains(&own_number));
+    live.goto(&format!("/console/documentos/{own}"));
+    assert!(
+        live.source().contains("404"),
+        "the other environment's document by URL"
+    );
+}
