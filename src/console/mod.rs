@@ -11,7 +11,8 @@
 //! * [`layout`], [`format`], [`views`]: the shell, Colombian amounts and
 //!   dates, pieces several pages show.
 //! * [`stream`]: `GET /console/stream`, server-sent events.
-//! * One module per page: [`overview`].
+//! * One module per page: [`overview`]; the family pages under
+//!   [`families`].
 //!
 //! Adding a page: a module with a handler taking [`guard::Signed`] (a GET)
 //! or [`guard::Posted`] (a POST), rendering with [`layout::page`] and
@@ -23,6 +24,7 @@
 
 pub mod assets;
 pub mod error;
+pub mod families;
 pub mod format;
 pub mod guard;
 pub mod headers;
@@ -80,6 +82,11 @@ pub fn configure(cfg: &mut web::ServiceConfig, console: Option<Arc<Console>>) {
             .route("/entrar", web::post().to(sign_in::enter))
             .route("/salir", web::post().to(sign_in::leave))
             .route("/ambiente", web::post().to(sign_in::switch))
+            .route("/nomina", web::get().to(families::nomina::show))
+            .route("/pos", web::get().to(families::pos::show))
+            .route("/soporte", web::get().to(families::soporte::show))
+            .route("/recibidas", web::get().to(families::recibidas::show))
+            .route("/registro", web::get().to(families::registro::show))
             .route("/stream", web::get().to(stream::open))
             .route("/assets/{name}", web::get().to(assets::asset))
             .default_service(web::to(|| async {
