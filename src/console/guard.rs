@@ -171,10 +171,19 @@ pub fn same_origin(req: &HttpRequest) -> bool {
         .is_some_and(|(_, authority)| authority.eq_ignore_ascii_case(host))
 }
 
-/// Has the request an `Origin` that is this server's? (The stream needs
-/// one: browsers always send it on `EventSource`.)
-pub fn has_same_origin(req: &HttpRequest) -> bool {
-    req.headers().contains_key("Origin") && same_origin(req)
+/// Does the stream's request come from the console's own pages? With an
+/// `Origin`, it must be this server. Browsers send none on a same-origin
+/// `EventSource` (a GET), but then they send `Sec-Fetch-Site:
+/// same-origin`; a cross-site one always carries its `Origin`. A request
+/// with neither is no browser's page: refused.
+pub fn from_own_page(req: &HttpRequest) -> bool {
+    if req.headers().contains_key("Origin") {
+        return same_origin(req);
+    }
+    req.headers()
+        .get("Sec-Fetch-Site")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("same-origin"))
 }
 
 /// Largest console form accepted (the scope's `PayloadConfig`; the

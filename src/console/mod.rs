@@ -75,7 +75,19 @@ pub fn configure(cfg: &mut web::ServiceConfig, console: Option<Arc<Console>>) {
         web::scope(HOME_PATH)
             .app_data(web::Data::from(console))
             .app_data(web::PayloadConfig::new(guard::FORM_LIMIT))
-            .app_data(web::FormConfig::default().limit(guard::FORM_LIMIT))
+            .app_data(
+                web::FormConfig::default()
+                    .limit(guard::FORM_LIMIT)
+                    .error_handler(|e, _| {
+                        error::ConsoleError::BadRequest(format!("Formulario inválido: {e}")).into()
+                    }),
+            )
+            .app_data(web::QueryConfig::default().error_handler(|e, _| {
+                error::ConsoleError::BadRequest(format!("Parámetros inválidos: {e}")).into()
+            }))
+            .app_data(web::PathConfig::default().error_handler(|e, _| {
+                error::ConsoleError::NotFound(format!("recurso ({e})")).into()
+            }))
             .route("", web::get().to(overview::show))
             .route("/", web::get().to(overview::show))
             .route("/entrar", web::get().to(sign_in::show))

@@ -1,7 +1,8 @@
 //! `GET /console/stream`: the session's live view as server-sent events.
 //! Opened on the session cookie, never a key in the URL; refused (403)
-//! without an `Origin` that is this server, so another site's page cannot
-//! open it with the user's cookie. A company session hears its company's
+//! unless it comes from the console's own pages (`Origin` this server, or
+//! none with `Sec-Fetch-Site: same-origin`: `guard::from_own_page`), so
+//! another site's page cannot open it with the user's cookie. A company session hears its company's
 //! room in its environment; the admin session the operator's room and every
 //! company's room of the environment it shows.
 //!
@@ -16,7 +17,7 @@ use emisor_actors::ws_hub::{Join, Leave, Room, Scope, NO_KEY};
 use futures_util::stream;
 
 use super::error::{ConsoleError, ConsoleResult};
-use super::guard::{has_same_origin, Signed};
+use super::guard::{from_own_page, Signed};
 use crate::http::state::AppState;
 
 /// How often a quiet stream sends a comment.
@@ -41,7 +42,7 @@ pub async fn open(
     state: web::Data<AppState>,
     signed: Signed,
 ) -> ConsoleResult<HttpResponse> {
-    if !has_same_origin(&req) {
+    if !from_own_page(&req) {
         tracing::warn!(target: "emisor::console", "console stream refused: Origin missing or foreign");
         return Err(ConsoleError::Forbidden(
             "El canal en vivo solo se abre desde la consola misma (Origin).".into(),

@@ -12,6 +12,7 @@ mod clean_close;
 mod clientes;
 mod completar_adquiriente;
 mod config;
+mod console;
 mod console_families;
 mod crash;
 mod documentos_soporte;
