@@ -6,9 +6,10 @@
 //! company session that sees neither another company's rows nor the other
 //! environment's.
 
-use reqwest::blocking::{Client, Response};
+use reqwest::blocking::Response;
 use serde_json::{json, Value};
 
+use crate::console::harness::{http_sign_in, page};
 use crate::support::app::*;
 use crate::support::bodies::unique;
 use crate::support::events::*;
@@ -17,77 +18,21 @@ use crate::support::payroll::{employee_number, monthly, salary_replacement};
 
 const ENDORSEE_NIT: &str = "901234567";
 
-/// A browser's session: its cookie, kept.
-struct Console {
-    url: String,
-    client: Client,
+/// A session signed in through the form, its cookie kept.
+struct Console<'a> {
+    app: &'a TestApp,
     cookie: String,
 }
 
-fn cookie_of(res: &Response, name: &str) -> String {
-    res.headers()
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .find_map(|v| v.strip_prefix(&format!("{name}=")))
-        .and_then(|v| v.split(';').next())
-        .unwrap_or_else(|| panic!("no {name} cookie"))
-        .to_string()
-}
-
-fn hidden_csrf(html: &str) -> String {
-    let at = html.find("name=\"csrf\" value=\"").expect("csrf field") + 19;
-    html[at..]
-        .split('"')
-        .next()
-        .expect("csrf value")
-        .to_string()
-}
-
-impl Console {
-    /// Signs in with a company key or the admin token, through the form.
-    fn sign_in(app: &TestApp, credential: &str) -> Console {
-        let client = Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(std::time::Duration::from_secs(30))
-            .build()
-            .unwrap();
-        let form = client
-            .get(format!("{}/console/entrar", app.url))
-            .send()
-            .unwrap();
-        assert_eq!(form.status(), 200);
-        let entry = cookie_of(&form, "emisor_entrada");
-        let csrf = hidden_csrf(&form.text().unwrap());
-        let body = form_urlencoded::Serializer::new(String::new())
-            .append_pair("csrf", &csrf)
-            .append_pair("credencial", credential)
-            .finish();
-        let res = client
-            .post(format!("{}/console/entrar", app.url))
-            .header("Cookie", format!("emisor_entrada={entry}"))
-            .header("Content-Type", "application/x-www-form-urlencoded")
-            .body(body)
-            .send()
-            .unwrap();
-        assert_eq!(res.status(), 303, "signed in");
-        let cookie = cookie_of(&res, "emisor_sesion");
-        Console {
-            url: app.url.clone(),
-            client,
-            cookie,
-        }
+impl<'a> Console<'a> {
+    /// Signs in with a company key or the admin token.
+    fn sign_in(app: &'a TestApp, credential: &str) -> Console<'a> {
+        let cookie = http_sign_in(app, credential).expect("signed in");
+        Console { app, cookie }
     }
 
     fn page(&self, path: &str) -> (u16, String) {
-        let res = self
-            .client
-            .get(format!("{}{path}", self.url))
-            .header("Cookie", format!("emisor_sesion={}", self.cookie))
-            .send()
-            .unwrap();
-        let status = res.status().as_u16();
-        (status, res.text().unwrap())
+        page(self.app, &self.cookie, path)
     }
 
     /// A page that must be there.
@@ -98,14 +43,14 @@ impl Console {
     }
 }
 
-fn ok_data(res: Response) -> Value {
+pub fn ok_data(res: Response) -> Value {
     let (status, body) = json(res);
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["success"], true, "{body}");
     body["data"].clone()
 }
 
-fn pos_sale(caja: &str, cajero: &str) -> Value {
+pub fn pos_sale(caja: &str, cajero: &str) -> Value {
     unique(json!({
         "id_caja": caja,
         "id_cajero": cajero,
@@ -123,7 +68,7 @@ fn pos_sale(caja: &str, cajero: &str) -> Value {
     }))
 }
 
-fn support_body() -> Value {
+pub fn support_body() -> Value {
     unique(json!({
         "proveedor": {"numero_identificacion": "1020304050", "nombre": "Pedro Pérez",
                       "tipo_documento": "13", "correo": "pedro@example.test",

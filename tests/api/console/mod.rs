@@ -8,6 +8,7 @@
 
 pub mod harness;
 
+mod families;
 mod hostile;
 mod overview;
 mod security;
