@@ -56,9 +56,9 @@ if [ -z "${STORE:-}" ]; then
     admin PATCH "/admin/companies/$id" '{"limite_documentos_mes": 100000000}' >/dev/null
     KEYS="$KEYS,$(echo "$created" | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["sk_test"])')"
   done
-  BUYER_KEY=$(admin POST /admin/companies '{"nit": "800197268", "razon_social": "Comprador S.A.S.", "demo": true}' |
-    python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["sk_test"])')
-  echo "$BUYER_KEY" >"$DIR/data/buyer-key"
+  admin POST /admin/companies '{"nit": "800197268", "razon_social": "Comprador S.A.S.", "demo": true}' \
+    >"$DIR/data/buyer.json"
+  BUYER_KEY=$(python3 -c 'import json; print(json.load(open("'"$DIR"'/data/buyer.json"))["data"]["sk_test"])')
 
   started=$(date +%s)
   total() {
@@ -78,8 +78,12 @@ PY
   while [ "$have" -lt "$COUNT" ]; do
     left=$((COUNT - have))
     secs=$(( left / 600 + 1 )); [ "$secs" -gt 60 ] && secs=60
-    KEYS=$KEYS wrk -t"$COMPANIES" -c"$CONN" -d"${secs}s" -s benches/load/console_fill.lua "$URL" >/dev/null
+    out=$(KEYS=$KEYS wrk -t"$COMPANIES" -c"$CONN" -d"${secs}s" -s benches/load/console_fill.lua "$URL")
+    before=$have
     have=$(total)
+    if [ "$have" -le "$before" ]; then
+      echo "the fill made no documents:" >&2; echo "$out" >&2; tail -5 "$DIR/log" >&2; exit 1
+    fi
     echo "filled $have documents ($(( $(date +%s) - started )) s)"
   done
 
@@ -120,7 +124,11 @@ import re, sys; print(re.search(r"name=\"csrf\" value=\"([^\"]+)\"", sys.stdin.r
   curl -sf -o /dev/null -b "$2" -c "$2" --data-urlencode "csrf=$csrf" \
     --data-urlencode "credencial=$1" "$URL/console/entrar"
 }
+buyer() { python3 -c 'import json,sys; print(json.load(open("'"$DIR"'/data/buyer.json"))["data"][sys.argv[1]])' "$1"; }
+BUYER_KEY=$(buyer sk_test)
+BUYER_ID=$(buyer id_empresa)
 sign_in "$KEY" "$DIR/company.jar"
+sign_in "$BUYER_KEY" "$DIR/buyer.jar"
 sign_in "$ADMIN" "$DIR/admin.jar"
 
 doc=$(curl -sf -H "X-Api-Key: $KEY" "$URL/v1/api/facturacion?limit=1" |
@@ -130,28 +138,33 @@ cufe=$(curl -sf -H "X-Api-Key: $KEY" "$URL/v1/api/registry/facturas-elegibles?li
 today=$(TZ=America/Bogota date +%F)
 echo "store: $(du -sh "$DIR/data" | cut -f1), documents: ${COUNT}+, runs per page: $RUNS"
 
+# "session page": company is the demo company's key, buyer the buyer's
+# key (the received invoices are its), admin the admin token.
 PAGES=(
-  "/console"
-  "/console/documentos"
-  "/console/documentos?familia=pos"
-  "/console/documentos?estado=1&desde=$today&hasta=$today"
-  "/console/documentos?q=SETP"
-  "/console/documentos/$doc"
-  "/console/nomina"
-  "/console/nomina?pagina=100"
-  "/console/pos"
-  "/console/soporte"
-  "/console/recibidas"
-  "/console/registro"
-  "/console/registro?cufe=$cufe"
-  "/console/empresas"
+  "company /console" "admin /console"
+  "company /console/documentos" "admin /console/documentos"
+  "company /console/documentos?familia=pos"
+  "company /console/documentos?estado=1&desde=$today&hasta=$today"
+  "company /console/documentos?q=SETP"
+  "company /console/documentos/$doc" "admin /console/documentos/$doc"
+  "company /console/nomina" "admin /console/nomina"
+  "company /console/nomina?pagina=100"
+  "company /console/pos" "admin /console/pos"
+  "company /console/soporte" "admin /console/soporte"
+  "buyer /console/recibidas" "admin /console/recibidas?empresa=$BUYER_ID"
+  "company /console/registro" "admin /console/registro"
+  "company /console/registro?cufe=$cufe"
+  "buyer /console" "admin /console/empresas"
 )
-printf '%-60s %-8s %8s %8s\n' page session p50_ms max_ms
-for page in "${PAGES[@]}"; do
-  for session in company admin; do
-    python3 - "$URL$page" "$DIR/$session.jar" "$RUNS" "$page" "$session" <<'PY'
+printf '%-58s %-8s %8s %8s\n' page session p50_ms max_ms
+for entry in "${PAGES[@]}"; do
+  session=${entry%% *}
+  page=${entry#* }
+  python3 - "$URL$page" "$DIR/$session.jar" "$RUNS" "$page" "$session" <<'PY'
 import statistics, subprocess, sys
 url, jar, runs, page, session = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+if len(page) > 58:
+    page = page[:55] + "..."
 times, status = [], ""
 for _ in range(runs + 1):
     out = subprocess.run(["curl", "-s", "-o", "/dev/null", "-b", jar, "-w", "%{http_code} %{time_starttransfer}", url],
@@ -160,11 +173,10 @@ for _ in range(runs + 1):
     times.append(float(out[1]) * 1000)
 times = times[1:]  # the first one warms the page's code and the store's cache
 if status == "404":
-    print(f"{page:<60} {session:<8} {'missing (404)':>17}")
+    print(f"{page:<58} {session:<8} {'missing (404)':>17}")
 elif status != "200":
-    print(f"{page:<60} {session:<8} {'status ' + status:>17}")
+    print(f"{page:<58} {session:<8} {'status ' + status:>17}")
 else:
-    print(f"{page:<60} {session:<8} {statistics.median(times):8.1f} {max(times):8.1f}")
+    print(f"{page:<58} {session:<8} {statistics.median(times):8.1f} {max(times):8.1f}")
 PY
-  done
 done
