@@ -28,10 +28,13 @@ pub fn environment_name(e: Environment) -> &'static str {
     }
 }
 
-fn head(title: &str) -> Markup {
+fn head(title: &str, refresh: Option<(u32, &str)>) -> Markup {
     html! {
         head {
             meta charset="utf-8";
+            @if let Some((seconds, to)) = refresh {
+                meta http-equiv="refresh" content={ (seconds) "; url=" (to) };
+            }
             meta name="viewport" content="width=device-width, initial-scale=1";
             title { (title) " · emisor" }
             link rel="stylesheet" href={ (ASSETS_PATH) "/console.css" };
@@ -43,10 +46,24 @@ fn head(title: &str) -> Markup {
 /// A page of a signed-in session. `live` asks the script to refresh the
 /// page's `main` when the session's stream tells of a change.
 pub fn page(signed: &Signed, active: &str, title: &str, live: bool, content: Markup) -> Markup {
+    page_refreshing(signed, active, title, live, None, content)
+}
+
+/// A page the browser loads again from `refresh.1` after `refresh.0`
+/// seconds, for progress no stream event tells of (a `<meta
+/// http-equiv="refresh">`: no script, which the CSP leaves alone).
+pub fn page_refreshing(
+    signed: &Signed,
+    active: &str,
+    title: &str,
+    live: bool,
+    refresh: Option<(u32, &str)>,
+    content: Markup,
+) -> Markup {
     html! {
         (DOCTYPE)
         html lang="es-CO" {
-            (head(title))
+            (head(title, refresh))
             body data-live=[live.then_some("1")] {
                 header.top {
                     a.brand href=(HOME_PATH) { "emisor" }
@@ -95,7 +112,7 @@ pub fn bare(title: &str, content: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="es-CO" {
-            (head(title))
+            (head(title, None))
             body.bare {
                 main id="main" { (content) }
             }

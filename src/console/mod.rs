@@ -11,8 +11,8 @@
 //! * [`layout`], [`format`], [`views`]: the shell, Colombian amounts and
 //!   dates, pieces several pages show.
 //! * [`stream`]: `GET /console/stream`, server-sent events.
-//! * One module per page: [`overview`]; the family pages under
-//!   [`families`].
+//! * One module per page: [`overview`]; [`companies`], the admin's
+//!   Companies section; the family pages under [`families`].
 //!
 //! Adding a page: a module with a handler taking [`guard::Signed`] (a GET)
 //! or [`guard::Posted`] (a POST), rendering with [`layout::page`] and
@@ -23,6 +23,7 @@
 //! ([`guard::Signed::may_see`]; anything else is a 404).
 
 pub mod assets;
+pub mod companies;
 pub mod error;
 pub mod families;
 pub mod format;
@@ -101,6 +102,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, console: Option<Arc<Console>>) {
             .route("/registro", web::get().to(families::registro::show))
             .route("/stream", web::get().to(stream::open))
             .route("/assets/{name}", web::get().to(assets::asset))
+            .configure(companies::configure)
             .default_service(web::to(|| async {
                 Err::<actix_web::HttpResponse, _>(error::ConsoleError::NotFound("página".into()))
             })),

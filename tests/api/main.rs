@@ -13,6 +13,7 @@ mod clientes;
 mod completar_adquiriente;
 mod config;
 mod console;
+mod console_companies;
 mod console_families;
 mod crash;
 mod documentos_soporte;

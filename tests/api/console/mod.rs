@@ -8,6 +8,7 @@
 
 pub mod harness;
 
+mod companies;
 mod families;
 mod hostile;
 mod overview;
