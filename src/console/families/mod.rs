@@ -234,3 +234,32 @@ pub fn respond(
     );
     super::headers::page(actix_web::HttpResponse::Ok()).body(body.into_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_query_is_read_once_per_name_and_written_back_for_links() {
+        let p = Params::parse("empresa=2&pagina=3&fecha=2026-11-28&q=%20a%26b%20").unwrap();
+        assert_eq!(p.company().unwrap(), Some(2));
+        assert_eq!(p.page().unwrap(), 3);
+        assert_eq!(
+            p.date("fecha").unwrap(),
+            chrono::NaiveDate::from_ymd_opt(2026, 11, 28)
+        );
+        assert_eq!(p.text("q"), Some("a&b"));
+        assert_eq!(
+            p.with("pagina", Some("4")),
+            "empresa=2&fecha=2026-11-28&pagina=4&q=a%26b"
+        );
+        assert_eq!(p.with("pagina", None), "empresa=2&fecha=2026-11-28&q=a%26b");
+
+        assert!(Params::parse("empresa=1&empresa=2").is_err());
+        let bad = Params::parse("empresa=x&pagina=0&fecha=ayer").unwrap();
+        assert!(bad.company().is_err());
+        assert!(bad.page().is_err());
+        assert!(bad.date("fecha").is_err());
+        assert_eq!(Params::parse("").unwrap().page().unwrap(), 1);
+    }
+}
