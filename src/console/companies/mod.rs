@@ -28,22 +28,33 @@ use actix_web::{web, HttpResponse};
 
 pub const PATH: &str = "/console/empresas";
 
-/// The section's routes, inside the console's scope (one a line: the
-/// console's hostile test reads them from here).
-#[rustfmt::skip]
+/// The section's routes, inside the console's scope (the console's
+/// hostile test reads them from here).
 pub fn configure(cfg: &mut web::ServiceConfig) {
     cfg.route("/empresas", web::get().to(list::show))
         .route("/empresas", web::post().to(list::create))
         .route("/empresas/copias", web::post().to(backups::run))
         .route("/empresas/{id}", web::get().to(page::show))
-        .route("/empresas/{id}/certificado", web::post().to(certificate::upload))
-        .route("/empresas/{id}/software", web::post().to(settings::software))
+        .route(
+            "/empresas/{id}/certificado",
+            web::post().to(certificate::upload),
+        )
+        .route(
+            "/empresas/{id}/software",
+            web::post().to(settings::software),
+        )
         .route("/empresas/{id}/webhook", web::post().to(settings::webhook))
         .route("/empresas/{id}/limites", web::post().to(settings::limits))
         .route("/empresas/{id}/llaves", web::post().to(keys::create))
-        .route("/empresas/{id}/llaves/{key}/revocar", web::post().to(keys::revoke))
+        .route(
+            "/empresas/{id}/llaves/{key}/revocar",
+            web::post().to(keys::revoke),
+        )
         .route("/empresas/{id}/set-pruebas", web::get().to(test_set::show))
-        .route("/empresas/{id}/set-pruebas", web::post().to(test_set::start));
+        .route(
+            "/empresas/{id}/set-pruebas",
+            web::post().to(test_set::start),
+        );
 }
 
 /// The fixed message of a `?ok=` code; anything else shows nothing.

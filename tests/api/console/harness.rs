@@ -157,7 +157,6 @@ impl Browser {
     }
 
     /// Answers a `window.confirm` the page raised (the actions' confirmations).
-    #[allow(dead_code)]
     pub fn accept_alert(&self) {
         self.block(self.client().accept_alert())
             .expect("a confirm to accept");
