@@ -12,7 +12,8 @@
 //!   dates, pieces several pages show.
 //! * [`stream`]: `GET /console/stream`, server-sent events.
 //! * One module per page: [`overview`]; [`companies`], the admin's
-//!   Companies section; the family pages under [`families`].
+//!   Companies section; [`documents`], the Documents section; the family
+//!   pages under [`families`].
 //!
 //! Adding a page: a module with a handler taking [`guard::Signed`] (a GET)
 //! or [`guard::Posted`] (a POST), rendering with [`layout::page`] and
@@ -24,6 +25,7 @@
 
 pub mod assets;
 pub mod companies;
+pub mod documents;
 pub mod error;
 pub mod families;
 pub mod format;
@@ -103,6 +105,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, console: Option<Arc<Console>>) {
             .route("/stream", web::get().to(stream::open))
             .route("/assets/{name}", web::get().to(assets::asset))
             .configure(companies::configure)
+            .configure(documents::configure)
             .default_service(web::to(|| async {
                 Err::<actix_web::HttpResponse, _>(error::ConsoleError::NotFound("página".into()))
             })),

@@ -14,6 +14,7 @@ mod completar_adquiriente;
 mod config;
 mod console;
 mod console_companies;
+mod console_documents;
 mod console_families;
 mod crash;
 mod documentos_soporte;

@@ -12,6 +12,7 @@ mod intents;
 mod leases;
 mod mail;
 mod sealing;
+mod search;
 mod space;
 
 use chrono::{NaiveDate, Utc};

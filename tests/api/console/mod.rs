@@ -9,6 +9,7 @@
 pub mod harness;
 
 mod companies;
+mod documents;
 mod families;
 mod hostile;
 mod overview;
