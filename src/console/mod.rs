@@ -12,7 +12,8 @@
 //!   dates, pieces several pages show.
 //! * [`stream`]: `GET /console/stream`, server-sent events.
 //! * One module per page: [`overview`]; [`companies`], the admin's
-//!   Companies section; [`documents`], the Documents section.
+//!   Companies section; [`documents`], the Documents section; the family
+//!   pages under [`families`].
 //!
 //! Adding a page: a module with a handler taking [`guard::Signed`] (a GET)
 //! or [`guard::Posted`] (a POST), rendering with [`layout::page`] and
@@ -26,6 +27,7 @@ pub mod assets;
 pub mod companies;
 pub mod documents;
 pub mod error;
+pub mod families;
 pub mod format;
 pub mod guard;
 pub mod headers;
@@ -95,6 +97,11 @@ pub fn configure(cfg: &mut web::ServiceConfig, console: Option<Arc<Console>>) {
             .route("/entrar", web::post().to(sign_in::enter))
             .route("/salir", web::post().to(sign_in::leave))
             .route("/ambiente", web::post().to(sign_in::switch))
+            .route("/nomina", web::get().to(families::nomina::show))
+            .route("/pos", web::get().to(families::pos::show))
+            .route("/soporte", web::get().to(families::soporte::show))
+            .route("/recibidas", web::get().to(families::recibidas::show))
+            .route("/registro", web::get().to(families::registro::show))
             .route("/stream", web::get().to(stream::open))
             .route("/assets/{name}", web::get().to(assets::asset))
             .configure(companies::configure)

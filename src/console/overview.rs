@@ -145,6 +145,8 @@ pub async fn show(
     failed_mails.sort_by_key(|r| std::cmp::Reverse(r.1.id));
     failed_mails.truncate(NEEDS as usize);
 
+    let due = super::families::recibidas::due_soon(&state, &signed, &companies).await?;
+
     let stats = state.issuing.transmitter.addr().send(GetStats).await.ok();
     let breaker = crate::ops::health::breaker(&state).await;
     let latency = stats.as_ref().and_then(|s| median(&s.recent_latency_ms));
@@ -175,6 +177,7 @@ pub async fn show(
             (dead_table(&dead))
             (mails_table(&failed_mails))
             (warnings_list(&warnings))
+            (super::families::recibidas::due_table(&signed, &due))
         }
     };
     let body = layout::page(&signed, "/console", "Resumen", true, content);

@@ -15,6 +15,7 @@ mod config;
 mod console;
 mod console_companies;
 mod console_documents;
+mod console_families;
 mod crash;
 mod documentos_soporte;
 mod email;

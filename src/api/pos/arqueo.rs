@@ -89,8 +89,11 @@ fn dec(keys: &BTreeMap<String, String>, k: &str) -> Decimal {
         .unwrap_or_default()
 }
 
+/// A cash count being summed, one document at a time ([`Sums::add`]);
+/// [`Sums::arqueo`] is the answer. The console's POS page sums each
+/// register and cashier of a day with it.
 #[derive(Default)]
-struct Sums {
+pub struct Sums {
     count: u64,
     first: Option<(u64, String)>,
     last: Option<(u64, String)>,
@@ -109,7 +112,7 @@ struct Sums {
 }
 
 impl Sums {
-    fn add(&mut self, d: &DocumentRecord) {
+    pub fn add(&mut self, d: &DocumentRecord) {
         let k = &d.list_keys;
         let total = Decimal::from_str(&d.total).unwrap_or_default();
         if d.state == emisor_store::state::REJECTED {
@@ -159,6 +162,100 @@ impl Sums {
             e.1 += Decimal::from_str(amount).unwrap_or_default();
         }
     }
+
+    /// The count as `/pos/arqueo` answers it.
+    pub fn arqueo(
+        self,
+        fecha: chrono::NaiveDate,
+        id_caja: Option<String>,
+        id_cajero: Option<String>,
+    ) -> Arqueo {
+        Arqueo {
+            fecha: fecha.to_string(),
+            id_caja,
+            id_cajero,
+            cantidad: self.count,
+            primer_numero: self.first.map(|f| f.1),
+            ultimo_numero: self.last.map(|l| l.1),
+            subtotal: money(self.subtotal),
+            total_impuestos: money(self.taxes),
+            propinas: money(self.tips),
+            total_ventas: money(self.total),
+            por_metodo_pago: self
+                .methods
+                .iter()
+                .map(|(m, t)| PorMetodo {
+                    metodo: m.clone(),
+                    nombre: payment_method_name(m),
+                    total: money(*t),
+                })
+                .collect(),
+            por_impuesto: self
+                .by_tax
+                .iter()
+                .map(|((code, rate), (base, amount))| PorImpuesto {
+                    tipo: code.clone(),
+                    nombre: tax_name(code),
+                    porcentaje: rate.clone(),
+                    base: money(*base),
+                    valor: money(*amount),
+                })
+                .collect(),
+            notas_ajuste: NotasAjuste {
+                cantidad: self.notes,
+                subtotal: money(self.notes_subtotal),
+                total_impuestos: money(self.notes_taxes),
+                total: money(self.notes_total),
+            },
+            total_neto: money(self.total - self.notes_total),
+            rechazados: self.rejected,
+        }
+    }
+}
+
+/// Documents read per page of a day.
+const DAY_PAGE: u32 = 100;
+
+/// Hands each POS document of `owner` issued on `fecha` (with the list
+/// `keys` given) to `each`, through the document index a page at a time;
+/// at most `bound` documents when one is given. Answers how many the day
+/// has.
+pub async fn day_documents(
+    store: &emisor_store::AsyncStore,
+    (company_id, environment): (emisor_store::CompanyId, emisor_store::Environment),
+    fecha: chrono::NaiveDate,
+    keys: Vec<(String, String)>,
+    bound: Option<u64>,
+    mut each: impl FnMut(&DocumentRecord),
+) -> emisor_store::StoreResult<u64> {
+    let mut page = 1;
+    let mut seen = 0u64;
+    loop {
+        let q = ListQuery {
+            company_id,
+            environment,
+            family: Family::Pos,
+            from: Some(fecha),
+            to: Some(fecha),
+            states: Vec::new(),
+            keys: keys.clone(),
+            page,
+            limit: DAY_PAGE,
+        };
+        let found = store.list_documents(q).await?;
+        let n = found.items.len() as u64;
+        for d in &found.items {
+            if bound.is_some_and(|b| seen >= b) {
+                return Ok(found.total);
+            }
+            each(d);
+            seen += 1;
+        }
+        if n == 0 || u64::from(page) * u64::from(DAY_PAGE) >= found.total {
+            return Ok(found.total);
+        }
+        page += 1;
+    }
 }
 
 /// Payment means names of the authority's list (the ones a till uses).
@@ -207,68 +304,10 @@ pub async fn arqueo(
         keys.push(("id_cajero".to_string(), c.clone()));
     }
     let mut sums = Sums::default();
-    let mut page = 1;
-    loop {
-        let q = ListQuery {
-            company_id: ctx.company_id,
-            environment: ctx.environment,
-            family: Family::Pos,
-            from: Some(fecha),
-            to: Some(fecha),
-            states: Vec::new(),
-            keys: keys.clone(),
-            page,
-            limit: 100,
-        };
-        let found = state.store.list_documents(q).await?;
-        let n = found.items.len() as u64;
-        for d in &found.items {
-            sums.add(d);
-        }
-        if n == 0 || u64::from(page) * 100 >= found.total {
-            break;
-        }
-        page += 1;
-    }
-    let answer = Arqueo {
-        fecha: fecha.to_string(),
-        id_caja: caja,
-        id_cajero: cajero,
-        cantidad: sums.count,
-        primer_numero: sums.first.map(|f| f.1),
-        ultimo_numero: sums.last.map(|l| l.1),
-        subtotal: money(sums.subtotal),
-        total_impuestos: money(sums.taxes),
-        propinas: money(sums.tips),
-        total_ventas: money(sums.total),
-        por_metodo_pago: sums
-            .methods
-            .iter()
-            .map(|(m, t)| PorMetodo {
-                metodo: m.clone(),
-                nombre: payment_method_name(m),
-                total: money(*t),
-            })
-            .collect(),
-        por_impuesto: sums
-            .by_tax
-            .iter()
-            .map(|((code, rate), (base, amount))| PorImpuesto {
-                tipo: code.clone(),
-                nombre: tax_name(code),
-                porcentaje: rate.clone(),
-                base: money(*base),
-                valor: money(*amount),
-            })
-            .collect(),
-        notas_ajuste: NotasAjuste {
-            cantidad: sums.notes,
-            subtotal: money(sums.notes_subtotal),
-            total_impuestos: money(sums.notes_taxes),
-            total: money(sums.notes_total),
-        },
-        total_neto: money(sums.total - sums.notes_total),
-        rechazados: sums.rejected,
-    };
+    day_documents(&state.store, ctx.owner(), fecha, keys, None, |d| {
+        sums.add(d)
+    })
+    .await?;
+    let answer = sums.arqueo(fecha, caja, cajero);
     Ok(envelope::ok("Arqueo de caja", answer))
 }

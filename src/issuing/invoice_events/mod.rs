@@ -12,10 +12,13 @@
 //! * [`send`]: one transmission of a stored event (the job).
 //! * [`sweep`]: the events others registered on the company's own
 //!   invoices, learned from the authority.
+//! * [`standing`]: where an invoice stands in the legal order of its
+//!   receipt events and the deadline that applies (the console shows it).
 
 pub mod copy_check;
 pub mod register;
 pub mod send;
+pub mod standing;
 pub mod sweep;
 pub mod title;
 pub mod upload;

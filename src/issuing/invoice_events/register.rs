@@ -428,7 +428,7 @@ async fn job_after(issuing: &Issuing, id: u64) -> Option<Job> {
 }
 
 /// The date of the goods' receipt (032) that counts, in Colombia.
-fn receipt_date(t: &ReceivedInvoice) -> Option<NaiveDate> {
+pub fn receipt_date(t: &ReceivedInvoice) -> Option<NaiveDate> {
     t.events
         .iter()
         .find(|e| e.state != EventState::Rejected && e.code == EventKind::GoodsReceipt.api_code())
@@ -438,7 +438,11 @@ fn receipt_date(t: &ReceivedInvoice) -> Option<NaiveDate> {
 /// The legal windows (decisions.md "Business days"; rules DC24z, DC24c,
 /// DC24e): a claim (031) or an express acceptance (033) within 3 business
 /// days of the goods' receipt (032), a tacit acceptance (034) only after.
-fn within_window(t: &ReceivedInvoice, kind: EventKind, today: NaiveDate) -> Result<(), EventError> {
+pub fn within_window(
+    t: &ReceivedInvoice,
+    kind: EventKind,
+    today: NaiveDate,
+) -> Result<(), EventError> {
     let Some(receipt) = receipt_date(t) else {
         return Ok(());
     };

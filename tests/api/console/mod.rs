@@ -10,6 +10,7 @@ pub mod harness;
 
 mod companies;
 mod documents;
+mod families;
 mod hostile;
 mod overview;
 mod security;
