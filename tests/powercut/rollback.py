@@ -22,12 +22,28 @@ import sys
 def records(data):
     """(kind, sequence, path, fields) of each record: for a write or a
     truncate (at, size before, bytes), a sync (upto,), a rename (new path,
-    set aside), a removal (set aside,)."""
+    set aside), a removal (set aside,).
+
+    A record cut short ends the journal: the kill came while the shim was
+    writing it. A write is journaled before it is made, so it never
+    happened; a sync, rename or removal is journaled after it returned but
+    before its caller went on, so nothing the server answered depended on
+    it, and reading it as not done (or, for a rename, as kept) is a state a
+    disk could be in."""
+    try:
+        yield from complete_records(data)
+    except (struct.error, IndexError, UnicodeDecodeError):
+        return
+
+
+def complete_records(data):
     at = 0
     while at < len(data):
         kind = data[at:at + 1]
         seq, length = struct.unpack_from("<QI", data, at + 1)
         at += 13
+        if at + length > len(data):
+            return
         path = data[at:at + length].decode()
         at += length
         if kind == b"S":
@@ -47,6 +63,8 @@ def records(data):
         else:
             where, before, n = struct.unpack_from("<QQQ", data, at)
             at += 24
+            if at + n > len(data):
+                return
             yield kind, seq, path, (where, before, data[at:at + n])
             at += n
 
