@@ -1,0 +1,338 @@
+//! The master keys, imports and backups on PostgreSQL.
+
+use std::sync::{Arc, PoisonError};
+
+use crate::durability::flusher::FlusherPause;
+use crate::engine::postgres::documents::{
+    add_history, insert_document, put_application_response_in, put_files, put_job_in,
+    write_email_log,
+};
+use crate::engine::postgres::records::{big, json};
+use crate::engine::postgres::{db_error, PgStore, SEALED_TABLES};
+use crate::engine::sled::sealing::secret_fields;
+use crate::error::{StoreError, StoreResult};
+use crate::model::export::{ExportItem, ExportedDocument};
+use crate::model::*;
+use crate::secrets::sealing::{self, Keyring, MasterKey};
+use crate::traits::{Backup, Import, MasterKeys};
+
+impl MasterKeys for PgStore {
+    fn keyring(&self) -> Arc<Keyring> {
+        PgStore::keyring(self)
+    }
+
+    /// Every sealed value re-sealed under `new` in one transaction: after a
+    /// crash they are all under the old key or all under the new one.
+    fn rotate_master_key(&self, new: MasterKey) -> StoreResult<usize> {
+        let next = self.keyring().rotated(new);
+        let rewritten = self.in_transaction(|tx| {
+            let mut rewritten = 0;
+            for (table, tree) in SEALED_TABLES {
+                let rows = tx
+                    .query(
+                        &format!("SELECT ctid::text, record FROM {table} FOR UPDATE"),
+                        &[],
+                    )
+                    .map_err(db_error)?;
+                for row in rows {
+                    let at: String = row.get(0);
+                    let mut record: serde_json::Value = row.get(1);
+                    if sealing::reseal(tree, secret_fields(tree), &mut record, &next)? {
+                        tx.execute(
+                            &format!("UPDATE {table} SET record = $2 WHERE ctid = $1::text::tid"),
+                            &[&at, &postgres::types::Json(&record)],
+                        )
+                        .map_err(db_error)?;
+                        rewritten += 1;
+                    }
+                }
+            }
+            Ok(rewritten)
+        })?;
+        *self.keys.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(next);
+        Ok(rewritten)
+    }
+}
+
+/// Why a copy point is not taken here: PostgreSQL's own tools back it up.
+const BACKUPS: &str = "on PostgreSQL, backups are PostgreSQL's own (pg_basebackup, \
+    continuous archiving with point-in-time recovery, or pg_dump): see docs/operations.md";
+
+/// Backups on PostgreSQL are the database's own, so there is no copy point
+/// to take and no restored numbering to hold.
+impl Backup for PgStore {
+    /// Nothing to hold: every write commits on its own.
+    fn pause_flusher(&self) -> FlusherPause {
+        FlusherPause::holding_nothing()
+    }
+
+    fn checkpoint_to(
+        &self,
+        _to: &std::path::Path,
+        _at_point: &mut dyn FnMut(),
+    ) -> StoreResult<CheckpointCopy> {
+        Err(StoreError::NotOnThisEngine(BACKUPS.into()))
+    }
+
+    fn checkpoint_trees_to(
+        &self,
+        _to: &std::path::Path,
+        _at_point: &mut dyn FnMut(),
+    ) -> StoreResult<(CheckpointCopy, Vec<LogFile>)> {
+        Err(StoreError::NotOnThisEngine(BACKUPS.into()))
+    }
+
+    fn hold_numberings(&self) -> StoreResult<NumberingHold> {
+        Err(StoreError::NotOnThisEngine(BACKUPS.into()))
+    }
+
+    fn numbering_hold(&self) -> StoreResult<Option<NumberingHold>> {
+        Ok(None)
+    }
+
+    fn confirm_numbering(
+        &self,
+        _company: CompanyId,
+        _resolution_id: u64,
+        _next: Option<u64>,
+    ) -> StoreResult<ConfirmedNumbering> {
+        Err(StoreError::NotOnThisEngine(BACKUPS.into()))
+    }
+}
+
+/// The tables an import must find empty.
+const RECORD_TABLES: [&str; 15] = [
+    "companies",
+    "software",
+    "resolutions",
+    "counters",
+    "certificates",
+    "api_keys",
+    "customers",
+    "documents",
+    "jobs",
+    "events",
+    "email_logs",
+    "application_responses",
+    "settings",
+    "received",
+    "received_event_files",
+];
+
+/// Each sequence and the ids it must go past after an import.
+const SEQUENCES: [(&str, &str); 9] = [
+    ("company_ids", "SELECT max(id) FROM companies"),
+    ("resolution_ids", "SELECT max(id) FROM resolutions"),
+    ("api_key_ids", "SELECT max(id) FROM api_keys"),
+    ("customer_ids", "SELECT max(id) FROM customers"),
+    ("document_ids", "SELECT max(id) FROM documents"),
+    ("job_ids", "SELECT max(id) FROM jobs"),
+    ("event_ids", "SELECT max(id) FROM events"),
+    ("email_ids", "SELECT max(id) FROM email_logs"),
+    ("received_ids", "SELECT max(id) FROM received"),
+];
+
+impl PgStore {
+    fn import_document(&self, d: ExportedDocument) -> StoreResult<()> {
+        let ExportedDocument {
+            mut record,
+            request,
+            files,
+            history,
+            application_response,
+        } = d;
+        let id = record.id;
+        let request = match request {
+            Some(r) => {
+                record.request = serde_json::Value::Null;
+                r
+            }
+            None => record.request.to_string().into_bytes(),
+        };
+        let files = files
+            .map(|f| {
+                f.files().ok_or_else(|| StoreError::Corrupt {
+                    tree: "document_files",
+                    reason: format!("the XML of document {id} is not UTF-8"),
+                })
+            })
+            .transpose()?;
+        self.in_transaction(|tx| {
+            // No payload hash is exported: the duplicate window is minutes
+            // long, and the imported documents are older.
+            insert_document(tx, &record, &request, &[0; 32])?.map_err(db_error)?;
+            if let Some(files) = &files {
+                put_files(tx, id, files)?;
+            }
+            for h in &history {
+                add_history(tx, id, h)?;
+            }
+            if let Some(xml) = &application_response {
+                put_application_response_in(tx, id, xml)?;
+            }
+            Ok(())
+        })
+    }
+}
+
+fn exec(
+    conn: &mut crate::engine::postgres::Conn,
+    sql: &str,
+    params: &[&(dyn postgres::types::ToSql + Sync)],
+) -> StoreResult<()> {
+    conn.execute(sql, params).map(|_| ()).map_err(db_error)
+}
+
+impl Import for PgStore {
+    fn check_empty_for_import(&self) -> StoreResult<()> {
+        let mut conn = self.conn()?;
+        for table in RECORD_TABLES {
+            let any: bool = conn
+                .query_one(&format!("SELECT EXISTS (SELECT 1 FROM {table})"), &[])
+                .map_err(db_error)?
+                .get(0);
+            if any {
+                return Err(StoreError::Conflict(format!(
+                    "the database already holds records (`{table}`): an import goes into an \
+                     empty database"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Each record written with its ids, committed on its own (an import
+    /// that stops leaves a database the operator empties, as on sled).
+    fn import(&self, item: ExportItem) -> StoreResult<()> {
+        let _sealing = self.sealing_scope();
+        let mut conn = self.conn()?;
+        match item {
+            ExportItem::Company(c) => exec(
+                &mut conn,
+                "INSERT INTO companies (id, nit, created_at, record) VALUES ($1, $2, $3, $4)",
+                &[&big(c.id)?, &c.nit, &c.created_at, &json("companies", &c)?],
+            ),
+            ExportItem::Software(s) => exec(
+                &mut conn,
+                "INSERT INTO software (company_id, kind, record) VALUES ($1, $2, $3)",
+                &[
+                    &big(s.company_id)?,
+                    &i16::from(s.kind.tag()),
+                    &json("software", &s)?,
+                ],
+            ),
+            ExportItem::Resolution(r) => exec(
+                &mut conn,
+                "INSERT INTO resolutions (id, company_id, document_type, record)
+                 VALUES ($1, $2, $3, $4)",
+                &[
+                    &big(r.id)?,
+                    &big(r.company_id)?,
+                    &i16::from(r.document_type),
+                    &json("resolutions", &r)?,
+                ],
+            ),
+            ExportItem::Counter(c) => exec(
+                &mut conn,
+                "INSERT INTO counters (company_id, resolution_id, next) VALUES ($1, $2, $3)
+                 ON CONFLICT (company_id, resolution_id) DO UPDATE SET next = excluded.next",
+                &[&big(c.company_id)?, &big(c.resolution_id)?, &big(c.next)?],
+            ),
+            ExportItem::Certificate(c) => exec(
+                &mut conn,
+                "INSERT INTO certificates (company_id, record) VALUES ($1, $2)",
+                &[&big(c.company_id)?, &json("certificates", &c)?],
+            ),
+            ExportItem::ApiKey(k) => exec(
+                &mut conn,
+                "INSERT INTO api_keys (id, company_id, hash, record) VALUES ($1, $2, $3, $4)",
+                &[
+                    &big(k.id)?,
+                    &big(k.company_id)?,
+                    &k.hash,
+                    &json("api_keys", &k)?,
+                ],
+            ),
+            ExportItem::Customer(c) => exec(
+                &mut conn,
+                "INSERT INTO customers (company_id, id, identification_number, name, record)
+                 VALUES ($1, $2, $3, $4, $5)",
+                &[
+                    &big(c.company_id)?,
+                    &big(c.id)?,
+                    &c.identification_number,
+                    &c.name,
+                    &json("customers", &c)?,
+                ],
+            ),
+            ExportItem::Setting(s) => exec(
+                &mut conn,
+                "INSERT INTO settings (key, value) VALUES ($1, $2)",
+                &[&s.key, &s.value],
+            ),
+            ExportItem::Document(d) => {
+                drop(conn);
+                self.import_document(*d)
+            }
+            ExportItem::Job(job) => put_job_in(&mut *conn, job).map(|_| ()),
+            ExportItem::EmailLog(log) => write_email_log(&mut *conn, &log),
+            ExportItem::Event(e) => exec(
+                &mut conn,
+                "INSERT INTO events (id, company_id, kind, at, record) VALUES ($1, $2, $3, $4, $5)",
+                &[
+                    &big(e.id)?,
+                    &big(e.company_id)?,
+                    &e.kind,
+                    &e.at,
+                    &json("events", &e)?,
+                ],
+            ),
+            ExportItem::Received(r) => {
+                drop(conn);
+                self.write_received(r.record, r.upload, true).map(|_| ())
+            }
+            ExportItem::EventFiles(f) => {
+                drop(conn);
+                crate::traits::ReceivedStore::put_event_files(self, f.event_id, &f.files)
+            }
+            // A numbering hold belongs to a restored sled data dir; a
+            // PostgreSQL database is restored with PostgreSQL's tools.
+            ExportItem::NumberingHold(_) => Err(StoreError::NotOnThisEngine(
+                "a numbering hold is not imported into PostgreSQL: confirm the numberings \
+                 (emisor admin numbering confirm) before exporting"
+                    .into(),
+            )),
+        }
+    }
+
+    /// The sequences moved past the imported ids, and each company's usage
+    /// by month counted from its documents.
+    fn finish_import(&self) -> StoreResult<()> {
+        self.in_transaction(|tx| {
+            for (sequence, max) in SEQUENCES {
+                tx.execute(
+                    &format!("SELECT setval('{sequence}', coalesce(({max}), 0) + 1, false)"),
+                    &[],
+                )
+                .map_err(db_error)?;
+            }
+            tx.execute(
+                "SELECT setval('received_event_ids', coalesce(greatest(
+                     (SELECT max(event_id) FROM received_event_files),
+                     (SELECT max((e->>'id')::bigint) FROM received,
+                          jsonb_array_elements(record->'events') e)), 0) + 1, false)",
+                &[],
+            )
+            .map_err(db_error)?;
+            tx.execute(
+                "INSERT INTO monthly_usage (company_id, period, used)
+                 SELECT company_id, to_char(issue_date, 'YYYYMM')::integer, count(*)
+                 FROM documents GROUP BY 1, 2
+                 ON CONFLICT (company_id, period) DO UPDATE SET used = excluded.used",
+                &[],
+            )
+            .map_err(db_error)?;
+            Ok(())
+        })
+    }
+}
