@@ -16,8 +16,9 @@ use crate::secrets::sealing::{Keyring, SealedInventory};
 use crate::secrets::secret::SecretText;
 use crate::traits::{Backup, Import, MasterKeys, ReceivedStore, Store};
 
-/// The engines the store can run on.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// The engines the store can run on (`[store] engine`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Engine {
     /// The embedded engine (`engine/sled/`).
     #[default]

@@ -1,4 +1,5 @@
-//! The PostgreSQL engine against a real PostgreSQL: `EMISOR_TEST_PG_URL`
+//! The PostgreSQL engine against a real PostgreSQL: `TEST_PG_URL` (not
+//! `EMISOR_…`, which the server reads as settings)
 //! names a role that may create databases (`postgres://user:password@host/db`);
 //! each test makes a database of its own and drops it. Without the
 //! variable each test says why it did nothing and passes.
@@ -15,7 +16,7 @@ use crate::engine::postgres::{off_runtime, PgOptions, PgStore};
 use crate::model::received::{CopyCheck, PartyRef};
 use crate::*;
 
-const URL_VAR: &str = "EMISOR_TEST_PG_URL";
+const URL_VAR: &str = "TEST_PG_URL";
 
 /// A database of one test, dropped with it.
 struct TestDb {
