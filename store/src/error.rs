@@ -46,6 +46,10 @@ pub enum StoreError {
     /// whose own tools back it up), and what to do instead.
     #[error("{0}")]
     NotOnThisEngine(String),
+    /// A value the engine cannot keep as given (PostgreSQL's text holds
+    /// no NUL character): the request is refused, nothing is written.
+    #[error("{0}")]
+    Unstorable(String),
     /// The database refused a statement.
     #[error("database: {0}")]
     Database(String),

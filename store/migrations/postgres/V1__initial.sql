@@ -142,24 +142,24 @@ CREATE TABLE document_history (
     PRIMARY KEY (document_id, line)
 );
 
--- The queue. Lease columns: a worker claims a job with FOR UPDATE SKIP
--- LOCKED under a lease that another node may take once it has ended.
+-- The queue: due jobs in run_at_ms order (jobs_due).
 CREATE TABLE jobs (
-    id                bigint PRIMARY KEY,
-    kind              text NOT NULL,
-    company_id        bigint NOT NULL,
-    document_id       bigint,
-    run_at_ms         bigint NOT NULL,
-    lease_worker      text,
-    lease_expires_ms  bigint,
-    created_at        timestamptz NOT NULL,
-    record            jsonb NOT NULL
+    id           bigint PRIMARY KEY,
+    kind         text NOT NULL,
+    company_id   bigint NOT NULL,
+    document_id  bigint,
+    run_at_ms    bigint NOT NULL,
+    created_at   timestamptz NOT NULL,
+    record       jsonb NOT NULL
 );
 CREATE INDEX jobs_due ON jobs (run_at_ms, id);
 CREATE INDEX jobs_by_document ON jobs (document_id) WHERE document_id IS NOT NULL;
 
--- A lease on a job id, held apart from the job row so that a claim is
--- independent of the job's own writes (JobLeases).
+-- A worker's lease on a job (JobLeases), a row of its own so that a job's
+-- writes never move its lease, as on sled. Claiming due work across nodes
+-- is one transaction: the due jobs without a live lease, locked
+-- `FOR UPDATE OF jobs SKIP LOCKED` (each node skips the rows another is
+-- claiming), then their leases written.
 CREATE TABLE job_leases (
     job_id         bigint PRIMARY KEY,
     worker         text NOT NULL,

@@ -706,7 +706,11 @@ async fn the_async_handle_on_postgres_commits_before_it_answers() {
     assert!(claimed.is_some());
     // A backup's copy point is PostgreSQL's own.
     let refused = store
-        .on_own_thread(|_, backup| backup.hold_numberings().map(|_| ()))
+        .on_own_thread(|_, backup| {
+            backup
+                .checkpoint_to(std::path::Path::new("/nonexistent"), &mut || {})
+                .map(|_| ())
+        })
         .await
         .unwrap();
     assert!(matches!(refused, Err(StoreError::NotOnThisEngine(_))));
@@ -867,4 +871,29 @@ fn an_export_of_version_1_imports_into_postgres() {
         s.check_empty_for_import(),
         Err(StoreError::Conflict(_))
     ));
+}
+
+#[test]
+fn an_imported_store_holds_its_numberings_until_each_is_confirmed() {
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    let r = own_resolution(&s, 1, 100);
+    s.create_document(new_doc(&r, None)).unwrap();
+    let hold = s.hold_numberings().unwrap();
+    assert!(hold
+        .held
+        .iter()
+        .any(|h| (h.resolution_id, h.next) == (r.id, 2)));
+    assert_eq!(s.numbering_hold().unwrap(), Some(hold));
+    assert!(matches!(
+        s.create_document(new_doc(&r, None)),
+        Err(StoreError::NumberingHeld { .. })
+    ));
+    assert!(matches!(
+        s.confirm_numbering(r.company_id, r.id, Some(1)),
+        Err(StoreError::Conflict(_))
+    ));
+    let confirmed = s.confirm_numbering(r.company_id, r.id, Some(10)).unwrap();
+    assert_eq!(confirmed.next, 10);
+    assert_eq!(s.create_document(new_doc(&r, None)).unwrap().number, 10);
 }

@@ -72,6 +72,30 @@ pub fn on_postgres() -> bool {
     std::env::var(ENGINE_ENV).is_ok_and(|e| e == "postgres")
 }
 
+/// Whether a test that reads or writes a data dir's sled files (or a
+/// backup, which copies them) runs in this run: not on PostgreSQL, where
+/// it says why it does nothing.
+pub fn sled_only(why: &str) -> bool {
+    if on_postgres() {
+        eprintln!("skipped on PostgreSQL: {why}");
+        return false;
+    }
+    true
+}
+
+/// A stopped PostgreSQL server's document record, as stored.
+pub fn stored_document(dir: &Path, id: u64) -> Option<Value> {
+    let mut client = postgres::Client::connect(&database_url(&database_for(dir)), postgres::NoTls)
+        .expect("connect to the server's database");
+    let row = client
+        .query_opt(
+            "SELECT record::text FROM documents WHERE id = $1",
+            &[&i64::try_from(id).expect("an id")],
+        )
+        .expect("read a document");
+    row.map(|r| serde_json::from_str(r.get::<_, &str>(0)).expect("a record"))
+}
+
 /// The database of `dir`'s server on PostgreSQL.
 fn database_for(dir: &Path) -> String {
     use sha2::Digest;
@@ -118,6 +142,28 @@ pub fn store_env(dir: &Path) -> Vec<(String, String)> {
         ("EMISOR_STORE__ENGINE".into(), "postgres".into()),
         ("EMISOR_STORE__URL".into(), database_url(&database)),
     ]
+}
+
+/// Lets `dir`'s database take connections again (`allow`), or refuses them
+/// and ends the ones it has: the database gone, as a node sees it.
+pub fn database_admin(dir: &Path, allow: bool) {
+    let admin = std::env::var(PG_URL_ENV).expect("TEST_PG_URL");
+    let mut client =
+        postgres::Client::connect(&admin, postgres::NoTls).expect("connect to PostgreSQL");
+    let database = database_for(dir);
+    client
+        .batch_execute(&format!(
+            "ALTER DATABASE {database} ALLOW_CONNECTIONS {allow}"
+        ))
+        .expect("alter database");
+    if !allow {
+        client
+            .execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1",
+                &[&database],
+            )
+            .expect("end the database's connections");
+    }
 }
 
 /// Drops `dir`'s database (PostgreSQL runs), with its test's temporary dir.

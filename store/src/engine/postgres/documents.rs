@@ -9,10 +9,11 @@ use postgres::{GenericClient, Row};
 
 use crate::durability::flusher::Committed;
 use crate::engine::postgres::issuer::upsert_customer_in;
+use crate::engine::postgres::keys::check_hold;
 use crate::engine::postgres::records::{
     big, json, pack, record, records, unpack, unpack_text, unsigned,
 };
-use crate::engine::postgres::{db_error, is_unique_violation, PgStore};
+use crate::engine::postgres::{db_error, is_unique_violation, storable, PgStore};
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
 use crate::traits::{CredentialStore, DocumentStore, EventStore, JobLeases, JobStore, MailStore};
@@ -467,6 +468,7 @@ impl DocumentStore for PgStore {
             .map_err(db_error)?
             .get(0),
         );
+        check_hold(&mut tx, new.company_id, resolution.id)?;
         tx.execute(
             "INSERT INTO monthly_usage (company_id, period, used) VALUES ($1, $2, 0)
              ON CONFLICT DO NOTHING",
@@ -859,6 +861,9 @@ fn reference_holder(
     company: CompanyId,
     reference: &str,
 ) -> StoreResult<Option<u64>> {
+    if !storable(reference) {
+        return Ok(None);
+    }
     let row = client
         .query_opt(
             "SELECT id FROM documents WHERE company_id = $1 AND external_reference = $2",

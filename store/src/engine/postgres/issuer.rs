@@ -5,7 +5,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use postgres::GenericClient;
 
 use crate::engine::postgres::records::{big, json, record, records, unsigned};
-use crate::engine::postgres::{db_error, is_unique_violation, PgStore};
+use crate::engine::postgres::{db_error, is_unique_violation, storable, PgStore};
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
 use crate::traits::{
@@ -76,6 +76,9 @@ impl CompanyStore for PgStore {
     }
 
     fn company_by_nit(&self, nit: &str) -> StoreResult<Option<Company>> {
+        if !storable(nit) {
+            return Ok(None);
+        }
         let _sealing = self.sealing_scope();
         let row = self
             .conn()?
@@ -330,6 +333,9 @@ impl ApiKeyStore for PgStore {
     }
 
     fn api_key_by_hash(&self, hash_hex: &str) -> StoreResult<Option<ApiKeyRecord>> {
+        if !storable(hash_hex) {
+            return Ok(None);
+        }
         let row = self
             .conn()?
             .query_opt("SELECT record FROM api_keys WHERE hash = $1", &[&hash_hex])
@@ -564,6 +570,9 @@ impl CustomerStore for PgStore {
 
 impl SettingsStore for PgStore {
     fn setting(&self, key: &str) -> StoreResult<Option<String>> {
+        if !storable(key) {
+            return Ok(None);
+        }
         let row = self
             .conn()?
             .query_opt("SELECT value FROM settings WHERE key = $1", &[&key])

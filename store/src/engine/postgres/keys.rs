@@ -2,19 +2,21 @@
 
 use std::sync::{Arc, PoisonError};
 
+use chrono::Utc;
+
 use crate::durability::flusher::FlusherPause;
 use crate::engine::postgres::documents::{
     add_history, insert_document, put_application_response_in, put_files, put_job_in,
     write_email_log,
 };
-use crate::engine::postgres::records::{big, json};
+use crate::engine::postgres::records::{big, json, record, unsigned};
 use crate::engine::postgres::{db_error, PgStore, SEALED_TABLES};
 use crate::engine::sled::sealing::secret_fields;
 use crate::error::{StoreError, StoreResult};
 use crate::model::export::{ExportItem, ExportedDocument};
 use crate::model::*;
 use crate::secrets::sealing::{self, Keyring, MasterKey};
-use crate::traits::{Backup, Import, MasterKeys};
+use crate::traits::{Backup, CredentialStore, Import, MasterKeys};
 
 impl MasterKeys for PgStore {
     fn keyring(&self) -> Arc<Keyring> {
@@ -58,8 +60,64 @@ impl MasterKeys for PgStore {
 const BACKUPS: &str = "on PostgreSQL, backups are PostgreSQL's own (pg_basebackup, \
     continuous archiving with point-in-time recovery, or pg_dump): see docs/operations.md";
 
+/// The numbering hold of an imported store, as `meta` keeps it.
+const NUMBERING_HOLD: &str = "numbering_hold";
+
+/// The hold in `client`'s view (locked with `FOR UPDATE` by a writer).
+pub(crate) fn read_hold(
+    client: &mut impl postgres::GenericClient,
+    lock: bool,
+) -> StoreResult<Option<NumberingHold>> {
+    let sql = if lock {
+        "SELECT value FROM meta WHERE key = $1 FOR UPDATE"
+    } else {
+        "SELECT value FROM meta WHERE key = $1"
+    };
+    let row = client
+        .query_opt(sql, &[&NUMBERING_HOLD])
+        .map_err(db_error)?;
+    row.map(|r| record("meta", &r, "value")).transpose()
+}
+
+fn put_hold(client: &mut impl postgres::GenericClient, hold: &NumberingHold) -> StoreResult<()> {
+    client
+        .execute(
+            "INSERT INTO meta (key, value) VALUES ($1, $2)
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            &[&NUMBERING_HOLD, &json("meta", hold)?],
+        )
+        .map_err(db_error)?;
+    Ok(())
+}
+
+/// Refuses a number from a numbering the hold holds and no one confirmed
+/// (phase one, in its transaction, after it locked the counter).
+pub(crate) fn check_hold(
+    client: &mut impl postgres::GenericClient,
+    company: CompanyId,
+    resolution_id: u64,
+) -> StoreResult<()> {
+    let Some(h) = read_hold(client, false)? else {
+        return Ok(());
+    };
+    let pair = (company, resolution_id);
+    let held = h
+        .held
+        .iter()
+        .any(|n| (n.company_id, n.resolution_id) == pair);
+    let confirmed = h
+        .confirmed
+        .iter()
+        .any(|c| (c.company_id, c.resolution_id) == pair);
+    if held && !confirmed {
+        return Err(StoreError::NumberingHeld { resolution_id });
+    }
+    Ok(())
+}
+
 /// Backups on PostgreSQL are the database's own, so there is no copy point
-/// to take and no restored numbering to hold.
+/// to take. An imported store (`emisor admin import`, `migrate`) holds its
+/// numberings, as a restored sled data dir does, until each is confirmed.
 impl Backup for PgStore {
     /// Nothing to hold: every write commits on its own.
     fn pause_flusher(&self) -> FlusherPause {
@@ -82,21 +140,110 @@ impl Backup for PgStore {
         Err(StoreError::NotOnThisEngine(BACKUPS.into()))
     }
 
+    /// Every numbering that exists now (each company's resolutions and
+    /// the authority's test sets as each company uses them), held.
     fn hold_numberings(&self) -> StoreResult<NumberingHold> {
-        Err(StoreError::NotOnThisEngine(BACKUPS.into()))
+        let mut pairs: Vec<(CompanyId, u64)> = Vec::new();
+        {
+            let mut conn = self.conn()?;
+            for row in conn
+                .query("SELECT company_id, id FROM resolutions", &[])
+                .map_err(db_error)?
+            {
+                pairs.push((unsigned(row.get(0)), unsigned(row.get(1))));
+            }
+            for row in conn
+                .query("SELECT id FROM companies", &[])
+                .map_err(db_error)?
+            {
+                let company = unsigned(row.get(0));
+                pairs.extend(test_set::TEST_SETS.iter().map(|set| (company, set.id)));
+            }
+        }
+        pairs.sort_unstable();
+        pairs.dedup();
+        let mut held = Vec::new();
+        for (company, id) in pairs {
+            if let Some(r) = self.resolution(company, id)? {
+                held.push(HeldNumbering {
+                    company_id: company,
+                    resolution_id: id,
+                    next: self.next_number(&r)?,
+                    prefix: r.prefix,
+                });
+            }
+        }
+        let hold = NumberingHold {
+            since: Utc::now(),
+            held,
+            confirmed: Vec::new(),
+        };
+        self.in_transaction(|tx| put_hold(tx, &hold))?;
+        Ok(hold)
     }
 
     fn numbering_hold(&self) -> StoreResult<Option<NumberingHold>> {
-        Ok(None)
+        read_hold(&mut *self.conn()?, false)
     }
 
+    /// Under the counter's row lock, as phase one takes a number.
     fn confirm_numbering(
         &self,
-        _company: CompanyId,
-        _resolution_id: u64,
-        _next: Option<u64>,
+        company: CompanyId,
+        resolution_id: u64,
+        next: Option<u64>,
     ) -> StoreResult<ConfirmedNumbering> {
-        Err(StoreError::NotOnThisEngine(BACKUPS.into()))
+        let resolution = self
+            .resolution(company, resolution_id)?
+            .ok_or(StoreError::NotFound("numbering resolution"))?;
+        self.in_transaction(|tx| {
+            let mut hold = read_hold(tx, true)?
+                .ok_or_else(|| StoreError::Conflict("no numbering is held".into()))?;
+            tx.execute(
+                "INSERT INTO counters (company_id, resolution_id, next) VALUES ($1, $2, $3)
+                 ON CONFLICT DO NOTHING",
+                &[&big(company)?, &big(resolution_id)?, &big(resolution.from)?],
+            )
+            .map_err(db_error)?;
+            let current = unsigned(
+                tx.query_one(
+                    "SELECT next FROM counters WHERE company_id = $1 AND resolution_id = $2
+                     FOR UPDATE",
+                    &[&big(company)?, &big(resolution_id)?],
+                )
+                .map_err(db_error)?
+                .get(0),
+            );
+            let next = next.unwrap_or(current);
+            if next < current {
+                return Err(StoreError::Conflict(format!(
+                    "the next number of this numbering is already {current}: a smaller one \
+                     would be given twice"
+                )));
+            }
+            if next > resolution.to.saturating_add(1) {
+                return Err(StoreError::Conflict(format!(
+                    "{next} is past the end of the range ({})",
+                    resolution.to
+                )));
+            }
+            tx.execute(
+                "UPDATE counters SET next = $3 WHERE company_id = $1 AND resolution_id = $2",
+                &[&big(company)?, &big(resolution_id)?, &big(next)?],
+            )
+            .map_err(db_error)?;
+            let confirmed = ConfirmedNumbering {
+                company_id: company,
+                resolution_id,
+                next,
+                at: Utc::now(),
+            };
+            hold.confirmed
+                .retain(|c| (c.company_id, c.resolution_id) != (company, resolution_id));
+            hold.confirmed.push(confirmed.clone());
+            put_hold(tx, &hold)?;
+            Ok(confirmed)
+        })
     }
 }
 
@@ -295,13 +442,7 @@ impl Import for PgStore {
                 drop(conn);
                 crate::traits::ReceivedStore::put_event_files(self, f.event_id, &f.files)
             }
-            // A numbering hold belongs to a restored sled data dir; a
-            // PostgreSQL database is restored with PostgreSQL's tools.
-            ExportItem::NumberingHold(_) => Err(StoreError::NotOnThisEngine(
-                "a numbering hold is not imported into PostgreSQL: confirm the numberings \
-                 (emisor admin numbering confirm) before exporting"
-                    .into(),
-            )),
+            ExportItem::NumberingHold(hold) => put_hold(&mut *conn, &hold),
         }
     }
 

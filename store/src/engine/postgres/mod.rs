@@ -17,7 +17,7 @@
 
 mod documents;
 mod issuer;
-mod keys;
+pub(crate) mod keys;
 pub(crate) mod off_runtime;
 mod received;
 mod records;
@@ -214,6 +214,14 @@ pub(crate) fn db_error(e: postgres::Error) -> StoreError {
     }
     match e.code() {
         Some(code) if is_unavailable(code) => StoreError::Unavailable(format!("PostgreSQL: {e}")),
+        Some(code)
+            if *code == SqlState::CHARACTER_NOT_IN_REPERTOIRE
+                || *code == SqlState::UNTRANSLATABLE_CHARACTER =>
+        {
+            StoreError::Unstorable(
+                "a text holds a NUL character (\\u0000), which is not kept".into(),
+            )
+        }
         _ => StoreError::Database(match e.as_db_error() {
             Some(db) => format!("{}: {}", db.code().code(), db.message()),
             None => e.to_string(),
@@ -232,6 +240,12 @@ fn is_unavailable(code: &SqlState) -> bool {
         SqlState::READ_ONLY_SQL_TRANSACTION,
     ]
     .contains(code)
+}
+
+/// Whether `key` can be in a text column at all: PostgreSQL's text holds
+/// no NUL, so a lookup by one finds nothing (and asks nothing).
+pub(crate) fn storable(key: &str) -> bool {
+    !key.contains('\0')
 }
 
 /// Whether `e` is a unique constraint refusing a second row.

@@ -7,7 +7,7 @@
 use postgres::GenericClient;
 
 use crate::engine::postgres::records::{big, json, pack, records, unpack, unpack_text, unsigned};
-use crate::engine::postgres::{db_error, is_unique_violation, PgStore};
+use crate::engine::postgres::{db_error, is_unique_violation, storable, PgStore};
 use crate::error::{StoreError, StoreResult};
 use crate::model::received::{CopyState, EventFiles, ReceivedInvoice};
 use crate::model::{CompanyId, Environment, Page};
@@ -206,6 +206,9 @@ impl ReceivedStore for PgStore {
     }
 
     fn received_by_cufe(&self, cufe: &str) -> StoreResult<Option<ReceivedInvoice>> {
+        if !storable(cufe) {
+            return Ok(None);
+        }
         Ok(self
             .received_where("cufe = $1 AND cufe_record", &[&cufe])?
             .into_iter()
@@ -217,6 +220,9 @@ impl ReceivedStore for PgStore {
         company: CompanyId,
         cufe: &str,
     ) -> StoreResult<Option<ReceivedInvoice>> {
+        if !storable(cufe) {
+            return Ok(None);
+        }
         Ok(self
             .received_where("uploaded_by = $1 AND cufe = $2", &[&big(company)?, &cufe])?
             .into_iter()
@@ -324,6 +330,9 @@ impl ReceivedStore for PgStore {
     }
 
     fn document_by_code(&self, code: &str) -> StoreResult<Option<u64>> {
+        if !storable(code) {
+            return Ok(None);
+        }
         let row = self
             .conn()?
             .query_opt(

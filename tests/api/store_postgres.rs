@@ -1,0 +1,86 @@
+//! The store on PostgreSQL going away and coming back: new work is
+//! answered 503 `STORE_UNAVAILABLE` with `Retry-After`, `/readyz` says the
+//! store is the cause, and the node recovers by itself once the database
+//! takes connections again, numbering on without a gap. Runs on the
+//! PostgreSQL runs of the suite only (`TEST_STORE_ENGINE=postgres`).
+
+use emisor::api::invoice_request::examples;
+use serde_json::Value;
+
+use crate::support::app::*;
+use crate::support::bodies::unique;
+
+fn issue(app: &TestApp) -> (u16, Value) {
+    json(app.post(
+        "/v1/api/facturacion",
+        &app.sk_test(),
+        &unique(examples::invoice()),
+    ))
+}
+
+fn number(data: &Value) -> u64 {
+    data["documento"]["numero"]
+        .as_str()
+        .and_then(|n| n.trim_start_matches(char::is_alphabetic).parse().ok())
+        .or_else(|| data["documento"]["numero"].as_u64())
+        .unwrap_or_else(|| panic!("no number in {data}"))
+}
+
+#[test]
+fn a_node_that_loses_its_database_answers_503_and_recovers_by_itself() {
+    if !on_postgres() {
+        eprintln!("skipped: the store is sled in this run (TEST_STORE_ENGINE=postgres runs it)");
+        return;
+    }
+    let app = TestApp::spawn();
+    let (status, first) = issue(&app);
+    assert_eq!(status, 200, "{first}");
+
+    // The database refuses new connections and drops the node's.
+    database_admin(&app.dir, false);
+    let res = app.post(
+        "/v1/api/facturacion",
+        &app.sk_test(),
+        &unique(examples::invoice()),
+    );
+    assert_eq!(res.status().as_u16(), 503);
+    assert!(res.headers().get("retry-after").is_some());
+    let body = assert_error(res, 503, "STORE_UNAVAILABLE");
+    assert!(!body.to_string().contains("emisor_api_"), "{body}");
+    let (ready, readiness) = json(
+        app.client
+            .get(format!("{}/readyz", app.url))
+            .send()
+            .unwrap(),
+    );
+    assert_eq!(ready, 503, "{readiness}");
+    let store = readiness["data"]["store"].as_str().unwrap_or_default();
+    assert!(store.contains("unavailable"), "{readiness}");
+    assert!(!readiness.to_string().contains("password"), "{readiness}");
+
+    // Back: ready again without a restart, and the refused request took no number.
+    database_admin(&app.dir, true);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let res = app
+            .client
+            .get(format!("{}/readyz", app.url))
+            .send()
+            .unwrap();
+        if res.status().as_u16() == 200 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not ready again in 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let (status, second) = issue(&app);
+    assert_eq!(status, 200, "{second}");
+    assert_eq!(
+        number(&second["data"]),
+        number(&first["data"]) + 1,
+        "no gap: {first} {second}"
+    );
+}
