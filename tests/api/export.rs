@@ -504,9 +504,7 @@ fn a_copy_taken_while_issuing_serves_every_family_as_at_its_point(how: Copy) {
 
 #[test]
 fn an_export_taken_while_issuing_imports_into_a_data_dir_that_serves_its_point() {
-    if !sled_only(
-        "a running server's export, and a failed import's cleanup, are not on PostgreSQL yet",
-    ) {
+    if !sled_only("a running server's export copies the sled store at one point") {
         return;
     }
     a_copy_taken_while_issuing_serves_every_family_as_at_its_point(Copy::ExportImport);
@@ -514,9 +512,7 @@ fn an_export_taken_while_issuing_imports_into_a_data_dir_that_serves_its_point()
 
 #[test]
 fn a_backup_taken_while_issuing_restores_every_family_as_at_its_point() {
-    if !sled_only(
-        "a running server's export, and a failed import's cleanup, are not on PostgreSQL yet",
-    ) {
+    if !sled_only("a running server's export copies the sled store at one point") {
         return;
     }
     a_copy_taken_while_issuing_serves_every_family_as_at_its_point(Copy::BackupRestore);
@@ -525,11 +521,6 @@ fn a_backup_taken_while_issuing_restores_every_family_as_at_its_point() {
 #[test]
 fn an_export_of_a_stopped_data_dir_gzipped_or_not_imports_and_another_key_or_a_cut_file_is_refused()
 {
-    if !sled_only(
-        "a running server's export, and a failed import's cleanup, are not on PostgreSQL yet",
-    ) {
-        return;
-    }
     let root = tempfile::tempdir().unwrap();
     let mut app = TestApp::spawn();
     let key = app.sk_test();

@@ -897,3 +897,26 @@ fn an_imported_store_holds_its_numberings_until_each_is_confirmed() {
     assert_eq!(confirmed.next, 10);
     assert_eq!(s.create_document(new_doc(&r, None)).unwrap().number, 10);
 }
+
+#[test]
+fn an_import_cut_short_leaves_the_database_empty() {
+    let Some(db) = TestDb::new() else { return };
+    let file = include_bytes!("export-v1.jsonl");
+    let text = std::str::from_utf8(file).unwrap();
+    let cut: String = text
+        .lines()
+        .filter(|l| !l.contains("\"entity\":\"end\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    {
+        let s = db.open();
+        let imported = crate::export::import(&mut std::io::BufReader::new(cut.as_bytes()), &s, &s);
+        assert!(imported.is_err(), "a file without its end line is refused");
+    }
+    // The import's one transaction never committed.
+    let s = db.open();
+    s.check_empty_for_import().unwrap();
+    assert!(s.is_empty().unwrap());
+    crate::export::import(&mut std::io::BufReader::new(&file[..]), &s, &s).unwrap();
+    assert_eq!(s.documents_after(0, 10).unwrap().len(), 2);
+}

@@ -200,14 +200,24 @@ pub fn master_key_env(dir: &Path) -> String {
     base64::engine::general_purpose::STANDARD.encode(master_key_for(dir))
 }
 
-/// `emisor admin …` with the master key of `key_of`'s data dir: whether
+/// The `--data-dir` an admin command names, if it names one.
+fn data_dir_of(args: &[&str]) -> Option<PathBuf> {
+    let at = args.iter().position(|a| *a == "--data-dir")?;
+    args.get(at + 1).map(PathBuf::from)
+}
+
+/// `emisor admin …` with the master key of `key_of`'s data dir (on
+/// PostgreSQL, the database of the `--data-dir` it names, else of
+/// `key_of`): whether
 /// it succeeded, its stdout and its stderr.
 pub fn admin_command(key_of: &Path, args: &[&str]) -> (bool, String, String) {
     let out = std::process::Command::new(BIN)
         .arg("admin")
         .args(args)
         .env(MASTER_KEY_ENV, master_key_env(key_of))
-        .envs(store_env(key_of))
+        .envs(store_env(
+            &data_dir_of(args).unwrap_or_else(|| key_of.to_path_buf()),
+        ))
         .output()
         .expect("run emisor admin");
     (

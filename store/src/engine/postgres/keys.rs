@@ -3,14 +3,16 @@
 use std::sync::{Arc, PoisonError};
 
 use chrono::Utc;
+use postgres::GenericClient;
 
 use crate::durability::flusher::FlusherPause;
 use crate::engine::postgres::documents::{
     add_history, insert_document, put_application_response_in, put_files, put_job_in,
     write_email_log,
 };
+use crate::engine::postgres::received::{put_event_files_in, write_received_in};
 use crate::engine::postgres::records::{big, json, record, unsigned};
-use crate::engine::postgres::{db_error, PgStore, SEALED_TABLES};
+use crate::engine::postgres::{db_error, off_runtime, Conn, PgStore, SEALED_TABLES};
 use crate::engine::sled::sealing::secret_fields;
 use crate::error::{StoreError, StoreResult};
 use crate::model::export::{ExportItem, ExportedDocument};
@@ -65,7 +67,7 @@ const NUMBERING_HOLD: &str = "numbering_hold";
 
 /// The hold in `client`'s view (locked with `FOR UPDATE` by a writer).
 pub(crate) fn read_hold(
-    client: &mut impl postgres::GenericClient,
+    client: &mut impl GenericClient,
     lock: bool,
 ) -> StoreResult<Option<NumberingHold>> {
     let sql = if lock {
@@ -79,7 +81,7 @@ pub(crate) fn read_hold(
     row.map(|r| record("meta", &r, "value")).transpose()
 }
 
-fn put_hold(client: &mut impl postgres::GenericClient, hold: &NumberingHold) -> StoreResult<()> {
+fn put_hold(client: &mut impl GenericClient, hold: &NumberingHold) -> StoreResult<()> {
     client
         .execute(
             "INSERT INTO meta (key, value) VALUES ($1, $2)
@@ -93,7 +95,7 @@ fn put_hold(client: &mut impl postgres::GenericClient, hold: &NumberingHold) -> 
 /// Refuses a number from a numbering the hold holds and no one confirmed
 /// (phase one, in its transaction, after it locked the counter).
 pub(crate) fn check_hold(
-    client: &mut impl postgres::GenericClient,
+    client: &mut impl GenericClient,
     company: CompanyId,
     resolution_id: u64,
 ) -> StoreResult<()> {
@@ -279,55 +281,161 @@ const SEQUENCES: [(&str, &str); 9] = [
     ("received_ids", "SELECT max(id) FROM received"),
 ];
 
-impl PgStore {
-    fn import_document(&self, d: ExportedDocument) -> StoreResult<()> {
-        let ExportedDocument {
-            mut record,
-            request,
-            files,
-            history,
-            application_response,
-        } = d;
-        let id = record.id;
-        let request = match request {
-            Some(r) => {
-                record.request = serde_json::Value::Null;
-                r
-            }
-            None => record.request.to_string().into_bytes(),
-        };
-        let files = files
-            .map(|f| {
-                f.files().ok_or_else(|| StoreError::Corrupt {
-                    tree: "document_files",
-                    reason: format!("the XML of document {id} is not UTF-8"),
-                })
-            })
-            .transpose()?;
-        self.in_transaction(|tx| {
-            // No payload hash is exported: the duplicate window is minutes
-            // long, and the imported documents are older.
-            insert_document(tx, &record, &request, &[0; 32])?.map_err(db_error)?;
-            if let Some(files) = &files {
-                put_files(tx, id, files)?;
-            }
-            for h in &history {
-                add_history(tx, id, h)?;
-            }
-            if let Some(xml) = &application_response {
-                put_application_response_in(tx, id, xml)?;
-            }
-            Ok(())
-        })
+/// An export's document with its request, files, history and
+/// ApplicationResponse, in `client`'s transaction.
+fn import_document(client: &mut impl GenericClient, d: ExportedDocument) -> StoreResult<()> {
+    let ExportedDocument {
+        mut record,
+        request,
+        files,
+        history,
+        application_response,
+    } = d;
+    let id = record.id;
+    let request = match request {
+        Some(r) => {
+            record.request = serde_json::Value::Null;
+            r
+        }
+        None => record.request.to_string().into_bytes(),
+    };
+    // No payload hash is exported: the duplicate window is minutes long,
+    // and the imported documents are older.
+    insert_document(client, &record, &request, &[0; 32])?.map_err(db_error)?;
+    if let Some(files) = files {
+        let files = files.files().ok_or_else(|| StoreError::Corrupt {
+            tree: "document_files",
+            reason: format!("the XML of document {id} is not UTF-8"),
+        })?;
+        put_files(client, id, &files)?;
     }
+    for h in &history {
+        add_history(client, id, h)?;
+    }
+    if let Some(xml) = &application_response {
+        put_application_response_in(client, id, xml)?;
+    }
+    Ok(())
 }
 
 fn exec(
-    conn: &mut crate::engine::postgres::Conn,
+    client: &mut impl GenericClient,
     sql: &str,
     params: &[&(dyn postgres::types::ToSql + Sync)],
 ) -> StoreResult<()> {
-    conn.execute(sql, params).map(|_| ()).map_err(db_error)
+    client.execute(sql, params).map(|_| ()).map_err(db_error)
+}
+
+/// One record of an export, in `client`'s transaction.
+fn import_item(client: &mut impl GenericClient, item: ExportItem) -> StoreResult<()> {
+    match item {
+        ExportItem::Company(c) => exec(
+            client,
+            "INSERT INTO companies (id, nit, created_at, record) VALUES ($1, $2, $3, $4)",
+            &[&big(c.id)?, &c.nit, &c.created_at, &json("companies", &c)?],
+        ),
+        ExportItem::Software(s) => exec(
+            client,
+            "INSERT INTO software (company_id, kind, record) VALUES ($1, $2, $3)",
+            &[
+                &big(s.company_id)?,
+                &i16::from(s.kind.tag()),
+                &json("software", &s)?,
+            ],
+        ),
+        ExportItem::Resolution(r) => exec(
+            client,
+            "INSERT INTO resolutions (id, company_id, document_type, record)
+             VALUES ($1, $2, $3, $4)",
+            &[
+                &big(r.id)?,
+                &big(r.company_id)?,
+                &i16::from(r.document_type),
+                &json("resolutions", &r)?,
+            ],
+        ),
+        ExportItem::Counter(c) => exec(
+            client,
+            "INSERT INTO counters (company_id, resolution_id, next) VALUES ($1, $2, $3)
+             ON CONFLICT (company_id, resolution_id) DO UPDATE SET next = excluded.next",
+            &[&big(c.company_id)?, &big(c.resolution_id)?, &big(c.next)?],
+        ),
+        ExportItem::Certificate(c) => exec(
+            client,
+            "INSERT INTO certificates (company_id, record) VALUES ($1, $2)",
+            &[&big(c.company_id)?, &json("certificates", &c)?],
+        ),
+        ExportItem::ApiKey(k) => exec(
+            client,
+            "INSERT INTO api_keys (id, company_id, hash, record) VALUES ($1, $2, $3, $4)",
+            &[
+                &big(k.id)?,
+                &big(k.company_id)?,
+                &k.hash,
+                &json("api_keys", &k)?,
+            ],
+        ),
+        ExportItem::Customer(c) => exec(
+            client,
+            "INSERT INTO customers (company_id, id, identification_number, name, record)
+             VALUES ($1, $2, $3, $4, $5)",
+            &[
+                &big(c.company_id)?,
+                &big(c.id)?,
+                &c.identification_number,
+                &c.name,
+                &json("customers", &c)?,
+            ],
+        ),
+        ExportItem::Setting(s) => exec(
+            client,
+            "INSERT INTO settings (key, value) VALUES ($1, $2)",
+            &[&s.key, &s.value],
+        ),
+        ExportItem::Document(d) => import_document(client, *d),
+        ExportItem::Job(job) => put_job_in(client, job).map(|_| ()),
+        ExportItem::EmailLog(log) => write_email_log(client, &log),
+        ExportItem::Event(e) => exec(
+            client,
+            "INSERT INTO events (id, company_id, kind, at, record) VALUES ($1, $2, $3, $4, $5)",
+            &[
+                &big(e.id)?,
+                &big(e.company_id)?,
+                &e.kind,
+                &e.at,
+                &json("events", &e)?,
+            ],
+        ),
+        ExportItem::Received(r) => {
+            write_received_in(client, r.record, r.upload, true)?.map_err(db_error)?;
+            Ok(())
+        }
+        ExportItem::EventFiles(f) => put_event_files_in(client, f.event_id, &f.files),
+        ExportItem::NumberingHold(hold) => put_hold(client, &hold),
+    }
+}
+
+/// An import's one transaction: begun by its first record, committed by
+/// `finish_import`; an import that fails, or never finishes, leaves the
+/// database as empty as it found it (rolled back when dropped).
+#[derive(Default)]
+pub(crate) struct ImportTx(Option<Conn>);
+
+impl ImportTx {
+    /// Ends the transaction without it (the connection goes back clean).
+    fn roll_back(&mut self) {
+        if let Some(mut conn) = self.0.take() {
+            off_runtime(move || {
+                let _ = conn.batch_execute("ROLLBACK");
+            });
+        }
+    }
+}
+
+impl Drop for ImportTx {
+    fn drop(&mut self) {
+        self.roll_back();
+    }
 }
 
 impl Import for PgStore {
@@ -348,132 +456,69 @@ impl Import for PgStore {
         Ok(())
     }
 
-    /// Each record written with its ids, committed on its own (an import
-    /// that stops leaves a database the operator empties, as on sled).
+    /// Each record written with its ids, in the import's one transaction.
     fn import(&self, item: ExportItem) -> StoreResult<()> {
         let _sealing = self.sealing_scope();
-        let mut conn = self.conn()?;
-        match item {
-            ExportItem::Company(c) => exec(
-                &mut conn,
-                "INSERT INTO companies (id, nit, created_at, record) VALUES ($1, $2, $3, $4)",
-                &[&big(c.id)?, &c.nit, &c.created_at, &json("companies", &c)?],
-            ),
-            ExportItem::Software(s) => exec(
-                &mut conn,
-                "INSERT INTO software (company_id, kind, record) VALUES ($1, $2, $3)",
-                &[
-                    &big(s.company_id)?,
-                    &i16::from(s.kind.tag()),
-                    &json("software", &s)?,
-                ],
-            ),
-            ExportItem::Resolution(r) => exec(
-                &mut conn,
-                "INSERT INTO resolutions (id, company_id, document_type, record)
-                 VALUES ($1, $2, $3, $4)",
-                &[
-                    &big(r.id)?,
-                    &big(r.company_id)?,
-                    &i16::from(r.document_type),
-                    &json("resolutions", &r)?,
-                ],
-            ),
-            ExportItem::Counter(c) => exec(
-                &mut conn,
-                "INSERT INTO counters (company_id, resolution_id, next) VALUES ($1, $2, $3)
-                 ON CONFLICT (company_id, resolution_id) DO UPDATE SET next = excluded.next",
-                &[&big(c.company_id)?, &big(c.resolution_id)?, &big(c.next)?],
-            ),
-            ExportItem::Certificate(c) => exec(
-                &mut conn,
-                "INSERT INTO certificates (company_id, record) VALUES ($1, $2)",
-                &[&big(c.company_id)?, &json("certificates", &c)?],
-            ),
-            ExportItem::ApiKey(k) => exec(
-                &mut conn,
-                "INSERT INTO api_keys (id, company_id, hash, record) VALUES ($1, $2, $3, $4)",
-                &[
-                    &big(k.id)?,
-                    &big(k.company_id)?,
-                    &k.hash,
-                    &json("api_keys", &k)?,
-                ],
-            ),
-            ExportItem::Customer(c) => exec(
-                &mut conn,
-                "INSERT INTO customers (company_id, id, identification_number, name, record)
-                 VALUES ($1, $2, $3, $4, $5)",
-                &[
-                    &big(c.company_id)?,
-                    &big(c.id)?,
-                    &c.identification_number,
-                    &c.name,
-                    &json("customers", &c)?,
-                ],
-            ),
-            ExportItem::Setting(s) => exec(
-                &mut conn,
-                "INSERT INTO settings (key, value) VALUES ($1, $2)",
-                &[&s.key, &s.value],
-            ),
-            ExportItem::Document(d) => {
-                drop(conn);
-                self.import_document(*d)
+        let mut import = self.import.lock().unwrap_or_else(PoisonError::into_inner);
+        let conn = match &mut import.0 {
+            Some(conn) => conn,
+            empty => {
+                let mut conn = self.conn()?;
+                conn.batch_execute("BEGIN").map_err(db_error)?;
+                empty.insert(conn)
             }
-            ExportItem::Job(job) => put_job_in(&mut *conn, job).map(|_| ()),
-            ExportItem::EmailLog(log) => write_email_log(&mut *conn, &log),
-            ExportItem::Event(e) => exec(
-                &mut conn,
-                "INSERT INTO events (id, company_id, kind, at, record) VALUES ($1, $2, $3, $4, $5)",
-                &[
-                    &big(e.id)?,
-                    &big(e.company_id)?,
-                    &e.kind,
-                    &e.at,
-                    &json("events", &e)?,
-                ],
-            ),
-            ExportItem::Received(r) => {
-                drop(conn);
-                self.write_received(r.record, r.upload, true).map(|_| ())
-            }
-            ExportItem::EventFiles(f) => {
-                drop(conn);
-                crate::traits::ReceivedStore::put_event_files(self, f.event_id, &f.files)
-            }
-            ExportItem::NumberingHold(hold) => put_hold(&mut *conn, &hold),
+        };
+        let written = import_item(&mut **conn, item);
+        if written.is_err() {
+            import.roll_back();
         }
+        written
     }
 
-    /// The sequences moved past the imported ids, and each company's usage
-    /// by month counted from its documents.
+    /// The sequences moved past the imported ids, each company's usage by
+    /// month counted from its documents, and the commit.
     fn finish_import(&self) -> StoreResult<()> {
-        self.in_transaction(|tx| {
-            for (sequence, max) in SEQUENCES {
-                tx.execute(
-                    &format!("SELECT setval('{sequence}', coalesce(({max}), 0) + 1, false)"),
-                    &[],
-                )
-                .map_err(db_error)?;
+        let mut import = self.import.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut conn = match import.0.take() {
+            Some(conn) => conn,
+            None => {
+                let mut conn = self.conn()?;
+                conn.batch_execute("BEGIN").map_err(db_error)?;
+                conn
             }
-            tx.execute(
-                "SELECT setval('received_event_ids', coalesce(greatest(
-                     (SELECT max(event_id) FROM received_event_files),
-                     (SELECT max((e->>'id')::bigint) FROM received,
-                          jsonb_array_elements(record->'events') e)), 0) + 1, false)",
-                &[],
-            )
-            .map_err(db_error)?;
-            tx.execute(
-                "INSERT INTO monthly_usage (company_id, period, used)
-                 SELECT company_id, to_char(issue_date, 'YYYYMM')::integer, count(*)
-                 FROM documents GROUP BY 1, 2
-                 ON CONFLICT (company_id, period) DO UPDATE SET used = excluded.used",
-                &[],
-            )
-            .map_err(db_error)?;
-            Ok(())
-        })
+        };
+        let finished =
+            finish_in(&mut *conn).and_then(|()| conn.batch_execute("COMMIT").map_err(db_error));
+        if finished.is_err() {
+            import.0 = Some(conn);
+            import.roll_back();
+        }
+        finished
     }
+}
+
+fn finish_in(client: &mut impl GenericClient) -> StoreResult<()> {
+    for (sequence, max) in SEQUENCES {
+        exec(
+            client,
+            &format!("SELECT setval('{sequence}', coalesce(({max}), 0) + 1, false)"),
+            &[],
+        )?;
+    }
+    exec(
+        client,
+        "SELECT setval('received_event_ids', coalesce(greatest(
+             (SELECT max(event_id) FROM received_event_files),
+             (SELECT max((e->>'id')::bigint) FROM received,
+                  jsonb_array_elements(record->'events') e)), 0) + 1, false)",
+        &[],
+    )?;
+    exec(
+        client,
+        "INSERT INTO monthly_usage (company_id, period, used)
+         SELECT company_id, to_char(issue_date, 'YYYYMM')::integer, count(*)
+         FROM documents GROUP BY 1, 2
+         ON CONFLICT (company_id, period) DO UPDATE SET used = excluded.used",
+        &[],
+    )
 }

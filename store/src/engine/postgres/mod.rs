@@ -19,7 +19,7 @@ mod documents;
 mod issuer;
 pub(crate) mod keys;
 pub(crate) mod off_runtime;
-mod received;
+pub(crate) mod received;
 mod records;
 
 use std::sync::{Arc, RwLock};
@@ -105,6 +105,8 @@ pub(crate) fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
 pub struct PgStore {
     pool: Arc<Pooled>,
     pub(crate) keys: Arc<RwLock<Arc<Keyring>>>,
+    /// An import in progress: its one transaction.
+    pub(crate) import: Arc<std::sync::Mutex<keys::ImportTx>>,
 }
 
 /// The tables whose records hold secrets, with the sled tree whose secret
@@ -140,6 +142,7 @@ impl PgStore {
         let store = PgStore {
             pool: Arc::new(Pooled(Some(pool))),
             keys: Arc::new(RwLock::new(provisional)),
+            import: Arc::default(),
         };
         let inventory = off_runtime(|| {
             store.migrate()?;

@@ -42,111 +42,150 @@ fn upload_of(
     Ok(row.map(|r| unsigned(r.get(0))))
 }
 
-impl PgStore {
-    /// Writes a received invoice: a new one (id 0) refused when its
-    /// uploader has an upload of its CUFE, or when it is vouched for and
-    /// the CUFE has a vouched record; another only over the version it
-    /// read. `imported` keeps the id and version as given.
-    pub(crate) fn write_received(
-        &self,
-        mut r: ReceivedInvoice,
-        upload: Option<String>,
-        imported: bool,
-    ) -> StoreResult<ReceivedInvoice> {
-        let mut conn = self.conn()?;
-        let mut tx = conn.transaction().map_err(db_error)?;
-        let new = r.id == 0 || imported;
-        if r.id == 0 {
-            r.id = unsigned(
-                tx.query_one("SELECT nextval('received_ids')", &[])
-                    .map_err(db_error)?
-                    .get(0),
-            );
-        }
-        let expected = r.version;
-        if !imported {
-            r.version += 1;
-        }
-        let vouched = r.authority_copy.state == CopyState::Same;
-        let holder = cufe_holder(&mut tx, &r.cufe)?;
-        if new {
-            if let Some(company) = r.uploaded_by {
-                if let Some(id) = upload_of(&mut tx, company, &r.cufe)? {
-                    return Err(StoreError::DuplicateReference { id });
-                }
-            }
-            if let (true, Some(id)) = (vouched, holder) {
+/// What [`write_received_in`] left: the record written, or the unique
+/// index that refused it (another transaction took the upload or the CUFE).
+pub(crate) type Written = Result<ReceivedInvoice, postgres::Error>;
+
+/// Writes a received invoice in `client`'s transaction: a new one (id 0)
+/// refused when its uploader has an upload of its CUFE, or when it is
+/// vouched for and the CUFE has a vouched record; another only over the
+/// version it read. `imported` keeps the id and version as given.
+pub(crate) fn write_received_in(
+    client: &mut impl GenericClient,
+    mut r: ReceivedInvoice,
+    upload: Option<String>,
+    imported: bool,
+) -> StoreResult<Written> {
+    let new = r.id == 0 || imported;
+    if r.id == 0 {
+        r.id = unsigned(
+            client
+                .query_one("SELECT nextval('received_ids')", &[])
+                .map_err(db_error)?
+                .get(0),
+        );
+    }
+    let expected = r.version;
+    if !imported {
+        r.version += 1;
+    }
+    let vouched = r.authority_copy.state == CopyState::Same;
+    let holder = cufe_holder(client, &r.cufe)?;
+    if new {
+        if let Some(company) = r.uploaded_by {
+            if let Some(id) = upload_of(client, company, &r.cufe)? {
                 return Err(StoreError::DuplicateReference { id });
             }
-        } else {
-            let old = tx
-                .query_opt(
-                    "SELECT version FROM received WHERE id = $1 FOR UPDATE",
-                    &[&big(r.id)?],
-                )
-                .map_err(db_error)?
-                .ok_or(StoreError::NotFound("received invoice"))?;
-            if unsigned(old.get(0)) != expected {
-                return Err(StoreError::Conflict(
-                    "the invoice changed meanwhile; try again".into(),
-                ));
-            }
         }
-        // The CUFE's record: a vouched one when it has none; this one
-        // while it stays vouched; never one while another is.
-        let cufe_record = match holder {
-            None => vouched,
-            Some(h) => h == r.id && vouched,
-        };
-        let buyer = r.buyer.company_id.map(big).transpose()?;
-        let holder_company = r.holder.company_id.map(big).transpose()?;
-        let eligible = r.eligible && holder_company.is_some();
-        let upload = upload.map(|x| pack(x.as_bytes())).transpose()?;
-        let written = tx.execute(
-            "INSERT INTO received (id, cufe, uploaded_by, cufe_record, unchecked, buyer, holder,
-                 environment, eligible, version, record, upload)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-             ON CONFLICT (id) DO UPDATE SET cufe_record = excluded.cufe_record,
-                 unchecked = excluded.unchecked, buyer = excluded.buyer, holder = excluded.holder,
-                 eligible = excluded.eligible, version = excluded.version, record = excluded.record,
-                 upload = coalesce(excluded.upload, received.upload)",
-            &[
-                &big(r.id)?,
-                &r.cufe,
-                &r.uploaded_by.map(big).transpose()?,
-                &cufe_record,
-                &(r.authority_copy.state == CopyState::Unchecked),
-                &buyer,
-                &holder_company,
-                &environment_code(r.environment),
-                &eligible,
-                &big(r.version)?,
-                &json("received", &r)?,
-                &upload,
-            ],
-        );
-        match written {
-            Ok(_) => {}
-            Err(e) if is_unique_violation(&e) => {
+        if let (true, Some(id)) = (vouched, holder) {
+            return Err(StoreError::DuplicateReference { id });
+        }
+    } else {
+        let old = client
+            .query_opt(
+                "SELECT version FROM received WHERE id = $1 FOR UPDATE",
+                &[&big(r.id)?],
+            )
+            .map_err(db_error)?
+            .ok_or(StoreError::NotFound("received invoice"))?;
+        if unsigned(old.get(0)) != expected {
+            return Err(StoreError::Conflict(
+                "the invoice changed meanwhile; try again".into(),
+            ));
+        }
+    }
+    // The CUFE's record: a vouched one when it has none; this one while
+    // it stays vouched; never one while another is.
+    let cufe_record = match holder {
+        None => vouched,
+        Some(h) => h == r.id && vouched,
+    };
+    let buyer = r.buyer.company_id.map(big).transpose()?;
+    let holder_company = r.holder.company_id.map(big).transpose()?;
+    let eligible = r.eligible && holder_company.is_some();
+    let upload = upload.map(|x| pack(x.as_bytes())).transpose()?;
+    let written = client.execute(
+        "INSERT INTO received (id, cufe, uploaded_by, cufe_record, unchecked, buyer, holder,
+             environment, eligible, version, record, upload)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+         ON CONFLICT (id) DO UPDATE SET cufe_record = excluded.cufe_record,
+             unchecked = excluded.unchecked, buyer = excluded.buyer, holder = excluded.holder,
+             eligible = excluded.eligible, version = excluded.version, record = excluded.record,
+             upload = coalesce(excluded.upload, received.upload)",
+        &[
+            &big(r.id)?,
+            &r.cufe,
+            &r.uploaded_by.map(big).transpose()?,
+            &cufe_record,
+            &(r.authority_copy.state == CopyState::Unchecked),
+            &buyer,
+            &holder_company,
+            &environment_code(r.environment),
+            &eligible,
+            &big(r.version)?,
+            &json("received", &r)?,
+            &upload,
+        ],
+    );
+    match written {
+        Ok(_) => Ok(Ok(r)),
+        Err(e) if is_unique_violation(&e) => Ok(Err(e)),
+        Err(e) => Err(db_error(e)),
+    }
+}
+
+pub(crate) fn put_event_files_in(
+    client: &mut impl GenericClient,
+    event_id: u64,
+    files: &EventFiles,
+) -> StoreResult<()> {
+    let bytes = serde_json::to_vec(files).map_err(|e| StoreError::Corrupt {
+        tree: "received_event_files",
+        reason: e.to_string(),
+    })?;
+    client
+        .execute(
+            "INSERT INTO received_event_files (event_id, files) VALUES ($1, $2)
+             ON CONFLICT (event_id) DO UPDATE SET files = excluded.files",
+            &[&big(event_id)?, &pack(&bytes)?],
+        )
+        .map_err(db_error)?;
+    Ok(())
+}
+
+impl PgStore {
+    /// [`write_received_in`] in a transaction of its own; a unique index's
+    /// refusal names the record that holds the upload or the CUFE.
+    pub(crate) fn write_received(
+        &self,
+        r: ReceivedInvoice,
+        upload: Option<String>,
+    ) -> StoreResult<ReceivedInvoice> {
+        let (uploaded_by, cufe) = (r.uploaded_by, r.cufe.clone());
+        let mut conn = self.conn()?;
+        let mut tx = conn.transaction().map_err(db_error)?;
+        match write_received_in(&mut tx, r, upload, false)? {
+            Ok(r) => {
+                tx.commit().map_err(db_error)?;
+                Ok(r)
+            }
+            Err(e) => {
                 drop(tx);
                 // Another node's transaction took the upload or the CUFE.
-                let id = match r.uploaded_by {
-                    Some(c) => upload_of(&mut *conn, c, &r.cufe)?,
+                let id = match uploaded_by {
+                    Some(c) => upload_of(&mut *conn, c, &cufe)?,
                     None => None,
                 };
                 let id = match id {
                     Some(id) => Some(id),
-                    None => cufe_holder(&mut *conn, &r.cufe)?,
+                    None => cufe_holder(&mut *conn, &cufe)?,
                 };
-                return Err(match id {
+                Err(match id {
                     Some(id) => StoreError::DuplicateReference { id },
                     None => db_error(e),
-                });
+                })
             }
-            Err(e) => return Err(db_error(e)),
         }
-        tx.commit().map_err(db_error)?;
-        Ok(r)
     }
 
     fn received_where(
@@ -242,7 +281,7 @@ impl ReceivedStore for PgStore {
         record: ReceivedInvoice,
         upload: Option<String>,
     ) -> StoreResult<ReceivedInvoice> {
-        self.write_received(record, upload, false)
+        self.write_received(record, upload)
     }
 
     fn received_page(
@@ -297,18 +336,7 @@ impl ReceivedStore for PgStore {
     }
 
     fn put_event_files(&self, event_id: u64, files: &EventFiles) -> StoreResult<()> {
-        let bytes = serde_json::to_vec(files).map_err(|e| StoreError::Corrupt {
-            tree: "received_event_files",
-            reason: e.to_string(),
-        })?;
-        self.conn()?
-            .execute(
-                "INSERT INTO received_event_files (event_id, files) VALUES ($1, $2)
-                 ON CONFLICT (event_id) DO UPDATE SET files = excluded.files",
-                &[&big(event_id)?, &pack(&bytes)?],
-            )
-            .map_err(db_error)?;
-        Ok(())
+        put_event_files_in(&mut *self.conn()?, event_id, files)
     }
 
     fn event_files(&self, event_id: u64) -> StoreResult<Option<EventFiles>> {
