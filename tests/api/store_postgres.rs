@@ -5,7 +5,7 @@
 //! PostgreSQL runs of the suite only (`TEST_STORE_ENGINE=postgres`).
 
 use emisor::api::invoice_request::examples;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::support::app::*;
 use crate::support::bodies::unique;
@@ -82,5 +82,35 @@ fn a_node_that_loses_its_database_answers_503_and_recovers_by_itself() {
         number(&second["data"]),
         number(&first["data"]) + 1,
         "no gap: {first} {second}"
+    );
+}
+
+#[test]
+fn a_backup_asked_of_a_postgresql_store_says_to_use_postgresqls_tools() {
+    if !on_postgres() {
+        eprintln!("skipped: the store is sled in this run (TEST_STORE_ENGINE=postgres runs it)");
+        return;
+    }
+    let allowed = tempfile::tempdir().unwrap();
+    let app = TestApp::spawn_with(
+        Launch::default().env("EMISOR_BACKUP__DIR", allowed.path().to_str().unwrap()),
+    );
+    let body = assert_error(
+        app.admin_post("/admin/backup", &json!({"destino": "uno"})),
+        409,
+        "CONFLICT",
+    );
+    assert!(
+        body["message"].as_str().unwrap().contains("pg_basebackup"),
+        "{body}"
+    );
+    let body = assert_error(
+        app.admin_post("/admin/export", &json!({"destino": "datos.jsonl"})),
+        409,
+        "CONFLICT",
+    );
+    assert!(
+        body["message"].as_str().unwrap().contains("PostgreSQL"),
+        "{body}"
     );
 }
