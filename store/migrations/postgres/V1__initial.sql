@@ -93,6 +93,7 @@ CREATE TABLE documents (
     issue_date          date NOT NULL,
     total               numeric,
     external_reference  text,
+    customer_id         bigint,
     code                text,
     list_keys           jsonb NOT NULL DEFAULT '{}',
     payload_hash        bytea NOT NULL,
@@ -118,6 +119,11 @@ CREATE INDEX documents_list_by_state ON documents (company_id, environment, fami
     WHERE NOT pending_build;
 CREATE INDEX documents_list_keys ON documents USING gin (list_keys jsonb_path_ops)
     WHERE NOT pending_build;
+-- Every family at once (the console's search), by customer, by number.
+CREATE INDEX documents_all_families ON documents (company_id, environment, issue_date DESC, id DESC)
+    WHERE NOT pending_build;
+CREATE INDEX documents_by_customer ON documents (company_id, customer_id) WHERE customer_id IS NOT NULL;
+CREATE INDEX documents_by_number ON documents (company_id, number);
 CREATE INDEX documents_by_state ON documents (state, id) WHERE NOT pending_build;
 CREATE INDEX documents_pending_build ON documents (id) WHERE pending_build;
 CREATE INDEX documents_by_created_at ON documents (created_at);

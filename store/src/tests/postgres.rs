@@ -507,6 +507,15 @@ fn phase_two_files_history_and_lists() {
         .unwrap()
         .get(0);
     assert_eq!(numeric, "119000.50", "money is numeric");
+    let customer: Option<i64> = db
+        .client()
+        .query_one(
+            "SELECT customer_id FROM documents WHERE id = $1",
+            &[&(d.id as i64)],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(customer.map(|c| c as u64), d.customer_id);
 }
 
 #[test]

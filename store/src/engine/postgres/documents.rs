@@ -828,9 +828,9 @@ pub(crate) fn insert_document(
         "INSERT INTO documents (id, company_id, environment, family, document_type,
              resolution_id, number, state, pending_build, issue_date, total,
              external_reference, code, list_keys, payload_hash, created_at, updated_at,
-             record, request)
+             record, request, customer_id)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::text::numeric, $12, $13, $14,
-             $15, $16, $17, $18, $19)",
+             $15, $16, $17, $18, $19, $20)",
         &[
             &big(doc.id)?,
             &big(doc.company_id)?,
@@ -851,6 +851,7 @@ pub(crate) fn insert_document(
             &doc.updated_at,
             &json("documents", doc)?,
             &pack(request)?,
+            &doc.customer_id.map(big).transpose()?,
         ],
     ))
 }

@@ -162,9 +162,16 @@ impl PgStore {
         let mut conn = self.conn()?;
         conn.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
             .map_err(db_error)?;
-        let ran = embedded::migrations::runner()
-            .run(&mut *conn)
-            .map_err(|e| StoreError::Database(format!("migrating the schema: {e}")));
+        let ran = embedded::migrations::runner().run(&mut *conn).map_err(|e| {
+            // refinery's message alone does not say what PostgreSQL refused.
+            let mut why = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                why.push_str(&format!(": {s}"));
+                source = s.source();
+            }
+            StoreError::Database(format!("migrating the schema: {why}"))
+        });
         conn.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
             .map_err(db_error)?;
         ran.map(|_| ())
