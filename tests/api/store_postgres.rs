@@ -114,3 +114,72 @@ fn a_backup_asked_of_a_postgresql_store_says_to_use_postgresqls_tools() {
         "{body}"
     );
 }
+
+#[test]
+fn a_sled_data_dir_migrates_into_postgresql_and_serves_there() {
+    if !on_postgres() {
+        eprintln!("skipped: the store is sled in this run (TEST_STORE_ENGINE=postgres runs it)");
+        return;
+    }
+    // A sled server, whatever the run's engine.
+    let mut old = TestApp::spawn_with(Launch::default().env("EMISOR_STORE__ENGINE", "sled"));
+    let key = old.sk_test();
+    let (status, issued) = issue(&old);
+    assert_eq!(status, 200, "{issued}");
+    let id = issued["data"]["documento"]["id"]
+        .as_u64()
+        .expect("the document's id");
+    old.stop();
+
+    // Into the database of another dir, under the old dir's master key.
+    let new = tempfile::tempdir().unwrap();
+    let url = store_env(new.path())
+        .into_iter()
+        .find(|(k, _)| k == "EMISOR_STORE__URL")
+        .map(|(_, v)| v)
+        .unwrap();
+    let from = old.dir.to_str().unwrap();
+    let (ok, out, err) = admin_command(
+        &old.dir,
+        &["migrate", "--from-data-dir", from, "--to", &url],
+    );
+    assert!(ok, "{err}");
+    assert!(
+        !out.contains("emisor_ci:"),
+        "the URL is never printed: {out}"
+    );
+    let report: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["import"]["documents"], 1, "{report}");
+    assert!(!old.dir.with_extension("migrate.jsonl").exists());
+    // Into a database that holds records: refused, nothing changed.
+    let (ok, _, err) = admin_command(
+        &old.dir,
+        &["migrate", "--from-data-dir", from, "--to", &url],
+    );
+    assert!(!ok && err.contains("already holds records"), "{err}");
+
+    let app = TestApp::start_in(
+        new.path(),
+        Launch::default().env(MASTER_KEY_ENV, &master_key_env(&old.dir)),
+    );
+    let (status, doc) = json(app.get(
+        &format!("/v1/api/facturacion/{id}/status?id_empresa=1"),
+        &key,
+    ));
+    assert_eq!(status, 200, "{doc}");
+    let token = old.admin_token();
+    let held = app
+        .client
+        .get(format!("{}/admin/numeraciones-retenidas", app.url))
+        .bearer_auth(token)
+        .send()
+        .unwrap();
+    let (status, held) = json(held);
+    assert_eq!(status, 200, "{held}");
+    assert!(
+        held["data"]["held"]
+            .as_array()
+            .is_some_and(|h| !h.is_empty()),
+        "{held}"
+    );
+}
