@@ -35,6 +35,7 @@ pub struct Settings {
     pub warnings: WarningSettings,
     pub events_sweep: EventsSweepSettings,
     pub reconciliation: ReconciliationSettings,
+    pub console: ConsoleSettings,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -254,6 +255,18 @@ pub struct ReconciliationSettings {
     pub sample_percent: u8,
 }
 
+/// The operator console under `/console` (`crate::console`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConsoleSettings {
+    /// `false` serves no console (API-only installs): `/console` is a 404.
+    pub enabled: bool,
+    /// Marks the session cookie `Secure` (behind a TLS proxy).
+    pub secure_cookie: bool,
+    /// A session ends this many seconds after sign-in.
+    pub session_ttl_s: u64,
+}
+
 /// Values given on the command line; they win over everything.
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
@@ -356,6 +369,11 @@ impl Settings {
             return Err(ConfigError::Invalid(
                 "reconciliation.sample_percent must be 0 to 100 and reconciliation.interval_s at least 1"
                     .into(),
+            ));
+        }
+        if self.console.session_ttl_s < 60 {
+            return Err(ConfigError::Invalid(
+                "console.session_ttl_s must be at least 60".into(),
             ));
         }
         if self.rate_limit.requests_per_minute == 0 {

@@ -26,6 +26,7 @@ pub mod backup;
 pub mod cli;
 pub mod clock;
 pub mod config;
+pub mod console;
 pub mod engine;
 pub mod fixtures;
 pub mod http;

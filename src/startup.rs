@@ -443,6 +443,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
             .unwrap_or(2),
         n => n,
     };
+    let console = crate::console::Console::new(&settings.console);
     let server = HttpServer::new(move || {
         App::new()
             .app_data(state.clone())
@@ -480,6 +481,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
             ))
             .configure(crate::admin::configure)
             .configure(crate::api::configure)
+            .configure(|cfg| crate::console::configure(cfg, console.clone()))
             .default_service(web::to(|| async {
                 Err::<HttpResponse, _>(ApiError::NotFound("route".into()))
             }))

@@ -227,7 +227,14 @@ pub struct TransmitterStats {
     pub rejected_open: u64,
     /// Submissions dropped because their caller went away before their turn.
     pub abandoned: u64,
+    /// How long the authority took to answer the most recent calls
+    /// (answers and errors alike, timeouts included), in milliseconds,
+    /// oldest first: at most [`RECENT_LATENCIES`].
+    pub recent_latency_ms: Vec<u64>,
 }
+
+/// How many calls' durations [`TransmitterStats::recent_latency_ms`] keeps.
+pub const RECENT_LATENCIES: usize = 20;
 
 struct Pending<P: Port> {
     request: P::Request,
@@ -460,6 +467,7 @@ impl<P: Port> Transmitter<P> {
         self.in_flight += 1;
         self.stats.started += 1;
         self.starts.push_back(now);
+        let started = now;
         let timeout = self.config.call_timeout;
         let call = self.port.call(request);
         let bounded = async move {
@@ -468,11 +476,19 @@ impl<P: Port> Transmitter<P> {
                 Err(_) => Err(P::timed_out(timeout)),
             }
         };
-        ctx.spawn(
-            bounded
-                .into_actor(self)
-                .map(move |result, act, ctx| act.finish(result, reply, probe, ctx)),
-        );
+        ctx.spawn(bounded.into_actor(self).map(move |result, act, ctx| {
+            act.took(started.elapsed());
+            act.finish(result, reply, probe, ctx)
+        }));
+    }
+
+    /// Keeps a call's duration among the most recent ones.
+    fn took(&mut self, elapsed: Duration) {
+        let recent = &mut self.stats.recent_latency_ms;
+        if recent.len() >= RECENT_LATENCIES {
+            recent.remove(0);
+        }
+        recent.push(u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX));
     }
 
     fn finish(

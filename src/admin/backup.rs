@@ -66,7 +66,14 @@ pub async fn take(
     state: web::Data<AppState>,
     body: Json<BackupRequest>,
 ) -> ApiResult<HttpResponse> {
-    let to = destination_under(&state.settings.backup.dir, &body.0.destino)
+    let view = take_backup(&state, &body.0.destino).await?;
+    Ok(envelope::created("Copia de seguridad completa", view))
+}
+
+/// Takes a backup into `destino` under `[backup] dir` (the admin API's and
+/// the console's "run one now"), telling the operator's room how it went.
+pub async fn take_backup(state: &AppState, destino: &str) -> ApiResult<BackupView> {
+    let to = destination_under(&state.settings.backup.dir, destino)
         .map_err(|m| ApiError::validation("destino", m))?;
     let at = to.clone();
     let taken = state
@@ -84,10 +91,7 @@ pub async fn take(
             );
             let event = crate::backup::schedule::outcome(&to, Ok(&manifest));
             state.operator.send(crate::operator::BACKUP, event).await;
-            Ok(envelope::created(
-                "Copia de seguridad completa",
-                BackupView::new(to.display().to_string(), &manifest),
-            ))
+            Ok(BackupView::new(to.display().to_string(), &manifest))
         }
         Err(BackupError::Destination(m)) => Err(ApiError::validation("destino", m)),
         Err(full @ BackupError::Full(_)) => {

@@ -1,7 +1,7 @@
 //! `/admin/companies`: create (plain or `demo: true`), list, read, update limits.
 
 use actix_web::{get, patch, post, web, HttpMessage, HttpRequest, HttpResponse};
-use emisor_store::SecretText;
+use emisor_store::{Company, SecretText};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -45,15 +45,20 @@ pub async fn create(
         state.sync_authority(company.id).await;
         Ok(envelope::created("Empresa demo creada", keys))
     } else {
-        let company = st
-            .store
-            .blocking(move |s| create_company(s, &request))
-            .await??;
+        let company = create_plain(&state, request).await?;
         Ok(envelope::created(
             "Empresa creada",
             CompanyView::from(company),
         ))
     }
+}
+
+/// Creates a company (not a demo one): the admin API's and the console's.
+pub async fn create_plain(state: &AppState, request: CompanyRequest) -> ApiResult<Company> {
+    Ok(state
+        .store
+        .blocking(move |s| create_company(s, &request))
+        .await??)
 }
 
 #[utoipa::path(get, path = "/admin/companies", operation_id = "listCompanies", tag = "admin", security(("admin_token" = [])),
@@ -110,7 +115,20 @@ pub async fn update(
     id: web::Path<u64>,
     body: Json<CompanyUpdate>,
 ) -> ApiResult<HttpResponse> {
-    let u = body.0;
+    let (company, new_secret) = apply_update(&state, id.into_inner(), body.0).await?;
+    let mut view = CompanyView::from(company);
+    view.webhook_secret = new_secret;
+    Ok(envelope::ok("Empresa actualizada", view))
+}
+
+/// Changes a company's limits and webhook URL (the admin API's and the
+/// console's): the company as it now is, and the webhook signing secret
+/// when this change made it (the first URL), to be shown once.
+pub async fn apply_update(
+    state: &AppState,
+    id: u64,
+    u: CompanyUpdate,
+) -> ApiResult<(Company, Option<String>)> {
     if let Some(url) = u.webhook_url.as_deref().filter(|s| !s.is_empty()) {
         if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(ApiError::validation(
@@ -125,9 +143,7 @@ pub async fn update(
             "must be at least 1",
         ));
     }
-    let st = state.clone();
-    let id = id.into_inner();
-    let (company, new_secret) = st
+    let (company, new_secret) = state
         .store
         .blocking(move |s| -> ApiResult<_> {
             let mut c = s
@@ -162,9 +178,7 @@ pub async fn update(
         .await??;
     // Cached key contexts carry the old limit.
     state.forget_keys();
-    let mut view = CompanyView::from(company);
-    view.webhook_secret = new_secret;
-    Ok(envelope::ok("Empresa actualizada", view))
+    Ok((company, new_secret))
 }
 
 #[derive(Debug, serde::Serialize, ToSchema)]

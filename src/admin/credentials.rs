@@ -59,7 +59,17 @@ pub async fn set_software(
     id: web::Path<u64>,
     body: Json<SoftwareRequest>,
 ) -> ApiResult<HttpResponse> {
-    let r = body.0;
+    let view = register_software(&state, id.into_inner(), body.0).await?;
+    Ok(envelope::ok("Software registrado", view))
+}
+
+/// Registers a company's invoicing or payroll software (the admin API's
+/// and the console's).
+pub async fn register_software(
+    state: &AppState,
+    id: u64,
+    r: SoftwareRequest,
+) -> ApiResult<SoftwareView> {
     let kind = software_kind(&r.tipo)?;
     if r.software_id.trim().is_empty() {
         return Err(ApiError::validation("software_id", "is required"));
@@ -67,9 +77,7 @@ pub async fn set_software(
     if r.pin.trim().is_empty() {
         return Err(ApiError::validation("pin", "is required"));
     }
-    let st = state.clone();
-    let id = id.into_inner();
-    let view = st
+    let view = state
         .store
         .blocking(move |s| -> ApiResult<SoftwareView> {
             let company = s
@@ -96,7 +104,7 @@ pub async fn set_software(
         })
         .await??;
     state.sync_authority(id).await;
-    Ok(envelope::ok("Software registrado", view))
+    Ok(view)
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -270,20 +278,27 @@ pub async fn import_certificate(
     let der = base64::engine::general_purpose::STANDARD
         .decode(r.pkcs12_base64.trim())
         .map_err(|_| ApiError::validation("pkcs12_base64", "is not base64"))?;
-    let st = state.clone();
-    let id = id.into_inner();
-    let rec = st
+    let view = import_certificate_der(&state, id.into_inner(), der, r.password).await?;
+    Ok(envelope::ok("Certificado importado", view))
+}
+
+/// Checks and stores a company's PKCS#12 certificate (the admin API's and
+/// the console's upload).
+pub async fn import_certificate_der(
+    state: &AppState,
+    id: u64,
+    der: Vec<u8>,
+    password: String,
+) -> ApiResult<CertificateView> {
+    let rec = state
         .store
-        .blocking(move |s| import_pkcs12(s, id, &der, &r.password, Utc::now()))
+        .blocking(move |s| import_pkcs12(s, id, &der, &password, Utc::now()))
         .await??;
-    Ok(envelope::ok(
-        "Certificado importado",
-        CertificateView {
-            sujeto: rec.subject,
-            emisor: rec.issuer,
-            serial: rec.serial,
-            valido_desde: rec.not_before.to_rfc3339(),
-            valido_hasta: rec.not_after.to_rfc3339(),
-        },
-    ))
+    Ok(CertificateView {
+        sujeto: rec.subject,
+        emisor: rec.issuer,
+        serial: rec.serial,
+        valido_desde: rec.not_before.to_rfc3339(),
+        valido_hasta: rec.not_after.to_rfc3339(),
+    })
 }

@@ -4,7 +4,7 @@
 use actix_web::{get, post, web, HttpResponse};
 use chrono::Utc;
 use emisor_actors::ws_hub::CloseKey;
-use emisor_store::Environment;
+use emisor_store::{ApiKeyRecord, Environment};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
@@ -49,21 +49,26 @@ pub async fn create(
     id: web::Path<u64>,
     body: Json<KeyRequest>,
 ) -> ApiResult<HttpResponse> {
+    let view = issue_key(&state, id.into_inner(), body.0).await?;
+    Ok(envelope::created("API key creada", view))
+}
+
+/// Creates a company's API key (the admin API's and the console's): the
+/// view carries the key itself, to be shown once and never stored.
+pub async fn issue_key(state: &AppState, id: u64, request: KeyRequest) -> ApiResult<ApiKeyView> {
     let KeyRequest {
         ambiente,
         label,
         user_id,
-    } = body.0;
+    } = request;
     let env = environment(&ambiente)?;
-    let st = state.clone();
-    let id = id.into_inner();
-    let issued = st
+    let issued = state
         .store
         .blocking(move |s| create_api_key(s, id, env, label, user_id))
         .await??;
     let mut view = ApiKeyView::from(issued.record);
     view.key = Some(issued.secret);
-    Ok(envelope::created("API key creada", view))
+    Ok(view)
 }
 
 #[utoipa::path(get, path = "/admin/companies/{id}/api-keys", operation_id = "listApiKeys", tag = "admin", security(("admin_token" = [])),
@@ -93,9 +98,14 @@ pub async fn list(state: web::Data<AppState>, id: web::Path<u64>) -> ApiResult<H
               (status = 404, description = "no such key", body = crate::http::error::ErrorEnvelope)))]
 #[post("/api-keys/{key_id}/revoke")]
 pub async fn revoke(state: web::Data<AppState>, key_id: web::Path<u64>) -> ApiResult<HttpResponse> {
-    let st = state.clone();
-    let key_id = key_id.into_inner();
-    let key = st
+    let key = revoke_key(&state, key_id.into_inner()).await?;
+    Ok(envelope::ok("API key revocada", ApiKeyView::from(key)))
+}
+
+/// Revokes a key (the admin API's and the console's): the key cache
+/// forgets it and its open WebSockets close before this returns.
+pub async fn revoke_key(state: &AppState, key_id: u64) -> ApiResult<ApiKeyRecord> {
+    let key = state
         .store
         .blocking(move |s| s.revoke_api_key(key_id, Utc::now()))
         .await??
@@ -106,5 +116,5 @@ pub async fn revoke(state: web::Data<AppState>, key_id: web::Path<u64>) -> ApiRe
     if let Err(e) = state.issuing.hub.addr().send(CloseKey { key_id }).await {
         tracing::error!(error = %e, key_id, "closing a revoked key's WebSockets");
     }
-    Ok(envelope::ok("API key revocada", ApiKeyView::from(key)))
+    Ok(key)
 }

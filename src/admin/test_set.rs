@@ -21,11 +21,7 @@ pub async fn start(
     body: RawBody,
 ) -> ApiResult<HttpResponse> {
     let id = id.into_inner();
-    state
-        .store
-        .company(id)
-        .await?
-        .ok_or_else(|| ApiError::NotFound("company".into()))?;
+    company_exists(&state, id).await?;
     // No body = the default plan; a body must be a valid plan.
     let plan = if body.0.iter().all(u8::is_ascii_whitespace) {
         TestSetPlan::default()
@@ -38,6 +34,22 @@ pub async fn start(
         "Set de pruebas iniciado",
         run,
     ))
+}
+
+/// Starts a company's test set run with `plan` (the admin API's and the
+/// console's).
+pub async fn start_run(state: &AppState, id: u64, plan: TestSetPlan) -> ApiResult<TestSetRun> {
+    company_exists(state, id).await?;
+    test_set_run::start(&state.issuing, id, plan).await
+}
+
+async fn company_exists(state: &AppState, id: u64) -> ApiResult<()> {
+    state
+        .store
+        .company(id)
+        .await?
+        .ok_or_else(|| ApiError::NotFound("company".into()))?;
+    Ok(())
 }
 
 #[utoipa::path(get, path = "/admin/companies/{id}/set-pruebas", operation_id = "getTestSetProgress", tag = "admin", security(("admin_token" = [])),

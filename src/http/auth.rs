@@ -26,14 +26,19 @@ pub async fn resolve(state: &AppState, secret: &str) -> Result<AuthContext, ApiE
     if parse_shape(secret).is_none() {
         return Err(ApiError::InvalidApiKey);
     }
-    let hash = hash_key(secret);
-    if let Some(ctx) = state.key_cache.get(&hash) {
+    resolve_hash(state, &hash_key(secret)).await
+}
+
+/// Resolves a key by its SHA-256 hex (the console's sessions keep only
+/// that): cache first, then the store; a revoked key is refused.
+pub async fn resolve_hash(state: &AppState, hash: &str) -> Result<AuthContext, ApiError> {
+    if let Some(ctx) = state.key_cache.get(hash) {
         return Ok(ctx.clone());
     }
     // Only on the first request of each key (and after a revoke).
     let record = state
         .store
-        .api_key_by_hash(hash.clone())
+        .api_key_by_hash(hash.to_string())
         .await?
         .filter(|k| k.revoked_at.is_none())
         .ok_or(ApiError::InvalidApiKey)?;
@@ -53,7 +58,7 @@ pub async fn resolve(state: &AppState, secret: &str) -> Result<AuthContext, ApiE
             .rate_limit_per_minute
             .unwrap_or(state.settings.rate_limit.requests_per_minute),
     };
-    state.key_cache.insert(hash, ctx.clone());
+    state.key_cache.insert(hash.to_string(), ctx.clone());
     Ok(ctx)
 }
 

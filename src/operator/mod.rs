@@ -10,7 +10,9 @@
 //!   certificate, plan), and `operador:alerta` once per crossing.
 //! * [`reconciliation`]: what the service holds compared with what the
 //!   authority holds, and `operador:reconciliacion` once per finding.
+//! * [`documents`]: the console's list of documents, filtered and searched.
 
+pub mod documents;
 pub mod reconciliation;
 pub mod warnings;
 

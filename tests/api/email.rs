@@ -627,6 +627,18 @@ fn after_the_last_retry_the_log_says_failed_and_a_resend_tries_again() {
     let message_id = failed["message_id"].as_str().unwrap().to_string();
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(log_of(&app, id, mail_id)["attempts"], 3, "no more attempts");
+    // The console's overview lists it as needing a person.
+    let cookie = crate::console::harness::http_sign_in(&app, &app.sk_test()).unwrap();
+    let (status, html) = crate::console::harness::page(&app, &cookie, "/console");
+    assert_eq!(status, 200);
+    let section = html
+        .split("Correos que no se pudieron enviar")
+        .nth(1)
+        .unwrap_or_default();
+    assert!(
+        section.contains(&format!("/console/documentos/{id}")),
+        "{section}"
+    );
 
     smtp.start();
     let (status, res) = json(app.post(

@@ -62,7 +62,7 @@ pub async fn resend(
 }
 
 /// FE (with its export and contingency kinds), NC, ND and DS.
-fn resendable(kind: DocumentKind) -> bool {
+pub fn resendable(kind: DocumentKind) -> bool {
     !matches!(
         kind,
         DocumentKind::Pos | DocumentKind::PosAdjustment | DocumentKind::SupportAdjustment

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use chrono::Utc;
 use emisor_actors::mailer::SendMail;
 use emisor_actors::retry_scheduler::{JobOutcome, Schedule};
-use emisor_store::{email_status, EmailAttempt, EmailJob, EmailLog, Job};
+use emisor_store::{email_status, EmailAttempt, EmailJob, EmailLog, EventRecord, Job};
 use futures_util::future::BoxFuture;
 
 use super::message::{self, BuildError};
@@ -125,11 +125,15 @@ async fn record(
         error: result.as_ref().err().map(ToString::to_string),
     });
     let (id, status, attempts) = (log.id, log.status.clone(), log.attempts);
+    let failed = (log.status == email_status::FAILED).then(|| log.clone());
     if let Err(e) = issuing.store.update_email(log, change).await {
         // The attempt happened but is not written: run the job again (a
         // sent message goes again with its Message-ID, recognizably the same).
         tracing::error!(email_id = id, error = %e, "could not log an email attempt");
         return JobOutcome::RetryAt(now_ms() + 1000);
+    }
+    if let Some(log) = failed {
+        failed_for_good(issuing, &log).await;
     }
     match &result {
         Ok(()) => tracing::info!(email_id = id, attempts, "email sent"),
@@ -186,5 +190,27 @@ impl emisor_actors::retry_scheduler::JobRunner for MailRunner {
                 }
             }
         })
+    }
+}
+
+/// The company's log of emails that will not be tried again: what the
+/// console's overview lists as needing a person.
+pub const FAILED_EVENT: &str = "email_fallido";
+
+/// Logs an email that failed for good (a resend from the document may try
+/// it again).
+async fn failed_for_good(issuing: &Issuing, log: &EmailLog) {
+    let logged = issuing.store.append_event(EventRecord {
+        id: 0,
+        company_id: log.company_id,
+        document_id: Some(log.document_id),
+        kind: FAILED_EVENT.into(),
+        at: Utc::now(),
+        data: serde_json::json!({
+            "email": log.id, "to": log.to, "attempts": log.attempts, "error": log.last_error,
+        }),
+    });
+    if let Err(e) = logged.await {
+        tracing::error!(email_id = log.id, error = %e, "could not log a failed email");
     }
 }

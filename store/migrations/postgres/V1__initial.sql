@@ -87,6 +87,7 @@ CREATE TABLE documents (
     family              smallint NOT NULL,
     document_type       smallint NOT NULL,
     resolution_id       bigint NOT NULL,
+    prefix              text NOT NULL,
     number              bigint NOT NULL,
     state               smallint NOT NULL,
     pending_build       boolean NOT NULL,

@@ -724,6 +724,11 @@ impl AsyncStore {
         self.off_thread(move |s| s.list_documents(&q)).await
     }
 
+    /// The console's search ([`DocumentStore::search_documents`]).
+    pub async fn search_documents(&self, q: DocumentSearch) -> StoreResult<SearchPage> {
+        self.off_thread(move |s| s.search_documents(&q)).await
+    }
+
     pub async fn document_counts(&self) -> StoreResult<Vec<((u8, u8), u64)>> {
         self.off_thread(|s| s.document_counts()).await
     }

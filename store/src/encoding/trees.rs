@@ -92,6 +92,13 @@ pub const EVENT_FILES: &str = "invoice_event_files";
 /// Hashed index (`hashed_index`) of document code (CUFE…) → the documents
 /// that may hold it, written with the document.
 pub const DOCUMENTS_BY_CODE: &str = "documents_by_code_hashed_v2";
+/// Hashed index of company ‖ environment ‖ number (the number alone,
+/// without its prefix) → the documents that may hold it: the console's
+/// search by number (`engine/sled/search.rs`).
+pub const DOCUMENTS_BY_NUMBER: &str = "documents_by_number_hashed";
+/// company ‖ folded word of a customer's name ‖ 0 ‖ customer id → ():
+/// the console's search by name (`indexes/words.rs`).
+pub const CUSTOMER_WORDS: &str = "customer_name_words";
 
 /// The indexes above as they were before, one entry per document (key →
 /// id): dropped once the hashed ones are built from the records

@@ -37,15 +37,69 @@ use crate::indexes::id_sets::Chunk;
 use crate::indexes::set_changes::SetChanges;
 use crate::model::*;
 
-/// Set in `META` once a data dir's index (as id sets) has been built from
-/// its documents.
-pub(crate) const INDEX_BUILT_KEY: &[u8] = b"document_index_v2_built";
+/// Set in `META` once a data dir's index (as id sets, with the party
+/// runs) has been built from its documents.
+pub(crate) const INDEX_BUILT_KEY: &[u8] = b"document_index_v3_built";
+
+/// The flag of the index without the party runs: a data dir that holds it
+/// is built again once.
+pub(crate) const INDEX_V2_BUILT_KEY: &[u8] = b"document_index_v2_built";
 
 /// The flag of the index before id sets, removed with its tree.
 pub(crate) const INDEX_V1_BUILT_KEY: &[u8] = b"document_index_built";
 
 /// Longest key value indexed; longer values are indexed by this prefix.
 const MAX_VALUE: usize = 512;
+
+/// The key names of the party runs; `@` starts no family key, so no key
+/// filter of a list reaches them.
+const CUSTOMER_KEY: &str = "@cliente";
+const EMPLOYEE_KEY: &str = "@empleado";
+
+/// The list key of a payroll's employee identification number.
+pub(crate) const EMPLOYEE_LIST_KEY: &str = "empleado";
+
+/// Whom a document is for, as the index keys it: the customer record a
+/// buyer or a support document's supplier was stored as (by its id, so a
+/// customer renamed keeps its run), or a payroll's employee by
+/// identification number (payroll stores no customer).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) enum Party {
+    Customer(u64),
+    Employee(String),
+}
+
+impl Party {
+    /// Its dimension's key (name, value).
+    fn key(&self) -> (&'static str, String) {
+        match self {
+            Party::Customer(id) => (CUSTOMER_KEY, id.to_string()),
+            Party::Employee(number) => (EMPLOYEE_KEY, number.clone()),
+        }
+    }
+
+    /// The party of a document of `family`.
+    pub(crate) fn of(
+        family: Family,
+        customer_id: Option<u64>,
+        list_keys: &BTreeMap<String, String>,
+    ) -> Option<Party> {
+        if family == Family::Payroll {
+            list_keys
+                .get(EMPLOYEE_LIST_KEY)
+                .filter(|n| !n.is_empty())
+                .map(|n| Party::Employee(n.clone()))
+        } else {
+            customer_id.map(Party::Customer)
+        }
+    }
+
+    /// The dimension of `scope`'s documents of this party.
+    pub(crate) fn dimension(&self, scope: &[u8]) -> Vec<u8> {
+        let (name, value) = self.key();
+        dimension(scope, &[(name, &value)], None)
+    }
+}
 
 /// What the index needs of a record (read without decoding all of it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,6 +114,8 @@ pub(crate) struct IndexView {
     issue_date: NaiveDate,
     #[serde(default)]
     list_keys: BTreeMap<String, String>,
+    #[serde(default)]
+    customer_id: Option<u64>,
 }
 
 impl IndexView {
@@ -96,6 +152,7 @@ impl IndexView {
             pending_build: doc.pending_build,
             issue_date: doc.issue_date,
             list_keys: doc.list_keys.clone(),
+            customer_id: doc.customer_id,
         }
     }
 
@@ -139,10 +196,30 @@ impl IndexView {
         out
     }
 
-    /// The id sets it is in: one per cell.
+    /// Its party's run ([`Party`]) and day, if it has a party and is built.
+    /// Not counted and not by state: one write when the document is built,
+    /// none when its state changes (a search by party counts its run's
+    /// entries, with the state index's for a state filter).
+    pub(crate) fn party_cell(&self) -> Option<(Vec<u8>, u32)> {
+        if self.pending_build {
+            return None;
+        }
+        let family = self.family();
+        let party = Party::of(family, self.customer_id, &self.list_keys)?;
+        let scope = scope(self.company_id, self.environment, family);
+        Some((party.dimension(&scope), day_number(self.issue_date)))
+    }
+
+    /// Whether a change from `old` moves it in the index.
+    pub(crate) fn moved_from(&self, old: Option<&IndexView>) -> bool {
+        old.map(|o| (o.cells(), o.party_cell())) != Some((self.cells(), self.party_cell()))
+    }
+
+    /// The id sets it is in: one per cell, and its party's run.
     pub(crate) fn entries(&self) -> BTreeSet<Vec<u8>> {
         self.cells()
             .into_iter()
+            .chain(self.party_cell())
             .map(|(dim, day)| run_from(&dim, day))
             .collect()
     }
@@ -288,6 +365,15 @@ pub(crate) fn move_entries(old: Option<&IndexView>, new: &IndexView, changes: &m
     for (dim, day) in after.difference(&before) {
         changes.add_indexed(run_from(dim, *day), cell_key(dim, *day), new.id);
     }
+    let (before, after) = (old.and_then(IndexView::party_cell), new.party_cell());
+    if before != after {
+        if let Some((dim, day)) = before {
+            changes.remove_uncounted(run_from(&dim, day), new.id);
+        }
+        if let Some((dim, day)) = after {
+            changes.add_uncounted(run_from(&dim, day), new.id);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -307,6 +393,7 @@ mod tests {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            customer_id: None,
         }
     }
 
@@ -324,6 +411,41 @@ mod tests {
             ..v
         };
         assert!(half_built.entries().is_empty());
+    }
+
+    #[test]
+    fn a_document_with_a_party_is_in_its_run_and_a_payroll_by_its_employee() {
+        let sale = IndexView {
+            customer_id: Some(42),
+            ..view(&[("id_caja", "C1")])
+        };
+        // {}, {caja} × {any, state}, and the customer's run.
+        assert_eq!(sale.entries().len(), 5);
+        assert_eq!(sale.cells().len(), 4, "the party's run is not counted");
+        let s = scope(1, Environment::Test, Family::Pos);
+        let customer = Party::Customer(42).dimension(&s);
+        assert_eq!(sale.party_cell().map(|c| c.0), Some(customer.clone()));
+        let rejected = IndexView {
+            state: 4,
+            ..sale.clone()
+        };
+        assert!(rejected.moved_from(Some(&sale)));
+        assert_eq!(rejected.party_cell(), sale.party_cell(), "no state in it");
+        let payroll = IndexView {
+            document_type: 11,
+            customer_id: Some(9),
+            ..view(&[("tipo", "INDIVIDUAL"), ("empleado", "1020")])
+        };
+        let p = scope(1, Environment::Test, Family::Payroll);
+        let employee = Party::Employee("1020".into()).dimension(&p);
+        assert_eq!(payroll.party_cell().map(|c| c.0), Some(employee));
+        // A party's run is never a family key's run.
+        assert!(!customer.starts_with(&dimension(&s, &[("id_caja", "7")], None)));
+        let half_built = IndexView {
+            pending_build: true,
+            ..sale
+        };
+        assert!(half_built.party_cell().is_none());
     }
 
     #[test]

@@ -138,6 +138,15 @@ impl IdSets {
         Ok(before & bit(id) != 0)
     }
 
+    /// The bitmap of chunk `block` of the set `prefix` (0 when absent).
+    pub(crate) fn bits(&self, prefix: &[u8], block: u64) -> StoreResult<u64> {
+        Ok(self
+            .tree
+            .get(self.chunk_key(prefix, block << 6))?
+            .and_then(|v| read_u64(&v))
+            .unwrap_or(0))
+    }
+
     pub(crate) fn contains(&self, prefix: &[u8], id: u64) -> StoreResult<bool> {
         Ok(self
             .tree

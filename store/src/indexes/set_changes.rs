@@ -62,10 +62,11 @@ impl Bits {
     }
 }
 
-/// One document-index set's chunks and the day counter that counts it.
+/// One document-index set's chunks and the day counter that counts it
+/// (none for a party's run).
 #[derive(Debug, Default)]
 struct IndexRun {
-    cell: Vec<u8>,
+    cell: Option<Vec<u8>>,
     blocks: BTreeMap<u64, Bits>,
 }
 
@@ -124,7 +125,7 @@ impl SetChanges {
             .remove(bit(id));
     }
 
-    fn run(&mut self, run: Vec<u8>, cell: Vec<u8>) -> &mut IndexRun {
+    fn run(&mut self, run: Vec<u8>, cell: Option<Vec<u8>>) -> &mut IndexRun {
         self.index.entry(run).or_insert_with(|| IndexRun {
             cell,
             blocks: BTreeMap::new(),
@@ -133,12 +134,23 @@ impl SetChanges {
 
     /// `id` into the index set `run`, counted in the day counter `cell`.
     pub(crate) fn add_indexed(&mut self, run: Vec<u8>, cell: Vec<u8>, id: u64) {
-        let run = self.run(run, cell);
+        let run = self.run(run, Some(cell));
         run.blocks.entry(id >> 6).or_default().add(bit(id));
     }
 
     pub(crate) fn remove_indexed(&mut self, run: Vec<u8>, cell: Vec<u8>, id: u64) {
-        let run = self.run(run, cell);
+        let run = self.run(run, Some(cell));
+        run.blocks.entry(id >> 6).or_default().remove(bit(id));
+    }
+
+    /// `id` into the index set `run`, which no day counter counts.
+    pub(crate) fn add_uncounted(&mut self, run: Vec<u8>, id: u64) {
+        let run = self.run(run, None);
+        run.blocks.entry(id >> 6).or_default().add(bit(id));
+    }
+
+    pub(crate) fn remove_uncounted(&mut self, run: Vec<u8>, id: u64) {
+        let run = self.run(run, None);
         run.blocks.entry(id >> 6).or_default().remove(bit(id));
     }
 
@@ -341,7 +353,7 @@ impl DerivedWriter {
                 let (before, after) = trees.index.update_bits(&run, block, bits.set, bits.clear)?;
                 delta += i64::from(after.count_ones()) - i64::from(before.count_ones());
             }
-            if delta != 0 {
+            if let Some(cell) = cell.filter(|_| delta != 0) {
                 trees.index_counts.fetch_and_update(&cell, |v| {
                     let n = v.and_then(read_u64).unwrap_or(0) as i64 + delta;
                     (n > 0).then(|| (n as u64).to_be_bytes().to_vec())

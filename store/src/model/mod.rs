@@ -388,6 +388,52 @@ pub struct ListQuery {
     pub limit: u32,
 }
 
+/// The console's search ([`crate::DocumentStore::search_documents`]): a
+/// company's documents in one environment, of every family or one, newest
+/// first (by issue date, then id), from the document index and the number,
+/// code and name lookups. Every filter given must match; `text` matches a
+/// document's full number (`SETP990000012`) or bare number, its code
+/// (CUFE, CUDE, CUDS, CUNE, in full), or its customer: the identification
+/// number exactly, or each word typed as the start of a word of the
+/// customer's name, case and accents aside.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DocumentSearch {
+    pub company_id: CompanyId,
+    pub environment: Environment,
+    /// One family; none is every family.
+    pub family: Option<Family>,
+    /// Issue dates (Colombia time), inclusive.
+    pub from: Option<NaiveDate>,
+    pub to: Option<NaiveDate>,
+    /// Any of these states; empty = all.
+    pub states: Vec<u8>,
+    /// The buyer's, supplier's or employee's identification number, exactly.
+    pub customer: Option<String>,
+    /// A full number (prefix and number) or a bare number.
+    pub number: Option<String>,
+    /// Free text: a number, a code, or a customer ([`DocumentSearch`]).
+    pub text: Option<String>,
+    /// From 1.
+    pub page: u32,
+    pub limit: u32,
+}
+
+/// A page of [`DocumentSearch`].
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchPage {
+    pub items: Vec<DocumentRecord>,
+    pub page: u32,
+    pub limit: u32,
+    pub total: u64,
+    /// False when the text's words start the names of more customers than
+    /// one search reads ([`SEARCH_CUSTOMERS`]): the page and `total` then
+    /// hold the documents of the first ones only (by name word).
+    pub total_exact: bool,
+}
+
+/// Customers a search by name reads at most.
+pub const SEARCH_CUSTOMERS: usize = 20;
+
 /// One page of a list.
 #[derive(Debug, Clone, Serialize)]
 pub struct Page<T> {

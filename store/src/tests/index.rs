@@ -228,6 +228,11 @@ fn queries() -> Vec<ListQuery> {
     out
 }
 
+/// Every list of [`queries`] against a plain filter of `docs`.
+pub(crate) fn check_lists(s: &SledStore, docs: &[DocumentRecord]) {
+    check_all(s, docs)
+}
+
 fn check_all(s: &SledStore, docs: &[DocumentRecord]) {
     for q in queries() {
         let page = s.list_documents(&q).unwrap();

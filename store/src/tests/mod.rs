@@ -13,6 +13,7 @@ mod leases;
 mod mail;
 mod postgres;
 mod sealing;
+mod search;
 mod space;
 
 use chrono::{NaiveDate, Utc};

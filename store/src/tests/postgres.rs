@@ -929,3 +929,88 @@ fn an_import_cut_short_leaves_the_database_empty() {
     crate::export::import(&mut std::io::BufReader::new(&file[..]), &s, &s).unwrap();
     assert_eq!(s.documents_after(0, 10).unwrap().len(), 2);
 }
+
+#[test]
+fn the_consoles_search_finds_by_number_code_customer_and_name() {
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    let r = own_resolution(&s, 990000000, 995000000);
+    let mut docs = Vec::new();
+    for (name, ident) in [("Álvaro Gómez", "111"), ("Beatriz Ruiz", "222")] {
+        let mut new = new_doc(&r, None);
+        new.customer = Some(CustomerInput {
+            identification_number: ident.into(),
+            name: name.into(),
+            ..Default::default()
+        });
+        let mut d = s.create_document(new).unwrap();
+        d.pending_build = false;
+        d.state = state::ACCEPTED;
+        d.code = Some(format!("CUFE{ident}"));
+        s.complete_document(&d, &files(None), None, &history("built"))
+            .unwrap();
+        docs.push(d);
+    }
+    let q = |text: Option<&str>, customer: Option<&str>, number: Option<&str>| DocumentSearch {
+        company_id: r.company_id,
+        environment: Environment::Test,
+        family: None,
+        from: None,
+        to: None,
+        states: Vec::new(),
+        customer: customer.map(str::to_string),
+        number: number.map(str::to_string),
+        text: text.map(str::to_string),
+        page: 1,
+        limit: 10,
+    };
+    let ids = |p: SearchPage| (p.total, p.items.iter().map(|d| d.id).collect::<Vec<_>>());
+    let (a, b) = (docs[0].id, docs[1].id);
+    assert_eq!(
+        ids(s.search_documents(&q(None, None, None)).unwrap()),
+        (2, vec![b, a])
+    );
+    assert_eq!(
+        ids(s.search_documents(&q(Some("alv"), None, None)).unwrap()),
+        (1, vec![a])
+    );
+    assert_eq!(
+        ids(s
+            .search_documents(&q(Some("GOMEZ alv"), None, None))
+            .unwrap()),
+        (1, vec![a])
+    );
+    assert_eq!(
+        ids(s.search_documents(&q(Some("222"), None, None)).unwrap()),
+        (1, vec![b])
+    );
+    assert_eq!(
+        ids(s.search_documents(&q(Some("cufe111"), None, None)).unwrap()),
+        (1, vec![a])
+    );
+    assert_eq!(
+        ids(s
+            .search_documents(&q(Some("setp990000001"), None, None))
+            .unwrap()),
+        (1, vec![b])
+    );
+    assert_eq!(
+        ids(s.search_documents(&q(None, Some("111"), None)).unwrap()),
+        (1, vec![a])
+    );
+    assert_eq!(
+        ids(s
+            .search_documents(&q(None, None, Some("990000000")))
+            .unwrap()),
+        (1, vec![a])
+    );
+    assert_eq!(
+        ids(s.search_documents(&q(Some("nadie"), None, None)).unwrap()),
+        (0, vec![])
+    );
+    assert!(
+        s.search_documents(&q(Some("alv"), None, None))
+            .unwrap()
+            .total_exact
+    );
+}

@@ -141,6 +141,11 @@ pub trait DocumentStore {
     /// A page of a company's built documents of one family, newest first,
     /// from the document index (`total` from its counters, exact).
     fn list_documents(&self, query: &ListQuery) -> StoreResult<Page<DocumentRecord>>;
+    /// The console's search: a page of a company's built documents in one
+    /// environment, of every family or one, newest first, filtered and
+    /// searched through indexes kept with each write ([`DocumentSearch`];
+    /// `total` exact unless [`SearchPage::total_exact`] says otherwise).
+    fn search_documents(&self, query: &DocumentSearch) -> StoreResult<SearchPage>;
     /// Every document of every company, in id order: up to `limit` with
     /// an id above `after` (an export reads the store with it).
     fn documents_after(&self, after: u64, limit: usize) -> StoreResult<Vec<DocumentRecord>>;

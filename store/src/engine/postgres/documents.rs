@@ -808,6 +808,10 @@ impl DocumentStore for PgStore {
         })
     }
 
+    fn search_documents(&self, query: &DocumentSearch) -> StoreResult<SearchPage> {
+        self.search(query)
+    }
+
     fn documents_after(&self, after: u64, limit: usize) -> StoreResult<Vec<DocumentRecord>> {
         self.documents_where(
             "id > $1 ORDER BY id LIMIT $2",
@@ -828,9 +832,9 @@ pub(crate) fn insert_document(
         "INSERT INTO documents (id, company_id, environment, family, document_type,
              resolution_id, number, state, pending_build, issue_date, total,
              external_reference, code, list_keys, payload_hash, created_at, updated_at,
-             record, request, customer_id)
+             record, request, customer_id, prefix)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::text::numeric, $12, $13, $14,
-             $15, $16, $17, $18, $19, $20)",
+             $15, $16, $17, $18, $19, $20, $21)",
         &[
             &big(doc.id)?,
             &big(doc.company_id)?,
@@ -852,6 +856,7 @@ pub(crate) fn insert_document(
             &json("documents", doc)?,
             &pack(request)?,
             &doc.customer_id.map(big).transpose()?,
+            &doc.prefix,
         ],
     ))
 }

@@ -21,6 +21,7 @@ pub(crate) mod keys;
 pub(crate) mod off_runtime;
 pub(crate) mod received;
 mod records;
+mod search;
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -219,7 +220,8 @@ impl PgStore {
 /// store being unavailable (the node answers 503 and retries); anything else
 /// is the database refusing the statement.
 pub(crate) fn db_error(e: postgres::Error) -> StoreError {
-    if e.is_closed() || (e.code().is_none() && e.as_db_error().is_none()) {
+    let io = std::error::Error::source(&e).is_some_and(|s| s.is::<std::io::Error>());
+    if e.is_closed() || io {
         return StoreError::Unavailable(format!("PostgreSQL: {e}"));
     }
     match e.code() {

@@ -226,6 +226,10 @@ impl DocumentStore for OffRuntime {
         off_runtime(|| self.0.list_documents(query))
     }
 
+    fn search_documents(&self, query: &DocumentSearch) -> StoreResult<SearchPage> {
+        off_runtime(|| self.0.search_documents(query))
+    }
+
     fn documents_after(&self, after: u64, limit: usize) -> StoreResult<Vec<DocumentRecord>> {
         off_runtime(|| self.0.documents_after(after, limit))
     }

@@ -161,6 +161,7 @@ impl SledStore {
         // The code before the record (see `lookup`): a built record
         // sled recovers always has its code indexed.
         self.index_code_unflushed(doc.id, doc.code.as_deref())?;
+        self.index_number_unflushed(doc)?;
         // The files' place and the history line go in the record's value
         // (record_parts): one sled entry per document.
         let change = PartsChange {
@@ -756,6 +757,10 @@ impl DocumentStore for SledStore {
 
     fn list_documents(&self, query: &ListQuery) -> StoreResult<Page<DocumentRecord>> {
         self.list_indexed(query)
+    }
+
+    fn search_documents(&self, query: &DocumentSearch) -> StoreResult<SearchPage> {
+        self.search_indexed(query)
     }
 
     fn documents_after(&self, after: u64, limit: usize) -> StoreResult<Vec<DocumentRecord>> {

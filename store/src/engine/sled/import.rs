@@ -12,6 +12,7 @@ use crate::encoding::codec::{encode, id_key, read_u64, scoped_key, scoped_text_k
 use crate::encoding::trees;
 use crate::engine::sled::lookup::HASHED_INDEXES_KEY;
 use crate::engine::sled::repair::{DERIVED_V2_KEY, STATE_SETS_KEY};
+use crate::engine::sled::search::NUMBERS_INDEXED_KEY;
 use crate::engine::sled::{software_key, SledStore, PAYLOADS_SYNCED_TO};
 use crate::error::{StoreError, StoreResult};
 use crate::indexes::counts::counter_key;
@@ -85,6 +86,7 @@ impl Import for SledStore {
                     scoped_text_key(c.company_id, &c.identification_number),
                     &id_key(c.id),
                 )?;
+                self.add_customer_words(c.company_id, c.id, &c.name)?;
                 self.customers.insert(
                     scoped_key(c.company_id, c.id),
                     encode(trees::CUSTOMERS, &c)?,
@@ -164,10 +166,12 @@ impl Import for SledStore {
             STATE_SETS_KEY,
             INDEX_BUILT_KEY,
             HASHED_INDEXES_KEY,
+            NUMBERS_INDEXED_KEY,
         ] {
             self.meta.remove(mark)?;
         }
         self.build_hashed_indexes_once()?;
+        self.build_number_index_once()?;
         self.repair_derived()?;
         self.build_state_index_once()?;
         self.build_index_once()?;

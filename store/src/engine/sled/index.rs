@@ -15,7 +15,7 @@ use crate::error::{StoreError, StoreResult};
 use crate::indexes::counts::Counted;
 use crate::indexes::doc_index::{
     cell_key, day_number, dimension, inverted_day, marker_token, move_entries, run_from, scope,
-    IndexView, INDEX_BUILT_KEY, INDEX_V1_BUILT_KEY,
+    IndexView, INDEX_BUILT_KEY, INDEX_V1_BUILT_KEY, INDEX_V2_BUILT_KEY,
 };
 use crate::indexes::set_changes::SetChanges;
 use crate::model::*;
@@ -81,7 +81,7 @@ impl SledStore {
         };
         let parts = Parts::merged(json.as_deref(), change)?;
         let new = IndexView::of(doc);
-        let moved = old.as_ref().map(IndexView::cells) != Some(new.cells());
+        let moved = new.moved_from(old.as_ref());
         let marker = if moved {
             Some(self.index_markers.mark(doc.id, old.as_ref())?)
         } else {
@@ -184,15 +184,41 @@ impl SledStore {
                 .map(|s| dimension(&scope, &keys, Some(*s)))
                 .collect()
         };
-        let first = q.from.map(day_number).unwrap_or(0);
-        let last = q.to.map(day_number).unwrap_or(u32::MAX - 1);
-        if first > last {
-            return Ok(empty(0));
+        let (first, last) = day_range(q.from, q.to);
+        let (ids, total) = self.page_ids(&dims, &[], first, last, q.page, q.limit)?;
+        let mut items = Vec::with_capacity(ids.len());
+        for id in ids {
+            if let Some(doc) = Self::get_decode(&self.documents, trees::DOCUMENTS, &id_key(id))? {
+                items.push(doc);
+            }
         }
+        Ok(Page {
+            items,
+            page: q.page,
+            limit: q.limit,
+            total,
+        })
+    }
 
+    /// The ids of a page of the union of the runs `dims` (disjoint sets)
+    /// and of `extras` (documents found otherwise, as (day, id), in none of
+    /// the runs), issued from day `first` to `last`, newest first (by day,
+    /// then id); and how many there are in all.
+    pub(crate) fn page_ids(
+        &self,
+        dims: &[Vec<u8>],
+        extras: &[(u32, u64)],
+        first: u32,
+        last: u32,
+        page: u32,
+        limit: u32,
+    ) -> StoreResult<(Vec<u64>, u64)> {
+        if first > last {
+            return Ok((Vec::new(), 0));
+        }
         // Counters of the days in range, newest first.
         let mut days: BTreeMap<u32, u64> = BTreeMap::new();
-        for dim in &dims {
+        for dim in dims {
             for cell in self
                 .document_index_counts
                 .range(cell_key(dim, first)..=cell_key(dim, last))
@@ -208,10 +234,18 @@ impl SledStore {
                 *days.entry(day).or_insert(0) += read_u64(&v).unwrap_or(0);
             }
         }
+        let extras: Vec<(u32, u64)> = extras
+            .iter()
+            .copied()
+            .filter(|(day, _)| (first..=last).contains(day))
+            .collect();
+        for (day, _) in &extras {
+            *days.entry(*day).or_insert(0) += 1;
+        }
         let total: u64 = days.values().sum();
-        let offset = u64::from(q.page.max(1) - 1) * u64::from(q.limit);
-        if q.limit == 0 || offset >= total {
-            return Ok(empty(total));
+        let offset = u64::from(page.max(1) - 1) * u64::from(limit);
+        if limit == 0 || offset >= total {
+            return Ok((Vec::new(), total));
         }
         // Whole days before the page are skipped by their counts.
         let mut before = 0;
@@ -224,13 +258,13 @@ impl SledStore {
             before += n;
         }
         let skip = (offset - before) as usize;
-        let take = skip + q.limit as usize;
+        let take = skip + limit as usize;
 
         // The page's ids: each dimension's run from the start day on
         // (chunks newest first, ids high to low in each), merged newest
         // first by (inverted day, inverted id).
-        let mut found: Vec<(u32, Reverse<u64>)> = Vec::with_capacity(take * dims.len());
-        for dim in &dims {
+        let mut found: Vec<(u32, Reverse<u64>)> = Vec::with_capacity(take * (dims.len() + 1));
+        for dim in dims {
             let mut end = run_from(dim, first);
             end.extend_from_slice(&[0xFF; 8]);
             let mut read = 0;
@@ -246,19 +280,20 @@ impl SledStore {
                 }
             }
         }
+        found.extend(
+            extras
+                .iter()
+                .filter(|(day, _)| *day <= start)
+                .map(|(day, id)| (u32::MAX - day, Reverse(*id))),
+        );
         found.sort();
-        let mut items = Vec::with_capacity(q.limit as usize);
-        for (_, Reverse(id)) in found.into_iter().skip(skip).take(q.limit as usize) {
-            if let Some(doc) = Self::get_decode(&self.documents, trees::DOCUMENTS, &id_key(id))? {
-                items.push(doc);
-            }
-        }
-        Ok(Page {
-            items,
-            page: q.page,
-            limit: q.limit,
-            total,
-        })
+        let ids = found
+            .into_iter()
+            .skip(skip)
+            .take(limit as usize)
+            .map(|(_, Reverse(id))| id)
+            .collect();
+        Ok((ids, total))
     }
 
     /// Once per data dir (written before the index, or before it held id
@@ -282,6 +317,9 @@ impl SledStore {
                 sets.add(&run_from(&dim, day), view.id())?;
                 *counts.entry(cell_key(&dim, day)).or_insert(0) += 1;
             }
+            if let Some((dim, day)) = view.party_cell() {
+                sets.add(&run_from(&dim, day), view.id())?;
+            }
             indexed += 1;
         }
         sets.finish()?;
@@ -290,6 +328,7 @@ impl SledStore {
         }
         self.meta.insert(INDEX_BUILT_KEY, &[1u8])?;
         self.meta.remove(INDEX_V1_BUILT_KEY)?;
+        self.meta.remove(INDEX_V2_BUILT_KEY)?;
         self.db.drop_tree(trees::DOCUMENT_INDEX_V1)?;
         self.flush_now()?;
         Ok(Some(indexed))
@@ -348,6 +387,17 @@ impl SledStore {
         }
         Ok(())
     }
+}
+
+/// Days `from` to `to` (inclusive) in the index's unit; none is open.
+pub(crate) fn day_range(
+    from: Option<chrono::NaiveDate>,
+    to: Option<chrono::NaiveDate>,
+) -> (u32, u32) {
+    (
+        from.map(day_number).unwrap_or(0),
+        to.map(day_number).unwrap_or(u32::MAX - 1),
+    )
 }
 
 /// Used by tests: the markers a store holds.

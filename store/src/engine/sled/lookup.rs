@@ -62,9 +62,11 @@ impl SledStore {
         Ok(())
     }
 
-    /// A record's code and reference indexed (imports: `write_documents`).
+    /// A record's code, number and reference indexed (imports:
+    /// `write_documents`).
     pub(crate) fn index_lookup_keys(&self, doc: &DocumentRecord) -> StoreResult<()> {
         self.index_code_unflushed(doc.id, doc.code.as_deref())?;
+        self.index_number_unflushed(doc)?;
         if let Some(r) = doc.external_reference.as_deref() {
             self.index_reference(doc.company_id, r, doc.id)?;
         }

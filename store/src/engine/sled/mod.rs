@@ -15,6 +15,7 @@ mod received;
 pub(crate) mod repair;
 pub(crate) mod rewrite;
 pub(crate) mod sealing;
+pub(crate) mod search;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -120,6 +121,10 @@ pub struct Stores {
     pub(crate) document_refs: HashedIndex,
     /// document code → candidate ids (`lookup`).
     pub(crate) documents_by_code: HashedIndex,
+    /// company ‖ environment ‖ number → candidate ids (`search`).
+    pub(crate) documents_by_number: HashedIndex,
+    /// The words of customers' names (`search`, `indexes/words.rs`).
+    pub(crate) customer_words: Tree,
     /// Requests of half-built documents in data dirs written before phase
     /// one kept them in the record's value ([`Self::legacy_requests`]).
     pub(crate) document_requests: Tree,
@@ -523,6 +528,8 @@ impl SledStore {
             document_files: t(trees::DOCUMENT_FILES)?,
             document_refs: HashedIndex::new(t(trees::DOCUMENT_REFS)?),
             documents_by_code: HashedIndex::new(t(trees::DOCUMENTS_BY_CODE)?),
+            documents_by_number: HashedIndex::new(t(trees::DOCUMENTS_BY_NUMBER)?),
+            customer_words: t(trees::CUSTOMER_WORDS)?,
             legacy_requests: !document_requests.is_empty(),
             document_requests,
             documents_by_state,
@@ -578,6 +585,12 @@ impl SledStore {
         store.index_jobs_by_document()?;
         if let Some(n) = store.build_hashed_indexes_once()? {
             tracing::info!(documents = n, "code and reference indexes built");
+        }
+        if let Some(n) = store.build_number_index_once()? {
+            tracing::info!(documents = n, "number index built");
+        }
+        if let Some(n) = store.build_customer_words_once()? {
+            tracing::info!(customers = n, "customer name words indexed");
         }
         if let Some(n) = store.key_received_by_company_once()? {
             if n > 0 {
@@ -1280,8 +1293,18 @@ impl SledStore {
         if indexed.is_none() {
             self.customer_by_ident.insert(&ident_key, &id_key(id))?;
         }
+        // The name's words before the record, the old name's after: a
+        // word always finds the customer, and a stale one fails the
+        // search's check against the record.
+        let old_name = old.map(|o| o.name.as_str()).filter(|n| *n != c.name);
+        if old_name.is_some() || old.is_none() {
+            self.add_customer_words(company, id, &c.name)?;
+        }
         self.customers
             .insert(scoped_key(company, id), encode(trees::CUSTOMERS, &c)?)?;
+        if let Some(old_name) = old_name {
+            self.remove_customer_words(company, id, old_name, &c.name)?;
+        }
         recent.put(ident_key, &c);
         Ok(c)
     }
