@@ -83,6 +83,18 @@ pub fn sled_only(why: &str) -> bool {
     true
 }
 
+/// A stopped server's store, on this run's engine.
+pub fn open_stopped_store(dir: &Path) -> emisor_store::StoreHandle {
+    let mut options = emisor_store::StoreOptions::default();
+    if on_postgres() {
+        options.engine = emisor_store::Engine::Postgres;
+        options.url = Some(emisor_store::SecretText::new(database_url(&database_for(
+            dir,
+        ))));
+    }
+    emisor_store::open(dir, options, |_| Ok(keyring_for(dir))).expect("open the stopped store")
+}
+
 /// A stopped PostgreSQL server's document record, as stored.
 pub fn stored_document(dir: &Path, id: u64) -> Option<Value> {
     let mut client = postgres::Client::connect(&database_url(&database_for(dir)), postgres::NoTls)
