@@ -68,7 +68,10 @@ impl PgOptions {
     pub fn new(url: SecretText) -> Self {
         PgOptions {
             url,
-            connections: 8,
+            // The async handle's store threads, phase one on the signer
+            // pool and the synchronous callers, each holding one while it
+            // runs.
+            connections: 24,
             connect_timeout: Duration::from_secs(5),
         }
     }
