@@ -57,6 +57,13 @@ pub struct StoreSettings {
     /// How often, at most, sled's snapshot is written while documents are
     /// (ms): what a crash leaves to replay at the next start.
     pub checkpoint_ms: u64,
+    /// `sled` (embedded, under `data_dir`) or `postgres` (at `url`).
+    #[serde(default)]
+    pub engine: emisor_store::Engine,
+    /// The PostgreSQL connection URL (`EMISOR_STORE__URL`): it carries a
+    /// password, so it is never serialized, logged or shown.
+    #[serde(default = "no_secret", skip_serializing)]
+    pub url: SecretString,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

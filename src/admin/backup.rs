@@ -97,6 +97,10 @@ pub async fn take_backup(state: &AppState, destino: &str) -> ApiResult<BackupVie
         Err(full @ BackupError::Full(_)) => {
             Err(ApiError::conflict(ErrorCode::Conflict, full.to_string()))
         }
+        // PostgreSQL's store is backed up with PostgreSQL's tools.
+        Err(BackupError::Store(StoreError::NotOnThisEngine(m))) => {
+            Err(ApiError::conflict(ErrorCode::Conflict, m))
+        }
         Err(other) => {
             tracing::error!(to = %to.display(), error = %other, "backup failed");
             let event = crate::backup::schedule::outcome(&to, Err(&other.to_string()));
@@ -144,6 +148,10 @@ pub async fn export(
         Err(BackupError::Destination(m)) => Err(ApiError::validation("destino", m)),
         Err(full @ BackupError::Full(_)) => {
             Err(ApiError::conflict(ErrorCode::Conflict, full.to_string()))
+        }
+        // PostgreSQL's store is backed up with PostgreSQL's tools.
+        Err(BackupError::Store(StoreError::NotOnThisEngine(m))) => {
+            Err(ApiError::conflict(ErrorCode::Conflict, m))
         }
         Err(other) => {
             tracing::error!(to = %to.display(), error = %other, "export failed");

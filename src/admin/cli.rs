@@ -102,6 +102,16 @@ pub enum AdminCommand {
         #[arg(long, value_name = "FILE")]
         from: PathBuf,
     },
+    /// Move a stopped sled data dir into the empty PostgreSQL database at
+    /// URL through the export format, under the data dir's master key; the
+    /// database's numberings held until confirmed (`numbering confirm`).
+    Migrate {
+        #[arg(long = "from-data-dir", value_name = "DIR")]
+        from_data_dir: PathBuf,
+        /// The database's URL (`postgres://user:password@host/db`).
+        #[arg(long, value_name = "URL")]
+        to: String,
+    },
     /// A restored data dir's numberings, held until their next number is
     /// confirmed.
     #[command(subcommand)]
@@ -334,6 +344,9 @@ pub fn run(settings: &Settings, command: AdminCommand) -> anyhow::Result<()> {
             return super::data::export(settings, &to, server, token)
         }
         AdminCommand::Import { from } => return super::data::import(settings, &from),
+        AdminCommand::Migrate { from_data_dir, to } => {
+            return super::data::migrate(settings, &from_data_dir, to)
+        }
         other => other,
     };
     let opened = open_store(settings)?;
@@ -473,7 +486,8 @@ pub fn run(settings: &Settings, command: AdminCommand) -> anyhow::Result<()> {
         | AdminCommand::Restore { .. }
         | AdminCommand::Numbering(_)
         | AdminCommand::Export { .. }
-        | AdminCommand::Import { .. } => Ok(()),
+        | AdminCommand::Import { .. }
+        | AdminCommand::Migrate { .. } => Ok(()),
         AdminCommand::Key(KeyCommand::Revoke { id }) => {
             let key = store
                 .revoke_api_key(id, Utc::now())?

@@ -95,6 +95,44 @@ pub fn import(settings: &Settings, from: &Path) -> anyhow::Result<()> {
     }
 }
 
+/// `emisor admin migrate`: the sled data dir `from` exported to a file
+/// beside it (0600, removed after), the file imported into the database at
+/// `url`, which must be empty, under the data dir's master key; the
+/// numberings held and the sending jobs marked in flight, as after an
+/// import. A failed import leaves the database empty (one transaction).
+pub fn migrate(settings: &Settings, from: &Path, url: String) -> anyhow::Result<()> {
+    let mut source = settings.clone();
+    source.store.data_dir = from.to_path_buf();
+    source.store.engine = emisor_store::Engine::Sled;
+    let file = from.with_extension("migrate.jsonl");
+    let exported = with_store(&source, |handle| Ok(export::export_store(handle, &file)?))
+        .with_context(|| format!("exporting {}", from.display()));
+    let exported = match exported {
+        Ok(view) => view,
+        Err(e) => {
+            let _ = std::fs::remove_file(&file);
+            return Err(e);
+        }
+    };
+    // The same data dir, for its master key; the store is the database.
+    let mut target = source;
+    target.store.engine = emisor_store::Engine::Postgres;
+    target.store.url = secrecy::SecretString::from(url);
+    let imported = with_store(&target, |handle| {
+        let view = export::import_file(handle, &file)?;
+        let (numbering_hold, jobs_marked_in_flight) =
+            restore::hold_all(handle.store(), handle.backup())?;
+        Ok(serde_json::json!({
+            "export": exported,
+            "import": view,
+            "jobs_marked_in_flight": jobs_marked_in_flight,
+            "numbering_hold": numbering_hold,
+        }))
+    });
+    let _ = std::fs::remove_file(&file);
+    print(&imported.context("importing into PostgreSQL (the database was left as it was)")?)
+}
+
 pub fn backup(
     settings: &Settings,
     to: &Path,

@@ -39,6 +39,8 @@ pub enum ErrorCode {
     TaxUnavailable,
     /// A bounded work queue is full (XML uploads).
     Busy,
+    /// The node cannot reach its store (PostgreSQL): new work waits.
+    StoreUnavailable,
     InternalError,
 }
 
@@ -63,6 +65,7 @@ impl ErrorCode {
             ErrorCode::RateLimited => "RATE_LIMITED",
             ErrorCode::TaxUnavailable => "TAX_UNAVAILABLE",
             ErrorCode::Busy => "BUSY",
+            ErrorCode::StoreUnavailable => "STORE_UNAVAILABLE",
             ErrorCode::InternalError => "INTERNAL_ERROR",
         }
     }
@@ -112,6 +115,9 @@ pub enum ApiError {
     /// A bounded work queue is full; try again after `retry_after_s`.
     #[error("{message}")]
     Busy { message: String, retry_after_s: u64 },
+    /// The store cannot be reached; the cause is logged.
+    #[error("the store is unavailable; retry in a few seconds")]
+    StoreUnavailable(String),
     /// A fault of ours; the cause is logged, the client gets a request id.
     #[error("internal error")]
     Internal(String),
@@ -170,6 +176,7 @@ impl ApiError {
             ApiError::RateLimited { .. } => ErrorCode::RateLimited,
             ApiError::TaxUnavailable(_) => ErrorCode::TaxUnavailable,
             ApiError::Busy { .. } => ErrorCode::Busy,
+            ApiError::StoreUnavailable(_) => ErrorCode::StoreUnavailable,
             ApiError::Internal(_) => ErrorCode::InternalError,
         }
     }
@@ -199,7 +206,9 @@ impl ResponseError for ApiError {
             ApiError::RequestTimeout { .. } => StatusCode::REQUEST_TIMEOUT,
             ApiError::Validation { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::TaxUnavailable(_) | ApiError::Busy { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::TaxUnavailable(_) | ApiError::Busy { .. } | ApiError::StoreUnavailable(_) => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -225,6 +234,10 @@ impl ResponseError for ApiError {
         if let ApiError::Busy { retry_after_s, .. } = self {
             res.insert_header((header::RETRY_AFTER, retry_after_s.to_string()));
         }
+        if let ApiError::StoreUnavailable(cause) = self {
+            tracing::error!(cause = %cause, "the store is unavailable");
+            res.insert_header((header::RETRY_AFTER, STORE_RETRY_AFTER_S.to_string()));
+        }
         if matches!(self, ApiError::MissingApiKey | ApiError::InvalidApiKey) {
             res.insert_header((header::WWW_AUTHENTICATE, "ApiKey header=\"X-Api-Key\""));
         }
@@ -240,9 +253,15 @@ impl ResponseError for ApiError {
     }
 }
 
+/// What a client is told to wait when the store cannot be reached: the
+/// engine's pool waits 5 s for a connection before it says so.
+const STORE_RETRY_AFTER_S: u64 = 5;
+
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
+            StoreError::Unavailable(cause) => ApiError::StoreUnavailable(cause),
+            StoreError::Unstorable(m) => ApiError::validation("body", m),
             StoreError::NotFound(what) => ApiError::NotFound(what.to_string()),
             StoreError::Conflict(m) => ApiError::conflict(ErrorCode::Conflict, m),
             other => ApiError::Internal(other.to_string()),

@@ -113,9 +113,12 @@ pub fn open_store(settings: &Settings) -> anyhow::Result<OpenedStore> {
     }
     let mut finish_rotation = None;
     let options = StoreOptions {
+        engine: settings.store.engine,
         cache_bytes: settings.store.cache_mb.saturating_mul(1024 * 1024),
         checkpoint_every: std::time::Duration::from_millis(settings.store.checkpoint_ms.max(1)),
-        ..StoreOptions::default()
+        url: Some(emisor_store::SecretText::new(
+            secrecy::ExposeSecret::expose_secret(&settings.store.url),
+        )),
     };
     let opened = emisor_store::open(dir, options, |inventory| {
         choose_keys(&source, inventory, dir, &mut notices, &mut finish_rotation)
@@ -124,6 +127,9 @@ pub fn open_store(settings: &Settings) -> anyhow::Result<OpenedStore> {
     let store = match opened {
         Ok(store) => store,
         Err(StoreError::MasterKey(msg)) => anyhow::bail!("{msg}"),
+        Err(e) if settings.store.engine == emisor_store::Engine::Postgres => {
+            return Err(e).context("opening the store on PostgreSQL ([store] url)")
+        }
         Err(e) => {
             return Err(e).with_context(|| {
                 format!(

@@ -38,6 +38,21 @@ pub enum StoreError {
     /// The master key given does not open the store (or none was given).
     #[error("{0}")]
     MasterKey(String),
+    /// The store's database cannot be reached (PostgreSQL down, its
+    /// connections exhausted): new work is refused until it is back.
+    #[error("the store is unavailable: {0}")]
+    Unavailable(String),
+    /// What this engine does not do (a backup's copy point on PostgreSQL,
+    /// whose own tools back it up), and what to do instead.
+    #[error("{0}")]
+    NotOnThisEngine(String),
+    /// A value the engine cannot keep as given (PostgreSQL's text holds
+    /// no NUL character): the request is refused, nothing is written.
+    #[error("{0}")]
+    Unstorable(String),
+    /// The database refused a statement.
+    #[error("database: {0}")]
+    Database(String),
     /// A list filtered by a key its family does not index.
     #[error("{family} documents are not listed by `{key}`")]
     UnindexedKey { family: &'static str, key: String },

@@ -1,35 +1,43 @@
 //! Opening the store: [`open`] starts the configured [`Engine`] and hands
 //! back a [`StoreHandle`], through which the service reaches it only as the
-//! store traits (and the async handle built on them). A second engine is one
-//! more [`Engine`] variant and one more arm in each method here.
+//! store traits (and the async handle built on them). Each engine is one
+//! [`Engine`] variant and one arm in each method here.
 
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::async_store::AsyncStore;
+use crate::engine::postgres::off_runtime::OffRuntime;
+use crate::engine::postgres::{PgOptions, PgStore};
 use crate::engine::sled::{OpenOptions, SledStore};
-use crate::error::StoreResult;
+use crate::error::{StoreError, StoreResult};
 use crate::secrets::sealing::{Keyring, SealedInventory};
+use crate::secrets::secret::SecretText;
 use crate::traits::{Backup, Import, MasterKeys, ReceivedStore, Store};
 
-/// The engines the store can run on.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// The engines the store can run on (`[store] engine`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Engine {
     /// The embedded engine (`engine/sled/`).
     #[default]
     Sled,
+    /// PostgreSQL at [`StoreOptions::url`] (`engine/postgres/`).
+    Postgres,
 }
 
 /// How the store is opened, whatever the engine.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct StoreOptions {
     pub engine: Engine,
-    /// The engine's page cache.
+    /// The engine's page cache (sled).
     pub cache_bytes: u64,
     /// How often, at most, the engine's snapshot is written while the store
-    /// is written to.
+    /// is written to (sled).
     pub checkpoint_every: Duration,
+    /// The database's connection URL (PostgreSQL): a secret, never shown.
+    pub url: Option<SecretText>,
 }
 
 impl Default for StoreOptions {
@@ -39,6 +47,7 @@ impl Default for StoreOptions {
             engine: Engine::Sled,
             cache_bytes: sled.cache_bytes,
             checkpoint_every: sled.checkpoint_every,
+            url: None,
         }
     }
 }
@@ -52,11 +61,14 @@ pub struct StoreHandle {
 #[derive(Clone)]
 enum Opened {
     Sled(SledStore),
+    Postgres(OffRuntime),
 }
 
 /// Opens (or creates) the store under `dir` on `options.engine`, with the
 /// keys `choose` picks once the store's sealed values are known, before
-/// anything is written (a refusal leaves the data dir as it was).
+/// anything is written (a refusal leaves the data dir as it was). On
+/// PostgreSQL `dir` holds nothing of the store: the schema is migrated at
+/// `options.url`.
 pub fn open(
     dir: &Path,
     options: StoreOptions,
@@ -70,15 +82,32 @@ pub fn open(
             };
             Opened::Sled(SledStore::open_with_options(dir, sled, choose)?)
         }
+        Engine::Postgres => {
+            let url = options.url.filter(|u| !u.is_empty()).ok_or_else(|| {
+                StoreError::Unavailable(
+                    "[store] engine = \"postgres\" needs [store] url, a PostgreSQL URL".into(),
+                )
+            })?;
+            Opened::Postgres(OffRuntime(PgStore::open(&PgOptions::new(url), choose)?))
+        }
     };
     Ok(StoreHandle { engine })
 }
 
 impl StoreHandle {
+    /// The engine it runs on.
+    pub fn engine(&self) -> Engine {
+        match &self.engine {
+            Opened::Sled(_) => Engine::Sled,
+            Opened::Postgres(_) => Engine::Postgres,
+        }
+    }
+
     /// The store, for synchronous callers (start-up, the CLI, provisioning).
     pub fn store(&self) -> &dyn Store {
         match &self.engine {
             Opened::Sled(s) => s,
+            Opened::Postgres(p) => p,
         }
     }
 
@@ -86,6 +115,7 @@ impl StoreHandle {
     pub fn shared(&self) -> Arc<dyn Store + Send + Sync> {
         match &self.engine {
             Opened::Sled(s) => Arc::new(s.clone()),
+            Opened::Postgres(p) => Arc::new(p.clone()),
         }
     }
 
@@ -93,6 +123,7 @@ impl StoreHandle {
     pub fn keys(&self) -> &dyn MasterKeys {
         match &self.engine {
             Opened::Sled(s) => s,
+            Opened::Postgres(p) => p,
         }
     }
 
@@ -100,6 +131,7 @@ impl StoreHandle {
     pub fn backup(&self) -> &dyn Backup {
         match &self.engine {
             Opened::Sled(s) => s,
+            Opened::Postgres(p) => p,
         }
     }
 
@@ -107,6 +139,7 @@ impl StoreHandle {
     pub fn received(&self) -> &dyn ReceivedStore {
         match &self.engine {
             Opened::Sled(s) => s,
+            Opened::Postgres(p) => p,
         }
     }
 
@@ -114,6 +147,7 @@ impl StoreHandle {
     pub fn import(&self) -> &dyn Import {
         match &self.engine {
             Opened::Sled(s) => s,
+            Opened::Postgres(p) => p,
         }
     }
 
@@ -131,6 +165,7 @@ impl StoreHandle {
     pub fn start_async(&self) -> StoreResult<AsyncStore> {
         match &self.engine {
             Opened::Sled(s) => AsyncStore::new(s.clone()),
+            Opened::Postgres(p) => AsyncStore::on_postgres(p.0.clone()),
         }
     }
 
@@ -139,6 +174,8 @@ impl StoreHandle {
     pub fn close(&self) -> StoreResult<()> {
         match &self.engine {
             Opened::Sled(s) => s.close(),
+            // Every write is committed: nothing to mark.
+            Opened::Postgres(_) => Ok(()),
         }
     }
 }

@@ -43,6 +43,9 @@ fn key_file(dir: &Path, of: &Path) -> PathBuf {
 
 #[test]
 fn a_backup_through_the_admin_api_and_of_a_stopped_data_dir_verifies_and_a_flipped_byte_does_not() {
+    if !sled_only("a backup copies the sled data dir; PostgreSQL is backed up with its own tools") {
+        return;
+    }
     let root = tempfile::tempdir().unwrap();
     let allowed = root.path().join("backups");
     std::fs::create_dir(&allowed).unwrap();
@@ -245,6 +248,9 @@ fn lists(app: &TestApp, key: &str) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn a_restored_data_dir_serves_the_backup_point_and_issues_after_the_operator_confirms_the_next_number(
 ) {
+    if !sled_only("a backup copies the sled data dir; PostgreSQL is backed up with its own tools") {
+        return;
+    }
     let root = tempfile::tempdir().unwrap();
     let allowed = root.path().join("backups");
     std::fs::create_dir(&allowed).unwrap();
@@ -389,6 +395,9 @@ fn a_restored_data_dir_serves_the_backup_point_and_issues_after_the_operator_con
 
 #[test]
 fn a_document_queued_at_the_backup_asks_the_authority_after_the_restore_and_is_accepted_once() {
+    if !sled_only("a backup copies the sled data dir; PostgreSQL is backed up with its own tools") {
+        return;
+    }
     let sim = ExternalSim::start();
     let root = tempfile::tempdir().unwrap();
     let allowed = root.path().join("backups");
@@ -469,6 +478,9 @@ fn a_document_queued_at_the_backup_asks_the_authority_after_the_restore_and_is_a
 
 #[test]
 fn scheduled_backups_keep_the_newest_and_report_in_metrics() {
+    if !sled_only("a backup copies the sled data dir; PostgreSQL is backed up with its own tools") {
+        return;
+    }
     let root = tempfile::tempdir().unwrap();
     let allowed = root.path().join("backups");
     std::fs::create_dir(&allowed).unwrap();
@@ -544,6 +556,9 @@ fn scheduled_backups_keep_the_newest_and_report_in_metrics() {
 /// into it then completes.
 #[test]
 fn a_backup_killed_at_any_moment_is_complete_and_verifies_or_is_refused() {
+    if !sled_only("a backup copies the sled data dir; PostgreSQL is backed up with its own tools") {
+        return;
+    }
     let root = tempfile::tempdir().unwrap();
     let mut app = TestApp::spawn();
     for _ in 0..5 {
@@ -595,6 +610,9 @@ fn a_backup_killed_at_any_moment_is_complete_and_verifies_or_is_refused() {
 /// written; the earlier copy is gone and the new one verifies whole.
 #[test]
 fn a_second_backup_into_the_same_directory_copies_only_what_grew() {
+    if !sled_only("a backup copies the sled data dir; PostgreSQL is backed up with its own tools") {
+        return;
+    }
     let root = tempfile::tempdir().unwrap();
     let allowed = root.path().join("backups");
     std::fs::create_dir(&allowed).unwrap();

@@ -4,7 +4,7 @@
 
 use emisor::api::invoice_request::examples;
 use emisor::operator::documents::{search, ConsoleQuery, RowsPage};
-use emisor_store::{AsyncStore, DocumentRecord, Environment, Family, SledStore};
+use emisor_store::{DocumentRecord, Environment, Family};
 use serde_json::{json, Value};
 
 use crate::support::app::*;
@@ -38,10 +38,9 @@ fn documents_the_api_issued_are_listed_together_filtered_and_found() {
     let payroll = issue(&app, "/v1/api/nomina/enviar", monthly(&employee));
     app.stop();
 
-    let store = AsyncStore::new(
-        SledStore::open(&app.dir, keyring_for(&app.dir)).expect("open the stopped store"),
-    )
-    .expect("async store");
+    let store = open_stopped_store(&app.dir)
+        .start_async()
+        .expect("async store");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

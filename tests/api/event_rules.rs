@@ -474,6 +474,9 @@ fn free_text_of_events_and_the_registry_is_checked_before_anything_is_consumed()
 /// subsequent registration.
 #[test]
 fn a_registry_history_of_the_previous_format_is_served_as_before() {
+    if !sled_only("it opens a sled data dir of the previous format") {
+        return;
+    }
     let mut app = TestApp::spawn_with(fast_launch());
     let buyer = key_of(&new_company(&app, BUYER, "Comprador S.A.S."));
     let factor = key_of(&new_company(&app, FACTOR, "Factoring S.A.S."));

@@ -504,11 +504,17 @@ fn a_copy_taken_while_issuing_serves_every_family_as_at_its_point(how: Copy) {
 
 #[test]
 fn an_export_taken_while_issuing_imports_into_a_data_dir_that_serves_its_point() {
+    if !sled_only("a running server's export copies the sled store at one point") {
+        return;
+    }
     a_copy_taken_while_issuing_serves_every_family_as_at_its_point(Copy::ExportImport);
 }
 
 #[test]
 fn a_backup_taken_while_issuing_restores_every_family_as_at_its_point() {
+    if !sled_only("a running server's export copies the sled store at one point") {
+        return;
+    }
     a_copy_taken_while_issuing_serves_every_family_as_at_its_point(Copy::BackupRestore);
 }
 

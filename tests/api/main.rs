@@ -48,6 +48,7 @@ mod same_day;
 mod secrets;
 mod shutdown;
 mod simulator;
+mod store_postgres;
 mod test_set;
 mod uploads;
 mod webhooks;

@@ -80,9 +80,15 @@ fn ws_user_room_hears_its_documents_once() {
     // the graceful stop for its whole timeout: close them first.)
     drop((user_ws, company_ws));
     app.stop();
-    let store =
-        SledStore::open(&app.dir, keyring_for(&app.dir)).expect("open the stopped server's store");
-    let user_of = |id| store.document(id).unwrap().expect("document").user_id;
+    let user_of = |id: u64| -> Option<u64> {
+        if on_postgres() {
+            let record = stored_document(&app.dir, id).expect("document");
+            return record["user_id"].as_u64();
+        }
+        let store = SledStore::open(&app.dir, keyring_for(&app.dir))
+            .expect("open the stopped server's store");
+        store.document(id).unwrap().expect("document").user_id
+    };
     assert_eq!(user_of(by_user), Some(17));
     assert_eq!(user_of(by_company), None);
 }

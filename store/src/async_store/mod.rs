@@ -1,9 +1,12 @@
 //! The store as async code sees it. Every method but one is `async` and
 //! never blocks the caller's thread: reads and admin writes run on a few store threads
-//! of its own ([`crate::async_store::pool`]),
-//! the frequent writes (document updates, jobs, events, customers) are
-//! carried to the flusher thread and made durable in its next group commit,
-//! and the credentials read on every document come from memory when cached.
+//! of its own ([`crate::async_store::pool`]).
+//! On sled the frequent writes (document updates, jobs, events, customers)
+//! are carried to the flusher thread and made durable in its next group
+//! commit, and the credentials read on every document come from memory
+//! when cached; on PostgreSQL each is a transaction on a store thread,
+//! durable once committed (`durable` is the seam: its future resolves once
+//! the write is durable, on either engine).
 //!
 //! Modules with async code (the API, issuing, operations) hold this handle
 //! only (its one blocking method, [`AsyncStore::create_checked_blocking`],
@@ -20,14 +23,36 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use crate::async_store::pool::StorePool;
 use crate::durability::flusher::{delivered, Committed, IncomingCommit};
+use crate::engine::postgres::PgStore;
 use crate::engine::sled::SledStore;
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
 use crate::secrets::sealing::Keyring;
 use crate::traits::{
-    ApiKeyStore, Backup, CompanyStore, CredentialStore, CustomerStore, DocumentStore, EventStore,
-    JobLeases, JobStore, MailStore, SettingsStore, Store, StoreHealth,
+    Backup, CompanyStore, CredentialStore, CustomerStore, DocumentStore, EventStore, JobStore,
+    MailStore, MasterKeys, ReceivedStore, Store,
 };
+
+/// The engine behind the handle.
+#[derive(Clone)]
+pub(crate) enum Engine {
+    Sled(SledStore),
+    Postgres(PgStore),
+}
+
+/// What async code asks of an engine.
+pub(crate) trait EngineStore: Store + ReceivedStore + Backup + MasterKeys {}
+
+impl<T: Store + ReceivedStore + Backup + MasterKeys> EngineStore for T {}
+
+impl Engine {
+    fn as_dyn(&self) -> &dyn EngineStore {
+        match self {
+            Engine::Sled(s) => s,
+            Engine::Postgres(p) => p,
+        }
+    }
+}
 
 /// Everything the store holds for issuing one document type of a company,
 /// read together: what is missing is `None`, for the caller to name.
@@ -43,11 +68,12 @@ pub struct IssuerRecords {
 
 /// Everything for issuing of `kind` a company holds (see [`IssuerRecords`]).
 fn read_issuer_records(
-    s: &SledStore,
+    engine: &Engine,
     company: CompanyId,
     kind: SoftwareKind,
     resolution: ResolutionChoice,
 ) -> StoreResult<IssuerRecords> {
+    let s = engine.as_dyn();
     let resolution = match resolution {
         ResolutionChoice::Id(id) => s.resolution(company, id)?,
         ResolutionChoice::Active {
@@ -60,11 +86,24 @@ fn read_issuer_records(
         Some(r) => Some(s.next_number(r)?),
         None => None,
     };
+    let (company, software, certificate) = match engine {
+        // sled's cached records, shared without copying.
+        Engine::Sled(s) => (
+            s.shared_company(company)?,
+            s.shared_software(company, kind)?,
+            s.shared_certificate(company)?,
+        ),
+        Engine::Postgres(p) => (
+            p.company(company)?.map(Arc::new),
+            p.software(company, kind)?.map(Arc::new),
+            p.certificate(company)?.map(Arc::new),
+        ),
+    };
     Ok(IssuerRecords {
-        company: s.shared_company(company)?,
-        software: s.shared_software(company, kind)?,
+        company,
+        software,
         resolution,
-        certificate: s.shared_certificate(company)?,
+        certificate,
         next_number,
     })
 }
@@ -87,6 +126,11 @@ pub enum ResolutionChoice {
 /// (most are memory reads), few enough to keep the server small.
 const STORE_THREADS: usize = 4;
 
+/// On PostgreSQL a call waits on the network and the database's commit:
+/// more threads overlap them (each holds one of the engine's connections
+/// while it runs).
+pub(crate) const POSTGRES_STORE_THREADS: usize = 16;
+
 /// A number a new document took from one of a company's own resolutions
 /// (never a test set's), as [`AsyncStore::watch_numbers`] reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,20 +147,29 @@ pub struct NumberTaken {
 /// look and hand over (a channel send), never wait.
 pub type NumberWatch = Arc<dyn Fn(NumberTaken) + Send + Sync>;
 
-/// Cheap to clone: one `SledStore` (itself `Arc`s) and its threads.
+/// Cheap to clone: one engine (itself `Arc`s) and its threads.
 #[derive(Clone)]
 pub struct AsyncStore {
-    store: SledStore,
+    engine: Engine,
     pool: Arc<StorePool>,
     numbers: Arc<std::sync::OnceLock<NumberWatch>>,
 }
 
 impl AsyncStore {
     pub fn new(store: SledStore) -> StoreResult<Self> {
-        let pool = StorePool::start(STORE_THREADS)
+        Self::start(Engine::Sled(store), STORE_THREADS)
+    }
+
+    /// The handle of the PostgreSQL engine.
+    pub(crate) fn on_postgres(store: PgStore) -> StoreResult<Self> {
+        Self::start(Engine::Postgres(store), POSTGRES_STORE_THREADS)
+    }
+
+    fn start(engine: Engine, threads: usize) -> StoreResult<Self> {
+        let pool = StorePool::start(threads)
             .map_err(|e| StoreError::Durability(format!("starting the store threads: {e}")))?;
         Ok(AsyncStore {
-            store,
+            engine,
             pool: Arc::new(pool),
             numbers: Arc::default(),
         })
@@ -125,19 +178,30 @@ impl AsyncStore {
     /// Runs `f` on one of the store's threads.
     pub(crate) async fn off_thread<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&SledStore) -> StoreResult<T> + Send + 'static,
+        f: impl FnOnce(&dyn EngineStore) -> StoreResult<T> + Send + 'static,
     ) -> StoreResult<T> {
-        let store = self.store.clone();
-        self.pool.run(move || f(&store)).await
+        let engine = self.engine.clone();
+        self.pool.run(move || f(engine.as_dyn())).await
     }
 
-    /// Runs `f` on the flusher thread; resolves once it is on disk.
+    /// A write that resolves once it is durable: on sled, `sled` runs on
+    /// the flusher thread in its next group commit; on PostgreSQL, `pg`
+    /// runs on a store thread and commits its transaction.
     pub(crate) fn durable<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&SledStore) -> StoreResult<T> + Send + 'static,
+        sled: impl FnOnce(&SledStore) -> StoreResult<T> + Send + 'static,
+        pg: impl FnOnce(&PgStore) -> StoreResult<T> + Send + 'static,
     ) -> Committed<T> {
-        let store = self.store.clone();
-        self.store.flusher.commit(move || f(&store))
+        match &self.engine {
+            Engine::Sled(s) => {
+                let store = s.clone();
+                s.flusher.commit(move || sled(&store))
+            }
+            Engine::Postgres(p) => {
+                let (store, pool) = (p.clone(), self.pool.clone());
+                Box::pin(async move { pool.run(move || pg(&store)).await })
+            }
+        }
     }
 
     /// Synchronous domain code that needs the whole store (provisioning a
@@ -156,12 +220,13 @@ impl AsyncStore {
         &self,
         f: impl FnOnce(&dyn Store, &dyn Backup) -> T + Send + 'static,
     ) -> StoreResult<T> {
-        let store = self.store.clone();
+        let engine = self.engine.clone();
         let (tx, rx) = tokio::sync::oneshot::channel();
         std::thread::Builder::new()
             .name("store-backup".into())
             .spawn(move || {
-                let _ = tx.send(f(&store, &store));
+                let store = engine.as_dyn();
+                let _ = tx.send(f(store, store));
             })
             .map_err(|e| StoreError::Durability(format!("starting a store thread: {e}")))?;
         rx.await
@@ -171,16 +236,16 @@ impl AsyncStore {
     /// The master keys the store's secrets are sealed under: a copy of
     /// the store (an export's point) opens with them.
     pub fn keyring(&self) -> Keyring {
-        crate::traits::MasterKeys::keyring(&self.store)
-            .as_ref()
-            .clone()
+        self.engine.as_dyn().keyring().as_ref().clone()
     }
 
     // Companies and credentials.
 
     pub async fn company(&self, id: CompanyId) -> StoreResult<Option<Company>> {
-        if let Some(c) = self.store.companies_cache.peek(id) {
-            return Ok(Some(Arc::unwrap_or_clone(c)));
+        if let Engine::Sled(s) = &self.engine {
+            if let Some(c) = s.companies_cache.peek(id) {
+                return Ok(Some(Arc::unwrap_or_clone(c)));
+            }
         }
         self.off_thread(move |s| s.company(id)).await
     }
@@ -245,7 +310,9 @@ impl AsyncStore {
         kind: SoftwareKind,
         resolution: ResolutionChoice,
     ) -> StoreResult<IssuerRecords> {
-        self.off_thread(move |s| read_issuer_records(s, company, kind, resolution))
+        let engine = self.engine.clone();
+        self.pool
+            .run(move || read_issuer_records(&engine, company, kind, resolution))
             .await
     }
 
@@ -267,7 +334,7 @@ impl AsyncStore {
     where
         E: From<StoreError>,
     {
-        let records = read_issuer_records(&self.store, company, kind, resolution)?;
+        let records = read_issuer_records(&self.engine, company, kind, resolution)?;
         let range = records
             .resolution
             .as_ref()
@@ -277,7 +344,12 @@ impl AsyncStore {
         // Held out of sled until its commit (`intents`): the caller hands
         // it to [`commit_document_then`](Self::commit_document_then), or,
         // if its build fails, to [`keep_pending_blocking`](Self::keep_pending_blocking).
-        let doc = self.store.number_document(new, true)?;
+        let doc = match &self.engine {
+            Engine::Sled(s) => s.number_document(new, true)?,
+            // Committed half-built: a node that dies before phase two
+            // leaves it for any node's resume.
+            Engine::Postgres(p) => p.create_document(new)?,
+        };
         if let (Some((from, to)), Some(watch)) = (range, self.numbers.get()) {
             watch(NumberTaken {
                 company: doc.company_id,
@@ -300,7 +372,10 @@ impl AsyncStore {
     /// whose build failed, written half-built (start-up rebuilds it, as
     /// any document whose build did not finish). Blocking, like it.
     pub fn keep_pending_blocking(&self, id: u64) -> StoreResult<()> {
-        self.store.keep_pending(id)
+        match &self.engine {
+            Engine::Sled(s) => s.keep_pending(id),
+            Engine::Postgres(p) => p.keep_pending(id),
+        }
     }
 
     // API keys and settings.
@@ -336,8 +411,12 @@ impl AsyncStore {
         company: CompanyId,
         input: CustomerInput,
     ) -> StoreResult<Customer> {
-        self.durable(move |s| s.upsert_customer_unflushed(company, &input))
-            .await
+        let input_pg = input.clone();
+        self.durable(
+            move |s| s.upsert_customer_unflushed(company, &input),
+            move |p| p.upsert_customer(company, input_pg),
+        )
+        .await
     }
 
     pub async fn customers(
@@ -355,7 +434,10 @@ impl AsyncStore {
 
     /// How long the duplicate window's payloads are kept (never blocks).
     pub fn set_duplicate_window(&self, window: std::time::Duration) {
-        self.store.set_duplicate_window(window);
+        // On PostgreSQL the window is read back from the documents.
+        if let Engine::Sled(s) = &self.engine {
+            s.set_duplicate_window(window);
+        }
     }
 
     /// Phase one of issuing ([`DocumentStore::create_document`]).
@@ -367,7 +449,10 @@ impl AsyncStore {
     /// its build): a group commit waits for it, within its window, until
     /// the guard is dropped (once the commit was handed over, or failed).
     pub fn incoming_commit(&self) -> IncomingCommit {
-        self.store.flusher.incoming()
+        match &self.engine {
+            Engine::Sled(s) => s.flusher.incoming(),
+            Engine::Postgres(_) => IncomingCommit::unawaited(),
+        }
     }
 
     /// Phase two of a document in one round trip to the flusher: its files
@@ -401,7 +486,13 @@ impl AsyncStore {
         history: HistoryEntry,
         deliver: impl FnOnce(StoreResult<(Option<Job>, DocumentFiles, DocumentRecord)>) + Send + 'static,
     ) {
-        let (stager, writer, keeper) = (self.store.clone(), self.store.clone(), self.store.clone());
+        let store = match &self.engine {
+            Engine::Sled(s) => s,
+            Engine::Postgres(p) => {
+                return self.commit_on_postgres(p, doc, files, job, history, deliver)
+            }
+        };
+        let (stager, writer, keeper) = (store.clone(), store.clone(), store.clone());
         let id = doc.id;
         // A held document (`intents`) whose commit failed before its record
         // was written is written half-built instead.
@@ -413,7 +504,7 @@ impl AsyncStore {
             }
             deliver(result)
         };
-        self.store.flusher.stage_and_commit_then(
+        store.flusher.stage_and_commit_then(
             move || {
                 let staged =
                     stager.stage_files(doc.id, doc.company_id, doc.document_type, &files)?;
@@ -425,6 +516,50 @@ impl AsyncStore {
             },
             deliver,
         )
+    }
+
+    /// [`commit_document_then`](Self::commit_document_then) on PostgreSQL:
+    /// phase two in one transaction on a store thread, `deliver` called
+    /// there once it is committed; a failed one leaves the document
+    /// half-built, for resume.
+    fn commit_on_postgres(
+        &self,
+        p: &PgStore,
+        doc: DocumentRecord,
+        files: DocumentFiles,
+        job: Option<Job>,
+        history: HistoryEntry,
+        deliver: impl FnOnce(StoreResult<(Option<Job>, DocumentFiles, DocumentRecord)>) + Send + 'static,
+    ) {
+        let store = p.clone();
+        // Taken by the store thread, or here when none will run it.
+        let slot = Arc::new(std::sync::Mutex::new(Some(deliver)));
+        let taken = |slot: &std::sync::Mutex<Option<_>>| {
+            slot.lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take()
+        };
+        let on_thread = slot.clone();
+        let handed = self.pool.spawn(move || {
+            let Some(deliver) = taken(&on_thread) else {
+                return;
+            };
+            let id = doc.id;
+            let result = store
+                .complete_document(&doc, &files, job, &history)
+                .map(|job| (job, files, doc));
+            if result.is_err() {
+                if let Err(e) = store.keep_pending(id) {
+                    tracing::error!(error = %e, id, "a document whose commit failed could not be kept half-built");
+                }
+            }
+            deliver(result);
+        });
+        if !handed {
+            if let Some(deliver) = taken(&slot) {
+                deliver(Err(StoreError::Durability("the store is closing".into())));
+            }
+        }
     }
 
     pub async fn document(&self, id: u64) -> StoreResult<Option<DocumentRecord>> {
@@ -441,7 +576,13 @@ impl AsyncStore {
 
     /// Whether the document's files are stored, without reading them.
     pub async fn has_files(&self, id: u64) -> StoreResult<bool> {
-        self.off_thread(move |s| s.has_files(id)).await
+        let engine = self.engine.clone();
+        self.pool
+            .run(move || match &engine {
+                Engine::Sled(s) => s.has_files(id),
+                Engine::Postgres(p) => p.has_files(id),
+            })
+            .await
     }
 
     /// Saves a changed document with a history line, durable on return.
@@ -450,8 +591,15 @@ impl AsyncStore {
         doc: DocumentRecord,
         history: HistoryEntry,
     ) -> StoreResult<()> {
-        self.durable(move |s| s.update_document_unflushed(&doc, history))
-            .await
+        let (doc_pg, history_pg) = (doc.clone(), history.clone());
+        self.durable(
+            move |s| s.update_document_unflushed(&doc, history),
+            move |p| {
+                p.update_document_with(&doc_pg, &history_pg, None, None)
+                    .map(|_| ())
+            },
+        )
+        .await
     }
 
     /// Saves a changed document and its transmission job together, durable
@@ -463,11 +611,18 @@ impl AsyncStore {
         job: Job,
         history: HistoryEntry,
     ) -> StoreResult<Job> {
-        self.durable(move |s| {
-            let job = s.put_job_unflushed(job)?;
-            s.update_document_unflushed(&doc, history)?;
-            Ok(job)
-        })
+        let (doc_pg, job_pg, history_pg) = (doc.clone(), job.clone(), history.clone());
+        self.durable(
+            move |s| {
+                let job = s.put_job_unflushed(job)?;
+                s.update_document_unflushed(&doc, history)?;
+                Ok(job)
+            },
+            move |p| {
+                p.update_document_with(&doc_pg, &history_pg, Some(job_pg), None)?
+                    .ok_or(StoreError::NotFound("job"))
+            },
+        )
         .await
     }
 
@@ -477,16 +632,20 @@ impl AsyncStore {
         &self,
         changes: Vec<(DocumentRecord, Job, HistoryEntry)>,
     ) -> StoreResult<Vec<Job>> {
-        self.durable(move |s| {
-            changes
-                .into_iter()
-                .map(|(doc, job, history)| {
-                    let job = s.put_job_unflushed(job)?;
-                    s.update_document_unflushed(&doc, history)?;
-                    Ok(job)
-                })
-                .collect()
-        })
+        let changes_pg = changes.clone();
+        self.durable(
+            move |s| {
+                changes
+                    .into_iter()
+                    .map(|(doc, job, history)| {
+                        let job = s.put_job_unflushed(job)?;
+                        s.update_document_unflushed(&doc, history)?;
+                        Ok(job)
+                    })
+                    .collect()
+            },
+            move |p| p.update_documents_with_jobs(changes_pg),
+        )
         .await
     }
 
@@ -499,13 +658,20 @@ impl AsyncStore {
         job: Option<u64>,
         history: HistoryEntry,
     ) -> StoreResult<()> {
-        self.durable(move |s| {
-            s.update_document_unflushed(&doc, history)?;
-            match job {
-                Some(id) => s.remove_job_unflushed(id),
-                None => Ok(()),
-            }
-        })
+        let (doc_pg, history_pg) = (doc.clone(), history.clone());
+        self.durable(
+            move |s| {
+                s.update_document_unflushed(&doc, history)?;
+                match job {
+                    Some(id) => s.remove_job_unflushed(id),
+                    None => Ok(()),
+                }
+            },
+            move |p| {
+                p.update_document_with(&doc_pg, &history_pg, None, job)
+                    .map(|_| ())
+            },
+        )
         .await
     }
 
@@ -516,7 +682,14 @@ impl AsyncStore {
     /// once acted upon: a document re-dated before it is sent, whose new
     /// code the authority may accept.
     pub async fn sync_power_safe(&self) -> StoreResult<()> {
-        self.off_thread(|s| s.sync_power_safe()).await
+        match &self.engine {
+            Engine::Sled(s) => {
+                let s = s.clone();
+                self.pool.run(move || s.sync_power_safe()).await
+            }
+            // A commit is fsynced by PostgreSQL before it returns.
+            Engine::Postgres(_) => Ok(()),
+        }
     }
 
     pub async fn history(&self, id: u64) -> StoreResult<Vec<HistoryEntry>> {
@@ -564,11 +737,20 @@ impl AsyncStore {
 
     /// Stores (or replaces) a job, durable on return; id 0 gets a new id.
     pub async fn put_job(&self, job: Job) -> StoreResult<Job> {
-        self.durable(move |s| s.put_job_unflushed(job)).await
+        let job_pg = job.clone();
+        self.durable(
+            move |s| s.put_job_unflushed(job),
+            move |p| p.put_job(job_pg),
+        )
+        .await
     }
 
     pub async fn remove_job(&self, id: u64) -> StoreResult<()> {
-        self.durable(move |s| s.remove_job_unflushed(id)).await
+        self.durable(
+            move |s| s.remove_job_unflushed(id),
+            move |p| p.remove_job(id),
+        )
+        .await
     }
 
     pub async fn jobs(&self) -> StoreResult<Vec<Job>> {
@@ -605,7 +787,12 @@ impl AsyncStore {
     // Events.
 
     pub async fn append_event(&self, event: EventRecord) -> StoreResult<EventRecord> {
-        self.durable(move |s| s.append_event_unflushed(event)).await
+        let event_pg = event.clone();
+        self.durable(
+            move |s| s.append_event_unflushed(event),
+            move |p| p.append_event(event_pg),
+        )
+        .await
     }
 
     pub async fn events(
@@ -628,8 +815,12 @@ impl AsyncStore {
     }
 
     pub async fn put_application_response(&self, document_id: u64, xml: String) -> StoreResult<()> {
-        self.durable(move |s| s.put_application_response_unflushed(document_id, &xml))
-            .await
+        let xml_pg = xml.clone();
+        self.durable(
+            move |s| s.put_application_response_unflushed(document_id, &xml),
+            move |p| p.put_application_response(document_id, &xml_pg),
+        )
+        .await
     }
 
     /// [`finish_document`](Self::finish_document) for an acceptance: the
@@ -643,16 +834,35 @@ impl AsyncStore {
         application_response: Option<String>,
         email: Option<(EmailLog, Job)>,
     ) -> StoreResult<Option<(EmailLog, Job)>> {
-        self.durable(move |s| {
-            s.accept_document_unflushed(&doc, job, history, application_response.as_deref(), email)
-        })
+        let (doc_pg, history_pg, response_pg, email_pg) = (
+            doc.clone(),
+            history.clone(),
+            application_response.clone(),
+            email.clone(),
+        );
+        self.durable(
+            move |s| {
+                s.accept_document_unflushed(
+                    &doc,
+                    job,
+                    history,
+                    application_response.as_deref(),
+                    email,
+                )
+            },
+            move |p| p.accept_document(&doc_pg, job, &history_pg, response_pg.as_deref(), email_pg),
+        )
         .await
     }
 
     /// A new email and its job, durable on return ([`MailStore::queue_email`]).
     pub async fn queue_email(&self, log: EmailLog, job: Job) -> StoreResult<(EmailLog, Job)> {
-        self.durable(move |s| s.queue_email_unflushed(log, job))
-            .await
+        let (log_pg, job_pg) = (log.clone(), job.clone());
+        self.durable(
+            move |s| s.queue_email_unflushed(log, job),
+            move |p| p.queue_email(log_pg, job_pg),
+        )
+        .await
     }
 
     pub async fn email_log(&self, id: u64) -> StoreResult<Option<EmailLog>> {
@@ -665,8 +875,12 @@ impl AsyncStore {
 
     /// An email's log after an attempt and its job's fate, durable on return.
     pub async fn update_email(&self, log: EmailLog, job: EmailJob) -> StoreResult<()> {
-        self.durable(move |s| s.update_email_unflushed(&log, job))
-            .await
+        let (log_pg, job_pg) = (log.clone(), job.clone());
+        self.durable(
+            move |s| s.update_email_unflushed(&log, job),
+            move |p| p.update_email(&log_pg, job_pg),
+        )
+        .await
     }
 
     pub async fn customer(&self, company: CompanyId, id: u64) -> StoreResult<Option<Customer>> {

@@ -39,6 +39,19 @@ impl StorePool {
         })
     }
 
+    /// Hands `f` to one of the pool's threads without waiting for it;
+    /// false when the pool is closing (`f` is dropped, not run).
+    pub(crate) fn spawn(&self, f: impl FnOnce() + Send + 'static) -> bool {
+        let task: Task = Box::new(move || {
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+        });
+        self.tasks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .send(task)
+            .is_ok()
+    }
+
     /// Runs `f` on one of the pool's threads; a panic in `f` is an error
     /// for its caller, never a lost thread.
     pub(crate) async fn run<T: Send + 'static>(

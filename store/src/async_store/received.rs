@@ -6,8 +6,7 @@ use crate::error::StoreResult;
 use crate::model::received::{EventFiles, ReceivedInvoice};
 use crate::model::Company;
 use crate::model::{CompanyId, Environment, Job, Page};
-use crate::traits::CompanyStore;
-use crate::traits::ReceivedStore;
+use crate::traits::{JobStore, ReceivedStore};
 
 impl AsyncStore {
     pub async fn received(&self, id: u64) -> StoreResult<Option<ReceivedInvoice>> {
@@ -45,8 +44,12 @@ impl AsyncStore {
         record: ReceivedInvoice,
         upload: Option<String>,
     ) -> StoreResult<ReceivedInvoice> {
-        self.durable(move |s| s.save_received_unflushed(record, upload))
-            .await
+        let (record_pg, upload_pg) = (record.clone(), upload.clone());
+        self.durable(
+            move |s| s.save_received_unflushed(record, upload),
+            move |p| p.save_received(record_pg, upload_pg),
+        )
+        .await
     }
 
     /// An event accepted by the API, in one group commit: its files, its
@@ -60,12 +63,22 @@ impl AsyncStore {
         files: EventFiles,
         job: Job,
     ) -> StoreResult<(ReceivedInvoice, Job)> {
-        self.durable(move |s| {
-            s.put_event_files(event_id, &files)?;
-            let job = s.put_job_unflushed(job)?;
-            let record = s.save_received_unflushed(record, None)?;
-            Ok((record, job))
-        })
+        let (record_pg, files_pg, job_pg) = (record.clone(), files.clone(), job.clone());
+        self.durable(
+            move |s| {
+                s.put_event_files(event_id, &files)?;
+                let job = s.put_job_unflushed(job)?;
+                let record = s.save_received_unflushed(record, None)?;
+                Ok((record, job))
+            },
+            // The same writes in the same order, each committed.
+            move |p| {
+                p.put_event_files(event_id, &files_pg)?;
+                let job = p.put_job(job_pg)?;
+                let record = p.save_received(record_pg, None)?;
+                Ok((record, job))
+            },
+        )
         .await
     }
 
@@ -75,13 +88,23 @@ impl AsyncStore {
         record: ReceivedInvoice,
         job: Option<u64>,
     ) -> StoreResult<ReceivedInvoice> {
-        self.durable(move |s| {
-            let record = s.save_received_unflushed(record, None)?;
-            if let Some(id) = job {
-                s.remove_job_unflushed(id)?;
-            }
-            Ok(record)
-        })
+        let record_pg = record.clone();
+        self.durable(
+            move |s| {
+                let record = s.save_received_unflushed(record, None)?;
+                if let Some(id) = job {
+                    s.remove_job_unflushed(id)?;
+                }
+                Ok(record)
+            },
+            move |p| {
+                let record = p.save_received(record_pg, None)?;
+                if let Some(id) = job {
+                    p.remove_job(id)?;
+                }
+                Ok(record)
+            },
+        )
         .await
     }
 

@@ -92,6 +92,13 @@ impl Gate {
 /// The flusher held between batches until dropped ([`Flusher::pause`]).
 pub struct FlusherPause(Arc<Gate>);
 
+impl FlusherPause {
+    /// A pause of no flusher (an engine that commits every write itself).
+    pub(crate) fn holding_nothing() -> Self {
+        FlusherPause(Arc::default())
+    }
+}
+
 impl Drop for FlusherPause {
     fn drop(&mut self) {
         let mut state = self.0.lock();
@@ -123,6 +130,16 @@ impl Incoming {
 /// One commit on its way ([`Flusher::incoming`]): counted until dropped,
 /// which its holder does once the commit was sent (or will never be).
 pub struct IncomingCommit(Arc<Incoming>);
+
+impl IncomingCommit {
+    /// A commit no flusher waits for (an engine that commits every write
+    /// itself).
+    pub(crate) fn unawaited() -> Self {
+        let incoming = Incoming::default();
+        incoming.count.store(1, Ordering::Release);
+        IncomingCommit(Arc::new(incoming))
+    }
+}
 
 impl Drop for IncomingCommit {
     fn drop(&mut self) {

@@ -1,5 +1,6 @@
-//! The engines behind the store traits, one folder each. sled is the
-//! embedded one (`sled/`); a second engine is a sibling folder implementing
-//! the same traits, opened by `crate::open` for its `Engine` variant.
+//! The engines behind the store traits, one folder each: sled, the
+//! embedded one (`sled/`), and PostgreSQL (`postgres/`), opened by
+//! `crate::open` for their `Engine` variant.
 
+pub(crate) mod postgres;
 pub(crate) mod sled;

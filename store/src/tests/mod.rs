@@ -11,6 +11,7 @@ pub(crate) mod index;
 mod intents;
 mod leases;
 mod mail;
+mod postgres;
 mod sealing;
 mod search;
 mod space;

@@ -59,6 +59,141 @@ impl Launch {
 
 pub const MASTER_KEY_ENV: &str = "EMISOR_SECURITY__MASTER_KEY";
 
+/// `TEST_STORE_ENGINE=postgres` runs every server on PostgreSQL (the
+/// variables are not `EMISOR_…`: the server would read them as settings):
+/// `TEST_PG_URL` names a role that may create databases, and each
+/// data dir gets a database of its own (named after its path, so a restart
+/// on the same dir finds it).
+pub const ENGINE_ENV: &str = "TEST_STORE_ENGINE";
+pub const PG_URL_ENV: &str = "TEST_PG_URL";
+
+/// Whether the servers of this run store on PostgreSQL.
+pub fn on_postgres() -> bool {
+    std::env::var(ENGINE_ENV).is_ok_and(|e| e == "postgres")
+}
+
+/// Whether a test that reads or writes a data dir's sled files (or a
+/// backup, which copies them) runs in this run: not on PostgreSQL, where
+/// it says why it does nothing.
+pub fn sled_only(why: &str) -> bool {
+    if on_postgres() {
+        eprintln!("skipped on PostgreSQL: {why}");
+        return false;
+    }
+    true
+}
+
+/// A stopped server's store, on this run's engine.
+pub fn open_stopped_store(dir: &Path) -> emisor_store::StoreHandle {
+    let mut options = emisor_store::StoreOptions::default();
+    if on_postgres() {
+        options.engine = emisor_store::Engine::Postgres;
+        options.url = Some(emisor_store::SecretText::new(database_url(&database_for(
+            dir,
+        ))));
+    }
+    emisor_store::open(dir, options, |_| Ok(keyring_for(dir))).expect("open the stopped store")
+}
+
+/// A stopped PostgreSQL server's document record, as stored.
+pub fn stored_document(dir: &Path, id: u64) -> Option<Value> {
+    let mut client = postgres::Client::connect(&database_url(&database_for(dir)), postgres::NoTls)
+        .expect("connect to the server's database");
+    let row = client
+        .query_opt(
+            "SELECT record::text FROM documents WHERE id = $1",
+            &[&i64::try_from(id).expect("an id")],
+        )
+        .expect("read a document");
+    row.map(|r| serde_json::from_str(r.get::<_, &str>(0)).expect("a record"))
+}
+
+/// The database of `dir`'s server on PostgreSQL.
+fn database_for(dir: &Path) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::new()
+        .chain_update(dir.as_os_str().as_encoded_bytes())
+        .finalize();
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!("emisor_api_{hex}")
+}
+
+/// The URL of `database` on the server of `TEST_PG_URL`.
+fn database_url(database: &str) -> String {
+    let admin = std::env::var(PG_URL_ENV).expect("TEST_PG_URL with TEST_STORE_ENGINE=postgres");
+    let (base, query) = match admin.split_once('?') {
+        Some((b, q)) => (b.to_string(), format!("?{q}")),
+        None => (admin.clone(), String::new()),
+    };
+    let root = base
+        .rsplit_once('/')
+        .map_or(base.as_str(), |(root, _)| root);
+    format!("{root}/{database}{query}")
+}
+
+/// The environment that puts `dir`'s server (or admin command) on the
+/// engine of this run: nothing on sled; on PostgreSQL its database,
+/// created when missing.
+pub fn store_env(dir: &Path) -> Vec<(String, String)> {
+    if !on_postgres() {
+        return Vec::new();
+    }
+    let database = database_for(dir);
+    let admin = std::env::var(PG_URL_ENV).expect("TEST_PG_URL with TEST_STORE_ENGINE=postgres");
+    let mut client =
+        postgres::Client::connect(&admin, postgres::NoTls).expect("connect to PostgreSQL");
+    let exists = client
+        .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&database])
+        .expect("list databases")
+        .is_some();
+    if !exists {
+        // A concurrent start of the same dir may create it first.
+        let _ = client.batch_execute(&format!("CREATE DATABASE {database}"));
+    }
+    vec![
+        ("EMISOR_STORE__ENGINE".into(), "postgres".into()),
+        ("EMISOR_STORE__URL".into(), database_url(&database)),
+    ]
+}
+
+/// Lets `dir`'s database take connections again (`allow`), or refuses them
+/// and ends the ones it has: the database gone, as a node sees it.
+pub fn database_admin(dir: &Path, allow: bool) {
+    let admin = std::env::var(PG_URL_ENV).expect("TEST_PG_URL");
+    let mut client =
+        postgres::Client::connect(&admin, postgres::NoTls).expect("connect to PostgreSQL");
+    let database = database_for(dir);
+    client
+        .batch_execute(&format!(
+            "ALTER DATABASE {database} ALLOW_CONNECTIONS {allow}"
+        ))
+        .expect("alter database");
+    if !allow {
+        client
+            .execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1",
+                &[&database],
+            )
+            .expect("end the database's connections");
+    }
+}
+
+/// Drops `dir`'s database (PostgreSQL runs), with its test's temporary dir.
+fn drop_database(dir: &Path) {
+    if !on_postgres() {
+        return;
+    }
+    let Ok(admin) = std::env::var(PG_URL_ENV) else {
+        return;
+    };
+    if let Ok(mut client) = postgres::Client::connect(&admin, postgres::NoTls) {
+        let _ = client.batch_execute(&format!(
+            "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+            database_for(dir)
+        ));
+    }
+}
+
 /// The master key of a test's data dir: derived from its path, so every
 /// start in one dir has the same key, parallel tests never share one, and
 /// no key file is left beside a temporary dir.
@@ -77,13 +212,24 @@ pub fn master_key_env(dir: &Path) -> String {
     base64::engine::general_purpose::STANDARD.encode(master_key_for(dir))
 }
 
-/// `emisor admin …` with the master key of `key_of`'s data dir: whether
+/// The `--data-dir` an admin command names, if it names one.
+fn data_dir_of(args: &[&str]) -> Option<PathBuf> {
+    let at = args.iter().position(|a| *a == "--data-dir")?;
+    args.get(at + 1).map(PathBuf::from)
+}
+
+/// `emisor admin …` with the master key of `key_of`'s data dir (on
+/// PostgreSQL, the database of the `--data-dir` it names, else of
+/// `key_of`): whether
 /// it succeeded, its stdout and its stderr.
 pub fn admin_command(key_of: &Path, args: &[&str]) -> (bool, String, String) {
     let out = std::process::Command::new(BIN)
         .arg("admin")
         .args(args)
         .env(MASTER_KEY_ENV, master_key_env(key_of))
+        .envs(store_env(
+            &data_dir_of(args).unwrap_or_else(|| key_of.to_path_buf()),
+        ))
         .output()
         .expect("run emisor admin");
     (
@@ -149,6 +295,7 @@ impl TestApp {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(stderr_for(dir, &launch));
+        cmd.envs(store_env(dir));
         if launch.key_file {
             cmd.env_remove(MASTER_KEY_ENV);
         } else {
@@ -277,6 +424,9 @@ impl TestApp {
 impl Drop for TestApp {
     fn drop(&mut self) {
         self.kill();
+        if self._tmp.is_some() {
+            drop_database(&self.dir);
+        }
     }
 }
 
@@ -310,6 +460,7 @@ pub fn admin_cli(dir: &Path, args: &[&str]) -> (bool, String) {
         .arg(dir)
         .args(args)
         .env(MASTER_KEY_ENV, master_key_env(dir))
+        .envs(store_env(dir))
         .output()
         .expect("run emisor admin");
     let text = if out.status.success() {

@@ -1,0 +1,1094 @@
+//! Documents, their files and history, jobs and their leases, events and
+//! mail on PostgreSQL. Each trait method is one transaction, committed
+//! before it returns; the compound writes the async store makes in one
+//! group commit on sled are one transaction here (`*_in` helpers).
+
+use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
+use postgres::types::ToSql;
+use postgres::{GenericClient, Row};
+
+use crate::durability::flusher::Committed;
+use crate::engine::postgres::issuer::upsert_customer_in;
+use crate::engine::postgres::keys::check_hold;
+use crate::engine::postgres::records::{
+    big, json, pack, record, records, unpack, unpack_text, unsigned,
+};
+use crate::engine::postgres::{db_error, is_unique_violation, storable, PgStore};
+use crate::error::{StoreError, StoreResult};
+use crate::model::*;
+use crate::traits::{CredentialStore, DocumentStore, EventStore, JobLeases, JobStore, MailStore};
+
+fn environment_code(e: Environment) -> i16 {
+    i16::from(e.authority_code())
+}
+
+fn family_code(t: u8) -> i16 {
+    i16::from(Family::of_document_type(t).tag())
+}
+
+/// A document's payable amount for its `numeric` column (the model keeps
+/// it as decimal text): NULL when it is not a plain decimal (a half-built
+/// document has none); the record keeps it as given.
+fn total_param(total: &str) -> Option<&str> {
+    let t = total.trim();
+    let digits = t.strip_prefix('-').unwrap_or(t);
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    let plain = !whole.is_empty()
+        && whole.bytes().all(|b| b.is_ascii_digit())
+        && fraction.bytes().all(|b| b.is_ascii_digit());
+    plain.then_some(t)
+}
+
+/// Writes `doc` over its row in `client`'s transaction; an invoice's
+/// authority events only grow (a copy read before the events sweep stored
+/// some keeps them, as on sled).
+fn write_document(client: &mut impl GenericClient, doc: &DocumentRecord) -> StoreResult<()> {
+    let id = big(doc.id)?;
+    let stored = client
+        .query_opt(
+            "SELECT record FROM documents WHERE id = $1 FOR UPDATE",
+            &[&id],
+        )
+        .map_err(db_error)?
+        .ok_or(StoreError::NotFound("document"))?;
+    let stored: DocumentRecord = record("documents", &stored, "record")?;
+    let merged;
+    let doc = if stored.authority_events.len() > doc.authority_events.len() {
+        let mut m = doc.clone();
+        m.authority_events = stored.authority_events;
+        match stored.list_keys.get(EVENT_STANDING_KEY) {
+            Some(standing) => m
+                .list_keys
+                .insert(EVENT_STANDING_KEY.into(), standing.clone()),
+            None => m.list_keys.remove(EVENT_STANDING_KEY),
+        };
+        merged = m;
+        &merged
+    } else {
+        doc
+    };
+    client
+        .execute(
+            "UPDATE documents SET state = $2, pending_build = $3, issue_date = $4,
+                 total = $5::text::numeric, code = $6, list_keys = $7, updated_at = $8, record = $9
+             WHERE id = $1",
+            &[
+                &id,
+                &i16::from(doc.state),
+                &doc.pending_build,
+                &doc.issue_date,
+                &total_param(&doc.total),
+                &doc.code,
+                &json("documents", &doc.list_keys)?,
+                &doc.updated_at,
+                &json("documents", doc)?,
+            ],
+        )
+        .map_err(db_error)?;
+    Ok(())
+}
+
+pub(crate) fn add_history(
+    client: &mut impl GenericClient,
+    id: u64,
+    h: &HistoryEntry,
+) -> StoreResult<()> {
+    client
+        .execute(
+            "INSERT INTO document_history (document_id, at, entry) VALUES ($1, $2, $3)",
+            &[&big(id)?, &h.at, &json("document_history", h)?],
+        )
+        .map_err(db_error)?;
+    Ok(())
+}
+
+/// Stores (or replaces) a job; id 0 gets a new one.
+pub(crate) fn put_job_in(client: &mut impl GenericClient, mut job: Job) -> StoreResult<Job> {
+    if job.id == 0 {
+        job.id = unsigned(
+            client
+                .query_one("SELECT nextval('job_ids')", &[])
+                .map_err(db_error)?
+                .get(0),
+        );
+    }
+    let document = job.document_id.map(big).transpose()?;
+    client
+        .execute(
+            "INSERT INTO jobs (id, kind, company_id, document_id, run_at_ms, created_at, record)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)
+             ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, company_id = excluded.company_id,
+                 document_id = excluded.document_id, run_at_ms = excluded.run_at_ms,
+                 record = excluded.record",
+            &[
+                &big(job.id)?,
+                &job.kind,
+                &big(job.company_id)?,
+                &document,
+                &job.run_at_ms,
+                &job.created_at,
+                &json("jobs", &job)?,
+            ],
+        )
+        .map_err(db_error)?;
+    Ok(job)
+}
+
+fn remove_job_in(client: &mut impl GenericClient, id: u64) -> StoreResult<()> {
+    client
+        .execute("DELETE FROM jobs WHERE id = $1", &[&big(id)?])
+        .map_err(db_error)?;
+    Ok(())
+}
+
+/// The files' row: the XML once, compressed; the ZIP only when it is not
+/// derived from the XML.
+pub(crate) fn put_files(
+    client: &mut impl GenericClient,
+    id: u64,
+    files: &DocumentFiles,
+) -> StoreResult<()> {
+    let (zip, zip_at, offset): (Option<&[u8]>, Option<DateTime<Utc>>, Option<i32>) =
+        match &files.zip {
+            ZipFile::Stored(bytes) => (Some(bytes), None, None),
+            ZipFile::Derived { at } => (
+                None,
+                Some(at.with_timezone(&Utc)),
+                Some(at.offset().local_minus_utc()),
+            ),
+        };
+    client
+        .execute(
+            "INSERT INTO document_files (document_id, xml_name, zip_name, xml, zip, zip_at, zip_at_offset_s)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)
+             ON CONFLICT (document_id) DO UPDATE SET xml_name = excluded.xml_name,
+                 zip_name = excluded.zip_name, xml = excluded.xml, zip = excluded.zip,
+                 zip_at = excluded.zip_at, zip_at_offset_s = excluded.zip_at_offset_s",
+            &[
+                &big(id)?,
+                &files.xml_name,
+                &files.zip_name,
+                &pack(files.xml.as_bytes())?,
+                &zip,
+                &zip_at,
+                &offset,
+            ],
+        )
+        .map_err(db_error)?;
+    Ok(())
+}
+
+fn files_of(row: &Row) -> StoreResult<DocumentFiles> {
+    let xml: Vec<u8> = row.try_get("xml").map_err(db_error)?;
+    let zip: Option<Vec<u8>> = row.try_get("zip").map_err(db_error)?;
+    let zip_at: Option<DateTime<Utc>> = row.try_get("zip_at").map_err(db_error)?;
+    let offset: Option<i32> = row.try_get("zip_at_offset_s").map_err(db_error)?;
+    let zip = match (zip, zip_at) {
+        (Some(bytes), _) => ZipFile::Stored(bytes),
+        (None, Some(at)) => {
+            let offset =
+                FixedOffset::east_opt(offset.unwrap_or(0)).ok_or_else(|| StoreError::Corrupt {
+                    tree: "document_files",
+                    reason: "a ZIP stamp's offset is out of range".into(),
+                })?;
+            ZipFile::Derived {
+                at: at.with_timezone(&offset),
+            }
+        }
+        (None, None) => ZipFile::Stored(Vec::new()),
+    };
+    Ok(DocumentFiles {
+        xml: unpack_text("document_files", &xml)?,
+        xml_name: row.try_get("xml_name").map_err(db_error)?,
+        zip_name: row.try_get("zip_name").map_err(db_error)?,
+        zip,
+    })
+}
+
+pub(crate) fn put_application_response_in(
+    client: &mut impl GenericClient,
+    id: u64,
+    xml: &str,
+) -> StoreResult<()> {
+    client
+        .execute(
+            "INSERT INTO application_responses (document_id, xml) VALUES ($1, $2)
+             ON CONFLICT (document_id) DO UPDATE SET xml = excluded.xml",
+            &[&big(id)?, &pack(xml.as_bytes())?],
+        )
+        .map_err(db_error)?;
+    Ok(())
+}
+
+pub(crate) fn write_email_log(client: &mut impl GenericClient, log: &EmailLog) -> StoreResult<()> {
+    client
+        .execute(
+            "INSERT INTO email_logs (id, document_id, automatic, record) VALUES ($1, $2, $3, $4)
+             ON CONFLICT (id) DO UPDATE SET record = excluded.record, automatic = excluded.automatic",
+            &[
+                &big(log.id)?,
+                &big(log.document_id)?,
+                &log.automatic,
+                &json("email_logs", log)?,
+            ],
+        )
+        .map_err(db_error)?;
+    Ok(())
+}
+
+/// An email's job (its payload naming the log) and the log; a new log
+/// (id 0) gets its id first.
+fn queue_email_in(
+    client: &mut impl GenericClient,
+    mut log: EmailLog,
+    mut job: Job,
+) -> StoreResult<(EmailLog, Job)> {
+    if log.id == 0 {
+        log.id = unsigned(
+            client
+                .query_one("SELECT nextval('email_ids')", &[])
+                .map_err(db_error)?
+                .get(0),
+        );
+    }
+    job.document_id = None;
+    job.payload = serde_json::json!({ "email_id": log.id });
+    let job = put_job_in(client, job)?;
+    write_email_log(client, &log)?;
+    Ok((log, job))
+}
+
+impl PgStore {
+    /// Runs `f` in one transaction, committed before this returns.
+    pub(crate) fn in_transaction<T>(
+        &self,
+        f: impl FnOnce(&mut postgres::Transaction<'_>) -> StoreResult<T>,
+    ) -> StoreResult<T> {
+        let mut conn = self.conn()?;
+        let mut tx = conn.transaction().map_err(db_error)?;
+        let out = f(&mut tx)?;
+        tx.commit().map_err(db_error)?;
+        Ok(out)
+    }
+
+    /// Phase two in one transaction: the files, the record built, its
+    /// history line and its job. Durable once this returns.
+    pub fn complete_document(
+        &self,
+        doc: &DocumentRecord,
+        files: &DocumentFiles,
+        job: Option<Job>,
+        history: &HistoryEntry,
+    ) -> StoreResult<Option<Job>> {
+        self.in_transaction(|tx| {
+            put_files(tx, doc.id, files)?;
+            let job = job.map(|j| put_job_in(tx, j)).transpose()?;
+            write_document(tx, doc)?;
+            add_history(tx, doc.id, history)?;
+            Ok(job)
+        })
+    }
+
+    /// A document saved with its history line and, when given, its job
+    /// stored and another removed, in one transaction.
+    pub fn update_document_with(
+        &self,
+        doc: &DocumentRecord,
+        history: &HistoryEntry,
+        put: Option<Job>,
+        remove: Option<u64>,
+    ) -> StoreResult<Option<Job>> {
+        self.in_transaction(|tx| {
+            let job = put.map(|j| put_job_in(tx, j)).transpose()?;
+            write_document(tx, doc)?;
+            add_history(tx, doc.id, history)?;
+            if let Some(id) = remove {
+                remove_job_in(tx, id)?;
+            }
+            Ok(job)
+        })
+    }
+
+    /// Documents saved with their jobs and history lines, in one
+    /// transaction.
+    pub fn update_documents_with_jobs(
+        &self,
+        changes: Vec<(DocumentRecord, Job, HistoryEntry)>,
+    ) -> StoreResult<Vec<Job>> {
+        self.in_transaction(|tx| {
+            changes
+                .into_iter()
+                .map(|(doc, job, history)| {
+                    let job = put_job_in(tx, job)?;
+                    write_document(tx, &doc)?;
+                    add_history(tx, doc.id, &history)?;
+                    Ok(job)
+                })
+                .collect()
+        })
+    }
+
+    /// An acceptance in one transaction: the ApplicationResponse, the
+    /// automatic email unless the document has one, the record, and its
+    /// transmission job removed. Returns the email queued.
+    pub fn accept_document(
+        &self,
+        doc: &DocumentRecord,
+        transmission_job: Option<u64>,
+        history: &HistoryEntry,
+        application_response: Option<&str>,
+        email: Option<(EmailLog, Job)>,
+    ) -> StoreResult<Option<(EmailLog, Job)>> {
+        self.in_transaction(|tx| {
+            if let Some(ar) = application_response {
+                put_application_response_in(tx, doc.id, ar)?;
+            }
+            let queued = match email {
+                Some((log, job)) => {
+                    let has: bool = tx
+                        .query_one(
+                            "SELECT EXISTS (SELECT 1 FROM email_logs
+                                 WHERE document_id = $1 AND automatic)",
+                            &[&big(doc.id)?],
+                        )
+                        .map_err(db_error)?
+                        .get(0);
+                    if has {
+                        None
+                    } else {
+                        Some(queue_email_in(tx, log, job)?)
+                    }
+                }
+                None => None,
+            };
+            write_document(tx, doc)?;
+            add_history(tx, doc.id, history)?;
+            if let Some(id) = transmission_job {
+                remove_job_in(tx, id)?;
+            }
+            Ok(queued)
+        })
+    }
+
+    /// A document whose build failed: it is already written half-built by
+    /// phase one; its target state becomes DRAFT (its caller hears of the
+    /// failure, so it is not transmitted unasked).
+    pub fn keep_pending(&self, id: u64) -> StoreResult<()> {
+        self.in_transaction(|tx| {
+            let Some(row) = tx
+                .query_opt(
+                    "SELECT record FROM documents WHERE id = $1 AND pending_build FOR UPDATE",
+                    &[&big(id)?],
+                )
+                .map_err(db_error)?
+            else {
+                return Ok(());
+            };
+            let mut d: DocumentRecord = record("documents", &row, "record")?;
+            d.state = state::DRAFT;
+            write_document(tx, &d)
+        })
+    }
+
+    /// Whether the document's files are stored.
+    pub fn has_files(&self, id: u64) -> StoreResult<bool> {
+        let row = self
+            .conn()?
+            .query_one(
+                "SELECT EXISTS (SELECT 1 FROM document_files WHERE document_id = $1)",
+                &[&big(id)?],
+            )
+            .map_err(db_error)?;
+        Ok(row.get(0))
+    }
+
+    /// [`MailStore::update_email`] in a transaction of the caller's.
+    pub fn update_email_with(&self, log: &EmailLog, job: EmailJob) -> StoreResult<()> {
+        self.in_transaction(|tx| {
+            match job {
+                EmailJob::Put(j) => {
+                    put_job_in(tx, j)?;
+                }
+                EmailJob::Remove(id) => remove_job_in(tx, id)?,
+                EmailJob::Keep => {}
+            }
+            write_email_log(tx, log)
+        })
+    }
+
+    fn documents_where(
+        &self,
+        filter: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> StoreResult<Vec<DocumentRecord>> {
+        let rows = self
+            .conn()?
+            .query(
+                &format!("SELECT record FROM documents WHERE {filter}"),
+                params,
+            )
+            .map_err(db_error)?;
+        records("documents", &rows)
+    }
+}
+
+impl DocumentStore for PgStore {
+    /// Phase one in one transaction. The counter's row is locked from the
+    /// read of the number to the commit (every node numbering from the
+    /// same resolution waits for it), the month's usage row likewise; the
+    /// reference is claimed by a unique index, which makes a second
+    /// transaction with the same reference wait for the first and fail
+    /// once it commits. A refusal rolls everything back: nothing consumed.
+    fn create_document(&self, new: NewDocument) -> StoreResult<DocumentRecord> {
+        let resolution = self
+            .resolution(new.company_id, new.resolution_id)?
+            .ok_or(StoreError::NotFound("numbering resolution"))?;
+        let company = big(new.company_id)?;
+        let resolution_id = big(resolution.id)?;
+        let period = i32::try_from(new.period)
+            .map_err(|_| StoreError::Conflict(format!("period {} is out of range", new.period)))?;
+        let mut conn = self.conn()?;
+        let mut tx = conn.transaction().map_err(db_error)?;
+        if let Some(r) = new.external_reference.as_deref() {
+            if let Some(id) = reference_holder(&mut tx, new.company_id, r)? {
+                return Err(StoreError::DuplicateReference { id });
+            }
+        }
+        tx.execute(
+            "INSERT INTO counters (company_id, resolution_id, next) VALUES ($1, $2, $3)
+             ON CONFLICT DO NOTHING",
+            &[&company, &resolution_id, &big(resolution.from)?],
+        )
+        .map_err(db_error)?;
+        let number = unsigned(
+            tx.query_one(
+                "SELECT next FROM counters WHERE company_id = $1 AND resolution_id = $2 FOR UPDATE",
+                &[&company, &resolution_id],
+            )
+            .map_err(db_error)?
+            .get(0),
+        );
+        check_hold(&mut tx, new.company_id, resolution.id)?;
+        tx.execute(
+            "INSERT INTO monthly_usage (company_id, period, used) VALUES ($1, $2, 0)
+             ON CONFLICT DO NOTHING",
+            &[&company, &period],
+        )
+        .map_err(db_error)?;
+        let used = unsigned(
+            tx.query_one(
+                "SELECT used FROM monthly_usage WHERE company_id = $1 AND period = $2 FOR UPDATE",
+                &[&company, &period],
+            )
+            .map_err(db_error)?
+            .get(0),
+        );
+        if let Some(limit) = new.monthly_limit {
+            if used >= limit {
+                return Err(StoreError::LimitReached { limit });
+            }
+        }
+        if number < resolution.from || number > resolution.to {
+            return Err(StoreError::RangeExhausted {
+                resolution_id: resolution.id,
+            });
+        }
+        let customer_id = match &new.customer {
+            Some(c) => Some(upsert_customer_in(&mut tx, new.company_id, c)?.id),
+            None => None,
+        };
+        let id = unsigned(
+            tx.query_one("SELECT nextval('document_ids')", &[])
+                .map_err(db_error)?
+                .get(0),
+        );
+        let now = Utc::now();
+        let doc = DocumentRecord {
+            id,
+            company_id: new.company_id,
+            environment: new.environment,
+            document_type: new.document_type,
+            resolution_id: resolution.id,
+            prefix: resolution.prefix.clone(),
+            number,
+            state: if new.queued {
+                state::QUEUED
+            } else {
+                state::DRAFT
+            },
+            pending_build: true,
+            code: None,
+            code_scheme: None,
+            qr_url: None,
+            issue_date: new.issue_date,
+            total: String::new(),
+            external_reference: new.external_reference.clone(),
+            customer_id,
+            user_id: new.user_id,
+            request: serde_json::Value::Null,
+            transmission: None,
+            attempts: 0,
+            track_id: None,
+            application_response_missing: None,
+            api: new.api.clone(),
+            list_keys: new.list_keys.clone(),
+            issued_at: new.issued_at,
+            authority_events: Vec::new(),
+            created_at: now,
+            updated_at: now,
+        };
+        let inserted = insert_document(&mut tx, &doc, &new.request, &new.payload_hash)?;
+        match inserted {
+            Ok(_) => {}
+            Err(e) if is_unique_violation(&e) => {
+                drop(tx);
+                // The reference was claimed by a transaction that
+                // committed meanwhile (on this node or another).
+                if let Some(r) = new.external_reference.as_deref() {
+                    if let Some(id) = reference_holder(&mut *conn, new.company_id, r)? {
+                        return Err(StoreError::DuplicateReference { id });
+                    }
+                }
+                return Err(db_error(e));
+            }
+            Err(e) => return Err(db_error(e)),
+        }
+        tx.execute(
+            "UPDATE counters SET next = $3 WHERE company_id = $1 AND resolution_id = $2",
+            &[&company, &resolution_id, &big(number + 1)?],
+        )
+        .map_err(db_error)?;
+        tx.execute(
+            "UPDATE monthly_usage SET used = used + 1 WHERE company_id = $1 AND period = $2",
+            &[&company, &period],
+        )
+        .map_err(db_error)?;
+        tx.commit().map_err(db_error)?;
+        Ok(doc)
+    }
+
+    /// The files written (committed) beside the half-built record: the
+    /// record does not point at them until [`commit_staged`](Self::commit_staged)
+    /// marks it built, and a rebuild writes them over.
+    fn stage_files(
+        &self,
+        document_id: u64,
+        _company: CompanyId,
+        _document_type: u8,
+        files: &DocumentFiles,
+    ) -> StoreResult<StagedFiles> {
+        put_files(&mut *self.conn()?, document_id, files)?;
+        Ok(StagedFiles {
+            xml_name: files.xml_name.clone(),
+            zip_name: files.zip_name.clone(),
+            at: FileRef {
+                segment: 0,
+                offset: 0,
+                xml_len: 0,
+                zip_len: 0,
+            },
+            compressed: true,
+            dictionary: None,
+            zip_at: match &files.zip {
+                ZipFile::Derived { at } => Some(*at),
+                ZipFile::Stored(_) => None,
+            },
+            request_at: None,
+        })
+    }
+
+    /// The record, its history line and its job in one transaction; the
+    /// future is ready once it is committed.
+    fn commit_staged(
+        &self,
+        doc: DocumentRecord,
+        _files: StagedFiles,
+        job: Option<Job>,
+        history: HistoryEntry,
+    ) -> Committed {
+        let result = self.update_document_with(&doc, &history, job, None);
+        Box::pin(std::future::ready(result))
+    }
+
+    fn document(&self, id: u64) -> StoreResult<Option<DocumentRecord>> {
+        Ok(self
+            .documents_where("id = $1", &[&big(id)?])?
+            .into_iter()
+            .next())
+    }
+
+    fn document_request(&self, id: u64) -> StoreResult<Option<Vec<u8>>> {
+        let row = self
+            .conn()?
+            .query_opt("SELECT request FROM documents WHERE id = $1", &[&big(id)?])
+            .map_err(db_error)?;
+        row.map(|r| unpack("documents", r.get(0))).transpose()
+    }
+
+    fn document_files(&self, id: u64) -> StoreResult<Option<DocumentFiles>> {
+        // Files staged for a document not yet built are not its files.
+        let row = self
+            .conn()?
+            .query_opt(
+                "SELECT f.* FROM document_files f JOIN documents d ON d.id = f.document_id
+                 WHERE f.document_id = $1 AND NOT d.pending_build",
+                &[&big(id)?],
+            )
+            .map_err(db_error)?;
+        row.map(|r| files_of(&r)).transpose()
+    }
+
+    fn document_by_reference(
+        &self,
+        company: CompanyId,
+        reference: &str,
+    ) -> StoreResult<Option<u64>> {
+        reference_holder(&mut *self.conn()?, company, reference)
+    }
+
+    fn update_document(&self, doc: &DocumentRecord, history: HistoryEntry) -> StoreResult<()> {
+        self.update_document_with(doc, &history, None, None)
+            .map(|_| ())
+    }
+
+    fn history(&self, id: u64) -> StoreResult<Vec<HistoryEntry>> {
+        let rows = self
+            .conn()?
+            .query(
+                "SELECT entry FROM document_history WHERE document_id = $1 ORDER BY line",
+                &[&big(id)?],
+            )
+            .map_err(db_error)?;
+        rows.iter()
+            .map(|r| record("document_history", r, "entry"))
+            .collect()
+    }
+
+    fn documents_in_states(
+        &self,
+        company: Option<CompanyId>,
+        states: &[u8],
+    ) -> StoreResult<Vec<DocumentRecord>> {
+        let states: Vec<i16> = states.iter().map(|s| i16::from(*s)).collect();
+        let company = company.map(big).transpose()?;
+        self.documents_where(
+            "state = ANY($1) AND NOT pending_build AND ($2::bigint IS NULL OR company_id = $2)
+             ORDER BY id",
+            &[&states, &company],
+        )
+    }
+
+    fn pending_builds(&self) -> StoreResult<Vec<DocumentRecord>> {
+        self.documents_where("pending_build ORDER BY id", &[])
+    }
+
+    fn recent_requests(&self, since: DateTime<Utc>) -> StoreResult<Vec<RecentRequest>> {
+        let rows = self
+            .conn()?
+            .query(
+                "SELECT id, company_id, created_at, payload_hash FROM documents
+                 WHERE created_at >= $1 ORDER BY created_at, id",
+                &[&since],
+            )
+            .map_err(db_error)?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let hash: Vec<u8> = r.get(3);
+            let Ok(payload_hash) = <[u8; 32]>::try_from(hash.as_slice()) else {
+                continue;
+            };
+            out.push(RecentRequest {
+                document_id: unsigned(r.get(0)),
+                company_id: unsigned(r.get(1)),
+                created_at: r.get(2),
+                payload_hash,
+            });
+        }
+        Ok(out)
+    }
+
+    fn monthly_usage(&self, company: CompanyId, period: u32) -> StoreResult<u64> {
+        let period = i32::try_from(period).unwrap_or(i32::MAX);
+        let row = self
+            .conn()?
+            .query_opt(
+                "SELECT used FROM monthly_usage WHERE company_id = $1 AND period = $2",
+                &[&big(company)?, &period],
+            )
+            .map_err(db_error)?;
+        Ok(row.map_or(0, |r| unsigned(r.get(0))))
+    }
+
+    fn document_counts(&self) -> StoreResult<Vec<((u8, u8), u64)>> {
+        let rows = self
+            .conn()?
+            .query(
+                "SELECT document_type, state, count(*) FROM documents
+                 WHERE NOT pending_build GROUP BY document_type, state ORDER BY 1, 2",
+                &[],
+            )
+            .map_err(db_error)?;
+        Ok(rows
+            .iter()
+            .map(|r| {
+                let t: i16 = r.get(0);
+                let s: i16 = r.get(1);
+                let n: i64 = r.get(2);
+                (
+                    (u8::try_from(t).unwrap_or(0), u8::try_from(s).unwrap_or(0)),
+                    unsigned(n),
+                )
+            })
+            .collect())
+    }
+
+    /// One query on the list indexes (`documents_list`,
+    /// `documents_list_by_state`, the keys' GIN index), its total another.
+    fn list_documents(&self, q: &ListQuery) -> StoreResult<Page<DocumentRecord>> {
+        let indexed = q.family.indexed_keys();
+        let mut keys = serde_json::Map::new();
+        for (name, value) in &q.keys {
+            if !indexed.contains(&name.as_str()) {
+                return Err(StoreError::UnindexedKey {
+                    family: q.family.name(),
+                    key: name.clone(),
+                });
+            }
+            let previous = keys.insert(name.clone(), serde_json::Value::String(value.clone()));
+            if previous.is_some_and(|p| p.as_str() != Some(value)) {
+                // Two values for one key: nothing matches both.
+                return Ok(Page {
+                    items: Vec::new(),
+                    page: q.page,
+                    limit: q.limit,
+                    total: 0,
+                });
+            }
+        }
+        let states: Vec<i16> = q.states.iter().map(|s| i16::from(*s)).collect();
+        let keys = postgres::types::Json(serde_json::Value::Object(keys));
+        let from: Option<NaiveDate> = q.from;
+        let to: Option<NaiveDate> = q.to;
+        let filter = "company_id = $1 AND environment = $2 AND family = $3 AND NOT pending_build
+             AND (cardinality($4::smallint[]) = 0 OR state = ANY($4))
+             AND list_keys @> $5
+             AND ($6::date IS NULL OR issue_date >= $6) AND ($7::date IS NULL OR issue_date <= $7)";
+        let company = big(q.company_id)?;
+        let environment = environment_code(q.environment);
+        let family = i16::from(q.family.tag());
+        let params: [&(dyn ToSql + Sync); 7] =
+            [&company, &environment, &family, &states, &keys, &from, &to];
+        let mut conn = self.conn()?;
+        let total: i64 = conn
+            .query_one(
+                &format!("SELECT count(*) FROM documents WHERE {filter}"),
+                &params,
+            )
+            .map_err(db_error)?
+            .get(0);
+        let skip = i64::from(q.page.saturating_sub(1)).saturating_mul(i64::from(q.limit));
+        let limit = i64::from(q.limit);
+        let mut page_params: Vec<&(dyn ToSql + Sync)> = params.to_vec();
+        page_params.push(&limit);
+        page_params.push(&skip);
+        let rows = conn
+            .query(
+                &format!(
+                    "SELECT record FROM documents WHERE {filter}
+                     ORDER BY issue_date DESC, id DESC LIMIT $8 OFFSET $9"
+                ),
+                &page_params,
+            )
+            .map_err(db_error)?;
+        Ok(Page {
+            items: records("documents", &rows)?,
+            page: q.page,
+            limit: q.limit,
+            total: unsigned(total),
+        })
+    }
+
+    fn search_documents(&self, query: &DocumentSearch) -> StoreResult<SearchPage> {
+        self.search(query)
+    }
+
+    fn documents_after(&self, after: u64, limit: usize) -> StoreResult<Vec<DocumentRecord>> {
+        self.documents_where(
+            "id > $1 ORDER BY id LIMIT $2",
+            &[&big(after)?, &big(limit as u64)?],
+        )
+    }
+}
+
+/// A new document's row (phase one, or an import); a unique index's
+/// refusal is handed back for the caller to name.
+pub(crate) fn insert_document(
+    client: &mut impl GenericClient,
+    doc: &DocumentRecord,
+    request: &[u8],
+    payload_hash: &[u8; 32],
+) -> StoreResult<Result<u64, postgres::Error>> {
+    Ok(client.execute(
+        "INSERT INTO documents (id, company_id, environment, family, document_type,
+             resolution_id, number, state, pending_build, issue_date, total,
+             external_reference, code, list_keys, payload_hash, created_at, updated_at,
+             record, request, customer_id, prefix)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::text::numeric, $12, $13, $14,
+             $15, $16, $17, $18, $19, $20, $21)",
+        &[
+            &big(doc.id)?,
+            &big(doc.company_id)?,
+            &environment_code(doc.environment),
+            &family_code(doc.document_type),
+            &i16::from(doc.document_type),
+            &big(doc.resolution_id)?,
+            &big(doc.number)?,
+            &i16::from(doc.state),
+            &doc.pending_build,
+            &doc.issue_date,
+            &total_param(&doc.total),
+            &doc.external_reference,
+            &doc.code,
+            &json("documents", &doc.list_keys)?,
+            &&payload_hash[..],
+            &doc.created_at,
+            &doc.updated_at,
+            &json("documents", doc)?,
+            &pack(request)?,
+            &doc.customer_id.map(big).transpose()?,
+            &doc.prefix,
+        ],
+    ))
+}
+
+/// The document holding `reference` for `company`, if any.
+fn reference_holder(
+    client: &mut impl GenericClient,
+    company: CompanyId,
+    reference: &str,
+) -> StoreResult<Option<u64>> {
+    if !storable(reference) {
+        return Ok(None);
+    }
+    let row = client
+        .query_opt(
+            "SELECT id FROM documents WHERE company_id = $1 AND external_reference = $2",
+            &[&big(company)?, &reference],
+        )
+        .map_err(db_error)?;
+    Ok(row.map(|r| unsigned(r.get(0))))
+}
+
+impl JobStore for PgStore {
+    fn put_job(&self, job: Job) -> StoreResult<Job> {
+        self.in_transaction(|tx| put_job_in(tx, job))
+    }
+
+    fn remove_job(&self, id: u64) -> StoreResult<()> {
+        remove_job_in(&mut *self.conn()?, id)
+    }
+
+    fn jobs(&self) -> StoreResult<Vec<Job>> {
+        let rows = self
+            .conn()?
+            .query("SELECT record FROM jobs ORDER BY id", &[])
+            .map_err(db_error)?;
+        records("jobs", &rows)
+    }
+
+    fn job(&self, id: u64) -> StoreResult<Option<Job>> {
+        let row = self
+            .conn()?
+            .query_opt("SELECT record FROM jobs WHERE id = $1", &[&big(id)?])
+            .map_err(db_error)?;
+        row.map(|r| record("jobs", &r, "record")).transpose()
+    }
+
+    fn job_for_document(&self, document_id: u64) -> StoreResult<Option<Job>> {
+        let row = self
+            .conn()?
+            .query_opt(
+                "SELECT record FROM jobs WHERE document_id = $1 ORDER BY id DESC LIMIT 1",
+                &[&big(document_id)?],
+            )
+            .map_err(db_error)?;
+        row.map(|r| record("jobs", &r, "record")).transpose()
+    }
+}
+
+fn lease_of(row: &Row) -> JobLease {
+    JobLease {
+        job_id: unsigned(row.get(0)),
+        worker: row.get(1),
+        expires_at_ms: row.get(2),
+    }
+}
+
+/// Each change is one statement: PostgreSQL's row lock on the lease makes
+/// two claims at once wait for each other, and the second sees the first's
+/// lease.
+impl JobLeases for PgStore {
+    fn claim_job(
+        &self,
+        job: u64,
+        worker: &str,
+        now_ms: i64,
+        for_ms: i64,
+    ) -> StoreResult<Option<JobLease>> {
+        let row = self
+            .conn()?
+            .query_opt(
+                "INSERT INTO job_leases (job_id, worker, expires_at_ms) VALUES ($1, $2, $3)
+                 ON CONFLICT (job_id) DO UPDATE SET worker = excluded.worker,
+                     expires_at_ms = excluded.expires_at_ms
+                 WHERE job_leases.worker = excluded.worker OR job_leases.expires_at_ms <= $4
+                 RETURNING job_id, worker, expires_at_ms",
+                &[&big(job)?, &worker, &now_ms.saturating_add(for_ms), &now_ms],
+            )
+            .map_err(db_error)?;
+        Ok(row.as_ref().map(lease_of))
+    }
+
+    fn renew_job_lease(
+        &self,
+        job: u64,
+        worker: &str,
+        now_ms: i64,
+        for_ms: i64,
+    ) -> StoreResult<Option<JobLease>> {
+        let row = self
+            .conn()?
+            .query_opt(
+                "UPDATE job_leases SET expires_at_ms = $3
+                 WHERE job_id = $1 AND worker = $2 AND expires_at_ms > $4
+                 RETURNING job_id, worker, expires_at_ms",
+                &[&big(job)?, &worker, &now_ms.saturating_add(for_ms), &now_ms],
+            )
+            .map_err(db_error)?;
+        Ok(row.as_ref().map(lease_of))
+    }
+
+    fn release_job(&self, job: u64, worker: &str) -> StoreResult<bool> {
+        let n = self
+            .conn()?
+            .execute(
+                "DELETE FROM job_leases WHERE job_id = $1 AND worker = $2",
+                &[&big(job)?, &worker],
+            )
+            .map_err(db_error)?;
+        Ok(n > 0)
+    }
+
+    fn job_lease(&self, job: u64) -> StoreResult<Option<JobLease>> {
+        let row = self
+            .conn()?
+            .query_opt(
+                "SELECT job_id, worker, expires_at_ms FROM job_leases WHERE job_id = $1",
+                &[&big(job)?],
+            )
+            .map_err(db_error)?;
+        Ok(row.as_ref().map(lease_of))
+    }
+}
+
+impl EventStore for PgStore {
+    fn append_event(&self, mut event: EventRecord) -> StoreResult<EventRecord> {
+        let mut conn = self.conn()?;
+        event.id = unsigned(
+            conn.query_one("SELECT nextval('event_ids')", &[])
+                .map_err(db_error)?
+                .get(0),
+        );
+        conn.execute(
+            "INSERT INTO events (id, company_id, kind, at, record) VALUES ($1, $2, $3, $4, $5)",
+            &[
+                &big(event.id)?,
+                &big(event.company_id)?,
+                &event.kind,
+                &event.at,
+                &json("events", &event)?,
+            ],
+        )
+        .map_err(db_error)?;
+        Ok(event)
+    }
+
+    fn events(
+        &self,
+        company: CompanyId,
+        kind: &str,
+        limit: usize,
+    ) -> StoreResult<Vec<EventRecord>> {
+        let rows = self
+            .conn()?
+            .query(
+                "SELECT record FROM (SELECT id, record FROM events
+                     WHERE company_id = $1 AND kind = $2 ORDER BY id DESC LIMIT $3) newest
+                 ORDER BY id",
+                &[&big(company)?, &kind, &big(limit as u64)?],
+            )
+            .map_err(db_error)?;
+        records("events", &rows)
+    }
+
+    fn events_after(
+        &self,
+        company: CompanyId,
+        after: u64,
+        limit: usize,
+    ) -> StoreResult<Vec<EventRecord>> {
+        let rows = self
+            .conn()?
+            .query(
+                "SELECT record FROM events WHERE company_id = $1 AND id > $2 ORDER BY id LIMIT $3",
+                &[&big(company)?, &big(after)?, &big(limit as u64)?],
+            )
+            .map_err(db_error)?;
+        records("events", &rows)
+    }
+}
+
+impl MailStore for PgStore {
+    fn put_application_response(&self, document_id: u64, xml: &str) -> StoreResult<()> {
+        put_application_response_in(&mut *self.conn()?, document_id, xml)
+    }
+
+    fn application_response(&self, document_id: u64) -> StoreResult<Option<String>> {
+        let row = self
+            .conn()?
+            .query_opt(
+                "SELECT xml FROM application_responses WHERE document_id = $1",
+                &[&big(document_id)?],
+            )
+            .map_err(db_error)?;
+        row.map(|r| unpack_text("application_responses", r.get(0)))
+            .transpose()
+    }
+
+    fn queue_email(&self, log: EmailLog, job: Job) -> StoreResult<(EmailLog, Job)> {
+        self.in_transaction(|tx| queue_email_in(tx, log, job))
+    }
+
+    fn email_log(&self, id: u64) -> StoreResult<Option<EmailLog>> {
+        let row = self
+            .conn()?
+            .query_opt("SELECT record FROM email_logs WHERE id = $1", &[&big(id)?])
+            .map_err(db_error)?;
+        row.map(|r| record("email_logs", &r, "record")).transpose()
+    }
+
+    fn email_logs(&self, document_id: u64) -> StoreResult<Vec<EmailLog>> {
+        let rows = self
+            .conn()?
+            .query(
+                "SELECT record FROM email_logs WHERE document_id = $1 ORDER BY id",
+                &[&big(document_id)?],
+            )
+            .map_err(db_error)?;
+        records("email_logs", &rows)
+    }
+
+    fn update_email(&self, log: &EmailLog, job: EmailJob) -> StoreResult<()> {
+        self.update_email_with(log, job)
+    }
+}

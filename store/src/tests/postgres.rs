@@ -1,0 +1,1016 @@
+//! The PostgreSQL engine against a real PostgreSQL: `TEST_PG_URL` (not
+//! `EMISOR_…`, which the server reads as settings)
+//! names a role that may create databases (`postgres://user:password@host/db`);
+//! each test makes a database of its own and drops it. Without the
+//! variable each test says why it did nothing and passes.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use chrono::{FixedOffset, NaiveDate, TimeZone, Utc};
+use postgres::NoTls;
+
+use super::{company, history, keys, new_doc, resolution, test_key};
+use crate::engine::postgres::off_runtime::OffRuntime;
+use crate::engine::postgres::{off_runtime, PgOptions, PgStore};
+use crate::model::received::{CopyCheck, PartyRef};
+use crate::*;
+
+const URL_VAR: &str = "TEST_PG_URL";
+
+/// A database of one test, dropped with it.
+struct TestDb {
+    admin: String,
+    name: String,
+    url: String,
+}
+
+impl TestDb {
+    fn new() -> Option<TestDb> {
+        let Ok(admin) = std::env::var(URL_VAR) else {
+            eprintln!("skipped: {URL_VAR} is not set (a PostgreSQL URL of a role that may create databases)");
+            return None;
+        };
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let name = format!(
+            "emisor_test_{}_{}_{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed),
+            Utc::now().timestamp_subsec_nanos()
+        );
+        off_runtime(|| {
+            let mut client = postgres::Client::connect(&admin, NoTls).unwrap();
+            client
+                .batch_execute(&format!("CREATE DATABASE {name}"))
+                .unwrap();
+        });
+        let (base, query) = match admin.split_once('?') {
+            Some((b, q)) => (b, format!("?{q}")),
+            None => (admin.as_str(), String::new()),
+        };
+        let root = base.rsplit_once('/').map_or(base, |(root, _)| root);
+        let url = format!("{root}/{name}{query}");
+        Some(TestDb { admin, name, url })
+    }
+
+    fn options(&self) -> PgOptions {
+        PgOptions::new(SecretText::new(self.url.clone()))
+    }
+
+    fn open(&self) -> PgStore {
+        PgStore::open(&self.options(), |_| Ok(keys())).unwrap()
+    }
+
+    fn client(&self) -> postgres::Client {
+        postgres::Client::connect(&self.url, NoTls).unwrap()
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        off_runtime(|| {
+            if let Ok(mut c) = postgres::Client::connect(&self.admin, NoTls) {
+                let _ = c.batch_execute(&format!(
+                    "DROP DATABASE IF EXISTS {} WITH (FORCE)",
+                    self.name
+                ));
+            }
+        });
+    }
+}
+
+fn own_resolution(s: &PgStore, from: u64, to: u64) -> NumberingResolution {
+    let c = s.create_company(company()).unwrap();
+    s.add_resolution(c.id, resolution(from, to)).unwrap()
+}
+
+fn files(at: Option<chrono::DateTime<FixedOffset>>) -> DocumentFiles {
+    DocumentFiles {
+        xml: "<Invoice>ñandú</Invoice>".repeat(50),
+        xml_name: "fv.xml".into(),
+        zip_name: "z.zip".into(),
+        zip: match at {
+            Some(at) => ZipFile::Derived { at },
+            None => ZipFile::Stored(vec![1, 2, 3]),
+        },
+    }
+}
+
+/// Phase two through the traits: staged, then committed as built.
+fn build(s: &PgStore, d: &mut DocumentRecord, code: &str, job: Option<Job>) -> Option<Job> {
+    d.pending_build = false;
+    d.state = state::QUEUED;
+    d.code = Some(code.into());
+    d.total = "119000.50".into();
+    d.updated_at = Utc::now();
+    let staged = s
+        .stage_files(d.id, d.company_id, d.document_type, &files(None))
+        .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    rt.block_on(s.commit_staged(d.clone(), staged, job, history("built")))
+        .unwrap()
+}
+
+#[test]
+fn the_schema_is_migrated_once_and_a_reopen_keeps_everything() {
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    assert!(s.is_empty().unwrap());
+    let c = s.create_company(company()).unwrap();
+    assert!(matches!(
+        s.create_company(company()),
+        Err(StoreError::Conflict(_))
+    ));
+    s.put_setting("admin_token_hash", "x1").unwrap();
+    drop(s);
+    let s = db.open();
+    assert!(!s.is_empty().unwrap());
+    assert_eq!(s.company(c.id).unwrap().unwrap().nit, "900000001");
+    assert_eq!(
+        s.setting("admin_token_hash").unwrap().as_deref(),
+        Some("x1")
+    );
+    let versions: i64 = db
+        .client()
+        .query_one("SELECT count(*) FROM refinery_schema_history", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(versions, 1, "one migration, applied once");
+    s.check_writable().unwrap();
+}
+
+#[test]
+fn secrets_are_sealed_in_the_database_and_another_key_is_refused() {
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    let r = own_resolution(&s, 1, 10);
+    let mut c = s.company(r.company_id).unwrap().unwrap();
+    c.webhook_secret = Some(SecretText::new("whsec-very-secret"));
+    s.update_company(&c).unwrap();
+    let stored: String = db
+        .client()
+        .query_one(
+            "SELECT r.record::text || c.record::text FROM resolutions r, companies c",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert!(stored.contains("\"sealed\""));
+    assert!(!stored.contains("fc8eac422eba16e22ffd8c6f94b3f40a6e38162c"));
+    assert!(!stored.contains("whsec-very-secret"));
+    assert_eq!(
+        s.resolution(r.company_id, r.id)
+            .unwrap()
+            .unwrap()
+            .technical_key,
+        r.technical_key
+    );
+    drop(s);
+    let other = Keyring::new(MasterKey::from_bytes(&[9u8; 32]).unwrap());
+    match PgStore::open(&db.options(), |_| Ok(other)) {
+        Err(StoreError::MasterKey(m)) => assert!(m.contains("sealed under master key"), "{m}"),
+        Err(e) => panic!("refused for another reason: {e}"),
+        Ok(_) => panic!("a key that does not open the sealed values was taken"),
+    }
+}
+
+#[test]
+fn the_url_is_never_shown() {
+    let url = "postgres://emisor:hunter2-pass@127.0.0.1:1/nowhere";
+    let mut options = PgOptions::new(SecretText::new(url));
+    options.connect_timeout = std::time::Duration::from_millis(300);
+    assert!(!format!("{options:?}").contains("hunter2"));
+    match PgStore::open(&options, |_| Ok(keys())) {
+        Err(e) => {
+            assert!(matches!(e, StoreError::Unavailable(_)), "{e}");
+            assert!(!e.to_string().contains("hunter2"), "{e}");
+        }
+        Ok(_) => panic!("nothing listens on port 1"),
+    }
+    let bad = PgOptions::new(SecretText::new("mysql://u:hunter2@x"));
+    match PgStore::open(&bad, |_| Ok(keys())) {
+        Err(e) => assert!(!e.to_string().contains("hunter2"), "{e}"),
+        Ok(_) => panic!("not a PostgreSQL URL"),
+    }
+}
+
+#[test]
+fn issuer_records_keys_customers_and_settings() {
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    let r = own_resolution(&s, 990000000, 995000000);
+    let company = r.company_id;
+    assert_eq!(s.resolutions(company).unwrap(), vec![r.clone()]);
+    assert_eq!(s.next_number(&r).unwrap(), 990000000);
+    let date = NaiveDate::from_ymd_opt(2026, 11, 22).unwrap();
+    assert_eq!(
+        s.active_resolution(company, Environment::Live, 1, date)
+            .unwrap(),
+        Some(r.clone())
+    );
+    // The testing environment numbers from the authority's test set.
+    let set = s
+        .active_resolution(company, Environment::Test, 1, date)
+        .unwrap()
+        .unwrap();
+    assert!(set.is_test_set());
+
+    let k = s.insert_api_key(test_key(company)).unwrap();
+    assert!(matches!(
+        s.insert_api_key(test_key(company)),
+        Err(StoreError::Conflict(_))
+    ));
+    assert_eq!(
+        s.api_key_by_hash(&"ab".repeat(32)).unwrap().unwrap().id,
+        k.id
+    );
+    let revoked = s.revoke_api_key(k.id, Utc::now()).unwrap().unwrap();
+    assert!(revoked.revoked_at.is_some());
+    assert_eq!(s.api_keys(company).unwrap(), vec![revoked]);
+    assert_eq!(s.revoke_api_key(999, Utc::now()).unwrap(), None);
+
+    let input = CustomerInput {
+        identification_number: "123".into(),
+        name: "Ana".into(),
+        email: "ana@example.com".into(),
+        address: Some("Cra 7".into()),
+        ..Default::default()
+    };
+    let first = s.upsert_customer(company, input.clone()).unwrap();
+    let same = s.upsert_customer(company, input.clone()).unwrap();
+    assert_eq!(first, same, "an unchanged customer is not rewritten");
+    let second = s
+        .upsert_customer(
+            company,
+            CustomerInput {
+                name: "Ana María_50%".into(),
+                address: None,
+                email: String::new(),
+                ..input
+            },
+        )
+        .unwrap();
+    assert_eq!(first.id, second.id, "upsert by identification number");
+    assert_eq!(
+        second.address.as_deref(),
+        Some("Cra 7"),
+        "omitted field kept"
+    );
+    assert_eq!(
+        second.email, "ana@example.com",
+        "empty email keeps the stored one"
+    );
+    let page = s.customers(company, 1, 20, Some("MARÍA_50%")).unwrap();
+    assert_eq!((page.total, page.items.len()), (1, 1));
+    assert_eq!(s.customers(company, 1, 20, Some("a_x")).unwrap().total, 0);
+    assert_eq!(s.customers(company, 1, 20, Some("12")).unwrap().total, 1);
+    assert_eq!(s.customers_after(company, 0, 10).unwrap(), vec![second]);
+
+    s.put_setting("a", "1").unwrap();
+    s.put_setting("a", "2").unwrap();
+    assert_eq!(
+        s.settings().unwrap(),
+        vec![("a".to_string(), "2".to_string())]
+    );
+}
+
+#[test]
+fn numbers_have_no_gap_and_none_twice_across_concurrent_writers() {
+    let Some(db) = TestDb::new() else { return };
+    let s = Arc::new(db.open());
+    let r = own_resolution(&s, 100, 100_000);
+    let threads: Vec<_> = (0..6)
+        .map(|t| {
+            let (s, r) = (s.clone(), r.clone());
+            std::thread::spawn(move || {
+                let mut numbers = Vec::new();
+                for i in 0..20 {
+                    // Every third a reference already used by its own
+                    // thread: refused without consuming a number.
+                    let reference = format!("t{t}-{}", i - i % 3);
+                    match s.create_document(new_doc(&r, Some(&reference))) {
+                        Ok(d) => numbers.push(d.number),
+                        Err(StoreError::DuplicateReference { .. }) => {}
+                        Err(e) => panic!("{e}"),
+                    }
+                }
+                numbers
+            })
+        })
+        .collect();
+    let mut numbers: Vec<u64> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    numbers.sort_unstable();
+    let expected: Vec<u64> = (100..100 + numbers.len() as u64).collect();
+    assert_eq!(numbers, expected, "gapless, each number once");
+    assert_eq!(numbers.len(), 6 * 7);
+    assert_eq!(s.next_number(&r).unwrap(), 100 + 42);
+    assert_eq!(s.monthly_usage(r.company_id, 202611).unwrap(), 42);
+    assert_eq!(s.pending_builds().unwrap().len(), 42);
+}
+
+#[test]
+fn a_reference_is_claimed_once_by_concurrent_writers() {
+    let Some(db) = TestDb::new() else { return };
+    // Two stores: two nodes' pools on one database.
+    let (a, b) = (Arc::new(db.open()), Arc::new(db.open()));
+    let r = own_resolution(&a, 1, 1000);
+    let threads: Vec<_> = (0..8)
+        .map(|i| {
+            let s = if i % 2 == 0 { a.clone() } else { b.clone() };
+            let r = r.clone();
+            std::thread::spawn(move || s.create_document(new_doc(&r, Some("ORD-1"))))
+        })
+        .collect();
+    let results: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let won: Vec<&DocumentRecord> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+    assert_eq!(won.len(), 1, "exactly one document");
+    for e in results.iter().filter_map(|r| r.as_ref().err()) {
+        assert!(
+            matches!(e, StoreError::DuplicateReference { id } if *id == won[0].id),
+            "{e}"
+        );
+    }
+    assert_eq!(won[0].number, 1);
+    assert_eq!(a.next_number(&r).unwrap(), 2, "the refused took no number");
+    assert_eq!(
+        b.document_by_reference(r.company_id, "ORD-1").unwrap(),
+        Some(won[0].id)
+    );
+}
+
+#[test]
+fn limits_and_ranges_refuse_without_consuming_anything() {
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    let r = own_resolution(&s, 1, 2);
+    let mut limited = new_doc(&r, None);
+    limited.monthly_limit = Some(1);
+    s.create_document(limited.clone()).unwrap();
+    assert!(matches!(
+        s.create_document(limited),
+        Err(StoreError::LimitReached { limit: 1 })
+    ));
+    s.create_document(new_doc(&r, None)).unwrap();
+    assert!(matches!(
+        s.create_document(new_doc(&r, None)),
+        Err(StoreError::RangeExhausted { .. })
+    ));
+    assert_eq!(s.next_number(&r).unwrap(), 3);
+    assert_eq!(s.monthly_usage(r.company_id, 202611).unwrap(), 2);
+}
+
+#[test]
+fn phase_two_files_history_and_lists() {
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    let r = own_resolution(&s, 1, 1000);
+    let mut customer_doc = new_doc(&r, Some("A-1"));
+    customer_doc.customer = Some(CustomerInput {
+        identification_number: "800".into(),
+        name: "Cliente".into(),
+        ..Default::default()
+    });
+    customer_doc.payload_hash = [7; 32];
+    customer_doc.request = br#"{"numero": 1}"#.to_vec();
+    let before = Utc::now() - chrono::Duration::seconds(1);
+    let mut d = s.create_document(customer_doc).unwrap();
+    assert!(d.customer_id.is_some());
+    assert_eq!(s.document_files(d.id).unwrap(), None, "not built yet");
+    assert_eq!(
+        s.document_request(d.id).unwrap().as_deref(),
+        Some(&br#"{"numero": 1}"#[..])
+    );
+    let job = Job {
+        id: 0,
+        kind: "transmit".into(),
+        company_id: r.company_id,
+        document_id: Some(d.id),
+        attempts: 0,
+        run_at_ms: 5,
+        in_flight: false,
+        payload: serde_json::Value::Null,
+        created_at: Utc::now(),
+    };
+    let job = build(&s, &mut d, "cufe-1", Some(job)).unwrap();
+    assert_ne!(job.id, 0);
+    assert_eq!(s.job_for_document(d.id).unwrap(), Some(job.clone()));
+    assert_eq!(s.document(d.id).unwrap().unwrap(), d);
+    assert_eq!(s.document_files(d.id).unwrap(), Some(files(None)));
+    assert_eq!(s.history(d.id).unwrap()[0].event, "built");
+
+    // A derived ZIP keeps its stamp's offset.
+    let bogota = FixedOffset::west_opt(5 * 3600).unwrap();
+    let at = bogota.with_ymd_and_hms(2026, 11, 22, 8, 30, 0).unwrap();
+    let mut e = s.create_document(new_doc(&r, None)).unwrap();
+    e.pending_build = false;
+    e.state = state::ACCEPTED;
+    e.issue_date = NaiveDate::from_ymd_opt(2026, 11, 20).unwrap();
+    e.list_keys
+        .insert(EVENT_STANDING_KEY.into(), "aceptada".into());
+    s.complete_document(&e, &files(Some(at)), None, &history("built"))
+        .unwrap();
+    assert_eq!(s.document_files(e.id).unwrap(), Some(files(Some(at))));
+    let pending = s.create_document(new_doc(&r, None)).unwrap();
+
+    let q = |states: Vec<u8>, keys: Vec<(&str, &str)>, from: Option<u32>| ListQuery {
+        company_id: r.company_id,
+        environment: Environment::Test,
+        family: Family::Invoices,
+        from: from.map(|d| NaiveDate::from_ymd_opt(2026, 11, d).unwrap()),
+        to: None,
+        states,
+        keys: keys
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        page: 1,
+        limit: 10,
+    };
+    let ids = |p: Page<DocumentRecord>| (p.total, p.items.iter().map(|d| d.id).collect::<Vec<_>>());
+    assert_eq!(
+        ids(s.list_documents(&q(vec![], vec![], None)).unwrap()),
+        (2, vec![d.id, e.id])
+    );
+    assert_eq!(
+        ids(s
+            .list_documents(&q(vec![state::ACCEPTED], vec![], None))
+            .unwrap()),
+        (1, vec![e.id])
+    );
+    assert_eq!(
+        ids(s
+            .list_documents(&q(vec![], vec![(EVENT_STANDING_KEY, "aceptada")], None))
+            .unwrap()),
+        (1, vec![e.id])
+    );
+    assert_eq!(
+        ids(s.list_documents(&q(vec![], vec![], Some(21))).unwrap()),
+        (1, vec![d.id])
+    );
+    assert!(matches!(
+        s.list_documents(&q(vec![], vec![("id_caja", "1")], None)),
+        Err(StoreError::UnindexedKey { .. })
+    ));
+
+    // An older copy without the events the sweep stored keeps them.
+    let mut stale = e.clone();
+    stale.list_keys.clear();
+    stale.authority_events.clear();
+    e.authority_events.push(
+        serde_json::from_value(serde_json::json!({
+            "code": "033", "name": "Aceptación expresa", "date": "2026-11-21",
+            "learned_at": "2026-11-21T10:00:00Z"
+        }))
+        .unwrap(),
+    );
+    s.update_document(&e, history("event")).unwrap();
+    s.update_document(&stale, history("stale")).unwrap();
+    let kept = s.document(e.id).unwrap().unwrap();
+    assert_eq!(kept.authority_events, e.authority_events);
+    assert_eq!(
+        kept.list_keys.get(EVENT_STANDING_KEY).map(String::as_str),
+        Some("aceptada")
+    );
+
+    assert_eq!(
+        s.documents_in_states(Some(r.company_id), &[state::QUEUED, state::ACCEPTED])
+            .unwrap()
+            .iter()
+            .map(|d| d.id)
+            .collect::<Vec<_>>(),
+        vec![d.id, e.id]
+    );
+    assert_eq!(s.pending_builds().unwrap(), vec![pending.clone()]);
+    s.keep_pending(pending.id).unwrap();
+    assert_eq!(s.pending_builds().unwrap()[0].state, state::DRAFT);
+    let recent = s.recent_requests(before).unwrap();
+    assert_eq!(recent.len(), 3);
+    assert_eq!(recent[0].payload_hash, [7; 32]);
+    let mut counts = s.document_counts().unwrap();
+    counts.sort_unstable();
+    assert_eq!(
+        counts,
+        vec![((1, state::ACCEPTED), 1), ((1, state::QUEUED), 1)]
+    );
+    assert_eq!(s.documents_after(d.id, 10).unwrap().len(), 2);
+    let numeric: String = db
+        .client()
+        .query_one(
+            "SELECT total::text FROM documents WHERE id = $1",
+            &[&(d.id as i64)],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(numeric, "119000.50", "money is numeric");
+    let customer: Option<i64> = db
+        .client()
+        .query_one(
+            "SELECT customer_id FROM documents WHERE id = $1",
+            &[&(d.id as i64)],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(customer.map(|c| c as u64), d.customer_id);
+}
+
+#[test]
+fn leases_jobs_events_and_mail() {
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    // Leases, as on sled (`tests/leases.rs`).
+    let lease = s.claim_job(7, "a", 1_000, 500).unwrap().unwrap();
+    assert_eq!(lease.expires_at_ms, 1_500);
+    assert_eq!(s.claim_job(7, "b", 1_200, 500).unwrap(), None);
+    assert_eq!(
+        s.renew_job_lease(7, "a", 1_400, 500)
+            .unwrap()
+            .unwrap()
+            .expires_at_ms,
+        1_900
+    );
+    assert_eq!(s.claim_job(7, "b", 1_800, 500).unwrap(), None);
+    let taken = s.claim_job(7, "b", 1_900, 500).unwrap().unwrap();
+    assert_eq!(taken.worker, "b");
+    assert_eq!(s.renew_job_lease(7, "a", 1_950, 500).unwrap(), None);
+    assert!(!s.release_job(7, "a").unwrap());
+    assert!(s.release_job(7, "b").unwrap());
+    assert_eq!(s.job_lease(7).unwrap(), None);
+
+    let r = own_resolution(&s, 1, 10);
+    let d = s.create_document(new_doc(&r, None)).unwrap();
+    let job = Job {
+        id: 0,
+        kind: "email".into(),
+        company_id: r.company_id,
+        document_id: Some(d.id),
+        attempts: 0,
+        run_at_ms: 1,
+        in_flight: false,
+        payload: serde_json::Value::Null,
+        created_at: Utc::now(),
+    };
+    let log = EmailLog {
+        id: 0,
+        company_id: r.company_id,
+        document_id: d.id,
+        to: vec!["a@example.com".into()],
+        cc: Vec::new(),
+        status: email_status::QUEUED.into(),
+        attempts: 0,
+        last_error: None,
+        created_at: Utc::now(),
+        sent_at: None,
+        message_id: "m1".into(),
+        subject: "s".into(),
+        automatic: true,
+        resend_of: None,
+        note: None,
+        history: Vec::new(),
+    };
+    let mut accepted = d.clone();
+    accepted.pending_build = false;
+    accepted.state = state::ACCEPTED;
+    let queued = s
+        .accept_document(
+            &accepted,
+            None,
+            &history("accepted"),
+            Some("<AR/>"),
+            Some((log.clone(), job.clone())),
+        )
+        .unwrap()
+        .unwrap();
+    assert_eq!(queued.1.payload["email_id"], queued.0.id);
+    // Accepted twice over: mailed once.
+    assert_eq!(
+        s.accept_document(&accepted, None, &history("again"), None, Some((log, job)))
+            .unwrap(),
+        None
+    );
+    assert_eq!(
+        s.application_response(d.id).unwrap().as_deref(),
+        Some("<AR/>")
+    );
+    let (mut sent, mail_job) = queued;
+    sent.status = email_status::SENT.into();
+    s.update_email(&sent, EmailJob::Remove(mail_job.id))
+        .unwrap();
+    assert_eq!(s.email_logs(d.id).unwrap(), vec![sent.clone()]);
+    assert_eq!(s.email_log(sent.id).unwrap(), Some(sent));
+    assert_eq!(s.job(mail_job.id).unwrap(), None);
+    assert!(s.jobs().unwrap().is_empty());
+
+    for kind in ["webhook", "other", "webhook"] {
+        s.append_event(EventRecord {
+            id: 0,
+            company_id: r.company_id,
+            document_id: None,
+            kind: kind.into(),
+            at: Utc::now(),
+            data: serde_json::Value::Null,
+        })
+        .unwrap();
+    }
+    let hooks = s.events(r.company_id, "webhook", 1).unwrap();
+    assert_eq!(hooks.len(), 1);
+    assert_eq!(hooks[0].id, 3, "the most recent");
+    assert_eq!(s.events_after(r.company_id, 1, 10).unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn the_async_handle_on_postgres_commits_before_it_answers() {
+    let Some(db) = TestDb::new() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let options = StoreOptions {
+        engine: Engine::Postgres,
+        url: Some(SecretText::new(db.url.clone())),
+        ..StoreOptions::default()
+    };
+    let handle = crate::open(dir.path(), options, |_| Ok(keys())).unwrap();
+    assert_eq!(handle.engine(), Engine::Postgres);
+    let r = {
+        let s = handle.store();
+        let c = s.create_company(company()).unwrap();
+        s.add_resolution(c.id, resolution(1, 100)).unwrap()
+    };
+    let store = handle.start_async().unwrap();
+    let (choice, writer) = (ResolutionChoice::Id(r.id), store.clone());
+    let (doc, ()) = tokio::task::spawn_blocking(move || {
+        writer.create_checked_blocking::<(), StoreError>(
+            r.company_id,
+            SoftwareKind::Invoicing,
+            choice,
+            |records| {
+                assert_eq!(records.next_number, Some(1));
+                Ok((
+                    new_doc(records.resolution.as_ref().unwrap(), Some("R-1")),
+                    (),
+                ))
+            },
+        )
+    })
+    .await
+    .unwrap()
+    .unwrap();
+    // Phase one is committed: another node sees the number taken.
+    let other = OffRuntime(db.open());
+    assert_eq!(other.next_number(&r).unwrap(), 2);
+    assert_eq!(other.pending_builds().unwrap().len(), 1);
+
+    let mut built = doc.clone();
+    built.pending_build = false;
+    built.state = state::QUEUED;
+    built.code = Some("cufe-async".into());
+    let job = Job {
+        id: 0,
+        kind: "transmit".into(),
+        company_id: r.company_id,
+        document_id: Some(doc.id),
+        attempts: 0,
+        run_at_ms: 0,
+        in_flight: false,
+        payload: serde_json::Value::Null,
+        created_at: Utc::now(),
+    };
+    let _incoming = store.incoming_commit();
+    let (job, files) = store
+        .commit_document(built.clone(), files(None), Some(job), history("built"))
+        .await
+        .unwrap();
+    let job = job.unwrap();
+    // Committed when answered: read through another pool.
+    assert_eq!(other.document(doc.id).unwrap().unwrap(), built);
+    assert_eq!(other.document_files(doc.id).unwrap(), Some(files));
+    assert_eq!(other.job_for_document(doc.id).unwrap(), Some(job.clone()));
+    assert_eq!(other.document_by_code("cufe-async").unwrap(), Some(doc.id));
+
+    let mut sent = built.clone();
+    sent.state = state::ACCEPTED;
+    store
+        .finish_accepted(
+            sent.clone(),
+            Some(job.id),
+            history("accepted"),
+            Some("<AR/>".into()),
+            None,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        other.document(doc.id).unwrap().unwrap().state,
+        state::ACCEPTED
+    );
+    assert_eq!(other.job(job.id).unwrap(), None);
+    assert_eq!(
+        store.application_response(doc.id).await.unwrap().as_deref(),
+        Some("<AR/>")
+    );
+    assert_eq!(store.history(doc.id).await.unwrap().len(), 2);
+    let claimed = store.claim_job(job.id, "w", 0, 10).await.unwrap();
+    assert!(claimed.is_some());
+    // A backup's copy point is PostgreSQL's own.
+    let refused = store
+        .on_own_thread(|_, backup| {
+            backup
+                .checkpoint_to(std::path::Path::new("/nonexistent"), &mut || {})
+                .map(|_| ())
+        })
+        .await
+        .unwrap();
+    assert!(matches!(refused, Err(StoreError::NotOnThisEngine(_))));
+    handle.close().unwrap();
+}
+
+fn party(nit: &str, company: Option<u64>) -> PartyRef {
+    PartyRef {
+        id_number: nit.into(),
+        id_type: "31".into(),
+        check_digit: None,
+        name: format!("Empresa {nit}"),
+        company_id: company,
+    }
+}
+
+fn invoice(cufe: &str, uploaded_by: Option<u64>, copy: CopyCheck) -> ReceivedInvoice {
+    let now = Utc::now();
+    ReceivedInvoice {
+        id: 0,
+        version: 0,
+        cufe: cufe.into(),
+        environment: Environment::Test,
+        number: "SETP990000001".into(),
+        type_code: "01".into(),
+        issue_date: NaiveDate::from_ymd_opt(2026, 1, 2).unwrap(),
+        due_date: None,
+        currency: "COP".into(),
+        total: "1190.00".into(),
+        vendor: party("900000001", Some(1)),
+        buyer: party("800197268", Some(2)),
+        holder: party("900000001", Some(1)),
+        uploaded_by,
+        document_id: None,
+        eligible: false,
+        authority_copy: copy,
+        events: Vec::new(),
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+#[test]
+fn received_invoices_one_upload_per_company_one_record_per_cufe_by_version() {
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    let first = s
+        .save_received(
+            invoice("c1", Some(2), CopyCheck::default()),
+            Some("<Invoice/>".into()),
+        )
+        .unwrap();
+    assert_eq!(first.version, 1);
+    match s.save_received(invoice("c1", Some(2), CopyCheck::default()), None) {
+        Err(StoreError::DuplicateReference { id }) => assert_eq!(id, first.id),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(s.unchecked_received().unwrap(), vec![first.id]);
+    assert_eq!(
+        s.received_by_cufe("c1").unwrap(),
+        None,
+        "unchecked: not the CUFE's"
+    );
+    assert_eq!(
+        s.received_upload(first.id).unwrap().as_deref(),
+        Some("<Invoice/>")
+    );
+
+    // Compared and found equal: the CUFE's record from then on.
+    let mut checked = first.clone();
+    checked.authority_copy = CopyCheck::same("equal");
+    checked.eligible = true;
+    let checked = s.save_received(checked, None).unwrap();
+    assert_eq!(checked.version, 2);
+    assert!(s.unchecked_received().unwrap().is_empty());
+    assert_eq!(
+        s.received_by_cufe("c1").unwrap().map(|r| r.id),
+        Some(first.id)
+    );
+    assert_eq!(
+        s.received_upload(first.id).unwrap().as_deref(),
+        Some("<Invoice/>")
+    );
+    // A second vouched record of the CUFE is refused.
+    match s.save_received(invoice("c1", None, CopyCheck::same("issued")), None) {
+        Err(StoreError::DuplicateReference { id }) => assert_eq!(id, first.id),
+        other => panic!("{other:?}"),
+    }
+    // A writer holding the first version loses.
+    assert!(matches!(
+        s.save_received(first.clone(), None),
+        Err(StoreError::Conflict(_))
+    ));
+    assert_eq!(
+        s.received_upload_of(2, "c1").unwrap().map(|r| r.version),
+        Some(2)
+    );
+
+    let second = s
+        .save_received(invoice("c2", Some(2), CopyCheck::same("equal")), None)
+        .unwrap();
+    let page = s.received_page(2, Environment::Test, 1, 1).unwrap();
+    assert_eq!((page.total, page.items[0].id), (2, second.id));
+    assert_eq!(
+        s.received_page(2, Environment::Live, 1, 10).unwrap().total,
+        0
+    );
+    let eligible = s.eligible_page(1, Environment::Test, 1, 10).unwrap();
+    assert_eq!((eligible.total, eligible.items[0].id), (1, first.id));
+
+    let event = s.next_event_id().unwrap();
+    assert!(s.next_event_id().unwrap() > event);
+    let files = EventFiles {
+        xml: "<ApplicationResponse/>".into(),
+        zip_name: "z.zip".into(),
+        zip: vec![1, 2],
+    };
+    s.put_event_files(event, &files).unwrap();
+    assert_eq!(s.event_files(event).unwrap(), Some(files));
+    assert_eq!(s.received_after(first.id, 10).unwrap(), vec![second]);
+}
+
+#[test]
+fn an_export_of_version_1_imports_into_postgres() {
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    let file = include_bytes!("export-v1.jsonl");
+    crate::export::import(&mut std::io::BufReader::new(&file[..]), &s, &s).unwrap();
+    let c = &s.companies().unwrap()[0];
+    assert_eq!(c.nit, "900000001");
+    assert_eq!(c.webhook_secret.as_ref().unwrap().expose(), "whsec");
+    let docs = s.documents_after(0, 10).unwrap();
+    assert_eq!(docs.len(), 2);
+    assert_eq!(s.document_files(docs[0].id).unwrap().unwrap().xml, "<x/>");
+    assert_eq!(s.history(docs[0].id).unwrap().len(), 2);
+    assert!(docs[1].pending_build);
+    assert_eq!(
+        s.document_by_reference(c.id, "REF-1").unwrap(),
+        Some(docs[0].id)
+    );
+    assert_eq!(s.email_logs(docs[0].id).unwrap().len(), 1);
+    assert_eq!(s.received_after(0, 10).unwrap()[0].events[0].id, 41);
+    assert!(s.event_files(41).unwrap().is_some());
+    assert!(
+        s.next_event_id().unwrap() > 41,
+        "sequences moved past the ids"
+    );
+    assert_eq!(
+        s.settings().unwrap(),
+        vec![("alertas".to_string(), "{\"x\":1}".to_string())]
+    );
+    // Numbering goes on after the imported counters; a second import is refused.
+    let r = s.resolutions(c.id).unwrap().pop().unwrap();
+    let next = s.next_number(&r).unwrap();
+    assert_eq!(s.create_document(new_doc(&r, None)).unwrap().number, next);
+    assert!(s.create_document(new_doc(&r, None)).unwrap().id > docs[1].id);
+    assert!(matches!(
+        s.check_empty_for_import(),
+        Err(StoreError::Conflict(_))
+    ));
+}
+
+#[test]
+fn an_imported_store_holds_its_numberings_until_each_is_confirmed() {
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    let r = own_resolution(&s, 1, 100);
+    s.create_document(new_doc(&r, None)).unwrap();
+    let hold = s.hold_numberings().unwrap();
+    assert!(hold
+        .held
+        .iter()
+        .any(|h| (h.resolution_id, h.next) == (r.id, 2)));
+    assert_eq!(s.numbering_hold().unwrap(), Some(hold));
+    assert!(matches!(
+        s.create_document(new_doc(&r, None)),
+        Err(StoreError::NumberingHeld { .. })
+    ));
+    assert!(matches!(
+        s.confirm_numbering(r.company_id, r.id, Some(1)),
+        Err(StoreError::Conflict(_))
+    ));
+    let confirmed = s.confirm_numbering(r.company_id, r.id, Some(10)).unwrap();
+    assert_eq!(confirmed.next, 10);
+    assert_eq!(s.create_document(new_doc(&r, None)).unwrap().number, 10);
+}
+
+#[test]
+fn an_import_cut_short_leaves_the_database_empty() {
+    let Some(db) = TestDb::new() else { return };
+    let file = include_bytes!("export-v1.jsonl");
+    let text = std::str::from_utf8(file).unwrap();
+    let cut: String = text
+        .lines()
+        .filter(|l| !l.contains("\"entity\":\"end\""))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    {
+        let s = db.open();
+        let imported = crate::export::import(&mut std::io::BufReader::new(cut.as_bytes()), &s, &s);
+        assert!(imported.is_err(), "a file without its end line is refused");
+    }
+    // The import's one transaction never committed.
+    let s = db.open();
+    s.check_empty_for_import().unwrap();
+    assert!(s.is_empty().unwrap());
+    crate::export::import(&mut std::io::BufReader::new(&file[..]), &s, &s).unwrap();
+    assert_eq!(s.documents_after(0, 10).unwrap().len(), 2);
+}
+
+#[test]
+fn the_consoles_search_finds_by_number_code_customer_and_name() {
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    let r = own_resolution(&s, 990000000, 995000000);
+    let mut docs = Vec::new();
+    for (name, ident) in [("Álvaro Gómez", "111"), ("Beatriz Ruiz", "222")] {
+        let mut new = new_doc(&r, None);
+        new.customer = Some(CustomerInput {
+            identification_number: ident.into(),
+            name: name.into(),
+            ..Default::default()
+        });
+        let mut d = s.create_document(new).unwrap();
+        d.pending_build = false;
+        d.state = state::ACCEPTED;
+        d.code = Some(format!("CUFE{ident}"));
+        s.complete_document(&d, &files(None), None, &history("built"))
+            .unwrap();
+        docs.push(d);
+    }
+    let q = |text: Option<&str>, customer: Option<&str>, number: Option<&str>| DocumentSearch {
+        company_id: r.company_id,
+        environment: Environment::Test,
+        family: None,
+        from: None,
+        to: None,
+        states: Vec::new(),
+        customer: customer.map(str::to_string),
+        number: number.map(str::to_string),
+        text: text.map(str::to_string),
+        page: 1,
+        limit: 10,
+    };
+    let ids = |p: SearchPage| (p.total, p.items.iter().map(|d| d.id).collect::<Vec<_>>());
+    let (a, b) = (docs[0].id, docs[1].id);
+    assert_eq!(
+        ids(s.search_documents(&q(None, None, None)).unwrap()),
+        (2, vec![b, a])
+    );
+    assert_eq!(
+        ids(s.search_documents(&q(Some("alv"), None, None)).unwrap()),
+        (1, vec![a])
+    );
+    assert_eq!(
+        ids(s
+            .search_documents(&q(Some("GOMEZ alv"), None, None))
+            .unwrap()),
+        (1, vec![a])
+    );
+    assert_eq!(
+        ids(s.search_documents(&q(Some("222"), None, None)).unwrap()),
+        (1, vec![b])
+    );
+    assert_eq!(
+        ids(s.search_documents(&q(Some("cufe111"), None, None)).unwrap()),
+        (1, vec![a])
+    );
+    assert_eq!(
+        ids(s
+            .search_documents(&q(Some("setp990000001"), None, None))
+            .unwrap()),
+        (1, vec![b])
+    );
+    assert_eq!(
+        ids(s.search_documents(&q(None, Some("111"), None)).unwrap()),
+        (1, vec![a])
+    );
+    assert_eq!(
+        ids(s
+            .search_documents(&q(None, None, Some("990000000")))
+            .unwrap()),
+        (1, vec![a])
+    );
+    assert_eq!(
+        ids(s.search_documents(&q(Some("nadie"), None, None)).unwrap()),
+        (0, vec![])
+    );
+    assert!(
+        s.search_documents(&q(Some("alv"), None, None))
+            .unwrap()
+            .total_exact
+    );
+}
