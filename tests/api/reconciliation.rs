@@ -290,6 +290,12 @@ fn the_periodic_pass_settles_a_lost_answer_by_itself() {
     let stats = sim_stats(&app);
     assert_eq!(sends(&stats), 1, "{stats}");
     assert_eq!(stats["accepted"][&code]["received"], 1, "{stats}");
-    let found = report(&app);
+    // The state is written during the pass; the report when it ends.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let mut found = report(&app);
+    while found["hallazgos"][0].is_null() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        found = report(&app);
+    }
     assert_eq!(found["hallazgos"][0]["id_documento"], id, "{found}");
 }
