@@ -630,6 +630,56 @@ pub struct NewDocument {
     pub issued_at: Option<DateTime<Utc>>,
 }
 
+impl NewDocument {
+    /// Its record as phase one writes it, on any engine: numbered from
+    /// `resolution`, in its target state with `pending_build` set, no
+    /// files, code or answer yet.
+    pub fn half_built(
+        &self,
+        id: u64,
+        resolution: &NumberingResolution,
+        number: u64,
+        customer_id: Option<u64>,
+        now: DateTime<Utc>,
+    ) -> DocumentRecord {
+        DocumentRecord {
+            id,
+            company_id: self.company_id,
+            environment: self.environment,
+            document_type: self.document_type,
+            resolution_id: resolution.id,
+            prefix: resolution.prefix.clone(),
+            number,
+            // Its target until built (`NewDocument::queued`).
+            state: if self.queued {
+                state::QUEUED
+            } else {
+                state::DRAFT
+            },
+            pending_build: true,
+            code: None,
+            code_scheme: None,
+            qr_url: None,
+            issue_date: self.issue_date,
+            total: String::new(),
+            external_reference: self.external_reference.clone(),
+            customer_id,
+            user_id: self.user_id,
+            request: serde_json::Value::Null,
+            transmission: None,
+            attempts: 0,
+            track_id: None,
+            application_response_missing: None,
+            api: self.api.clone(),
+            list_keys: self.list_keys.clone(),
+            issued_at: self.issued_at,
+            authority_events: Vec::new(),
+            created_at: now,
+            updated_at: now,
+        }
+    }
+}
+
 /// The files of an issued document.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct DocumentFiles {

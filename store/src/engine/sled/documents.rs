@@ -227,41 +227,7 @@ impl SledStore {
         };
         let id = self.next_document_id(&mut numbering)?;
         let now = Utc::now();
-        let doc = DocumentRecord {
-            id,
-            company_id: new.company_id,
-            environment: new.environment,
-            document_type: new.document_type,
-            resolution_id: resolution.id,
-            prefix: resolution.prefix.clone(),
-            number,
-            // Its target until built (`NewDocument::queued`).
-            state: if new.queued {
-                state::QUEUED
-            } else {
-                state::DRAFT
-            },
-            pending_build: true,
-            code: None,
-            code_scheme: None,
-            qr_url: None,
-            issue_date: new.issue_date,
-            total: String::new(),
-            external_reference: new.external_reference.clone(),
-            customer_id,
-            user_id: new.user_id,
-            request: serde_json::Value::Null,
-            transmission: None,
-            attempts: 0,
-            track_id: None,
-            application_response_missing: None,
-            api: new.api.clone(),
-            list_keys: new.list_keys.clone(),
-            issued_at: new.issued_at,
-            authority_events: Vec::new(),
-            created_at: now,
-            updated_at: now,
-        };
+        let doc = new.half_built(id, &resolution, number, customer_id, now);
         // The request with the record, in sled (behind the record's value)
         // or in the file log (a held document's intent), until phase two
         // points the record at it: a record never lacks its request.
