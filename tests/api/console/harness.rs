@@ -130,15 +130,32 @@ impl Browser {
 
     /// The text of the first element matching `css`, if any.
     pub fn text(&self, css: &str) -> Option<String> {
-        self.block(async {
-            let el = self.client().find(Locator::Css(css)).await.ok()?;
-            el.text().await.ok()
-        })
+        self.retrying(|c| async move { c.find(Locator::Css(css)).await?.text().await })
+            .ok()
+    }
+
+    /// Runs `act` on the page, again for a few seconds while it fails: the live view swaps
+    /// `main` when an event arrives, so an element found a moment ago can be gone or stale.
+    fn retrying<'a, T, F>(
+        &'a self,
+        act: impl Fn(&'a Client) -> F,
+    ) -> Result<T, fantoccini::error::CmdError>
+    where
+        F: std::future::Future<Output = Result<T, fantoccini::error::CmdError>>,
+    {
+        let deadline = Instant::now() + Duration::from_secs(3);
+        loop {
+            match self.block(act(self.client())) {
+                Ok(v) => return Ok(v),
+                Err(e) if Instant::now() >= deadline => return Err(e),
+                Err(_) => std::thread::sleep(Duration::from_millis(100)),
+            }
+        }
     }
 
     pub fn fill(&self, css: &str, value: &str) {
-        self.block(async {
-            let el = self.client().find(Locator::Css(css)).await?;
+        self.retrying(|c| async move {
+            let el = c.find(Locator::Css(css)).await?;
             el.clear().await?;
             el.send_keys(value).await
         })
@@ -146,7 +163,7 @@ impl Browser {
     }
 
     pub fn click(&self, css: &str) {
-        self.block(async { self.client().find(Locator::Css(css)).await?.click().await })
+        self.retrying(|c| async move { c.find(Locator::Css(css)).await?.click().await })
             .unwrap_or_else(|e| panic!("click {css}: {e}"));
     }
 
