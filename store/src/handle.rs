@@ -161,6 +161,19 @@ impl StoreHandle {
         }
     }
 
+    /// The store as of one point while it is written, for an export: on
+    /// PostgreSQL a read-only view of one snapshot, its transactions ended
+    /// when it is dropped; `None` on sled, whose point is a copy
+    /// ([`Backup::checkpoint_to`]).
+    pub fn at_point(&self) -> StoreResult<Option<StoreHandle>> {
+        match &self.engine {
+            Opened::Sled(_) => Ok(None),
+            Opened::Postgres(p) => Ok(Some(StoreHandle {
+                engine: Opened::Postgres(OffRuntime(p.0.at_point()?)),
+            })),
+        }
+    }
+
     /// The handle async code holds, with its threads started.
     pub fn start_async(&self) -> StoreResult<AsyncStore> {
         match &self.engine {

@@ -233,6 +233,32 @@ impl AsyncStore {
             .map_err(|_| StoreError::Durability("the store thread stopped".into()))
     }
 
+    /// Runs `f` on a thread of its own with the store as of one point
+    /// while it serves, where the engine reads one in place (an export):
+    /// on PostgreSQL one snapshot, `Some`, its transactions ended after
+    /// `f`; on sled `None`, and `f` takes its point as a copy through the
+    /// store's [`Backup`] ([`Backup::checkpoint_to`]).
+    pub async fn at_point<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(Option<crate::export::Source<'_>>, &dyn Backup) -> T + Send + 'static,
+    ) -> StoreResult<T> {
+        let engine = self.engine.clone();
+        self.on_own_thread(move |_, backup| match &engine {
+            Engine::Sled(_) => Ok(f(None, backup)),
+            Engine::Postgres(p) => {
+                let point = p.at_point()?;
+                let source = crate::export::Source {
+                    store: &point,
+                    received: &point,
+                    backup: &point,
+                    keys: &point,
+                };
+                Ok(f(Some(source), &point))
+            }
+        })
+        .await?
+    }
+
     /// The master keys the store's secrets are sealed under: a copy of
     /// the store (an export's point) opens with them.
     pub fn keyring(&self) -> Keyring {
