@@ -73,6 +73,13 @@ pub async fn take(
 /// Takes a backup into `destino` under `[backup] dir` (the admin API's and
 /// the console's "run one now"), telling the operator's room how it went.
 pub async fn take_backup(state: &AppState, destino: &str) -> ApiResult<BackupView> {
+    // Refused before the destination is made: nothing is left behind.
+    if state.settings.store.engine == emisor_store::Engine::Postgres {
+        return Err(ApiError::conflict(
+            ErrorCode::Conflict,
+            emisor_store::POSTGRES_BACKUPS,
+        ));
+    }
     let to = destination_under(&state.settings.backup.dir, destino)
         .map_err(|m| ApiError::validation("destino", m))?;
     let at = to.clone();
