@@ -79,6 +79,22 @@ impl Connect {
         Ok(Connect { config, tls })
     }
 
+    /// Why a connection fails, with the causes the pool's message leaves
+    /// out (a TLS handshake's: the certificate refused, and why); `None`
+    /// when one connects after all. Waits `timeout` at most.
+    pub(crate) fn why_not(&self, timeout: std::time::Duration) -> Option<String> {
+        let mut config = self.config.clone();
+        config.connect_timeout(timeout);
+        let e = config.connect(self.tls.clone()).err()?;
+        let mut why = e.to_string();
+        let mut source = std::error::Error::source(&e);
+        while let Some(s) = source {
+            why.push_str(&format!(": {s}"));
+            source = s.source();
+        }
+        Some(why)
+    }
+
     /// The pool's connection manager.
     pub(crate) fn manager(&self) -> super::Manager {
         super::Manager::new(self.config.clone(), self.tls.clone())

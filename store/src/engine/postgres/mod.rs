@@ -146,7 +146,12 @@ impl PgStore {
                 .max_size(options.connections.max(1))
                 .connection_timeout(options.connect_timeout)
                 .build(connect.manager())
-                .map_err(|e| StoreError::Unavailable(format!("connecting to PostgreSQL: {e}")))
+                .map_err(|e| {
+                    let why = connect
+                        .why_not(options.connect_timeout)
+                        .unwrap_or_else(|| e.to_string());
+                    StoreError::Unavailable(format!("connecting to PostgreSQL: {why}"))
+                })
         })?;
         let provisional = Arc::new(Keyring::without_secrets()?);
         let store = PgStore {
