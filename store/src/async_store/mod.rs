@@ -128,7 +128,7 @@ const STORE_THREADS: usize = 4;
 
 /// On PostgreSQL a call waits on the network and the database's commit:
 /// more threads overlap them (each holds one of the engine's connections
-/// while it runs).
+/// while it runs). The default of `[store] threads`.
 pub(crate) const POSTGRES_STORE_THREADS: usize = 16;
 
 /// A number a new document took from one of a company's own resolutions
@@ -161,8 +161,8 @@ impl AsyncStore {
     }
 
     /// The handle of the PostgreSQL engine.
-    pub(crate) fn on_postgres(store: PgStore) -> StoreResult<Self> {
-        Self::start(Engine::Postgres(store), POSTGRES_STORE_THREADS)
+    pub(crate) fn on_postgres(store: PgStore, threads: usize) -> StoreResult<Self> {
+        Self::start(Engine::Postgres(store), threads.max(1))
     }
 
     fn start(engine: Engine, threads: usize) -> StoreResult<Self> {

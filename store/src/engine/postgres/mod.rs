@@ -69,13 +69,15 @@ impl std::fmt::Debug for PgOptions {
 }
 
 impl PgOptions {
+    /// The async handle's store threads, phase one on the signer pool and
+    /// the synchronous callers, each holding one while it runs (the
+    /// default of `[store] pool_size`).
+    pub const DEFAULT_CONNECTIONS: u32 = 24;
+
     pub fn new(url: SecretText) -> Self {
         PgOptions {
             url,
-            // The async handle's store threads, phase one on the signer
-            // pool and the synchronous callers, each holding one while it
-            // runs.
-            connections: 24,
+            connections: Self::DEFAULT_CONNECTIONS,
             connect_timeout: Duration::from_secs(5),
         }
     }
