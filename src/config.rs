@@ -64,7 +64,7 @@ pub struct StoreSettings {
     /// password, so it is never serialized, logged or shown.
     #[serde(default = "no_secret", skip_serializing)]
     pub url: SecretString,
-    /// PostgreSQL: connections kept open to the database.
+    /// PostgreSQL: connections opened at most to the database.
     pub pool_size: u32,
     /// PostgreSQL: the store's threads, each holding a connection while it
     /// runs (fewer than `pool_size`: phase one and the admin calls need

@@ -43,6 +43,9 @@ mod embedded {
     refinery::embed_migrations!("migrations/postgres");
 }
 
+/// Connections the pool opens at start and keeps open when idle.
+const OPEN_AT_START: u32 = 2;
+
 /// Taken while migrating, so that nodes starting together migrate once.
 const MIGRATION_LOCK: i64 = 0x656d_6973_6f72_0001;
 
@@ -146,6 +149,11 @@ impl PgStore {
         let pool = off_runtime(|| {
             r2d2::Pool::builder()
                 .max_size(options.connections.max(1))
+                // A few at start, the rest as callers need them: a start
+                // on a busy machine or database waits for two handshakes,
+                // not `pool_size` (r2d2 closes the extra ones after ten
+                // idle minutes).
+                .min_idle(Some(OPEN_AT_START.min(options.connections.max(1))))
                 .connection_timeout(options.connect_timeout)
                 .build(connect.manager())
                 .map_err(|e| {
