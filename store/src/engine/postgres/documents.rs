@@ -644,8 +644,16 @@ impl DocumentStore for PgStore {
         )
     }
 
+    /// Each as a draft: phase two is one transaction that clears
+    /// `pending_build`, so a half-built row's caller was never answered
+    /// (or was answered an error) and it is not transmitted unasked, as
+    /// sled's repair does with a half-built record (`repair::as_draft`).
     fn pending_builds(&self) -> StoreResult<Vec<DocumentRecord>> {
-        self.documents_where("pending_build ORDER BY id", &[])
+        let mut docs = self.documents_where("pending_build ORDER BY id", &[])?;
+        for d in &mut docs {
+            d.state = state::DRAFT;
+        }
+        Ok(docs)
     }
 
     fn recent_requests(&self, since: DateTime<Utc>) -> StoreResult<Vec<RecentRequest>> {
