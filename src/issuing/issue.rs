@@ -5,6 +5,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use std::time::Instant;
@@ -15,7 +16,7 @@ use emisor_actors::idempotency::{Claim, Duplicate};
 use emisor_actors::retry_scheduler::JobOutcome;
 use emisor_store::{
     state, AsyncStore, DocumentFiles, DocumentRecord, Environment, HistoryEntry, Job, NewDocument,
-    ResolutionChoice, SoftwareKind, ZipFile,
+    ResolutionChoice, SoftwareKind, StoreError, ZipFile,
 };
 use serde_json::json;
 
@@ -105,6 +106,10 @@ pub(crate) async fn issue_numbered<T: Send + 'static>(
     let store = issuing.store.clone();
     let (tx, rx) = tokio::sync::oneshot::channel::<IssueResult<Built<T>>>();
     let answer = Answer(tx);
+    // The id phase one numbered (0 until then), for a phase two the store
+    // could not take.
+    let numbered = Arc::new(AtomicU64::new(0));
+    let numbered_by_job = numbered.clone();
     // The flusher's group commit waits for this document (not for a
     // window's end) until the job is over.
     let incoming = store.incoming_commit();
@@ -117,6 +122,7 @@ pub(crate) async fn issue_numbered<T: Send + 'static>(
                     Ok(numbered) => numbered,
                     Err(e) => return answer.send(Err(e)),
                 };
+                numbered_by_job.store(doc.id, Ordering::SeqCst);
                 // Numbered but not built (an error, or a panic unwinding
                 // through here): kept half-built, as phase one's record
                 // always was (start-up rebuilds it).
@@ -144,9 +150,24 @@ pub(crate) async fn issue_numbered<T: Send + 'static>(
             |_| {},
         )
         .map_err(building)?;
-    let (job, files, doc, totals) = rx
+    let built = rx
         .await
-        .map_err(|_| building("the signer stopped before answering"))??;
+        .map_err(|_| building("the signer stopped before answering"))?;
+    let (job, files, doc, totals) = match built {
+        Ok(built) => built,
+        Err(e @ IssueError::Store(StoreError::Unavailable(_))) => {
+            // Numbered, built, and its phase two refused: on PostgreSQL
+            // phase one is committed, so the document waits half-built
+            // with its number until it is built again (as a draft: its
+            // caller hears 503) once the store answers.
+            let id = numbered.load(Ordering::SeqCst);
+            if id != 0 {
+                super::resume::rebuild_when_back(issuing, id);
+            }
+            return Err(e);
+        }
+        Err(e) => return Err(e),
+    };
     send_committed(issuing, doc, job, files, asynchronous, totals).await
 }
 
