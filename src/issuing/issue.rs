@@ -106,8 +106,8 @@ pub(crate) async fn issue_numbered<T: Send + 'static>(
     let store = issuing.store.clone();
     let (tx, rx) = tokio::sync::oneshot::channel::<IssueResult<Built<T>>>();
     let answer = Answer(tx);
-    // The id phase one numbered (0 until then), for a phase two the store
-    // could not take.
+    // The id phase one numbered, or may have (0: none), for a document
+    // the store went away from before its phase two was durable.
     let numbered = Arc::new(AtomicU64::new(0));
     let numbered_by_job = numbered.clone();
     // The flusher's group commit waits for this document (not for a
@@ -120,7 +120,12 @@ pub(crate) async fn issue_numbered<T: Send + 'static>(
                 let _incoming = incoming;
                 let (doc, input, totals) = match phase_one() {
                     Ok(numbered) => numbered,
-                    Err(e) => return answer.send(Err(e)),
+                    Err(e) => {
+                        if let IssueError::Store(StoreError::UnsettledCommit { id, .. }) = &e {
+                            numbered_by_job.store(*id, Ordering::SeqCst);
+                        }
+                        return answer.send(Err(e));
+                    }
                 };
                 numbered_by_job.store(doc.id, Ordering::SeqCst);
                 // Numbered but not built (an error, or a panic unwinding
@@ -155,11 +160,14 @@ pub(crate) async fn issue_numbered<T: Send + 'static>(
         .map_err(|_| building("the signer stopped before answering"))?;
     let (job, files, doc, totals) = match built {
         Ok(built) => built,
-        Err(e @ IssueError::Store(StoreError::Unavailable(_))) => {
-            // Numbered, built, and its phase two refused: on PostgreSQL
-            // phase one is committed, so the document waits half-built
-            // with its number until it is built again (as a draft: its
-            // caller hears 503) once the store answers.
+        Err(
+            e @ IssueError::Store(StoreError::Unavailable(_) | StoreError::UnsettledCommit { .. }),
+        ) => {
+            // Numbered (or perhaps: phase one's commit lost its answer)
+            // and its phase two refused: on PostgreSQL phase one is
+            // committed, so the document waits half-built with its number
+            // until it is built again (as a draft: its caller hears 503)
+            // once the store answers.
             let id = numbered.load(Ordering::SeqCst);
             if id != 0 {
                 super::resume::rebuild_when_back(issuing, id);

@@ -240,6 +240,12 @@ fn assert_only(outcomes: &[Outcome], also: impl Fn(&Outcome) -> bool) {
     assert!(odd.is_empty(), "unexpected answers: {odd:#?}");
 }
 
+/// The node's log (both runs of it, in test one) shows no panic.
+fn assert_no_panic(app: &TestApp) {
+    let log = app.log();
+    assert!(!log.contains("panicked at"), "the node panicked:\n{log}");
+}
+
 fn readyz(app: &TestApp) -> (u16, Value) {
     json(
         app.client
@@ -259,7 +265,9 @@ fn a_node_killed_under_async_load_on_postgresql_loses_nothing_and_sends_nothing_
         return;
     }
     let sim = ExternalSim::start();
-    let launch = fast_launch().env("EMISOR_AUTHORITY__URL", &sim.service_url());
+    let launch = fast_launch()
+        .env("EMISOR_AUTHORITY__URL", &sim.service_url())
+        .capture_log();
     let mut app = TestApp::spawn_with(launch.clone());
     sim_mode_at(&sim.base, json!({"mode": "slow", "latency_ms": 300}));
 
@@ -293,6 +301,7 @@ fn a_node_killed_under_async_load_on_postgresql_loses_nothing_and_sends_nothing_
         &answered,
         &database_url_of(&restarted.dir),
     );
+    assert_no_panic(&restarted);
     eprintln!(
         "node kill: {} accepted and {} in flight at the kill",
         at_kill["accepted_count"], at_kill["in_flight"]
@@ -303,7 +312,7 @@ fn a_node_killed_under_async_load_on_postgresql_loses_nothing_and_sends_nothing_
 /// connections cut) while four clients submit asynchronous documents and
 /// the node transmits them, and starts again a moment later. Meanwhile new
 /// work is answered 503 `STORE_UNAVAILABLE` with `Retry-After` (no other
-/// 5xx) and `/readyz` names the store; once the database is back the same
+/// 5xx, no panic) and `/readyz` names the store; once the database is back the same
 /// node, never restarted, is ready again, takes new documents, and ends
 /// every one as above.
 #[test]
@@ -318,7 +327,8 @@ fn a_database_crash_under_async_load_loses_nothing_and_sends_nothing_twice() {
     let sim = ExternalSim::start();
     let launch = fast_launch()
         .env("EMISOR_AUTHORITY__URL", &sim.service_url())
-        .env("EMISOR_STORE__URL", &cluster.url());
+        .env("EMISOR_STORE__URL", &cluster.url())
+        .capture_log();
     let app = TestApp::spawn_with(launch);
     sim_mode_at(&sim.base, json!({"mode": "slow", "latency_ms": 300}));
 
@@ -354,6 +364,7 @@ fn a_database_crash_under_async_load_loses_nothing_and_sends_nothing_twice() {
     sim_mode_at(&sim.base, json!({"mode": "up"}));
     let answered = answered(&outcomes);
     check_the_end(&app, &sim, &answered, &cluster.url());
+    assert_no_panic(&app);
     eprintln!(
         "database crash: {} answered 202, {refused} refused 503 ({:?})",
         answered.len(),

@@ -529,7 +529,12 @@ impl DocumentStore for PgStore {
             &[&company, &period],
         )
         .map_err(db_error)?;
-        tx.commit().map_err(db_error)?;
+        tx.commit().map_err(|e| match db_error(e) {
+            // Sent, and its answer lost: committed or not, nobody can say
+            // until the database is back.
+            StoreError::Unavailable(cause) => StoreError::UnsettledCommit { id, cause },
+            other => other,
+        })?;
         Ok(doc)
     }
 
