@@ -257,7 +257,7 @@ fn readyz(app: &TestApp) -> (u16, Value) {
 
 /// SIGKILL while four clients submit asynchronous invoices, support
 /// documents and POS receipts and the node transmits them (the simulator
-/// holding each answer back), then a start on the same database.
+/// holding each answer back a second), then a start on the same database.
 #[test]
 fn a_node_killed_under_async_load_on_postgresql_loses_nothing_and_sends_nothing_twice() {
     if !on_postgres() {
@@ -269,7 +269,9 @@ fn a_node_killed_under_async_load_on_postgresql_loses_nothing_and_sends_nothing_
         .env("EMISOR_AUTHORITY__URL", &sim.service_url())
         .capture_log();
     let mut app = TestApp::spawn_with(launch.clone());
-    sim_mode_at(&sim.base, json!({"mode": "slow", "latency_ms": 300}));
+    // Three calls in flight for a second each: the clients outrun the
+    // transmission, so the kill finds documents queued and in flight.
+    sim_mode_at(&sim.base, json!({"mode": "slow", "latency_ms": 1000}));
 
     let load = Load::start(&app, 4);
     load.wait_until("30 answered with a call in flight", |load| {
