@@ -270,3 +270,20 @@ pub fn assert_whole_and_gapless(url: &str) -> Vec<Row> {
     }
     rows
 }
+
+/// The codes document `id` had before each of its re-datings (a document
+/// sent after midnight, Colombia time, is dated again for its send, with a
+/// new code).
+pub fn codes_before_redating(url: &str, id: u64) -> Vec<String> {
+    let mut client = postgres::Client::connect(url, postgres::NoTls).expect("connect");
+    client
+        .query(
+            "SELECT entry->'data'->>'previous_code' FROM document_history
+             WHERE document_id = $1 AND entry->>'event' = 'redated'",
+            &[&i64::try_from(id).expect("an id")],
+        )
+        .expect("read the history")
+        .iter()
+        .filter_map(|r| r.get::<_, Option<String>>(0))
+        .collect()
+}
