@@ -136,8 +136,13 @@ impl PgStore {
             StoreError::Unavailable("the [store] url is not a PostgreSQL URL".into())
         })?;
         let pool = off_runtime(|| {
+            // One connection at open, the others as callers need them:
+            // r2d2 otherwise opens every one (`min_idle` defaults to
+            // `max_size`) within the timeout before the node may start,
+            // which a busy database (or host) does not always allow.
             r2d2::Pool::builder()
                 .max_size(options.connections.max(1))
+                .min_idle(Some(1))
                 .connection_timeout(options.connect_timeout)
                 .build(PostgresConnectionManager::new(config, NoTls))
                 .map_err(|e| StoreError::Unavailable(format!("connecting to PostgreSQL: {e}")))
