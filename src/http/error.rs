@@ -260,7 +260,9 @@ const STORE_RETRY_AFTER_S: u64 = 5;
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         match e {
-            StoreError::Unavailable(cause) => ApiError::StoreUnavailable(cause),
+            StoreError::Unavailable(cause) | StoreError::UnsettledCommit { cause, .. } => {
+                ApiError::StoreUnavailable(cause)
+            }
             StoreError::Unstorable(m) => ApiError::validation("body", m),
             StoreError::NotFound(what) => ApiError::NotFound(what.to_string()),
             StoreError::Conflict(m) => ApiError::conflict(ErrorCode::Conflict, m),

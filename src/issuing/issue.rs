@@ -5,6 +5,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use std::time::Instant;
@@ -15,7 +16,7 @@ use emisor_actors::idempotency::{Claim, Duplicate};
 use emisor_actors::retry_scheduler::JobOutcome;
 use emisor_store::{
     state, AsyncStore, DocumentFiles, DocumentRecord, Environment, HistoryEntry, Job, NewDocument,
-    ResolutionChoice, SoftwareKind, ZipFile,
+    ResolutionChoice, SoftwareKind, StoreError, ZipFile,
 };
 use serde_json::json;
 
@@ -105,6 +106,10 @@ pub(crate) async fn issue_numbered<T: Send + 'static>(
     let store = issuing.store.clone();
     let (tx, rx) = tokio::sync::oneshot::channel::<IssueResult<Built<T>>>();
     let answer = Answer(tx);
+    // The id phase one numbered, or may have (0: none), for a document
+    // the store went away from before its phase two was durable.
+    let numbered = Arc::new(AtomicU64::new(0));
+    let numbered_by_job = numbered.clone();
     // The flusher's group commit waits for this document (not for a
     // window's end) until the job is over.
     let incoming = store.incoming_commit();
@@ -115,8 +120,14 @@ pub(crate) async fn issue_numbered<T: Send + 'static>(
                 let _incoming = incoming;
                 let (doc, input, totals) = match phase_one() {
                     Ok(numbered) => numbered,
-                    Err(e) => return answer.send(Err(e)),
+                    Err(e) => {
+                        if let IssueError::Store(StoreError::UnsettledCommit { id, .. }) = &e {
+                            numbered_by_job.store(*id, Ordering::SeqCst);
+                        }
+                        return answer.send(Err(e));
+                    }
                 };
+                numbered_by_job.store(doc.id, Ordering::SeqCst);
                 // Numbered but not built (an error, or a panic unwinding
                 // through here): kept half-built, as phase one's record
                 // always was (start-up rebuilds it).
@@ -144,9 +155,27 @@ pub(crate) async fn issue_numbered<T: Send + 'static>(
             |_| {},
         )
         .map_err(building)?;
-    let (job, files, doc, totals) = rx
+    let built = rx
         .await
-        .map_err(|_| building("the signer stopped before answering"))??;
+        .map_err(|_| building("the signer stopped before answering"))?;
+    let (job, files, doc, totals) = match built {
+        Ok(built) => built,
+        Err(
+            e @ IssueError::Store(StoreError::Unavailable(_) | StoreError::UnsettledCommit { .. }),
+        ) => {
+            // Numbered (or perhaps: phase one's commit lost its answer)
+            // and its phase two refused: on PostgreSQL phase one is
+            // committed, so the document waits half-built with its number
+            // until it is built again (as a draft: its caller hears 503)
+            // once the store answers.
+            let id = numbered.load(Ordering::SeqCst);
+            if id != 0 {
+                super::resume::rebuild_when_back(issuing, id);
+            }
+            return Err(e);
+        }
+        Err(e) => return Err(e),
+    };
     send_committed(issuing, doc, job, files, asynchronous, totals).await
 }
 

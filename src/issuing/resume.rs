@@ -5,11 +5,17 @@
 //! first).
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use emisor_store::{state, HistoryEntry};
+use emisor_store::{state, HistoryEntry, StoreError};
 
+use super::error::IssueError;
 use super::rebuild::rebuild;
 use super::Issuing;
+
+/// How often a document left half-built by a store that went away asks
+/// whether it is back.
+const STORE_RETRY: Duration = Duration::from_secs(1);
 
 pub async fn resume(issuing: &Arc<Issuing>) -> anyhow::Result<()> {
     let pending = issuing.store.pending_builds().await?;
@@ -42,4 +48,58 @@ pub async fn resume(issuing: &Arc<Issuing>) -> anyhow::Result<()> {
         tracing::info!(jobs = n, "resumed queued jobs");
     }
     Ok(())
+}
+
+/// Document `id`, numbered and built while its phase two was refused
+/// because the store went away, is built again once the store answers:
+/// into a draft, as a restart would (its caller heard 503, so it is not
+/// transmitted unasked), so no number waits half-built until the next
+/// start. One whose phase two did commit (its answer lost with the
+/// connection) only has its stored job scheduled.
+pub(crate) fn rebuild_when_back(issuing: &Arc<Issuing>, id: u64) {
+    let issuing = issuing.clone();
+    actix_web::rt::spawn(async move {
+        loop {
+            tokio::time::sleep(STORE_RETRY).await;
+            let finished = match issuing.store.document(id).await {
+                Ok(Some(mut doc)) if doc.pending_build => {
+                    doc.state = state::DRAFT;
+                    match rebuild(&issuing, doc).await {
+                        Err(IssueError::Store(StoreError::Unavailable(_))) => false,
+                        Ok(()) => true,
+                        Err(e) => {
+                            tracing::error!(id, error = %e, "could not rebuild a half-built document");
+                            true
+                        }
+                    }
+                }
+                Ok(Some(_)) => match issuing.store.job_for_document(id).await {
+                    Ok(job) => {
+                        if let Some(job) = job {
+                            issuing.schedule(&job);
+                        }
+                        true
+                    }
+                    Err(StoreError::Unavailable(_)) => false,
+                    Err(e) => {
+                        tracing::error!(id, error = %e, "reading a document's job");
+                        true
+                    }
+                },
+                Ok(None) => true,
+                Err(StoreError::Unavailable(_)) => false,
+                Err(e) => {
+                    tracing::error!(id, error = %e, "reading a half-built document");
+                    true
+                }
+            };
+            if finished {
+                tracing::info!(
+                    id,
+                    "a document whose phase two the store refused is settled"
+                );
+                return;
+            }
+        }
+    });
 }

@@ -42,6 +42,12 @@ pub enum StoreError {
     /// connections exhausted): new work is refused until it is back.
     #[error("the store is unavailable: {0}")]
     Unavailable(String),
+    /// A new document's commit whose answer was lost with the connection
+    /// (the database went away as it committed): document `id` may be
+    /// stored, half-built. The caller hears that the store is unavailable;
+    /// issuing settles the document once the store answers.
+    #[error("the store is unavailable: {cause}")]
+    UnsettledCommit { id: u64, cause: String },
     /// What this engine does not do (a backup's copy point on PostgreSQL,
     /// whose own tools back it up), and what to do instead.
     #[error("{0}")]

@@ -17,6 +17,7 @@ mod console_companies;
 mod console_documents;
 mod console_families;
 mod crash;
+mod crash_postgres;
 mod documentos_soporte;
 mod email;
 mod errors;

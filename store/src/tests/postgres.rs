@@ -313,6 +313,27 @@ fn numbers_have_no_gap_and_none_twice_across_concurrent_writers() {
     assert_eq!(s.pending_builds().unwrap().len(), 42);
 }
 
+/// A half-built document whose caller asked for its transmission was never
+/// answered (phase two clears the flag in its one transaction): it is found
+/// as a draft, built again without being transmitted unasked.
+#[test]
+fn a_half_built_document_is_found_as_a_draft() {
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    let r = own_resolution(&s, 1, 100);
+    let unanswered = s
+        .create_document(NewDocument {
+            queued: true,
+            ..new_doc(&r, None)
+        })
+        .unwrap();
+    assert_eq!(unanswered.state, state::QUEUED);
+    let found = s.pending_builds().unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].id, unanswered.id);
+    assert_eq!(found[0].state, state::DRAFT);
+}
+
 #[test]
 fn a_reference_is_claimed_once_by_concurrent_writers() {
     let Some(db) = TestDb::new() else { return };

@@ -118,6 +118,11 @@ fn database_for(dir: &Path) -> String {
     format!("emisor_api_{hex}")
 }
 
+/// The URL of `dir`'s database on the server of `TEST_PG_URL`.
+pub fn database_url_of(dir: &Path) -> String {
+    database_url(&database_for(dir))
+}
+
 /// The URL of `database` on the server of `TEST_PG_URL`.
 fn database_url(database: &str) -> String {
     let admin = std::env::var(PG_URL_ENV).expect("TEST_PG_URL with TEST_STORE_ENGINE=postgres");

@@ -529,7 +529,12 @@ impl DocumentStore for PgStore {
             &[&company, &period],
         )
         .map_err(db_error)?;
-        tx.commit().map_err(db_error)?;
+        tx.commit().map_err(|e| match db_error(e) {
+            // Sent, and its answer lost: committed or not, nobody can say
+            // until the database is back.
+            StoreError::Unavailable(cause) => StoreError::UnsettledCommit { id, cause },
+            other => other,
+        })?;
         Ok(doc)
     }
 
@@ -644,8 +649,16 @@ impl DocumentStore for PgStore {
         )
     }
 
+    /// Each as a draft: phase two is one transaction that clears
+    /// `pending_build`, so a half-built row's caller was never answered
+    /// (or was answered an error) and it is not transmitted unasked, as
+    /// sled's repair does with a half-built record (`repair::as_draft`).
     fn pending_builds(&self) -> StoreResult<Vec<DocumentRecord>> {
-        self.documents_where("pending_build ORDER BY id", &[])
+        let mut docs = self.documents_where("pending_build ORDER BY id", &[])?;
+        for d in &mut docs {
+            d.state = state::DRAFT;
+        }
+        Ok(docs)
     }
 
     fn recent_requests(&self, since: DateTime<Utc>) -> StoreResult<Vec<RecentRequest>> {

@@ -43,9 +43,6 @@ mod embedded {
     refinery::embed_migrations!("migrations/postgres");
 }
 
-/// Connections the pool opens at start and keeps open when idle.
-const OPEN_AT_START: u32 = 2;
-
 /// Taken while migrating, so that nodes starting together migrate once.
 const MIGRATION_LOCK: i64 = 0x656d_6973_6f72_0001;
 
@@ -147,13 +144,13 @@ impl PgStore {
         // anyway: it holds a password.
         let connect = Connect::new(options.url.expose())?;
         let pool = off_runtime(|| {
+            // One connection at open, the others as callers need them:
+            // r2d2 otherwise opens every one (`min_idle` defaults to
+            // `max_size`) within the timeout before the node may start,
+            // which a busy database (or host) does not always allow.
             r2d2::Pool::builder()
                 .max_size(options.connections.max(1))
-                // A few at start, the rest as callers need them: a start
-                // on a busy machine or database waits for two handshakes,
-                // not `pool_size` (r2d2 closes the extra ones after ten
-                // idle minutes).
-                .min_idle(Some(OPEN_AT_START.min(options.connections.max(1))))
+                .min_idle(Some(1))
                 .connection_timeout(options.connect_timeout)
                 .build(connect.manager())
                 .map_err(|e| {
