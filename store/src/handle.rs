@@ -38,7 +38,7 @@ pub struct StoreOptions {
     pub checkpoint_every: Duration,
     /// The database's connection URL (PostgreSQL): a secret, never shown.
     pub url: Option<SecretText>,
-    /// Connections kept open to the database (PostgreSQL).
+    /// Connections opened at most to the database (PostgreSQL).
     pub pool_size: u32,
     /// The async handle's store threads (PostgreSQL), each holding one
     /// connection while it runs.
