@@ -64,6 +64,12 @@ pub struct StoreSettings {
     /// password, so it is never serialized, logged or shown.
     #[serde(default = "no_secret", skip_serializing)]
     pub url: SecretString,
+    /// PostgreSQL: connections opened at most to the database.
+    pub pool_size: u32,
+    /// PostgreSQL: the store's threads, each holding a connection while it
+    /// runs (fewer than `pool_size`: phase one and the admin calls need
+    /// connections of their own).
+    pub threads: usize,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -375,6 +381,18 @@ impl Settings {
             return Err(ConfigError::Invalid(
                 "console.session_ttl_s must be at least 60".into(),
             ));
+        }
+        let store = &self.store;
+        if store.threads == 0
+            || u64::from(store.pool_size) <= store.threads as u64
+            || store.pool_size > 10_000
+        {
+            return Err(ConfigError::Invalid(format!(
+                "store.threads must be at least 1 and store.pool_size greater than it, at most \
+                 10000 (each store thread holds a connection; phase one and the admin calls \
+                 need others): threads = {}, pool_size = {}",
+                store.threads, store.pool_size
+            )));
         }
         if self.rate_limit.requests_per_minute == 0 {
             return Err(ConfigError::Invalid(

@@ -73,6 +73,13 @@ pub async fn take(
 /// Takes a backup into `destino` under `[backup] dir` (the admin API's and
 /// the console's "run one now"), telling the operator's room how it went.
 pub async fn take_backup(state: &AppState, destino: &str) -> ApiResult<BackupView> {
+    // Refused before the destination is made: nothing is left behind.
+    if state.settings.store.engine == emisor_store::Engine::Postgres {
+        return Err(ApiError::conflict(
+            ErrorCode::Conflict,
+            emisor_store::POSTGRES_BACKUPS,
+        ));
+    }
     let to = destination_under(&state.settings.backup.dir, destino)
         .map_err(|m| ApiError::validation("destino", m))?;
     let at = to.clone();
@@ -121,7 +128,8 @@ pub struct ExportRequest {
     request_body = ExportRequest,
     responses((status = 201, description = "the export is written whole (every record as of one point)", body = inline(envelope::Envelope<crate::backup::export::ExportView>)),
               (status = 409, description = "the destination is full", body = crate::http::error::ErrorEnvelope),
-              (status = 422, description = "the destination is not under [backup] dir, or exists", body = crate::http::error::ErrorEnvelope)))]
+              (status = 422, description = "the destination is not under [backup] dir, or exists", body = crate::http::error::ErrorEnvelope),
+              (status = 503, description = "the database is unavailable (PostgreSQL)", body = crate::http::error::ErrorEnvelope)))]
 #[post("/export")]
 pub async fn export(
     state: web::Data<AppState>,
@@ -132,7 +140,9 @@ pub async fn export(
     let (at, keys) = (to.clone(), state.store.keyring());
     let written = state
         .store
-        .on_own_thread(move |_, backup| crate::backup::export::export_point(backup, keys, &at))
+        .at_point(move |point, backup| {
+            crate::backup::export::export_point(point, backup, keys, &at)
+        })
         .await?;
     match written {
         Ok(view) => {
@@ -149,9 +159,9 @@ pub async fn export(
         Err(full @ BackupError::Full(_)) => {
             Err(ApiError::conflict(ErrorCode::Conflict, full.to_string()))
         }
-        // PostgreSQL's store is backed up with PostgreSQL's tools.
-        Err(BackupError::Store(StoreError::NotOnThisEngine(m))) => {
-            Err(ApiError::conflict(ErrorCode::Conflict, m))
+        // The database lost: 503 STORE_UNAVAILABLE, as for new work.
+        Err(BackupError::Store(unavailable @ StoreError::Unavailable(_))) => {
+            Err(unavailable.into())
         }
         Err(other) => {
             tracing::error!(to = %to.display(), error = %other, "export failed");

@@ -14,7 +14,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use emisor_store::export::{self, ExportError, Summary};
+use emisor_store::export::{self, ExportError, Source, Summary};
 use emisor_store::{Backup, Keyring, StoreHandle, StoreOptions};
 use flate2::bufread::MultiGzDecoder;
 use flate2::write::GzEncoder;
@@ -63,16 +63,33 @@ fn failed(e: ExportError) -> BackupError {
     }
 }
 
-/// Writes the open store (a stopped data dir's) to `to`, a new file.
+/// Writes the open store to `to`, a new file: a stopped data dir's, or a
+/// PostgreSQL database as of one point while other nodes write to it.
 pub fn export_store(handle: &StoreHandle, to: &Path) -> BackupResult<ExportView> {
+    let point = handle.at_point()?;
+    let source = point.as_ref().unwrap_or(handle);
     write_file(to, |out| {
-        export::export(&handle.export_source(), VERSION, out)
+        export::export(&source.export_source(), VERSION, out)
     })
 }
 
-/// A running server's export: the store copied at one point into a scratch
-/// directory beside `to`, the copy exported, the scratch removed.
-pub fn export_point(backup: &dyn Backup, keys: Keyring, to: &Path) -> BackupResult<ExportView> {
+/// A running server's export as of one point: on PostgreSQL read from
+/// `point`, one snapshot taken while issuing goes on (nothing is held); on
+/// sled the store copied at one point into a scratch directory beside
+/// `to`, the copy exported, the scratch removed.
+pub fn export_point(
+    point: Option<Source<'_>>,
+    backup: &dyn Backup,
+    keys: Keyring,
+    to: &Path,
+) -> BackupResult<ExportView> {
+    if let Some(source) = point {
+        let view = write_file(to, |out| export::export(&source, VERSION, out))?;
+        return Ok(ExportView {
+            pause_ms: Some(0.0),
+            ..view
+        });
+    }
     let scratch = scratch_for(to)?;
     let exported = (|| {
         let started = Instant::now();

@@ -3,7 +3,8 @@
 //! `/metrics`; then only the newest `keep` complete ones are kept. None
 //! when `dir` is empty. Each follows the newest complete one, as a second
 //! backup into one directory does: the engine's trees copied anew, the
-//! log files linked from it and only their growth copied.
+//! log files linked from it and only their growth copied. On PostgreSQL
+//! none is scheduled: start-up says so once.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -23,10 +24,19 @@ use crate::operator::{OperatorEvents, BACKUP};
 /// The prefix of a scheduled backup's directory; only these are pruned.
 pub const PREFIX: &str = "emisor-";
 
+/// Why a PostgreSQL store has no scheduled backups: said once at start.
+pub const NOT_ON_POSTGRES: &str = "scheduled backups ([backup] interval_s) do not run on \
+    PostgreSQL: back the database up with PostgreSQL's own tools (pg_basebackup with WAL \
+    archiving, a replica, pg_dump; docs/operations.md, \"PostgreSQL\")";
+
 /// Runs until the process ends.
 pub async fn run(store: AsyncStore, settings: Arc<Settings>, operator: OperatorEvents) {
     let dir = settings.backup.dir.clone();
     if dir.as_os_str().is_empty() || settings.backup.interval_s == 0 {
+        return;
+    }
+    if settings.store.engine == emisor_store::Engine::Postgres {
+        tracing::warn!(interval_s = settings.backup.interval_s, "{NOT_ON_POSTGRES}");
         return;
     }
     let every = Duration::from_secs(settings.backup.interval_s);

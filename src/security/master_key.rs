@@ -119,6 +119,8 @@ pub fn open_store(settings: &Settings) -> anyhow::Result<OpenedStore> {
         url: Some(emisor_store::SecretText::new(
             secrecy::ExposeSecret::expose_secret(&settings.store.url),
         )),
+        pool_size: settings.store.pool_size,
+        threads: settings.store.threads,
     };
     let opened = emisor_store::open(dir, options, |inventory| {
         choose_keys(&source, inventory, dir, &mut notices, &mut finish_rotation)

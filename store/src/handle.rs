@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::async_store::AsyncStore;
+use crate::async_store::{AsyncStore, POSTGRES_STORE_THREADS};
 use crate::engine::postgres::off_runtime::OffRuntime;
 use crate::engine::postgres::{PgOptions, PgStore};
 use crate::engine::sled::{OpenOptions, SledStore};
@@ -38,6 +38,11 @@ pub struct StoreOptions {
     pub checkpoint_every: Duration,
     /// The database's connection URL (PostgreSQL): a secret, never shown.
     pub url: Option<SecretText>,
+    /// Connections opened at most to the database (PostgreSQL).
+    pub pool_size: u32,
+    /// The async handle's store threads (PostgreSQL), each holding one
+    /// connection while it runs.
+    pub threads: usize,
 }
 
 impl Default for StoreOptions {
@@ -48,6 +53,8 @@ impl Default for StoreOptions {
             cache_bytes: sled.cache_bytes,
             checkpoint_every: sled.checkpoint_every,
             url: None,
+            pool_size: PgOptions::DEFAULT_CONNECTIONS,
+            threads: POSTGRES_STORE_THREADS,
         }
     }
 }
@@ -56,6 +63,8 @@ impl Default for StoreOptions {
 #[derive(Clone)]
 pub struct StoreHandle {
     engine: Opened,
+    /// The async handle's store threads on PostgreSQL.
+    threads: usize,
 }
 
 #[derive(Clone)]
@@ -88,10 +97,15 @@ pub fn open(
                     "[store] engine = \"postgres\" needs [store] url, a PostgreSQL URL".into(),
                 )
             })?;
-            Opened::Postgres(OffRuntime(PgStore::open(&PgOptions::new(url), choose)?))
+            let mut pg = PgOptions::new(url);
+            pg.connections = options.pool_size;
+            Opened::Postgres(OffRuntime(PgStore::open(&pg, choose)?))
         }
     };
-    Ok(StoreHandle { engine })
+    Ok(StoreHandle {
+        engine,
+        threads: options.threads,
+    })
 }
 
 impl StoreHandle {
@@ -161,11 +175,25 @@ impl StoreHandle {
         }
     }
 
+    /// The store as of one point while it is written, for an export: on
+    /// PostgreSQL a read-only view of one snapshot, its transactions ended
+    /// when it is dropped; `None` on sled, whose point is a copy
+    /// ([`Backup::checkpoint_to`]).
+    pub fn at_point(&self) -> StoreResult<Option<StoreHandle>> {
+        match &self.engine {
+            Opened::Sled(_) => Ok(None),
+            Opened::Postgres(p) => Ok(Some(StoreHandle {
+                engine: Opened::Postgres(OffRuntime(p.0.at_point()?)),
+                threads: self.threads,
+            })),
+        }
+    }
+
     /// The handle async code holds, with its threads started.
     pub fn start_async(&self) -> StoreResult<AsyncStore> {
         match &self.engine {
             Opened::Sled(s) => AsyncStore::new(s.clone()),
-            Opened::Postgres(p) => AsyncStore::on_postgres(p.0.clone()),
+            Opened::Postgres(p) => AsyncStore::on_postgres(p.0.clone(), self.threads),
         }
     }
 

@@ -43,6 +43,7 @@ mod tests;
 pub use async_store::{AsyncStore, IssuerRecords, NumberTaken, NumberWatch, ResolutionChoice};
 pub use durability::flusher::{Committed, FlusherPause, IncomingCommit};
 pub use encoding::{codec, trees};
+pub use engine::postgres::keys::BACKUPS as POSTGRES_BACKUPS;
 pub use engine::sled::repair::RepairReport;
 pub use engine::sled::rewrite::DEFAULT_CACHE_BYTES;
 pub use engine::sled::OpenOptions;

@@ -64,3 +64,66 @@ fn unknown_keys_stop_the_start_naming_the_key() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("bindd"));
 }
+
+/// `[store] pool_size` and `threads`: a bad value stops the start naming
+/// them; on PostgreSQL the node opens at most `pool_size` connections and
+/// issues on `threads` store threads.
+#[test]
+fn the_stores_pool_size_and_threads_are_checked_and_used() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (pool, threads, named) in [
+        ("24", "0", "store.threads"),
+        ("8", "16", "store.pool_size"),
+        ("0", "1", "store.pool_size"),
+        ("many", "16", "pool_size"),
+    ] {
+        let out = Command::new(BIN)
+            .args(["serve", "--bind", "127.0.0.1:0", "--data-dir"])
+            .arg(tmp.path().join("data"))
+            .env("EMISOR_STORE__POOL_SIZE", pool)
+            .env("EMISOR_STORE__THREADS", threads)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{pool}/{threads} started");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(named) && !err.contains("panicked"),
+            "{pool}/{threads}: {err}"
+        );
+    }
+
+    let app = TestApp::spawn_with(
+        Launch::default()
+            .env("EMISOR_STORE__POOL_SIZE", "6")
+            .env("EMISOR_STORE__THREADS", "3"),
+    );
+    let key = app.sk_test();
+    std::thread::scope(|s| {
+        for _ in 0..6 {
+            s.spawn(|| {
+                let body = crate::support::bodies::unique(
+                    emisor::api::invoice_request::examples::invoice(),
+                );
+                let (status, res) = json(app.post("/v1/api/facturacion", &key, &body));
+                assert_eq!(status, 200, "{res}");
+            });
+        }
+    });
+    if on_postgres() {
+        let url = store_env(&app.dir)
+            .into_iter()
+            .find(|(k, _)| k == "EMISOR_STORE__URL")
+            .unwrap()
+            .1;
+        let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        let open: i64 = client
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity \
+                 WHERE datname = current_database() AND pid <> pg_backend_pid()",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        assert!((1..=6).contains(&open), "the node's connections: {open}");
+    }
+}

@@ -24,6 +24,27 @@ use crate::support::external_sim::ExternalSim;
 use crate::support::flow::*;
 use crate::support::payroll::{employee_number, monthly, salary_replacement};
 
+/// `emisor admin ARGS` with the key of `key_of`'s data dir and the store
+/// named by `store`.
+fn admin_on(
+    key_of: &std::path::Path,
+    store: Vec<(String, String)>,
+    args: &[&str],
+) -> (bool, String, String) {
+    let out = Command::new(BIN)
+        .arg("admin")
+        .args(args)
+        .env(MASTER_KEY_ENV, master_key_env(key_of))
+        .envs(store)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// `emisor admin --data-dir INTO import --from FROM` with the key of
 /// `key_of`'s data dir.
 fn import_into(
@@ -340,6 +361,25 @@ fn a_copy_taken_while_issuing_serves_every_family_as_at_its_point(how: Copy) {
             allowed.join("punto")
         }
     };
+    // On PostgreSQL the CLI reads the database itself too, at a point of
+    // its own, while the server issues.
+    let direct = root.path().join("directo.jsonl");
+    if on_postgres() {
+        let (ok, out, err) = admin_on(
+            &app.dir,
+            store_env(&app.dir),
+            &[
+                "--data-dir",
+                root.path().join("sin-servidor").to_str().unwrap(),
+                "export",
+                "--to",
+                direct.to_str().unwrap(),
+            ],
+        );
+        assert!(ok, "{err}");
+        let view: Value = serde_json::from_str(&out).unwrap();
+        assert!(view["documents"].as_u64().unwrap() >= 12, "{view}");
+    }
     stop.store(true, Ordering::Relaxed);
     assert!(
         issuing.join().unwrap() > 0,
@@ -451,11 +491,41 @@ fn a_copy_taken_while_issuing_serves_every_family_as_at_its_point(how: Copy) {
 
     let mut back = TestApp::start_in(
         &copy_dir,
-        launch.env(MASTER_KEY_ENV, &master_key_env(&app.dir)),
+        launch
+            .clone()
+            .env(MASTER_KEY_ENV, &master_key_env(&app.dir)),
     );
     back.keys = app.keys.clone();
     same(&answered, &back, queued_id);
     assert_eq!(deliveries_before(&back, before_copy), delivered);
+    if on_postgres() {
+        // The CLI's export of the database imports into a sled data dir
+        // that serves the same.
+        let sled_dir = root.path().join("copia-sled");
+        let sled = vec![("EMISOR_STORE__ENGINE".to_string(), "sled".to_string())];
+        let (ok, _, err) = admin_on(
+            &app.dir,
+            sled.clone(),
+            &[
+                "--data-dir",
+                sled_dir.to_str().unwrap(),
+                "import",
+                "--from",
+                direct.to_str().unwrap(),
+            ],
+        );
+        assert!(ok, "{err}");
+        let mut on_sled = TestApp::start_in(
+            &sled_dir,
+            launch
+                .clone()
+                .env(MASTER_KEY_ENV, &master_key_env(&app.dir))
+                .env("EMISOR_STORE__ENGINE", "sled"),
+        );
+        on_sled.keys = app.keys.clone();
+        same(&answered, &on_sled, queued_id);
+        on_sled.stop();
+    }
 
     // Nothing numbered until the operator confirms; a used reference is still taken.
     let res = back.post("/v1/api/facturacion", &key, &unique(examples::invoice()));
@@ -502,11 +572,10 @@ fn a_copy_taken_while_issuing_serves_every_family_as_at_its_point(how: Copy) {
     );
 }
 
+/// On PostgreSQL the server's export (one snapshot) is imported into a
+/// database, and the CLI's own export of the database into a sled data dir.
 #[test]
 fn an_export_taken_while_issuing_imports_into_a_data_dir_that_serves_its_point() {
-    if !sled_only("a running server's export copies the sled store at one point") {
-        return;
-    }
     a_copy_taken_while_issuing_serves_every_family_as_at_its_point(Copy::ExportImport);
 }
 

@@ -85,15 +85,21 @@ fn a_node_that_loses_its_database_answers_503_and_recovers_by_itself() {
     );
 }
 
+/// Backups on PostgreSQL are PostgreSQL's own: one asked is refused saying
+/// so, none is scheduled (start-up says that once, and the console's
+/// backups section), and an export still reads the running store.
 #[test]
-fn a_backup_asked_of_a_postgresql_store_says_to_use_postgresqls_tools() {
+fn a_backup_asked_of_a_postgresql_store_says_to_use_postgresqls_tools_and_none_is_scheduled() {
     if !on_postgres() {
         eprintln!("skipped: the store is sled in this run (TEST_STORE_ENGINE=postgres runs it)");
         return;
     }
     let allowed = tempfile::tempdir().unwrap();
     let app = TestApp::spawn_with(
-        Launch::default().env("EMISOR_BACKUP__DIR", allowed.path().to_str().unwrap()),
+        Launch::default()
+            .env("EMISOR_BACKUP__DIR", allowed.path().to_str().unwrap())
+            .env("EMISOR_BACKUP__INTERVAL_S", "1")
+            .capture_log(),
     );
     let body = assert_error(
         app.admin_post("/admin/backup", &json!({"destino": "uno"})),
@@ -104,15 +110,34 @@ fn a_backup_asked_of_a_postgresql_store_says_to_use_postgresqls_tools() {
         body["message"].as_str().unwrap().contains("pg_basebackup"),
         "{body}"
     );
-    let body = assert_error(
-        app.admin_post("/admin/export", &json!({"destino": "datos.jsonl"})),
-        409,
-        "CONFLICT",
-    );
-    assert!(
-        body["message"].as_str().unwrap().contains("PostgreSQL"),
-        "{body}"
-    );
+    let (status, body) = json(app.admin_post("/admin/export", &json!({"destino": "datos.jsonl"})));
+    assert_eq!(status, 201, "{body}");
+    assert!(allowed.path().join("datos.jsonl").is_file());
+
+    // Said once at start; three intervals later nothing was tried.
+    let said = "scheduled backups ([backup] interval_s) do not run on PostgreSQL";
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !app.log().contains(said) {
+        assert!(std::time::Instant::now() < deadline, "{}", app.log());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let log = app.log();
+    assert_eq!(log.matches(said).count(), 1, "{log}");
+    assert!(log.contains("WARN"), "{log}");
+    assert!(!log.contains("scheduled backup failed"), "{log}");
+    let left: Vec<_> = std::fs::read_dir(allowed.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("datos.jsonl")]);
+
+    // The console's backups section says the same, with no button to press.
+    let admin = crate::console::harness::http_sign_in(&app, &app.admin_token()).unwrap();
+    let (status, html) = crate::console::harness::page(&app, &admin, "/console/empresas");
+    assert_eq!(status, 200);
+    assert!(html.contains("pg_basebackup"), "{html}");
+    assert!(!html.contains("Hacer una copia ahora"), "{html}");
 }
 
 #[test]

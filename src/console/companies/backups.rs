@@ -78,6 +78,14 @@ pub fn size(bytes: u64) -> String {
 
 /// The section of the Companies page.
 pub async fn section(state: &AppState, signed: &Signed) -> Markup {
+    if state.settings.store.engine == emisor_store::Engine::Postgres {
+        return html! {
+            section.card id="copias" {
+                h2 { "Copias de seguridad" }
+                p.muted { "Los datos están en PostgreSQL: sus copias son las de PostgreSQL (" code { "pg_basebackup" } " con archivo de WAL, una réplica, " code { "pg_dump" } "). Las copias programadas (" code { "[backup] interval_s" } ") y las de esta página no corren con este motor." }
+            }
+        };
+    }
     let dir = state.settings.backup.dir.clone();
     let configured = !dir.as_os_str().is_empty();
     let listed = if configured {

@@ -128,7 +128,7 @@ const STORE_THREADS: usize = 4;
 
 /// On PostgreSQL a call waits on the network and the database's commit:
 /// more threads overlap them (each holds one of the engine's connections
-/// while it runs).
+/// while it runs). The default of `[store] threads`.
 pub(crate) const POSTGRES_STORE_THREADS: usize = 16;
 
 /// A number a new document took from one of a company's own resolutions
@@ -161,8 +161,8 @@ impl AsyncStore {
     }
 
     /// The handle of the PostgreSQL engine.
-    pub(crate) fn on_postgres(store: PgStore) -> StoreResult<Self> {
-        Self::start(Engine::Postgres(store), POSTGRES_STORE_THREADS)
+    pub(crate) fn on_postgres(store: PgStore, threads: usize) -> StoreResult<Self> {
+        Self::start(Engine::Postgres(store), threads.max(1))
     }
 
     fn start(engine: Engine, threads: usize) -> StoreResult<Self> {
@@ -231,6 +231,32 @@ impl AsyncStore {
             .map_err(|e| StoreError::Durability(format!("starting a store thread: {e}")))?;
         rx.await
             .map_err(|_| StoreError::Durability("the store thread stopped".into()))
+    }
+
+    /// Runs `f` on a thread of its own with the store as of one point
+    /// while it serves, where the engine reads one in place (an export):
+    /// on PostgreSQL one snapshot, `Some`, its transactions ended after
+    /// `f`; on sled `None`, and `f` takes its point as a copy through the
+    /// store's [`Backup`] ([`Backup::checkpoint_to`]).
+    pub async fn at_point<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(Option<crate::export::Source<'_>>, &dyn Backup) -> T + Send + 'static,
+    ) -> StoreResult<T> {
+        let engine = self.engine.clone();
+        self.on_own_thread(move |_, backup| match &engine {
+            Engine::Sled(_) => Ok(f(None, backup)),
+            Engine::Postgres(p) => {
+                let point = p.at_point()?;
+                let source = crate::export::Source {
+                    store: &point,
+                    received: &point,
+                    backup: &point,
+                    keys: &point,
+                };
+                Ok(f(Some(source), &point))
+            }
+        })
+        .await?
     }
 
     /// The master keys the store's secrets are sealed under: a copy of

@@ -12,6 +12,7 @@ mod intents;
 mod leases;
 mod mail;
 mod postgres;
+mod postgres_tls;
 mod sealing;
 mod search;
 mod space;

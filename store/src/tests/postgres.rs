@@ -904,6 +904,56 @@ fn an_export_of_version_1_imports_into_postgres() {
 }
 
 #[test]
+fn a_point_reads_the_store_as_it_was_while_it_is_written() {
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    let file = include_bytes!("export-v1.jsonl");
+    crate::export::import(&mut std::io::BufReader::new(&file[..]), &s, &s).unwrap();
+    let point = s.at_point().unwrap();
+    let c = s.companies().unwrap()[0].clone();
+    let r = s.resolutions(c.id).unwrap().pop().unwrap();
+    let added = s.create_document(new_doc(&r, None)).unwrap();
+    s.put_setting("otra", "1").unwrap();
+    assert_eq!(s.documents_after(0, 10).unwrap().len(), 3);
+    // Two readers at once: the second connection reads the same snapshot.
+    let held = point.conn().unwrap();
+    assert_eq!(point.documents_after(0, 10).unwrap().len(), 2);
+    drop(held);
+    assert_eq!(point.settings().unwrap().len(), 1);
+    assert!(point.document(added.id).unwrap().is_none());
+    assert!(point.next_number(&r).unwrap() < s.next_number(&r).unwrap());
+    // Its export holds what the store held at the point.
+    let source = crate::export::Source {
+        store: &point,
+        received: &point,
+        backup: &point,
+        keys: &point,
+    };
+    let summary = crate::export::export(&source, "test", &mut Vec::new()).unwrap();
+    assert_eq!(summary.by_kind["document"], 2);
+    assert_eq!(summary.by_kind["setting"], 1);
+    // Dropped, its transactions end: nothing of it is left open.
+    drop(point);
+    let mut client = db.client();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let open: i64 = client
+            .query_one(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() \
+                 AND state LIKE 'idle in transaction%'",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        if open == 0 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{open} left open");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
 fn an_imported_store_holds_its_numberings_until_each_is_confirmed() {
     let Some(db) = TestDb::new() else { return };
     let s = db.open();

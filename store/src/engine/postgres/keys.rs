@@ -59,7 +59,8 @@ impl MasterKeys for PgStore {
 }
 
 /// Why a copy point is not taken here: PostgreSQL's own tools back it up.
-const BACKUPS: &str = "on PostgreSQL, backups are PostgreSQL's own (pg_basebackup, \
+/// Why a backup is refused on this engine.
+pub const BACKUPS: &str = "on PostgreSQL, backups are PostgreSQL's own (pg_basebackup, \
     continuous archiving with point-in-time recovery, or pg_dump): see docs/operations.md";
 
 /// The numbering hold of an imported store, as `meta` keeps it.

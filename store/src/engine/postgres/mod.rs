@@ -15,10 +15,12 @@
 //! number to the commit of the document that takes it: no gap, no number
 //! twice, on any number of nodes.
 
+mod connect;
 mod documents;
 mod issuer;
 pub(crate) mod keys;
 pub(crate) mod off_runtime;
+mod point;
 pub(crate) mod received;
 mod records;
 mod search;
@@ -27,8 +29,10 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use postgres::error::SqlState;
-use postgres::NoTls;
+use postgres_openssl::MakeTlsConnector;
 use r2d2_postgres::{r2d2, PostgresConnectionManager};
+
+use connect::Connect;
 
 use crate::engine::sled::sealing::{check_keys, secret_fields};
 use crate::error::{StoreError, StoreResult};
@@ -65,20 +69,23 @@ impl std::fmt::Debug for PgOptions {
 }
 
 impl PgOptions {
+    /// The async handle's store threads, phase one on the signer pool and
+    /// the synchronous callers, each holding one while it runs (the
+    /// default of `[store] pool_size`).
+    pub const DEFAULT_CONNECTIONS: u32 = 24;
+
     pub fn new(url: SecretText) -> Self {
         PgOptions {
             url,
-            // The async handle's store threads, phase one on the signer
-            // pool and the synchronous callers, each holding one while it
-            // runs.
-            connections: 24,
+            connections: Self::DEFAULT_CONNECTIONS,
             connect_timeout: Duration::from_secs(5),
         }
     }
 }
 
-type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
-pub(crate) type Conn = r2d2::PooledConnection<PostgresConnectionManager<NoTls>>;
+type Manager = PostgresConnectionManager<MakeTlsConnector>;
+type Pool = r2d2::Pool<Manager>;
+pub(crate) type Conn = r2d2::PooledConnection<Manager>;
 
 /// The pool, closed off any runtime's thread (its connections block on
 /// their own runtime as they close).
@@ -108,6 +115,9 @@ pub(crate) fn off_runtime<T: Send>(f: impl FnOnce() -> T + Send) -> T {
 #[derive(Clone)]
 pub struct PgStore {
     pool: Arc<Pooled>,
+    /// How a new connection is made (a point's own pool makes them too).
+    connect: Arc<Connect>,
+    connect_timeout: Duration,
     pub(crate) keys: Arc<RwLock<Arc<Keyring>>>,
     /// An import in progress: its one transaction.
     pub(crate) import: Arc<std::sync::Mutex<keys::ImportTx>>,
@@ -132,9 +142,7 @@ impl PgStore {
     ) -> StoreResult<PgStore> {
         // The parser's messages never repeat the URL, but say nothing of it
         // anyway: it holds a password.
-        let config: postgres::Config = options.url.expose().parse().map_err(|_| {
-            StoreError::Unavailable("the [store] url is not a PostgreSQL URL".into())
-        })?;
+        let connect = Connect::new(options.url.expose())?;
         let pool = off_runtime(|| {
             // One connection at open, the others as callers need them:
             // r2d2 otherwise opens every one (`min_idle` defaults to
@@ -144,12 +152,19 @@ impl PgStore {
                 .max_size(options.connections.max(1))
                 .min_idle(Some(1))
                 .connection_timeout(options.connect_timeout)
-                .build(PostgresConnectionManager::new(config, NoTls))
-                .map_err(|e| StoreError::Unavailable(format!("connecting to PostgreSQL: {e}")))
+                .build(connect.manager())
+                .map_err(|e| {
+                    let why = connect
+                        .why_not(options.connect_timeout)
+                        .unwrap_or_else(|| e.to_string());
+                    StoreError::Unavailable(format!("connecting to PostgreSQL: {why}"))
+                })
         })?;
         let provisional = Arc::new(Keyring::without_secrets()?);
         let store = PgStore {
             pool: Arc::new(Pooled(Some(pool))),
+            connect: Arc::new(connect),
+            connect_timeout: options.connect_timeout,
             keys: Arc::new(RwLock::new(provisional)),
             import: Arc::default(),
         };
