@@ -12,6 +12,13 @@
 # all of it for a load on one server: the copy of STORE (if set), BIN
 # started (disowned: no job notice when the trap kills it) and awaited, and
 # the demo company ready.
+# ENGINE=postgres: the first `start_server` starts a private PostgreSQL
+# cluster (pg_instance.sh) and every server of the script stores there;
+# `engine_ticks` is then that cluster's CPU ticks (0 on sled).
+. benches/load/pg_instance.sh
+engine_ticks() {
+  if [ "${ENGINE:-sled}" = postgres ]; then pg_ticks; else echo 0; fi
+}
 copy_store() {
   [ -n "${STORE:-}" ] || return 0
   cp -a "$STORE" "$DIR/data"
@@ -20,6 +27,7 @@ copy_store() {
   sync  # the copy's gigabytes written back now, not during the load
 }
 start_server() {
+  if [ "${ENGINE:-sled}" = postgres ]; then pg_start; fi
   rm -f "$DIR/data/listening"
   EMISOR_RATE_LIMIT__REQUESTS_PER_MINUTE=1000000000 RUST_LOG=${RUST_LOG:-warn} \
     setsid "$1" serve --data-dir "$DIR/data" --bind 127.0.0.1:0 >>"$DIR/log" 2>&1 </dev/null &

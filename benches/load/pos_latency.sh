@@ -7,6 +7,7 @@
 # Prints p50/p90/p99/max of the answer time measured by the client and of
 # the service's own `tiempo_emision_ms`, and documents per second.
 #   benches/load/pos_latency.sh [BINARY] [SECONDS] [TILLS] [PERIOD] [BACKLOG]
+# ENGINE=postgres stores on a private PostgreSQL cluster (pg_instance.sh).
 # Needs curl and python3.
 set -euo pipefail
 BIN=${1:-target/release/emisor}

@@ -10,6 +10,10 @@
 # and the first reading alone can be minutes away from the window.
 #   benches/load/scale.sh [BINARY] [SIZES...]   (default 100000 500000 1000000)
 # CONN (16) connections; WINDOW (20) seconds of measurement at each size.
+# ENGINE=postgres stores on a private PostgreSQL cluster (pg_instance.sh):
+# the CPU per document is then the server's and the cluster's together (the
+# cluster's also printed below the row), the disk per document the database's
+# size (pg_database_size), and kill -9 kills the server only.
 # Needs wrk (Debian package `wrk`), curl, python3, openssl.
 set -euo pipefail
 BIN=${1:-target/release/emisor}
@@ -76,16 +80,27 @@ for size in "${SIZES[@]}"; do
   # The kernel's peak resident size (VmHWM) starts again from now.
   echo 5 > "/proc/$PID/clear_refs"
   before=$(ticks)
+  db_before=$(engine_ticks)
   threads_before=$(thread_ticks)
   out=$(wrk -t2 -c"$CONN" -d"${WINDOW}s" --latency -s "$LUA" "$URL/v1/api/facturacion")
   after=$(ticks)
+  db_after=$(engine_ticks)
   threads_after=$(thread_ticks)
+  # The cluster's CPU counted with the server's, as one "thread" of it.
+  before=$((before + db_before))
+  after=$((after + db_after))
+  threads_before=$(printf '%s\npostgresql %s' "$threads_before" "$db_before")
+  threads_after=$(printf '%s\npostgresql %s' "$threads_after" "$db_after")
   n=$(echo "$out" | accepted)
   total=$((total + n))
   p99=$(echo "$out" | awk '/ 99%/ {v=$2; if (v ~ /us$/) {sub(/us/,"",v); v/=1000} else if (v ~ /ms$/) {sub(/ms/,"",v)} else if (v ~ /s$/) {sub(/s/,"",v); v*=1000}; print v}')
   rss=$(awk '/VmRSS/ {print $2}' "/proc/$PID/status")
   peak=$(awk '/VmHWM/ {print $2}' "/proc/$PID/status")
-  disk=$(du -sB1 "$DIR/data" | awk '{print $1}')
+  if [ "${ENGINE:-sled}" = postgres ]; then
+    disk=$(psql -At "$PG_URL" -c "SELECT pg_database_size('bench')")
+  else
+    disk=$(du -sB1 "$DIR/data" | awk '{print $1}')
+  fi
   kill -9 "$PID"
   wait "$PID" 2>/dev/null || true
   start

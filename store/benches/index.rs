@@ -11,14 +11,22 @@
 //! `cargo bench -p emisor-store --bench index` (`INDEX_BENCH_DOCS` changes
 //! the count). It drives the store crate alone, so it lives there and
 //! builds without the server.
+//!
+//! With `INDEX_BENCH_URL` (the URL of an empty PostgreSQL database) the same
+//! documents go into the PostgreSQL engine instead, through its import
+//! (`Import::import`, what `emisor admin migrate` and `import` write with:
+//! one transaction, the derived counts made at its end), and the same
+//! pages are read through its `list_documents`.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use chrono::{NaiveDate, TimeZone, Utc};
 use criterion::{criterion_group, criterion_main, Criterion};
+use emisor_store::model::export::{ExportItem, ExportedDocument};
 use emisor_store::{
-    DocumentRecord, DocumentStore, Environment, Family, Keyring, ListQuery, MasterKey, SledStore,
+    DocumentRecord, DocumentStore, Engine, Environment, Family, Keyring, ListQuery, MasterKey,
+    SecretText, SledStore, StoreHandle, StoreOptions,
 };
 
 const COMPANIES: u64 = 10;
@@ -147,6 +155,37 @@ fn cpu_seconds() -> f64 {
     (ticks(11) + ticks(12)) / 100.0
 }
 
+/// The PostgreSQL engine at `url`, filled through its import.
+fn fill_postgres(url: &str, dir: &std::path::Path, total: u64) -> (StoreHandle, Duration) {
+    let options = StoreOptions {
+        engine: Engine::Postgres,
+        url: Some(SecretText::new(url)),
+        ..StoreOptions::default()
+    };
+    let handle = emisor_store::open(dir, options, |_| {
+        Ok(Keyring::new(MasterKey::generate().expect("key")))
+    })
+    .expect("store");
+    let import = handle.import();
+    import.check_empty_for_import().expect("an empty database");
+    let started = Instant::now();
+    for id in 1..=total {
+        let document = ExportedDocument {
+            record: document(id, total),
+            request: None,
+            files: None,
+            history: Vec::new(),
+            application_response: None,
+        };
+        import
+            .import(ExportItem::Document(Box::new(document)))
+            .expect("import");
+    }
+    import.finish_import().expect("finish");
+    let took = started.elapsed();
+    (handle, took)
+}
+
 fn fill(store: &SledStore, total: u64) -> Duration {
     let started = Instant::now();
     let mut batch = Vec::with_capacity(BATCH);
@@ -221,7 +260,7 @@ const KINDS: [&str; 5] = [
     "deep_page",
 ];
 
-fn percentiles(store: &SledStore) {
+fn percentiles(store: &dyn DocumentStore) {
     for kind in KINDS {
         let mut times: Vec<Duration> = Vec::with_capacity(2000);
         let mut items = 0;
@@ -251,21 +290,32 @@ fn bench(c: &mut Criterion) {
         .and_then(|v| v.parse().ok())
         .unwrap_or(1_000_000);
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = SledStore::open(
-        dir.path(),
-        Keyring::new(MasterKey::generate().expect("key")),
-    )
-    .expect("store");
     let cpu = cpu_seconds();
-    let took = fill(&store, total);
+    let (sled, postgres, took);
+    let store: &dyn DocumentStore = match std::env::var("INDEX_BENCH_URL") {
+        Ok(url) => {
+            (postgres, took) = fill_postgres(&url, dir.path(), total);
+            postgres.store()
+        }
+        Err(_) => {
+            sled = SledStore::open(
+                dir.path(),
+                Keyring::new(MasterKey::generate().expect("key")),
+            )
+            .expect("store");
+            took = fill(&sled, total);
+            &sled
+        }
+    };
     let cpu = cpu_seconds() - cpu;
+    // On PostgreSQL the process's CPU is the client's only.
     println!(
-        "index: {total} documents written in {:.1} s ({:.1} µs each; CPU {:.1} µs each)",
+        "index: {total} documents written in {:.1} s ({:.1} µs each; CPU of this process {:.1} µs each)",
         took.as_secs_f64(),
         took.as_secs_f64() * 1e6 / total as f64,
         cpu * 1e6 / total as f64
     );
-    percentiles(&store);
+    percentiles(store);
     let mut group = c.benchmark_group("index");
     for kind in KINDS {
         let mut n = 0;
