@@ -18,6 +18,7 @@
 mod documents;
 mod issuer;
 pub(crate) mod keys;
+pub(crate) mod nodes;
 pub(crate) mod off_runtime;
 pub(crate) mod received;
 mod records;
