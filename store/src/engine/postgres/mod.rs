@@ -40,6 +40,12 @@ mod embedded {
     refinery::embed_migrations!("migrations/postgres");
 }
 
+/// The migrations this build has, oldest first.
+#[cfg(test)]
+pub(crate) fn migrations() -> Vec<refinery::Migration> {
+    embedded::migrations::runner().get_migrations().clone()
+}
+
 /// Taken while migrating, so that nodes starting together migrate once.
 const MIGRATION_LOCK: i64 = 0x656d_6973_6f72_0001;
 
