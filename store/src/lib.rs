@@ -41,7 +41,8 @@ mod traits;
 mod tests;
 
 pub use async_store::{
-    AsyncStore, IssuerRecords, NumberTaken, NumberWatch, PayloadClaim, ResolutionChoice,
+    AsyncStore, AuthoritySlot, IssuerRecords, NumberTaken, NumberWatch, PayloadClaim,
+    ResolutionChoice,
 };
 pub use durability::flusher::{Committed, FlusherPause, IncomingCommit};
 pub use encoding::{codec, trees};

@@ -1,6 +1,7 @@
 -- What several nodes on this database share while they serve: the
--- duplicate-payload window and the requests counted per key and minute.
--- Neither is data to keep: an export leaves them out.
+-- duplicate-payload window, the requests counted per key and minute and
+-- the pacing of calls to the authority.
+-- None of it is data to keep: an export leaves it out.
 
 -- A payload being processed (document_id NULL) or that made a document,
 -- claimed until expires_at by the node that wrote token.
@@ -29,4 +30,12 @@ CREATE TABLE rate_windows (
     minute   bigint NOT NULL,
     n        integer NOT NULL,
     PRIMARY KEY (key_id, minute)
+);
+
+-- The authority's pacing shared by every node (spec §8: at most 10 calls
+-- a second): the start instants of the latest calls, one row per call the
+-- window allows; a call may start when the oldest is a window old.
+CREATE TABLE authority_starts (
+    slot  integer PRIMARY KEY,
+    at    timestamptz NOT NULL
 );

@@ -12,7 +12,7 @@ use crate::async_store::{AsyncStore, Engine};
 use crate::error::{StoreError, StoreResult};
 use crate::model::CompanyId;
 
-pub use crate::engine::postgres::nodes::PayloadClaim;
+pub use crate::engine::postgres::nodes::{AuthoritySlot, PayloadClaim};
 
 /// A claim's token: distinct across the processes on one database (a
 /// randomly seeded hash of a counter).
@@ -96,5 +96,44 @@ impl AsyncStore {
         };
         let pg = pg.clone();
         self.pool.run(move || pg.count_request(key, minute)).await
+    }
+
+    /// One of the first `slots` in-flight slots for a call to the
+    /// authority that every node shares, if one is free: held until
+    /// [`release_authority_slot`](Self::release_authority_slot) (or drop).
+    pub async fn try_authority_slot(&self, slots: u32) -> StoreResult<Option<AuthoritySlot>> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Err(not_shared());
+        };
+        let pg = pg.clone();
+        self.pool.run(move || pg.try_authority_slot(slots)).await
+    }
+
+    /// Frees a slot of [`try_authority_slot`](Self::try_authority_slot).
+    pub async fn release_authority_slot(&self, slot: AuthoritySlot) {
+        let _ = self
+            .pool
+            .run(move || {
+                slot.release();
+                Ok(())
+            })
+            .await;
+    }
+
+    /// Records the start of a call to the authority if fewer than
+    /// `per_window` calls started within `window` on every node; otherwise
+    /// how long to wait before asking again.
+    pub async fn take_authority_start(
+        &self,
+        per_window: u32,
+        window: Duration,
+    ) -> StoreResult<Result<(), Duration>> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Err(not_shared());
+        };
+        let pg = pg.clone();
+        self.pool
+            .run(move || pg.take_authority_start(per_window, window))
+            .await
     }
 }
