@@ -1121,7 +1121,7 @@ fn a_database_before_the_shared_window_opens_with_its_recent_payloads() {
     // The database as the version before left it.
     db.client()
         .batch_execute(
-            "DROP TABLE payload_claims, rate_windows;
+            "DROP TABLE payload_claims, rate_windows, authority_starts;
              DELETE FROM refinery_schema_history WHERE version = 3;",
         )
         .unwrap();
@@ -1140,4 +1140,33 @@ fn a_database_before_the_shared_window_opens_with_its_recent_payloads() {
     );
     assert_eq!(s.count_request(1, 0).unwrap(), 1);
     assert_eq!(s.document(made.id).unwrap().unwrap().number, 1);
+}
+
+/// The authority's in-flight slots and pacing, shared by two pools: three
+/// slots in all, freed on release or drop; three starts a window, then the
+/// wait until the oldest leaves it.
+#[test]
+fn authority_slots_and_starts_are_shared_by_two_pools() {
+    use std::time::Duration;
+    let Some(db) = TestDb::new() else { return };
+    let (a, b) = (db.open(), db.open());
+    let first = a.try_authority_slot(3).unwrap().expect("a slot");
+    let second = b.try_authority_slot(3).unwrap().expect("a slot");
+    let third = a.try_authority_slot(3).unwrap().expect("a slot");
+    assert!(b.try_authority_slot(3).unwrap().is_none(), "three in all");
+    second.release();
+    let again = b.try_authority_slot(3).unwrap().expect("a freed slot");
+    drop(first);
+    assert!(a.try_authority_slot(3).unwrap().is_some(), "freed on drop");
+    drop((third, again));
+
+    let window = Duration::from_secs(10);
+    for s in [&a, &b, &a] {
+        assert_eq!(s.take_authority_start(3, window).unwrap(), Ok(()));
+    }
+    let wait = b
+        .take_authority_start(3, window)
+        .unwrap()
+        .expect_err("a fourth start waits");
+    assert!(wait > Duration::from_secs(9) && wait <= window, "{wait:?}");
 }
