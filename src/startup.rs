@@ -41,6 +41,7 @@ use emisor_actors::webhook_sender::WebhookSender;
 use emisor_actors::ws_hub::{CloseAll, WsHub};
 
 use crate::authority::port::{start_transmitter, transmitter_config};
+use crate::authority::shared_limits::SharedLimits;
 use crate::issuing::duplicates::remembered_payloads;
 use crate::issuing::mail::deliver::MailRunner;
 use crate::issuing::mail::MailService;
@@ -243,8 +244,15 @@ pub fn start_actors(
     let transmit_arbiter = Arbiter::new();
     let h = transmit_arbiter.handle();
     let config = transmitter_config(settings);
-    let transmitter =
-        Restartable::start("transmitter", move || start_transmitter(&h, config.clone()));
+    let shared_limits = SharedLimits::on(
+        &store,
+        config.max_in_flight,
+        config.max_per_second,
+        config.rate_window,
+    );
+    let transmitter = Restartable::start("transmitter", move || {
+        start_transmitter(&h, config.clone(), shared_limits.clone())
+    });
 
     // RSA work runs on the pool's threads, one per core.
     let pool = SignerPool::with_default_size(1024).context("starting the signer pool")?;

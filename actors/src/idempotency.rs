@@ -330,6 +330,11 @@ impl ClaimTable {
         table
     }
 
+    /// How long a payload that made a document is refused.
+    pub fn window(&self) -> Duration {
+        self.state().window
+    }
+
     /// Whether the window read back at start-up is in.
     pub fn is_ready(&self) -> bool {
         *self.ready.borrow()

@@ -43,6 +43,28 @@ struct Window {
     count: u32,
 }
 
+impl RateDecision {
+    /// The decision for a request that made `count` the key's count in
+    /// the current minute, counted elsewhere (a store several nodes
+    /// share): the same answer [`RateWindows::check`] gives.
+    pub fn of_count(count: u32, limit: u32, now_unix: i64) -> RateDecision {
+        let start = now_unix - now_unix.rem_euclid(WINDOW_S);
+        let reset_unix = start + WINDOW_S;
+        RateDecision {
+            allowed: count <= limit,
+            limit,
+            remaining: limit.saturating_sub(count),
+            reset_unix,
+            retry_after_s: (reset_unix - now_unix).max(1),
+        }
+    }
+}
+
+/// The minute `now_unix` falls in: its start (Unix seconds).
+pub fn minute_of(now_unix: i64) -> i64 {
+    now_unix - now_unix.rem_euclid(WINDOW_S)
+}
+
 /// The windows of every key seen in the current minute.
 #[derive(Debug, Default)]
 pub struct RateWindows {
@@ -166,6 +188,22 @@ mod tests {
         assert_eq!(fourth.retry_after_s, 15);
         assert!(check(&mut l, 2, t).allowed, "other keys unaffected");
         assert!(check(&mut l, 1, 1_700_000_040).allowed, "new window");
+    }
+
+    #[test]
+    fn a_count_kept_elsewhere_gives_the_same_decisions() {
+        let windows = RateWindows::default();
+        let t = 1_700_000_020;
+        // Counted elsewhere, every request counts, refused ones too.
+        for (n, now) in (1..=5).zip([t, t, t + 1, t + 5, t + 19]) {
+            let c = Check {
+                key_id: 1,
+                limit: 3,
+                now_unix: now,
+            };
+            assert_eq!(RateDecision::of_count(n, 3, now), windows.check(c), "{n}");
+        }
+        assert_eq!(minute_of(t), 1_699_999_980);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! arbiter (or per task) from the `Send` [`AuthorityClientConfig`] and
 //! [`WsSigner`], and drive its futures on the actix runtime.
 
+use super::shared_limits::SharedLimits;
 use super::soap::content_type;
 use super::soap::envelope::Request;
 use super::soap::response::{self, ResponseError};
@@ -51,6 +52,9 @@ pub struct AuthorityClient {
     http: awc::Client,
     config: AuthorityClientConfig,
     signer: WsSigner,
+    /// The limits every node shares, held from a signed envelope's send to
+    /// its answer (on a store several nodes serve from).
+    shared: Option<SharedLimits>,
 }
 
 impl std::fmt::Debug for AuthorityClient {
@@ -71,7 +75,16 @@ impl AuthorityClient {
             http,
             config,
             signer,
+            shared: None,
         }
+    }
+
+    /// Each exchange also holds `shared`: taken once the envelope is
+    /// signed, so that the pacing counts the sends as the authority sees
+    /// them arrive.
+    pub fn sharing(mut self, shared: Option<SharedLimits>) -> Self {
+        self.shared = shared;
+        self
     }
 
     pub fn config(&self) -> &AuthorityClientConfig {
@@ -89,6 +102,10 @@ impl AuthorityClient {
     async fn exchange(&self, request: &Request) -> Result<(u16, String), TransmitError> {
         let op = request.operation();
         let envelope = request.to_envelope(&self.config.url, &self.signer, Utc::now())?;
+        let entered = match &self.shared {
+            Some(shared) => Some(shared.enter().await),
+            None => None,
+        };
         let exchange = async {
             let mut resp = self
                 .http
@@ -109,9 +126,11 @@ impl AuthorityClient {
                 .map_err(|e| TransmitError::Transport(e.to_string()))?;
             Ok::<_, TransmitError>((status, body))
         };
-        let (status, body) = actix_web::rt::time::timeout(self.config.timeout, exchange)
-            .await
-            .map_err(|_| TransmitError::Timeout(self.config.timeout))??;
+        let answer = actix_web::rt::time::timeout(self.config.timeout, exchange).await;
+        if let (Some(shared), Some(entered)) = (&self.shared, entered) {
+            shared.leave(entered).await;
+        }
+        let (status, body) = answer.map_err(|_| TransmitError::Timeout(self.config.timeout))??;
         Ok((status.as_u16(), String::from_utf8_lossy(&body).into_owned()))
     }
 

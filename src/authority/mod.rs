@@ -12,6 +12,7 @@
 pub mod client;
 pub mod operation;
 pub mod port;
+pub mod shared_limits;
 pub mod simulator;
 pub mod soap;
 pub mod transmission;

@@ -20,6 +20,7 @@ use emisor_actors::transmitter::{Port, Transmitter, TransmitterConfig};
 use futures_util::future::LocalBoxFuture;
 
 use super::client::{AuthorityClient, AuthorityClientConfig};
+use super::shared_limits::SharedLimits;
 use super::soap::wssec::WsSigner;
 use super::transmission::{
     Acquirer, DocumentXml, InvoiceEvents, NumberingRangeResponse, StatusZip, Transmission,
@@ -133,6 +134,8 @@ const MAX_CLIENTS: usize = 256;
 #[derive(Debug)]
 pub struct AuthorityPort {
     timeout: Duration,
+    /// The limits every node shares, on a store several nodes serve from.
+    shared: Option<SharedLimits>,
     /// URL → certificate (DER) → client.
     clients: RefCell<HashMap<String, HashMap<Vec<u8>, AuthorityClient>>>,
 }
@@ -142,8 +145,15 @@ impl AuthorityPort {
     pub fn new(timeout: Duration) -> Self {
         AuthorityPort {
             timeout,
+            shared: None,
             clients: RefCell::new(HashMap::new()),
         }
+    }
+
+    /// Each call also holds the limits every node shares.
+    pub fn sharing(mut self, shared: Option<SharedLimits>) -> Self {
+        self.shared = shared;
+        self
     }
 
     fn client(&self, target: &AuthorityTarget) -> AuthorityClient {
@@ -161,7 +171,8 @@ impl AuthorityPort {
         let client = AuthorityClient::new(
             AuthorityClientConfig::new(target.url.clone()).with_timeout(self.timeout),
             target.signer.clone(),
-        );
+        )
+        .sharing(self.shared.clone());
         clients
             .entry(target.url.clone())
             .or_default()
@@ -277,13 +288,17 @@ pub fn transmitter_config(settings: &Settings) -> TransmitterConfig {
 }
 
 /// Starts the authority transmitter on `arbiter`; its clients time out
-/// after `config.call_timeout`.
+/// after `config.call_timeout`, and their calls also hold `shared`, the
+/// limits every node shares (on a store several nodes serve from).
 pub fn start_transmitter(
     arbiter: &ArbiterHandle,
     config: TransmitterConfig,
+    shared: Option<SharedLimits>,
 ) -> Addr<AuthorityTransmitter> {
     let timeout = config.call_timeout;
-    Transmitter::start_in(arbiter, config, move || AuthorityPort::new(timeout))
+    Transmitter::start_in(arbiter, config, move || {
+        AuthorityPort::new(timeout).sharing(shared.clone())
+    })
 }
 
 #[cfg(test)]

@@ -1,13 +1,15 @@
 //! Per-key rate limit (spec §8) in front of every keyed endpoint: checks
-//! the rate limiter's shared windows on the worker's own thread, refuses with 429 + `Retry-After`, and puts
-//! `X-RateLimit-*` on every response, errors included.
+//! the rate limiter's shared windows on the worker's own thread (or, on a
+//! store several nodes share, counts in the store), refuses with 429 +
+//! `Retry-After`, and puts `X-RateLimit-*` on every response, errors
+//! included.
 
 use actix_web::body::{EitherBody, MessageBody};
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::middleware::Next;
 use actix_web::{web, HttpMessage, ResponseError};
-use emisor_actors::rate_limiter::{Check, RateDecision};
+use emisor_actors::rate_limiter::{minute_of, Check, RateDecision};
 
 use super::auth::AuthContext;
 use super::error::ApiError;
@@ -23,11 +25,28 @@ async fn decide(req: &ServiceRequest) -> Result<RateDecision, ApiError> {
         .get::<AuthContext>()
         .cloned()
         .ok_or(ApiError::InvalidApiKey)?;
-    Ok(state.rate_windows.check(Check {
+    let check = Check {
         key_id: ctx.key_id,
         limit: ctx.rate_limit,
         now_unix: chrono::Utc::now().timestamp(),
-    }))
+    };
+    if !state.store.is_shared() {
+        return Ok(state.rate_windows.check(check));
+    }
+    // Several nodes may serve this store: the key's minute is counted in
+    // it, so the limit holds across them. A store that cannot count falls
+    // back to this node's own window (logged) rather than refusing.
+    match state
+        .store
+        .count_request(check.key_id, minute_of(check.now_unix))
+        .await
+    {
+        Ok(count) => Ok(RateDecision::of_count(count, check.limit, check.now_unix)),
+        Err(e) => {
+            tracing::warn!(error = %e, "counting a request in the store; counted on this node");
+            Ok(state.rate_windows.check(check))
+        }
+    }
 }
 
 fn put_headers<B>(res: &mut ServiceResponse<B>, d: &RateDecision) {

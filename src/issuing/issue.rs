@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Datelike, FixedOffset, NaiveDate, Utc};
 use emisor_actors::document_builder::Pipeline;
@@ -16,7 +16,7 @@ use emisor_actors::idempotency::{Claim, Duplicate};
 use emisor_actors::retry_scheduler::JobOutcome;
 use emisor_store::{
     state, AsyncStore, DocumentFiles, DocumentRecord, Environment, HistoryEntry, Job, NewDocument,
-    ResolutionChoice, SoftwareKind, StoreError, ZipFile,
+    PayloadClaim, ResolutionChoice, SoftwareKind, StoreError, ZipFile,
 };
 use serde_json::json;
 
@@ -323,12 +323,105 @@ pub(crate) async fn under_claim<T: 'static>(
         .await
         .map_err(|d| duplicate(d, has_reference))?;
     // The guard releases the reference on every early return (drop).
-    let issued = actix_web::rt::spawn(work)
-        .await
-        .map_err(|e| IssueError::Internal(format!("issuing task failed: {e}")))??;
+    let shared = SharedClaim::take(issuing, company, payload_hash, has_reference).await?;
+    // The shared claim is settled in the task too: a client that leaves
+    // does not leave it in progress.
+    let issued = actix_web::rt::spawn(async move {
+        let issued = work.await;
+        match &issued {
+            Ok(issued) => shared.complete(issued.doc().id).await,
+            Err(_) => shared.release().await,
+        }
+        issued
+    })
+    .await
+    .map_err(|e| IssueError::Internal(format!("issuing task failed: {e}")))??;
     guard.complete(issued.doc().id, Instant::now());
     Ok(issued)
 }
+
+/// The payload's claim in the duplicate window every node shares, on a
+/// store several nodes serve from (PostgreSQL); nothing on one that a
+/// single process owns, whose claim table is the whole window.
+struct SharedClaim {
+    issuing: Arc<Issuing>,
+    company: emisor_store::CompanyId,
+    payload_hash: [u8; 32],
+    token: Option<i64>,
+}
+
+impl SharedClaim {
+    async fn take(
+        issuing: &Arc<Issuing>,
+        company: emisor_store::CompanyId,
+        payload_hash: [u8; 32],
+        has_reference: bool,
+    ) -> IssueResult<SharedClaim> {
+        let mut claim = SharedClaim {
+            issuing: issuing.clone(),
+            company,
+            payload_hash,
+            token: None,
+        };
+        if !issuing.store.is_shared() {
+            return Ok(claim);
+        }
+        let window = issuing.claims.window();
+        // A request being processed holds its payload at least this long,
+        // however short the window: a node that dies mid-request leaves
+        // its claim to expire.
+        let hold = window.max(SHARED_CLAIM_HOLD);
+        let refused = match issuing
+            .store
+            .claim_payload(company, payload_hash, hold)
+            .await?
+        {
+            PayloadClaim::Claimed { token } => {
+                claim.token = Some(token);
+                return Ok(claim);
+            }
+            PayloadClaim::InProgress if has_reference => Duplicate::InProgress,
+            PayloadClaim::InProgress => Duplicate::Payload { document_id: None },
+            PayloadClaim::Made { document_id } => Duplicate::Payload {
+                document_id: Some(document_id),
+            },
+        };
+        Err(duplicate(refused, has_reference))
+    }
+
+    /// The payload made `document_id`. A failure is logged: the claim
+    /// then stays in progress until it expires, refusing the payload as
+    /// it should.
+    async fn complete(self, document_id: u64) {
+        let Some(token) = self.token else { return };
+        let window = self.issuing.claims.window();
+        if let Err(e) = self
+            .issuing
+            .store
+            .complete_payload(self.company, self.payload_hash, token, document_id, window)
+            .await
+        {
+            tracing::warn!(error = %e, document_id, "recording the payload in the shared duplicate window");
+        }
+    }
+
+    /// Nothing was made: the payload is free again. A failure is logged:
+    /// the claim then expires by itself.
+    async fn release(self) {
+        let Some(token) = self.token else { return };
+        if let Err(e) = self
+            .issuing
+            .store
+            .release_payload(self.company, self.payload_hash, token)
+            .await
+        {
+            tracing::warn!(error = %e, "releasing a payload's shared claim");
+        }
+    }
+}
+
+/// The least time a shared claim of a request in progress is held.
+const SHARED_CLAIM_HOLD: Duration = Duration::from_secs(60);
 
 /// Issues a request for `caller`; `request` is what the caller sent, kept
 /// with the document (to rebuild it, and for the duplicate window).

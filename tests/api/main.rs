@@ -32,6 +32,7 @@ mod hostile_tenancy;
 mod idempotency;
 mod issuers;
 mod lists;
+mod nodes;
 mod nomina;
 mod numbering;
 mod openapi;

@@ -14,6 +14,8 @@
 //! `lib.rs` are for the CLI, start-up and code that already runs on a
 //! blocking thread (see [`AsyncStore::blocking`]).
 
+mod nodes;
+pub use nodes::{AuthoritySlot, PayloadClaim};
 mod pool;
 mod received;
 

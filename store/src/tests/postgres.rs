@@ -137,7 +137,11 @@ fn the_schema_is_migrated_once_and_a_reopen_keeps_everything() {
         .query_one("SELECT count(*) FROM refinery_schema_history", &[])
         .unwrap()
         .get(0);
-    assert_eq!(versions, 1, "one migration, applied once");
+    assert_eq!(
+        versions,
+        crate::engine::postgres::migrations().len() as i64,
+        "each migration, applied once"
+    );
     s.check_writable().unwrap();
 }
 
@@ -1084,4 +1088,156 @@ fn the_consoles_search_finds_by_number_code_customer_and_name() {
             .unwrap()
             .total_exact
     );
+}
+
+/// The payload window several nodes share: a claim in progress and a
+/// payload that made a document are refused through another pool (another
+/// node), a released claim is free again, an expired one is taken over.
+#[test]
+fn payload_claims_hold_across_two_pools() {
+    use crate::engine::postgres::nodes::PayloadClaim;
+    use std::time::Duration;
+    let Some(db) = TestDb::new() else { return };
+    let (a, b) = (db.open(), db.open());
+    let minute = Duration::from_secs(60);
+    let hash = [7; 32];
+    assert_eq!(
+        a.claim_payload(1, &hash, 11, minute).unwrap(),
+        PayloadClaim::Claimed { token: 11 }
+    );
+    assert_eq!(
+        b.claim_payload(1, &hash, 12, minute).unwrap(),
+        PayloadClaim::InProgress
+    );
+    assert_eq!(
+        b.claim_payload(2, &hash, 13, minute).unwrap(),
+        PayloadClaim::Claimed { token: 13 },
+        "another company's payload is its own"
+    );
+    // Another token's release frees nothing.
+    b.release_payload(1, &hash, 12).unwrap();
+    assert_eq!(
+        b.claim_payload(1, &hash, 14, minute).unwrap(),
+        PayloadClaim::InProgress
+    );
+    a.complete_payload(1, &hash, 11, 42, minute).unwrap();
+    assert_eq!(
+        b.claim_payload(1, &hash, 15, minute).unwrap(),
+        PayloadClaim::Made { document_id: 42 }
+    );
+    // A made payload is not released; a claim in progress is.
+    a.release_payload(1, &hash, 11).unwrap();
+    assert_eq!(
+        b.claim_payload(1, &hash, 16, minute).unwrap(),
+        PayloadClaim::Made { document_id: 42 }
+    );
+    b.release_payload(2, &hash, 13).unwrap();
+    assert_eq!(
+        a.claim_payload(2, &hash, 17, Duration::ZERO).unwrap(),
+        PayloadClaim::Claimed { token: 17 }
+    );
+    // Expired at once (a node that died mid-request): taken over.
+    assert_eq!(
+        b.claim_payload(2, &hash, 18, minute).unwrap(),
+        PayloadClaim::Claimed { token: 18 }
+    );
+}
+
+/// Requests counted per key and minute through two pools add up.
+#[test]
+fn requests_are_counted_per_key_and_minute_across_two_pools() {
+    let Some(db) = TestDb::new() else { return };
+    let (a, b) = (Arc::new(db.open()), Arc::new(db.open()));
+    let counts: Vec<u32> = std::thread::scope(|s| {
+        let runs: Vec<_> = (0..4)
+            .map(|i| {
+                let s2 = if i % 2 == 0 { a.clone() } else { b.clone() };
+                s.spawn(move || {
+                    (0..25)
+                        .map(|_| s2.count_request(9, 1_700_000_040).unwrap())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        runs.into_iter().flat_map(|r| r.join().unwrap()).collect()
+    });
+    let mut sorted = counts.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, (1..=100).collect::<Vec<u32>>(), "each count once");
+    assert_eq!(
+        a.count_request(9, 1_700_000_100).unwrap(),
+        1,
+        "a new minute"
+    );
+    assert_eq!(
+        b.count_request(10, 1_700_000_040).unwrap(),
+        1,
+        "another key"
+    );
+}
+
+/// A database migrated before the shared window's tables opens with them,
+/// and a payload that made a document in the last five minutes is refused
+/// on every node from the first request.
+#[test]
+fn a_database_before_the_shared_window_opens_with_its_recent_payloads() {
+    use crate::engine::postgres::nodes::PayloadClaim;
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    let r = own_resolution(&s, 1, 100);
+    let mut new = new_doc(&r, None);
+    new.payload_hash = [5; 32];
+    let made = s.create_document(new).unwrap();
+    drop(s);
+    // The database as the version before left it.
+    db.client()
+        .batch_execute(
+            "DROP TABLE payload_claims, rate_windows, authority_starts;
+             DELETE FROM refinery_schema_history WHERE version = 3;",
+        )
+        .unwrap();
+    let s = db.open();
+    assert_eq!(
+        s.claim_payload(
+            r.company_id,
+            &[5; 32],
+            21,
+            std::time::Duration::from_secs(60)
+        )
+        .unwrap(),
+        PayloadClaim::Made {
+            document_id: made.id
+        }
+    );
+    assert_eq!(s.count_request(1, 0).unwrap(), 1);
+    assert_eq!(s.document(made.id).unwrap().unwrap().number, 1);
+}
+
+/// The authority's in-flight slots and pacing, shared by two pools: three
+/// slots in all, freed on release or drop; three starts a window, then the
+/// wait until the oldest leaves it.
+#[test]
+fn authority_slots_and_starts_are_shared_by_two_pools() {
+    use std::time::Duration;
+    let Some(db) = TestDb::new() else { return };
+    let (a, b) = (db.open(), db.open());
+    let first = a.try_authority_slot(3).unwrap().expect("a slot");
+    let second = b.try_authority_slot(3).unwrap().expect("a slot");
+    let third = a.try_authority_slot(3).unwrap().expect("a slot");
+    assert!(b.try_authority_slot(3).unwrap().is_none(), "three in all");
+    second.release();
+    let again = b.try_authority_slot(3).unwrap().expect("a freed slot");
+    drop(first);
+    assert!(a.try_authority_slot(3).unwrap().is_some(), "freed on drop");
+    drop((third, again));
+
+    let window = Duration::from_secs(10);
+    for s in [&a, &b, &a] {
+        assert_eq!(s.take_authority_start(3, window).unwrap(), Ok(()));
+    }
+    let wait = b
+        .take_authority_start(3, window)
+        .unwrap()
+        .expect_err("a fourth start waits");
+    assert!(wait > Duration::from_secs(9) && wait <= window, "{wait:?}");
 }

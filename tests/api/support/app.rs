@@ -183,8 +183,14 @@ pub fn database_admin(dir: &Path, allow: bool) {
     }
 }
 
+/// A client of `dir`'s database on PostgreSQL.
+pub fn database_client(dir: &Path) -> postgres::Client {
+    postgres::Client::connect(&database_url(&database_for(dir)), postgres::NoTls)
+        .expect("connect to the server's database")
+}
+
 /// Drops `dir`'s database (PostgreSQL runs), with its test's temporary dir.
-fn drop_database(dir: &Path) {
+pub fn drop_database(dir: &Path) {
     if !on_postgres() {
         return;
     }
@@ -300,7 +306,10 @@ impl TestApp {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(stderr_for(dir, &launch));
-        cmd.envs(store_env(dir));
+        // A launch naming its database (several nodes on one) keeps it.
+        if !launch.env.iter().any(|(k, _)| k == "EMISOR_STORE__URL") {
+            cmd.envs(store_env(dir));
+        }
         if launch.key_file {
             cmd.env_remove(MASTER_KEY_ENV);
         } else {

@@ -1,8 +1,8 @@
 //! What the integration tests share: the server under test ([`app`]), its
 //! simulator and flows ([`flow`], [`external_sim`]), the external checkers
 //! ([`checkers`]), request bodies ([`bodies`], [`payroll`]), events
-//! ([`events`]), crashes ([`crash`]), a private PostgreSQL ([`pg`]) and the
-//! test clock ([`clock`]).
+//! ([`events`]), crashes ([`crash`]), a private PostgreSQL ([`pg`]), several
+//! nodes on one database ([`nodes`]) and the test clock ([`clock`]).
 
 pub mod app;
 pub mod bodies;
@@ -12,5 +12,6 @@ pub mod crash;
 pub mod events;
 pub mod external_sim;
 pub mod flow;
+pub mod nodes;
 pub mod payroll;
 pub mod pg;

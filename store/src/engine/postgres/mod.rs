@@ -19,6 +19,7 @@ mod connect;
 mod documents;
 mod issuer;
 pub(crate) mod keys;
+pub(crate) mod nodes;
 pub(crate) mod off_runtime;
 mod point;
 pub(crate) mod received;
@@ -41,6 +42,12 @@ use crate::secrets::secret::SecretText;
 
 mod embedded {
     refinery::embed_migrations!("migrations/postgres");
+}
+
+/// The migrations this build has, oldest first.
+#[cfg(test)]
+pub(crate) fn migrations() -> Vec<refinery::Migration> {
+    embedded::migrations::runner().get_migrations().clone()
 }
 
 /// Taken while migrating, so that nodes starting together migrate once.

@@ -1,0 +1,139 @@
+//! What several nodes on one database share while they serve, as async
+//! code sees it: on PostgreSQL the duplicate-payload window and the
+//! per-key request counts live in the database, so every node sees them;
+//! on sled a data dir has one process, and these stay in that process's
+//! memory (the callers keep them there: [`AsyncStore::is_shared`] is false).
+
+use std::hash::{BuildHasher, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use crate::async_store::{AsyncStore, Engine};
+use crate::error::{StoreError, StoreResult};
+use crate::model::CompanyId;
+
+pub use crate::engine::postgres::nodes::{AuthoritySlot, PayloadClaim};
+
+/// A claim's token: distinct across the processes on one database (a
+/// randomly seeded hash of a counter).
+fn new_token() -> i64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    static SEED: std::sync::OnceLock<std::hash::RandomState> = std::sync::OnceLock::new();
+    let mut hasher = SEED.get_or_init(std::hash::RandomState::new).build_hasher();
+    hasher.write_u64(NEXT.fetch_add(1, Ordering::Relaxed));
+    // Positive, so that a claim written by an upgrade (token 0) is no one's.
+    (hasher.finish() >> 1) as i64 | 1
+}
+
+fn not_shared() -> StoreError {
+    StoreError::NotOnThisEngine("this engine's store belongs to one process".into())
+}
+
+impl AsyncStore {
+    /// Whether several nodes may serve from this store at once (PostgreSQL),
+    /// so that what they must agree on is kept in it.
+    pub fn is_shared(&self) -> bool {
+        matches!(self.engine, Engine::Postgres(_))
+    }
+
+    /// Claims a payload in the shared duplicate window for `hold` (a node
+    /// that dies while it processes leaves the claim to expire).
+    pub async fn claim_payload(
+        &self,
+        company: CompanyId,
+        hash: [u8; 32],
+        hold: Duration,
+    ) -> StoreResult<PayloadClaim> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Err(not_shared());
+        };
+        let (pg, token) = (pg.clone(), new_token());
+        self.pool
+            .run(move || pg.claim_payload(company, &hash, token, hold))
+            .await
+    }
+
+    /// The claimed payload made `document_id`: refused on every node for
+    /// `window` from now.
+    pub async fn complete_payload(
+        &self,
+        company: CompanyId,
+        hash: [u8; 32],
+        token: i64,
+        document_id: u64,
+        window: Duration,
+    ) -> StoreResult<()> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Err(not_shared());
+        };
+        let pg = pg.clone();
+        self.pool
+            .run(move || pg.complete_payload(company, &hash, token, document_id, window))
+            .await
+    }
+
+    /// The claimed payload made nothing: free again on every node.
+    pub async fn release_payload(
+        &self,
+        company: CompanyId,
+        hash: [u8; 32],
+        token: i64,
+    ) -> StoreResult<()> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Err(not_shared());
+        };
+        let pg = pg.clone();
+        self.pool
+            .run(move || pg.release_payload(company, &hash, token))
+            .await
+    }
+
+    /// Counts one request of API key `key` in the minute starting at
+    /// `minute` (Unix seconds) on every node; the minute's count so far.
+    pub async fn count_request(&self, key: u64, minute: i64) -> StoreResult<u32> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Err(not_shared());
+        };
+        let pg = pg.clone();
+        self.pool.run(move || pg.count_request(key, minute)).await
+    }
+
+    /// One of the first `slots` in-flight slots for a call to the
+    /// authority that every node shares, if one is free: held until
+    /// [`release_authority_slot`](Self::release_authority_slot) (or drop).
+    pub async fn try_authority_slot(&self, slots: u32) -> StoreResult<Option<AuthoritySlot>> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Err(not_shared());
+        };
+        let pg = pg.clone();
+        self.pool.run(move || pg.try_authority_slot(slots)).await
+    }
+
+    /// Frees a slot of [`try_authority_slot`](Self::try_authority_slot).
+    pub async fn release_authority_slot(&self, slot: AuthoritySlot) {
+        let _ = self
+            .pool
+            .run(move || {
+                slot.release();
+                Ok(())
+            })
+            .await;
+    }
+
+    /// Records the start of a call to the authority if fewer than
+    /// `per_window` calls started within `window` on every node; otherwise
+    /// how long to wait before asking again.
+    pub async fn take_authority_start(
+        &self,
+        per_window: u32,
+        window: Duration,
+    ) -> StoreResult<Result<(), Duration>> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Err(not_shared());
+        };
+        let pg = pg.clone();
+        self.pool
+            .run(move || pg.take_authority_start(per_window, window))
+            .await
+    }
+}
