@@ -306,9 +306,12 @@ impl TestApp {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(stderr_for(dir, &launch));
-        // A launch naming its database (several nodes on one) keeps it.
+        // A launch naming its database (several nodes on one, a private
+        // cluster) keeps it, on the engine of the run.
         if !launch.env.iter().any(|(k, _)| k == "EMISOR_STORE__URL") {
             cmd.envs(store_env(dir));
+        } else if on_postgres() {
+            cmd.env("EMISOR_STORE__ENGINE", "postgres");
         }
         if launch.key_file {
             cmd.env_remove(MASTER_KEY_ENV);
