@@ -2,7 +2,8 @@ use serde_json::json;
 
 use crate::support::app::*;
 
-fn header(res: &reqwest::blocking::Response, name: &str) -> i64 {
+/// The integer value of header `name` (the `X-RateLimit-*` ones).
+pub(crate) fn header(res: &reqwest::blocking::Response, name: &str) -> i64 {
     res.headers()
         .get(name)
         .unwrap_or_else(|| panic!("missing {name}"))

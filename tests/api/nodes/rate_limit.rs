@@ -4,18 +4,9 @@
 
 use serde_json::json;
 
+use crate::rate_limit::header;
 use crate::support::app::*;
 use crate::support::nodes::*;
-
-fn header(res: &reqwest::blocking::Response, name: &str) -> i64 {
-    res.headers()
-        .get(name)
-        .unwrap_or_else(|| panic!("missing {name}"))
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap()
-}
 
 #[test]
 fn the_hundred_and_first_request_on_any_node_is_429() {
