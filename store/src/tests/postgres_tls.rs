@@ -10,7 +10,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use super::keys;
-use crate::engine::postgres::{db_error, PgOptions, PgStore};
+use crate::engine::postgres::{db_error, PgOptions, PgStore, Sql};
 use crate::*;
 
 /// A PostgreSQL server of one test, stopped when dropped.

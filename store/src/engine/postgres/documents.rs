@@ -5,7 +5,7 @@
 
 use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use postgres::types::ToSql;
-use postgres::{GenericClient, Row};
+use postgres::Row;
 
 use crate::durability::flusher::Committed;
 use crate::engine::postgres::issuer::upsert_customer_in;
@@ -13,7 +13,8 @@ use crate::engine::postgres::keys::check_hold;
 use crate::engine::postgres::records::{
     big, json, pack, record, records, unpack, unpack_text, unsigned,
 };
-use crate::engine::postgres::{db_error, is_unique_violation, storable, PgStore};
+use crate::engine::postgres::statements::Tx;
+use crate::engine::postgres::{db_error, is_unique_violation, storable, PgStore, Sql};
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
 use crate::traits::{CredentialStore, DocumentStore, EventStore, JobLeases, JobStore, MailStore};
@@ -42,7 +43,7 @@ fn total_param(total: &str) -> Option<&str> {
 /// Writes `doc` over its row in `client`'s transaction; an invoice's
 /// authority events only grow (a copy read before the events sweep stored
 /// some keeps them, as on sled).
-fn write_document(client: &mut impl GenericClient, doc: &DocumentRecord) -> StoreResult<()> {
+fn write_document(client: &mut impl Sql, doc: &DocumentRecord) -> StoreResult<()> {
     let id = big(doc.id)?;
     let stored = client
         .query_opt(
@@ -88,11 +89,7 @@ fn write_document(client: &mut impl GenericClient, doc: &DocumentRecord) -> Stor
     Ok(())
 }
 
-pub(crate) fn add_history(
-    client: &mut impl GenericClient,
-    id: u64,
-    h: &HistoryEntry,
-) -> StoreResult<()> {
+pub(crate) fn add_history(client: &mut impl Sql, id: u64, h: &HistoryEntry) -> StoreResult<()> {
     client
         .execute(
             "INSERT INTO document_history (document_id, at, entry) VALUES ($1, $2, $3)",
@@ -103,7 +100,7 @@ pub(crate) fn add_history(
 }
 
 /// Stores (or replaces) a job; id 0 gets a new one.
-pub(crate) fn put_job_in(client: &mut impl GenericClient, mut job: Job) -> StoreResult<Job> {
+pub(crate) fn put_job_in(client: &mut impl Sql, mut job: Job) -> StoreResult<Job> {
     if job.id == 0 {
         job.id = unsigned(
             client
@@ -134,7 +131,7 @@ pub(crate) fn put_job_in(client: &mut impl GenericClient, mut job: Job) -> Store
     Ok(job)
 }
 
-fn remove_job_in(client: &mut impl GenericClient, id: u64) -> StoreResult<()> {
+fn remove_job_in(client: &mut impl Sql, id: u64) -> StoreResult<()> {
     client
         .execute("DELETE FROM jobs WHERE id = $1", &[&big(id)?])
         .map_err(db_error)?;
@@ -143,11 +140,7 @@ fn remove_job_in(client: &mut impl GenericClient, id: u64) -> StoreResult<()> {
 
 /// The files' row: the XML once, compressed; the ZIP only when it is not
 /// derived from the XML.
-pub(crate) fn put_files(
-    client: &mut impl GenericClient,
-    id: u64,
-    files: &DocumentFiles,
-) -> StoreResult<()> {
+pub(crate) fn put_files(client: &mut impl Sql, id: u64, files: &DocumentFiles) -> StoreResult<()> {
     let (zip, zip_at, offset): (Option<&[u8]>, Option<DateTime<Utc>>, Option<i32>) =
         match &files.zip {
             ZipFile::Stored(bytes) => (Some(bytes), None, None),
@@ -206,7 +199,7 @@ fn files_of(row: &Row) -> StoreResult<DocumentFiles> {
 }
 
 pub(crate) fn put_application_response_in(
-    client: &mut impl GenericClient,
+    client: &mut impl Sql,
     id: u64,
     xml: &str,
 ) -> StoreResult<()> {
@@ -220,7 +213,7 @@ pub(crate) fn put_application_response_in(
     Ok(())
 }
 
-pub(crate) fn write_email_log(client: &mut impl GenericClient, log: &EmailLog) -> StoreResult<()> {
+pub(crate) fn write_email_log(client: &mut impl Sql, log: &EmailLog) -> StoreResult<()> {
     client
         .execute(
             "INSERT INTO email_logs (id, document_id, automatic, record) VALUES ($1, $2, $3, $4)
@@ -239,7 +232,7 @@ pub(crate) fn write_email_log(client: &mut impl GenericClient, log: &EmailLog) -
 /// An email's job (its payload naming the log) and the log; a new log
 /// (id 0) gets its id first.
 fn queue_email_in(
-    client: &mut impl GenericClient,
+    client: &mut impl Sql,
     mut log: EmailLog,
     mut job: Job,
 ) -> StoreResult<(EmailLog, Job)> {
@@ -262,7 +255,7 @@ impl PgStore {
     /// Runs `f` in one transaction, committed before this returns.
     pub(crate) fn in_transaction<T>(
         &self,
-        f: impl FnOnce(&mut postgres::Transaction<'_>) -> StoreResult<T>,
+        f: impl FnOnce(&mut Tx<'_>) -> StoreResult<T>,
     ) -> StoreResult<T> {
         let mut conn = self.conn()?;
         let mut tx = conn.transaction().map_err(db_error)?;
@@ -454,30 +447,38 @@ impl DocumentStore for PgStore {
                 return Err(StoreError::DuplicateReference { id });
             }
         }
-        tx.execute(
-            "INSERT INTO counters (company_id, resolution_id, next) VALUES ($1, $2, $3)
-             ON CONFLICT DO NOTHING",
-            &[&company, &resolution_id, &big(resolution.from)?],
-        )
-        .map_err(db_error)?;
+        // The customer and the id first: neither waits for the numbering.
+        let customer_id = match &new.customer {
+            Some(c) => Some(upsert_customer_in(&mut tx, new.company_id, c)?.id),
+            None => None,
+        };
+        let id = unsigned(
+            tx.query_one("SELECT nextval('document_ids')", &[])
+                .map_err(db_error)?
+                .get(0),
+        );
+        // The number taken and the counter moved on in one statement, its
+        // row locked from here to the commit; a refusal below rolls it back.
         let number = unsigned(
             tx.query_one(
-                "SELECT next FROM counters WHERE company_id = $1 AND resolution_id = $2 FOR UPDATE",
-                &[&company, &resolution_id],
+                "INSERT INTO counters AS c (company_id, resolution_id, next) VALUES ($1, $2, $3)
+                 ON CONFLICT (company_id, resolution_id) DO UPDATE SET next = c.next + 1
+                 RETURNING next - 1",
+                &[
+                    &company,
+                    &resolution_id,
+                    &big(resolution.from.saturating_add(1))?,
+                ],
             )
             .map_err(db_error)?
             .get(0),
         );
         check_hold(&mut tx, new.company_id, resolution.id)?;
-        tx.execute(
-            "INSERT INTO monthly_usage (company_id, period, used) VALUES ($1, $2, 0)
-             ON CONFLICT DO NOTHING",
-            &[&company, &period],
-        )
-        .map_err(db_error)?;
         let used = unsigned(
             tx.query_one(
-                "SELECT used FROM monthly_usage WHERE company_id = $1 AND period = $2 FOR UPDATE",
+                "INSERT INTO monthly_usage AS u (company_id, period, used) VALUES ($1, $2, 1)
+                 ON CONFLICT (company_id, period) DO UPDATE SET used = u.used + 1
+                 RETURNING used - 1",
                 &[&company, &period],
             )
             .map_err(db_error)?
@@ -493,15 +494,6 @@ impl DocumentStore for PgStore {
                 resolution_id: resolution.id,
             });
         }
-        let customer_id = match &new.customer {
-            Some(c) => Some(upsert_customer_in(&mut tx, new.company_id, c)?.id),
-            None => None,
-        };
-        let id = unsigned(
-            tx.query_one("SELECT nextval('document_ids')", &[])
-                .map_err(db_error)?
-                .get(0),
-        );
         let doc = new.half_built(id, &resolution, number, customer_id, Utc::now());
         let inserted = insert_document(&mut tx, &doc, &new.request, &new.payload_hash)?;
         match inserted {
@@ -519,16 +511,6 @@ impl DocumentStore for PgStore {
             }
             Err(e) => return Err(db_error(e)),
         }
-        tx.execute(
-            "UPDATE counters SET next = $3 WHERE company_id = $1 AND resolution_id = $2",
-            &[&company, &resolution_id, &big(number + 1)?],
-        )
-        .map_err(db_error)?;
-        tx.execute(
-            "UPDATE monthly_usage SET used = used + 1 WHERE company_id = $1 AND period = $2",
-            &[&company, &period],
-        )
-        .map_err(db_error)?;
         tx.commit().map_err(|e| match db_error(e) {
             // Sent, and its answer lost: committed or not, nobody can say
             // until the database is back.
@@ -802,7 +784,7 @@ impl DocumentStore for PgStore {
 /// A new document's row (phase one, or an import); a unique index's
 /// refusal is handed back for the caller to name.
 pub(crate) fn insert_document(
-    client: &mut impl GenericClient,
+    client: &mut impl Sql,
     doc: &DocumentRecord,
     request: &[u8],
     payload_hash: &[u8; 32],
@@ -842,7 +824,7 @@ pub(crate) fn insert_document(
 
 /// The document holding `reference` for `company`, if any.
 fn reference_holder(
-    client: &mut impl GenericClient,
+    client: &mut impl Sql,
     company: CompanyId,
     reference: &str,
 ) -> StoreResult<Option<u64>> {

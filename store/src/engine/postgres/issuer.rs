@@ -2,10 +2,9 @@
 //! customers, settings, and the store's health.
 
 use chrono::{DateTime, NaiveDate, Utc};
-use postgres::GenericClient;
 
 use crate::engine::postgres::records::{big, json, record, records, unsigned};
-use crate::engine::postgres::{db_error, is_unique_violation, storable, PgStore};
+use crate::engine::postgres::{db_error, is_unique_violation, storable, PgStore, Sql};
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
 use crate::traits::{
@@ -289,7 +288,7 @@ impl CredentialStore for PgStore {
 /// The next number of `resolution` as `client` sees it (the resolution's
 /// first before any was taken; a test set's counter is the company's own).
 pub(crate) fn next_number(
-    client: &mut impl GenericClient,
+    client: &mut impl Sql,
     resolution: &NumberingResolution,
 ) -> StoreResult<u64> {
     let row = client
@@ -421,7 +420,7 @@ fn upserted(
 /// is by `input` (the usual invoice: the same customer again) is not
 /// rewritten, so its `updated_at` is when its data last changed.
 pub(crate) fn upsert_customer_in(
-    client: &mut impl GenericClient,
+    client: &mut impl Sql,
     company: CompanyId,
     input: &CustomerInput,
 ) -> StoreResult<Customer> {

@@ -3,7 +3,6 @@
 use std::sync::{Arc, PoisonError};
 
 use chrono::Utc;
-use postgres::GenericClient;
 
 use crate::durability::flusher::FlusherPause;
 use crate::engine::postgres::documents::{
@@ -12,7 +11,7 @@ use crate::engine::postgres::documents::{
 };
 use crate::engine::postgres::received::{put_event_files_in, write_received_in};
 use crate::engine::postgres::records::{big, json, record, unsigned};
-use crate::engine::postgres::{db_error, off_runtime, Conn, PgStore, SEALED_TABLES};
+use crate::engine::postgres::{db_error, off_runtime, Conn, PgStore, Sql, SEALED_TABLES};
 use crate::engine::sled::sealing::secret_fields;
 use crate::error::{StoreError, StoreResult};
 use crate::model::export::{ExportItem, ExportedDocument};
@@ -67,10 +66,7 @@ pub const BACKUPS: &str = "on PostgreSQL, backups are PostgreSQL's own (pg_baseb
 const NUMBERING_HOLD: &str = "numbering_hold";
 
 /// The hold in `client`'s view (locked with `FOR UPDATE` by a writer).
-pub(crate) fn read_hold(
-    client: &mut impl GenericClient,
-    lock: bool,
-) -> StoreResult<Option<NumberingHold>> {
+pub(crate) fn read_hold(client: &mut impl Sql, lock: bool) -> StoreResult<Option<NumberingHold>> {
     let sql = if lock {
         "SELECT value FROM meta WHERE key = $1 FOR UPDATE"
     } else {
@@ -82,7 +78,7 @@ pub(crate) fn read_hold(
     row.map(|r| record("meta", &r, "value")).transpose()
 }
 
-fn put_hold(client: &mut impl GenericClient, hold: &NumberingHold) -> StoreResult<()> {
+fn put_hold(client: &mut impl Sql, hold: &NumberingHold) -> StoreResult<()> {
     client
         .execute(
             "INSERT INTO meta (key, value) VALUES ($1, $2)
@@ -96,7 +92,7 @@ fn put_hold(client: &mut impl GenericClient, hold: &NumberingHold) -> StoreResul
 /// Refuses a number from a numbering the hold holds and no one confirmed
 /// (phase one, in its transaction, after it locked the counter).
 pub(crate) fn check_hold(
-    client: &mut impl GenericClient,
+    client: &mut impl Sql,
     company: CompanyId,
     resolution_id: u64,
 ) -> StoreResult<()> {
@@ -284,7 +280,7 @@ const SEQUENCES: [(&str, &str); 9] = [
 
 /// An export's document with its request, files, history and
 /// ApplicationResponse, in `client`'s transaction.
-fn import_document(client: &mut impl GenericClient, d: ExportedDocument) -> StoreResult<()> {
+fn import_document(client: &mut impl Sql, d: ExportedDocument) -> StoreResult<()> {
     let ExportedDocument {
         mut record,
         request,
@@ -320,7 +316,7 @@ fn import_document(client: &mut impl GenericClient, d: ExportedDocument) -> Stor
 }
 
 fn exec(
-    client: &mut impl GenericClient,
+    client: &mut impl Sql,
     sql: &str,
     params: &[&(dyn postgres::types::ToSql + Sync)],
 ) -> StoreResult<()> {
@@ -328,7 +324,7 @@ fn exec(
 }
 
 /// One record of an export, in `client`'s transaction.
-fn import_item(client: &mut impl GenericClient, item: ExportItem) -> StoreResult<()> {
+fn import_item(client: &mut impl Sql, item: ExportItem) -> StoreResult<()> {
     match item {
         ExportItem::Company(c) => exec(
             client,
@@ -498,7 +494,7 @@ impl Import for PgStore {
     }
 }
 
-fn finish_in(client: &mut impl GenericClient) -> StoreResult<()> {
+fn finish_in(client: &mut impl Sql) -> StoreResult<()> {
     for (sequence, max) in SEQUENCES {
         exec(
             client,

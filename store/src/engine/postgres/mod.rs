@@ -25,15 +25,16 @@ mod point;
 pub(crate) mod received;
 mod records;
 mod search;
+pub(crate) mod statements;
 
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
 use postgres::error::SqlState;
-use postgres_openssl::MakeTlsConnector;
-use r2d2_postgres::{r2d2, PostgresConnectionManager};
+use r2d2_postgres::r2d2;
 
 use connect::Connect;
+pub(crate) use statements::Sql;
 
 use crate::engine::sled::sealing::{check_keys, secret_fields};
 use crate::error::{StoreError, StoreResult};
@@ -90,7 +91,7 @@ impl PgOptions {
     }
 }
 
-type Manager = PostgresConnectionManager<MakeTlsConnector>;
+type Manager = statements::Manager;
 type Pool = r2d2::Pool<Manager>;
 pub(crate) type Conn = r2d2::PooledConnection<Manager>;
 
@@ -158,6 +159,11 @@ impl PgStore {
             r2d2::Pool::builder()
                 .max_size(options.connections.max(1))
                 .min_idle(Some(1))
+                // No empty query before each hand-out (a round trip per
+                // call): a connection the database dropped fails its next
+                // statement, which is answered unavailable, and the pool
+                // discards it (`has_broken`) as it comes back.
+                .test_on_check_out(false)
                 .connection_timeout(options.connect_timeout)
                 .build(connect.manager())
                 .map_err(|e| {
@@ -193,16 +199,18 @@ impl PgStore {
         let mut conn = self.conn()?;
         conn.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
             .map_err(db_error)?;
-        let ran = embedded::migrations::runner().run(&mut *conn).map_err(|e| {
-            // refinery's message alone does not say what PostgreSQL refused.
-            let mut why = e.to_string();
-            let mut source = std::error::Error::source(&e);
-            while let Some(s) = source {
-                why.push_str(&format!(": {s}"));
-                source = s.source();
-            }
-            StoreError::Database(format!("migrating the schema: {why}"))
-        });
+        let ran = embedded::migrations::runner()
+            .run(&mut conn.client)
+            .map_err(|e| {
+                // refinery's message alone does not say what PostgreSQL refused.
+                let mut why = e.to_string();
+                let mut source = std::error::Error::source(&e);
+                while let Some(s) = source {
+                    why.push_str(&format!(": {s}"));
+                    source = s.source();
+                }
+                StoreError::Database(format!("migrating the schema: {why}"))
+            });
         conn.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
             .map_err(db_error)?;
         ran.map(|_| ())

@@ -8,10 +8,10 @@
 
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use postgres::Client;
 use r2d2_postgres::r2d2;
 
-use crate::engine::postgres::{db_error, off_runtime, PgStore, Pooled};
+use crate::engine::postgres::statements::PgConn;
+use crate::engine::postgres::{db_error, off_runtime, PgStore, Pooled, Sql};
 use crate::error::{StoreError, StoreResult};
 
 /// Connections of a point's pool: one reads; a second serves a reader
@@ -25,8 +25,8 @@ struct AtPoint {
     snapshot: Mutex<Option<String>>,
 }
 
-impl r2d2::CustomizeConnection<Client, postgres::Error> for AtPoint {
-    fn on_acquire(&self, client: &mut Client) -> Result<(), postgres::Error> {
+impl r2d2::CustomizeConnection<PgConn, postgres::Error> for AtPoint {
+    fn on_acquire(&self, client: &mut PgConn) -> Result<(), postgres::Error> {
         let mut snapshot = self.snapshot.lock().unwrap_or_else(PoisonError::into_inner);
         client.batch_execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")?;
         match snapshot.as_deref() {

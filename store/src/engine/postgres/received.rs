@@ -4,10 +4,8 @@
 //! that every party finds), guarded by its version as on sled: two writers
 //! of one invoice never both win.
 
-use postgres::GenericClient;
-
 use crate::engine::postgres::records::{big, json, pack, records, unpack, unpack_text, unsigned};
-use crate::engine::postgres::{db_error, is_unique_violation, storable, PgStore};
+use crate::engine::postgres::{db_error, is_unique_violation, storable, PgStore, Sql};
 use crate::error::{StoreError, StoreResult};
 use crate::model::received::{CopyState, EventFiles, ReceivedInvoice};
 use crate::model::{CompanyId, Environment, Page};
@@ -18,7 +16,7 @@ fn environment_code(e: Environment) -> i16 {
 }
 
 /// The record the CUFE finds, if any (locked for the caller's transaction).
-fn cufe_holder(client: &mut impl GenericClient, cufe: &str) -> StoreResult<Option<u64>> {
+fn cufe_holder(client: &mut impl Sql, cufe: &str) -> StoreResult<Option<u64>> {
     let row = client
         .query_opt(
             "SELECT id FROM received WHERE cufe = $1 AND cufe_record FOR UPDATE",
@@ -28,11 +26,7 @@ fn cufe_holder(client: &mut impl GenericClient, cufe: &str) -> StoreResult<Optio
     Ok(row.map(|r| unsigned(r.get(0))))
 }
 
-fn upload_of(
-    client: &mut impl GenericClient,
-    company: CompanyId,
-    cufe: &str,
-) -> StoreResult<Option<u64>> {
+fn upload_of(client: &mut impl Sql, company: CompanyId, cufe: &str) -> StoreResult<Option<u64>> {
     let row = client
         .query_opt(
             "SELECT id FROM received WHERE uploaded_by = $1 AND cufe = $2",
@@ -51,7 +45,7 @@ pub(crate) type Written = Result<ReceivedInvoice, postgres::Error>;
 /// vouched for and the CUFE has a vouched record; another only over the
 /// version it read. `imported` keeps the id and version as given.
 pub(crate) fn write_received_in(
-    client: &mut impl GenericClient,
+    client: &mut impl Sql,
     mut r: ReceivedInvoice,
     upload: Option<String>,
     imported: bool,
@@ -135,7 +129,7 @@ pub(crate) fn write_received_in(
 }
 
 pub(crate) fn put_event_files_in(
-    client: &mut impl GenericClient,
+    client: &mut impl Sql,
     event_id: u64,
     files: &EventFiles,
 ) -> StoreResult<()> {

@@ -6,7 +6,7 @@
 use postgres::types::ToSql;
 
 use crate::engine::postgres::records::{big, records, unsigned};
-use crate::engine::postgres::{db_error, PgStore};
+use crate::engine::postgres::{db_error, PgStore, Sql};
 use crate::error::StoreResult;
 use crate::indexes::doc_index::EMPLOYEE_LIST_KEY;
 use crate::indexes::words::{name_words, words};
