@@ -11,9 +11,9 @@
 //! Every method that changes data runs in one transaction and returns once
 //! it is committed (`synchronous_commit` is PostgreSQL's default, `on`), so
 //! durable means what the database's own crash recovery keeps. Numbering
-//! holds its counter row locked (`FOR UPDATE`) from the read of the next
-//! number to the commit of the document that takes it: no gap, no number
-//! twice, on any number of nodes.
+//! holds its counter row locked from the statement that moves it on to the
+//! commit of the document that takes the number: no gap, no number twice,
+//! on any number of nodes.
 
 mod connect;
 mod documents;

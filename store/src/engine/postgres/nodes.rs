@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use crate::engine::postgres::records::big;
-use crate::engine::postgres::{db_error, off_runtime, Conn, PgStore};
+use crate::engine::postgres::{db_error, off_runtime, Conn, PgStore, Sql};
 use crate::error::StoreResult;
 use crate::model::CompanyId;
 
