@@ -80,7 +80,9 @@ fn authority_down_dead_letters_after_scaled_retries_then_recovery_accepts() {
     }
     let dead_after = started.elapsed();
     for (id, states) in &seen {
-        assert_eq!(states.first(), Some(&3), "{id}: {states:?}");
+        // Queued when first seen, or already waiting: under load its
+        // first send can fail before the test first looks.
+        assert!(matches!(states.first(), Some(3 | 5)), "{id}: {states:?}");
         assert!(
             states.iter().all(|s| [3, 5, 6].contains(s)),
             "{id}: only queued, waiting and dead: {states:?}"
