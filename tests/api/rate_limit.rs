@@ -13,6 +13,19 @@ pub(crate) fn header(res: &reqwest::blocking::Response, name: &str) -> i64 {
         .unwrap()
 }
 
+/// `res` is the 429 of a spent minute that ends at `reset`, with its headers.
+pub(crate) fn assert_rate_limited(res: reqwest::blocking::Response, reset: i64) {
+    assert_eq!(header(&res, "x-ratelimit-remaining"), 0);
+    assert_eq!(header(&res, "x-ratelimit-reset"), reset);
+    let retry_after = header(&res, "retry-after");
+    let now = chrono::Utc::now().timestamp();
+    assert!(
+        (1..=60).contains(&retry_after) && now + retry_after >= reset - 1,
+        "{retry_after}"
+    );
+    assert_error(res, 429, "RATE_LIMITED");
+}
+
 #[test]
 fn hundred_and_first_request_is_429_and_other_companies_are_unaffected() {
     let app = TestApp::spawn();
@@ -32,16 +45,7 @@ fn hundred_and_first_request_is_429_and_other_companies_are_unaffected() {
         assert_eq!(header(&res, "x-ratelimit-remaining"), 100 - i);
         reset = header(&res, "x-ratelimit-reset");
     }
-    let res = app.get("/v1/api/api-keys/test", &key);
-    assert_eq!(header(&res, "x-ratelimit-remaining"), 0);
-    assert_eq!(header(&res, "x-ratelimit-reset"), reset);
-    let retry_after = header(&res, "retry-after");
-    let now = chrono::Utc::now().timestamp();
-    assert!(
-        (1..=60).contains(&retry_after) && now + retry_after >= reset - 1,
-        "{retry_after}"
-    );
-    assert_error(res, 429, "RATE_LIMITED");
+    assert_rate_limited(app.get("/v1/api/api-keys/test", &key), reset);
 
     // Errors of a limited key count too, and still carry the headers.
     let res = app.get("/v1/api/clientes?limit=0", &key);

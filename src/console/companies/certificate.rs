@@ -1,6 +1,6 @@
 //! `POST /console/empresas/{id}/certificado`: a PKCS#12 file and its
 //! password, as a multipart form (a file cannot go urlencoded) carrying
-//! the session's CSRF token as a field, checked like every change
+//! the sign-in's CSRF token as a field, checked like every change
 //! ([`guard::check_change`]). The certificate goes through the admin API's
 //! import: the same checks (readable, in force) and messages.
 

@@ -1,4 +1,4 @@
-//! The Companies section (`/console/empresas`), the admin session's only:
+//! The Companies section (`/console/empresas`), for the admin sign-in only:
 //! a company session gets the 403 page on every page of it, its own
 //! company's included (a company's keys, certificate and software are the
 //! admin's to manage, as the admin API is the admin token's; the company
@@ -8,7 +8,7 @@
 //! * [`page`]: a company: certificate, software, numbering, API keys,
 //!   webhook, limits, test set.
 //! * [`certificate`], [`settings`], [`keys`], [`test_set`], [`backups`]:
-//!   the changes, each a POST with the session's CSRF token.
+//!   the changes, each a POST with the sign-in's CSRF token.
 //!
 //! Every change calls the admin API's own function (`crate::admin::…`):
 //! the same checks and the same messages. A success answers 303 back to

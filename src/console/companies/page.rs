@@ -4,7 +4,7 @@
 //! range and its validity end (`operator::warnings`, the figures of
 //! `GET /admin/companies/{id}`); its API keys (create, revoke); its webhook
 //! and limits; its enablement test set. Live: the page refreshes when the
-//! session's stream tells of a change.
+//! stream of the signed-in user tells of a change.
 
 use actix_web::http::StatusCode;
 use actix_web::{web, HttpResponse};
