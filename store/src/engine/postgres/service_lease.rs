@@ -13,7 +13,7 @@
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use crate::engine::postgres::{db_error, PgStore};
+use crate::engine::postgres::{db_error, off_runtime, PgStore};
 use crate::error::{StoreError, StoreResult};
 
 /// A task that runs on one node of the service at a time.
@@ -188,18 +188,30 @@ impl PgStore {
         client
             .execute("SELECT pg_advisory_xact_lock($1)", &[&START_LOCK])
             .map_err(db_error)?;
-        Ok(StartLock(client))
+        Ok(StartLock(Some(client)))
     }
 }
 
 /// The start-up lock of [`PgStore::start_lock`]; dropped unreleased, its
 /// session closes, which frees it too.
-pub(crate) struct StartLock(postgres::Client);
+pub(crate) struct StartLock(Option<postgres::Client>);
 
 impl StartLock {
     /// Ends the transaction, and the lock with it.
     pub(crate) fn release(mut self) -> StoreResult<()> {
-        self.0.batch_execute("COMMIT").map_err(db_error)
+        match self.0.take() {
+            Some(mut client) => client.batch_execute("COMMIT").map_err(db_error),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for StartLock {
+    fn drop(&mut self) {
+        // The client blocks as it closes: never on a runtime's thread.
+        if let Some(client) = self.0.take() {
+            off_runtime(move || drop(client));
+        }
     }
 }
 
