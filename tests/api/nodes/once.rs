@@ -1,14 +1,16 @@
 //! What runs once for the whole service (docs/operations.md, "Several
 //! nodes"): nodes started at the same instant on an empty database make one
 //! demo company, one set of keys and one admin token; a once-per-service
-//! task (here the operator's warnings) runs on the one node holding its
-//! lease, and moves to another node when that one is killed.
+//! task (the operator's warnings, the recovery job) runs on the one node
+//! holding its lease, and moves to another node when that one is killed.
 
 use std::time::{Duration, Instant};
 
+use emisor::api::invoice_request::examples;
 use serde_json::{json, Value};
 
 use crate::support::app::*;
+use crate::support::flow::*;
 use crate::support::nodes::*;
 use crate::webhooks::{receiver, Received};
 
@@ -159,4 +161,149 @@ fn the_warnings_run_on_one_node_and_move_when_it_is_killed() {
         .filter(|i| *i != holder)
         .collect();
     assert_eq!(now.len(), 1, "one node alive took the lease: {now:?}");
+}
+
+/// Scaled retries (dead letter within seconds), recovery every 0.5 s; the
+/// lease's log line kept.
+fn recovery_launch() -> Launch {
+    fast_launch()
+        .env("EMISOR_RESILIENCE__RECOVERY_INTERVAL_S", "50")
+        .env(
+            "RUST_LOG",
+            "warn,emisor_store::async_store::service_lease=info",
+        )
+        .capture_log()
+}
+
+/// With the authority down, `on` issue a document each, and wait for each
+/// to be dead-lettered; then the authority comes back and recovery gets
+/// each accepted. Their ids.
+fn dead_then_recovered(nodes: &Nodes, on: &[usize]) -> Vec<u64> {
+    sim_mode_at(&nodes.sim.base, json!({"mode": "down"}));
+    let ids: Vec<u64> = on
+        .iter()
+        .map(|i| {
+            let res = post_async(&nodes.nodes[*i], &examples::invoice());
+            res["data"]["documento"]["id"].as_u64().expect("id")
+        })
+        .collect();
+    let alive = &nodes.nodes[on[0]];
+    wait_all(alive, &ids, 6, WITHIN);
+    sim_mode_at(&nodes.sim.base, json!({"mode": "up"}));
+    wait_all(alive, &ids, 2, WITHIN);
+    ids
+}
+
+/// How many times recovery re-queued document `id`.
+fn requeued(nodes: &Nodes, id: u64) -> i64 {
+    nodes
+        .database()
+        .query_one(
+            "SELECT count(*) FROM document_history
+             WHERE document_id = $1 AND entry->>'actor' = 'recovery'
+               AND entry->>'event' = 'requeued'",
+            &[&(id as i64)],
+        )
+        .expect("history")
+        .get(0)
+}
+
+fn recovery_holders(nodes: &Nodes) -> Vec<usize> {
+    (0..nodes.nodes.len())
+        .filter(|i| {
+            nodes.nodes[*i].log().lines().any(|l| {
+                l.contains("now runs the once-per-service task") && l.contains("task=recovery")
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn recovery_runs_on_one_node_and_moves_when_it_is_killed() {
+    if !on_shared_database() {
+        return;
+    }
+    let mut nodes = Nodes::start(3, recovery_launch());
+    // Documents of every node, dead-lettered, are re-queued once each.
+    for id in dead_then_recovered(&nodes, &[0, 1, 2]) {
+        assert_eq!(requeued(&nodes, id), 1, "document {id}");
+    }
+    let holders = recovery_holders(&nodes);
+    assert_eq!(holders.len(), 1, "one node took the lease: {holders:?}");
+    let holder = holders[0];
+
+    // The holder dies: another node re-queues the next dead documents.
+    nodes.nodes[holder].kill();
+    let alive: Vec<usize> = (0..3).filter(|i| *i != holder).collect();
+    for id in dead_then_recovered(&nodes, &alive) {
+        assert_eq!(requeued(&nodes, id), 1, "document {id}");
+    }
+    let now: Vec<usize> = recovery_holders(&nodes)
+        .into_iter()
+        .filter(|i| *i != holder)
+        .collect();
+    assert_eq!(now.len(), 1, "one node alive took the lease: {now:?}");
+}
+
+const RECONCILED: &str = "emisor_reconciliation_last_pass_timestamp_seconds";
+const SWEPT: &str = "emisor_events_sweep_last_pass_timestamp_seconds";
+
+/// The nodes (among `alive`) whose `/metrics` show a pass of `gauge`'s
+/// task: a node that never ran the task has no such line.
+fn passed(nodes: &Nodes, alive: &[usize], gauge: &str) -> Vec<usize> {
+    alive
+        .iter()
+        .copied()
+        .filter(|i| {
+            let node = &nodes.nodes[*i];
+            let text = node
+                .client
+                .get(format!("{}/metrics", node.url))
+                .send()
+                .expect("metrics")
+                .text()
+                .expect("metrics text");
+            text.lines().any(|l| l.starts_with(gauge))
+        })
+        .collect()
+}
+
+#[test]
+fn reconciliation_and_the_events_sweep_pass_on_one_node_and_move_when_it_is_killed() {
+    if !on_shared_database() {
+        return;
+    }
+    let mut nodes = Nodes::start(
+        3,
+        fast_launch()
+            .env("EMISOR_RECONCILIATION__INTERVAL_S", "1")
+            .env("EMISOR_EVENTS_SWEEP__INTERVAL_S", "1"),
+    );
+    let all = [0, 1, 2];
+    wait_for("a reconciliation pass and a sweep", || {
+        !passed(&nodes, &all, RECONCILED).is_empty() && !passed(&nodes, &all, SWEPT).is_empty()
+    });
+    // Several more ticks of every node: still one node each.
+    std::thread::sleep(QUIET);
+    let reconciler = passed(&nodes, &all, RECONCILED);
+    let sweeper = passed(&nodes, &all, SWEPT);
+    assert_eq!(reconciler.len(), 1, "one node reconciles: {reconciler:?}");
+    assert_eq!(sweeper.len(), 1, "one node sweeps: {sweeper:?}");
+
+    // The reconciling node dies: another one takes its tasks.
+    let dead = reconciler[0];
+    nodes.nodes[dead].kill();
+    let alive: Vec<usize> = all.into_iter().filter(|i| *i != dead).collect();
+    let mut moved = vec![RECONCILED];
+    if sweeper[0] == dead {
+        moved.push(SWEPT);
+    }
+    wait_for("the tasks of the dead node move", || {
+        moved.iter().all(|g| !passed(&nodes, &alive, g).is_empty())
+    });
+    std::thread::sleep(QUIET);
+    for gauge in [RECONCILED, SWEPT] {
+        let now = passed(&nodes, &alive, gauge);
+        assert_eq!(now.len(), 1, "{gauge} on one node alive: {now:?}");
+    }
 }
