@@ -233,3 +233,18 @@ fn ask(client: &mut postgres::Client, task: ServiceTask) -> Result<Holding, post
         _ => Holding::Not,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_task_has_a_lock_and_a_session_of_its_own() {
+        let keys: std::collections::BTreeSet<i32> =
+            ServiceTask::ALL.iter().map(|t| t.key()).collect();
+        assert_eq!(keys.len(), ServiceTask::ALL.len());
+        for (i, task) in ServiceTask::ALL.iter().enumerate() {
+            assert_eq!(task.index(), i, "{task}");
+        }
+    }
+}
