@@ -219,13 +219,7 @@ impl Sweep {
         loop {
             // Once per service: the node holding the task's lease sweeps,
             // from the cursors every node reads from the store.
-            if !self
-                .issuing
-                .store
-                .hold_service_task(ServiceTask::EventsSweep)
-                .await
-                .runs()
-            {
+            if !self.holds().await {
                 tokio::time::sleep(pause).await;
                 continue;
             }
@@ -240,6 +234,15 @@ impl Sweep {
             }
             tokio::time::sleep(pause).await;
         }
+    }
+
+    /// Whether this node holds the sweep's lease (always, on sled).
+    async fn holds(&self) -> bool {
+        self.issuing
+            .store
+            .hold_service_task(ServiceTask::EventsSweep)
+            .await
+            .runs()
     }
 
     /// One sweep of every company's invoices in both environments, the
@@ -284,6 +287,11 @@ impl Sweep {
                     Some(doc) => {
                         self.ask(lane, doc).await;
                         i += 1;
+                        // A long pass stops once another node holds the
+                        // sweep: it goes on from the saved cursors.
+                        if !self.holds().await {
+                            return Ok(());
+                        }
                     }
                     None => {
                         // A finished sweep starts from the top next time.
