@@ -5,5 +5,6 @@
 
 mod authority;
 mod families;
+mod once;
 mod rate_limit;
 mod references;
