@@ -19,6 +19,7 @@ mod connect;
 mod documents;
 mod issuer;
 pub(crate) mod keys;
+pub(crate) mod node_lease;
 pub(crate) mod nodes;
 pub(crate) mod off_runtime;
 mod point;
@@ -129,6 +130,9 @@ pub struct PgStore {
     pub(crate) keys: Arc<RwLock<Arc<Keyring>>>,
     /// An import in progress: its one transaction.
     pub(crate) import: Arc<std::sync::Mutex<keys::ImportTx>>,
+    /// This process's node: a fresh id at each open
+    /// ([`node_lease`](crate::engine::postgres::node_lease)).
+    pub(crate) node: Arc<str>,
 }
 
 /// The tables whose records hold secrets, with the sled tree whose secret
@@ -180,6 +184,7 @@ impl PgStore {
             connect_timeout: options.connect_timeout,
             keys: Arc::new(RwLock::new(provisional)),
             import: Arc::default(),
+            node: node_lease::new_node_id()?.into(),
         };
         let inventory = off_runtime(|| {
             store.migrate()?;

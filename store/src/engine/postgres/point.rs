@@ -71,6 +71,7 @@ impl PgStore {
             connect_timeout: self.connect_timeout,
             keys: Arc::new(RwLock::new(self.keyring())),
             import: Arc::default(),
+            node: Arc::clone(&self.node),
         };
         // The snapshot is taken: check it is the transaction's.
         let isolation: String = off_runtime(|| {
