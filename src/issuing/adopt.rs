@@ -72,7 +72,7 @@ pub async fn adopt(issuing: &Arc<Issuing>, grace: Duration) -> Result<(), StoreE
     }
     let jobs = issuing.store.adopt_jobs(grace).await?;
     if !jobs.is_empty() {
-        tracing::info!(jobs = jobs.len(), "adopted a dead node's queued jobs");
+        tracing::warn!(jobs = jobs.len(), "adopted a dead node's queued jobs");
     }
     for job in &jobs {
         issuing.schedule(job);

@@ -64,15 +64,8 @@ impl Nodes {
             next: AtomicUsize::new(0),
             _one_at_a_time: one_at_a_time,
         };
-        for i in 0..n {
-            let dir = nodes.node_dir(i);
-            std::fs::DirBuilder::new()
-                .mode(0o700)
-                .create(&dir)
-                .expect("node data dir");
-            write_key(&dir, &key);
-            let app = nodes.start_node(i);
-            nodes.nodes.push(app);
+        for _ in 0..n {
+            nodes.add(&key);
         }
         let keys = nodes.nodes[0].keys.clone();
         assert!(keys.is_object(), "the first node made the demo company");
@@ -80,6 +73,26 @@ impl Nodes {
             node.keys = keys.clone();
         }
         nodes
+    }
+
+    /// Another node, started on a data dir of its own (with the key).
+    fn add(&mut self, key: &[u8; 32]) {
+        let i = self.nodes.len();
+        let dir = self.node_dir(i);
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .expect("node data dir");
+        write_key(&dir, key);
+        let app = self.start_node(i);
+        self.nodes.push(app);
+    }
+
+    /// One more node joins the running ones.
+    pub fn join(&mut self) -> &TestApp {
+        let key = master_key_for(self.root.path());
+        self.add(&key);
+        self.nodes.last().expect("the node joined")
     }
 
     fn node_dir(&self, i: usize) -> PathBuf {
@@ -118,6 +131,11 @@ impl Nodes {
 
     pub fn get(&self, path: &str, key: &str) -> Response {
         self.next().get(path, key)
+    }
+
+    /// The shared database's URL.
+    pub fn database_url(&self) -> String {
+        database_url_of(self.root.path())
     }
 
     /// The shared database, for the test's own reads.

@@ -1,0 +1,132 @@
+//! Queued work across nodes: each job runs on one node's timetable, under
+//! a claim named with its node; a node that joins takes none of a live
+//! node's work, and a node killed mid-load has its queued jobs and its
+//! half-built documents taken up by the others, which ask the authority
+//! first about a transmission that may have landed (docs/operations.md,
+//! "Several nodes").
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use emisor::api::invoice_request::examples;
+use serde_json::json;
+
+use crate::support::async_load::*;
+use crate::support::flow::*;
+use crate::support::nodes::*;
+
+/// The stored jobs by kind, once none is left (30 s at most).
+fn assert_no_job_left(nodes: &Nodes) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left: BTreeMap<String, i64> = nodes
+            .database()
+            .query("SELECT kind, count(*) FROM jobs GROUP BY kind", &[])
+            .expect("read the jobs")
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        if left.is_empty() {
+            return;
+        }
+        assert!(Instant::now() < deadline, "jobs left: {left:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn stored_jobs(nodes: &Nodes) -> i64 {
+    nodes
+        .database()
+        .query_one("SELECT count(*) FROM jobs", &[])
+        .expect("count the jobs")
+        .get(0)
+}
+
+/// A node started while the first has transmissions queued (the
+/// authority answering slowly) sends none of them: each code reaches the
+/// authority once.
+#[test]
+fn a_node_joining_while_another_has_queued_jobs_sends_none_of_them_twice() {
+    if !on_shared_database() {
+        return;
+    }
+    let mut nodes = Nodes::start(1, fast_launch());
+    sim_mode_at(&nodes.sim.base, json!({"mode": "slow", "latency_ms": 500}));
+    let ids: Vec<u64> = (0..30)
+        .map(|_| {
+            let res = post_async(nodes.first(), &examples::invoice());
+            res["data"]["documento"]["id"].as_u64().expect("id")
+        })
+        .collect();
+    nodes.join();
+    assert!(
+        stored_jobs(&nodes) > 0,
+        "the queue was empty when the second node had started"
+    );
+    wait_all(nodes.first(), &ids, 2, Duration::from_secs(90));
+    let stats = sim_stats_at(&nodes.sim.base);
+    let received: BTreeMap<String, u64> =
+        serde_json::from_value(stats["received"].clone()).expect("received");
+    let twice: Vec<_> = received.iter().filter(|(_, n)| **n != 1).collect();
+    assert!(twice.is_empty(), "sent more than once: {twice:?}");
+    assert_eq!(received.len(), 30, "{stats}");
+    assert_eq!(stats["calls"]["SendBillSync"], 30, "{stats}");
+    assert_no_job_left(&nodes);
+}
+
+/// SIGKILL of one of three nodes while six clients spread asynchronous
+/// invoices, support documents and POS receipts over them and the
+/// authority answers slowly; the killed node is not started again. The
+/// others take up its queued jobs and its half-built documents: every
+/// document answered 202 is accepted by the authority exactly once, the
+/// numbering has no gap, no job and no half-built document is left.
+#[test]
+fn a_node_killed_under_async_load_has_its_work_taken_up_by_the_others() {
+    if !on_shared_database() {
+        return;
+    }
+    let mut nodes = Nodes::start(3, fast_launch().capture_log());
+    sim_mode_at(&nodes.sim.base, json!({"mode": "slow", "latency_ms": 1000}));
+    let load = {
+        let apps: Vec<&_> = nodes.nodes.iter().collect();
+        Load::spread(&apps, 6)
+    };
+    load.wait_until("45 answered with a call in flight", |load| {
+        load.count(202) >= 45 && in_flight(&nodes.sim)
+    });
+    nodes.nodes[1].kill();
+    let at_kill = sim_stats_at(&nodes.sim.base);
+    let before = load.count(202);
+    load.wait_until("the other nodes answering on", |load| {
+        load.count(202) >= before + 12
+    });
+    let outcomes = load.finish();
+    // The killed node's requests after the kill got no answer.
+    assert_only(&outcomes, |o| o.status == 0);
+    let answered = answered(&outcomes);
+    assert!(
+        at_kill["accepted_count"].as_u64() < Some(answered.len() as u64),
+        "the kill came after everything was sent: {at_kill}"
+    );
+
+    sim_mode_at(&nodes.sim.base, json!({"mode": "up"}));
+    check_the_end(nodes.first(), &nodes.sim, &answered, &nodes.database_url());
+    assert_no_job_left(&nodes);
+    let survivors = [&nodes.nodes[0], &nodes.nodes[2]];
+    for node in survivors {
+        assert_no_panic(node);
+    }
+    assert!(
+        survivors
+            .iter()
+            .any(|n| n.log().contains("adopted a dead node's queued jobs")),
+        "no node took up the killed node's jobs"
+    );
+    eprintln!(
+        "one of three nodes killed: {} answered 202, {} accepted and {} in flight at the kill; {} status queries",
+        answered.len(),
+        at_kill["accepted_count"],
+        at_kill["in_flight"],
+        sim_stats_at(&nodes.sim.base)["calls"]["GetStatus"]
+    );
+}
