@@ -50,6 +50,10 @@ fn dead(col: &str) -> String {
     DEAD.replace("{col}", col)
 }
 
+const RENEW: &str = "INSERT INTO node_leases (node, expires_at)
+     VALUES ($1, now() + make_interval(secs => $2::float8))
+     ON CONFLICT (node) DO UPDATE SET expires_at = excluded.expires_at";
+
 /// At most this many rows are adopted by one statement.
 const ADOPT_BATCH: i64 = 500;
 
@@ -67,14 +71,28 @@ impl PgStore {
     /// Writes this node's lease until `lease` from now.
     pub(crate) fn renew_node_lease(&self, lease: Duration) -> StoreResult<()> {
         self.conn()?
-            .execute(
-                "INSERT INTO node_leases (node, expires_at)
-                 VALUES ($1, now() + make_interval(secs => $2::float8))
-                 ON CONFLICT (node) DO UPDATE SET expires_at = excluded.expires_at",
-                &[&self.node(), &lease.as_secs_f64()],
-            )
+            .execute(RENEW, &[&self.node(), &lease.as_secs_f64()])
             .map_err(db_error)?;
         Ok(())
+    }
+
+    /// [`renew_node_lease`](Self::renew_node_lease) on the lease's own
+    /// connection, out of the pool (made again after a failure): a node
+    /// whose pool is busy with requests still renews on time.
+    fn renew_on(&self, client: &mut Option<postgres::Client>, lease: Duration) -> StoreResult<()> {
+        let conn = match client {
+            Some(c) if !c.is_closed() => c,
+            _ => {
+                let mut config = self.connect.config.clone();
+                config.connect_timeout(self.connect_timeout);
+                client.insert(config.connect(self.connect.tls.clone()).map_err(db_error)?)
+            }
+        };
+        let renewed = conn.execute(RENEW, &[&self.node(), &lease.as_secs_f64()]);
+        if renewed.is_err() {
+            *client = None;
+        }
+        renewed.map(|_| ()).map_err(db_error)
     }
 
     /// Ends this node's lease (a clean stop): the other nodes adopt its
@@ -196,6 +214,7 @@ struct Beat {
 impl Beat {
     fn run(&self, store: &PgStore, lease: Duration) {
         let every = lease / 4;
+        let mut client = None;
         let mut stopped = self.stop.lock().unwrap_or_else(PoisonError::into_inner);
         loop {
             stopped = self
@@ -206,7 +225,7 @@ impl Beat {
             if *stopped {
                 break;
             }
-            match store.renew_node_lease(lease) {
+            match store.renew_on(&mut client, lease) {
                 Ok(()) => {
                     if self.settled_at_ms.load(Ordering::Relaxed) == i64::MAX {
                         let now = Utc::now().timestamp_millis();
@@ -221,7 +240,7 @@ impl Beat {
                 }
             }
         }
-        drop(stopped);
+        drop((stopped, client));
         if let Err(e) = store.end_node_lease() {
             tracing::warn!(node = %store.node, error = %e, "ending the node's lease");
         }
