@@ -575,6 +575,29 @@ mod tests {
     }
 
     #[test]
+    fn the_node_lease_and_adoption_poll_are_scaled_with_floors() {
+        let mut r = Settings::load_from(&Overrides::default(), no_env())
+            .unwrap()
+            .resilience;
+        assert_eq!(r.node_lease(), Duration::from_secs(20));
+        assert_eq!(r.adopt_interval(), Duration::from_secs(5));
+        r.time_scale = 0.5;
+        assert_eq!(r.node_lease(), Duration::from_secs(10));
+        r.time_scale = 0.01;
+        assert_eq!(r.node_lease(), Duration::from_secs(2), "never under 2 s");
+        assert_eq!(r.adopt_interval(), Duration::from_millis(250));
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.toml");
+        std::fs::write(&file, "[resilience]\nnode_lease_s = 0\n").unwrap();
+        let o = Overrides {
+            config_file: Some(file),
+            ..Default::default()
+        };
+        let refused = Settings::load_from(&o, no_env()).unwrap_err();
+        assert!(refused.to_string().contains("node_lease_s"), "{refused}");
+    }
+
+    #[test]
     fn file_then_env_then_flags() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("c.toml");

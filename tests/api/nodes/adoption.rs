@@ -130,3 +130,50 @@ fn a_node_killed_under_async_load_has_its_work_taken_up_by_the_others() {
         sim_stats_at(&nodes.sim.base)["calls"]["GetStatus"]
     );
 }
+
+/// A node killed while its transmission is at the authority: the node
+/// that takes up the job asks the authority for the document's status
+/// before anything else, finds it accepted and records it without sending
+/// it again.
+#[test]
+fn a_transmission_in_flight_on_a_killed_node_is_asked_about_before_it_is_sent_again() {
+    if !on_shared_database() {
+        return;
+    }
+    let mut nodes = Nodes::start(2, fast_launch());
+    // Only the first node has work; each answer held back two seconds.
+    sim_mode_at(&nodes.sim.base, json!({"mode": "slow", "latency_ms": 2000}));
+    let ids: Vec<u64> = (0..5)
+        .map(|_| {
+            let res = post_async(nodes.first(), &examples::invoice());
+            res["data"]["documento"]["id"].as_u64().expect("id")
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while sim_stats_at(&nodes.sim.base)["in_flight"]
+        .as_u64()
+        .unwrap_or(0)
+        == 0
+    {
+        assert!(Instant::now() < deadline, "nothing in flight");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    nodes.nodes[0].kill();
+    let at_kill = sim_stats_at(&nodes.sim.base);
+    sim_mode_at(&nodes.sim.base, json!({"mode": "up"}));
+    wait_all(&nodes.nodes[1], &ids, 2, Duration::from_secs(60));
+    let stats = sim_stats_at(&nodes.sim.base);
+    let received: BTreeMap<String, u64> =
+        serde_json::from_value(stats["received"].clone()).expect("received");
+    let twice: Vec<_> = received.iter().filter(|(_, n)| **n != 1).collect();
+    assert!(twice.is_empty(), "sent more than once: {twice:?}");
+    assert_eq!(received.len(), 5, "{stats}");
+    assert_eq!(stats["calls"]["SendBillSync"], 5, "{stats}");
+    let asked = stats["calls"]["GetStatus"].as_u64().unwrap_or(0);
+    let in_flight = at_kill["in_flight"].as_u64().unwrap_or(0);
+    assert!(
+        asked >= in_flight,
+        "{in_flight} in flight at the kill, {asked} asked about: {stats}"
+    );
+    assert_no_job_left(&nodes);
+}
