@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use emisor_store::{NodeLease, StoreError};
 
-use super::resume::settle_half_built;
+use super::resume::{rebuild_when_back, settle_half_built};
 use super::Issuing;
 
 /// Registers this node in a shared database and keeps its lease renewed
@@ -58,24 +58,36 @@ pub fn start(issuing: &Arc<Issuing>, lease: Option<&Arc<NodeLease>>) {
 }
 
 /// Takes up the dead nodes' half-built documents, then their jobs (a row
-/// of a previous version's node once overdue by `grace`).
+/// of a previous version's node once overdue by `grace`), a batch at a
+/// time until none is left.
 pub async fn adopt(issuing: &Arc<Issuing>, grace: Duration) -> Result<(), StoreError> {
-    let docs = issuing.store.adopt_pending_builds(grace).await?;
-    if !docs.is_empty() {
-        tracing::info!(
+    loop {
+        let docs = issuing.store.adopt_pending_builds(grace).await?;
+        if docs.is_empty() {
+            break;
+        }
+        // Warnings: a node died (or stopped) with work of its own.
+        tracing::warn!(
             documents = docs.len(),
             "adopting a dead node's half-built documents"
         );
+        for doc in docs {
+            let id = doc.id;
+            if let Err(e) = settle_half_built(issuing, doc).await {
+                // It is this node's now: built once the store answers.
+                tracing::warn!(id, error = %e, "an adopted half-built document waits for the store");
+                rebuild_when_back(issuing, id);
+            }
+        }
     }
-    for doc in docs {
-        settle_half_built(issuing, doc).await?;
-    }
-    let jobs = issuing.store.adopt_jobs(grace).await?;
-    if !jobs.is_empty() {
+    loop {
+        let jobs = issuing.store.adopt_jobs(grace).await?;
+        if jobs.is_empty() {
+            return Ok(());
+        }
         tracing::warn!(jobs = jobs.len(), "adopted a dead node's queued jobs");
+        for job in &jobs {
+            issuing.schedule(job);
+        }
     }
-    for job in &jobs {
-        issuing.schedule(job);
-    }
-    Ok(())
 }

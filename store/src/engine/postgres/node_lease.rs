@@ -120,8 +120,9 @@ impl PgStore {
     }
 
     /// Jobs of dead nodes (and those of a previous schema's node overdue
-    /// by `grace`), moved to this node's timetable: each locked, so that
-    /// another node adopting at the same time skips it.
+    /// by `grace`), moved to this node's timetable, at most a batch at a
+    /// time (the caller asks again until none is left): each locked, so
+    /// that another node adopting at the same time skips it.
     pub(crate) fn adopt_jobs(&self, grace: Duration) -> StoreResult<Vec<Job>> {
         let overdue_ms = Utc::now().timestamp_millis() - grace.as_millis() as i64;
         let sql = format!(
@@ -134,23 +135,18 @@ impl PgStore {
              RETURNING record",
             dead("j.node")
         );
-        let mut adopted = Vec::new();
-        loop {
-            let rows = self
-                .conn()?
-                .query(&sql, &[&self.node(), &overdue_ms, &ADOPT_BATCH])
-                .map_err(db_error)?;
-            let n = rows.len();
-            adopted.extend(records::<Job>("jobs", &rows)?);
-            if (n as i64) < ADOPT_BATCH {
-                adopted.sort_by_key(|j| j.id);
-                return Ok(adopted);
-            }
-        }
+        let rows = self
+            .conn()?
+            .query(&sql, &[&self.node(), &overdue_ms, &ADOPT_BATCH])
+            .map_err(db_error)?;
+        let mut adopted: Vec<Job> = records("jobs", &rows)?;
+        adopted.sort_by_key(|j| j.id);
+        Ok(adopted)
     }
 
     /// Half-built documents of dead nodes (and those of a previous
-    /// schema's node untouched for `grace`), each as a draft (as
+    /// schema's node untouched for `grace`), at most a batch at a time,
+    /// each as a draft (as
     /// [`pending_builds`](crate::DocumentStore::pending_builds) gives them),
     /// to be built by this node from now: locked, so that another node
     /// adopting at the same time skips it, and one whose phase two is
