@@ -50,8 +50,8 @@ pub fn start(issuing: &Arc<Issuing>, lease: Option<&Arc<NodeLease>>) {
             if !settled {
                 continue;
             }
-            if let Err(e) = adopt(&issuing, grace).await {
-                tracing::warn!(error = %e, "adopting a dead node's work");
+            if let Err(e) = adopt(&issuing, grace, grace).await {
+                tracing::warn!(error = %e, "looking for the work of dead nodes");
             }
         }
     });
@@ -59,10 +59,17 @@ pub fn start(issuing: &Arc<Issuing>, lease: Option<&Arc<NodeLease>>) {
 
 /// Takes up the dead nodes' half-built documents, then their jobs (a row
 /// of a previous version's node once overdue by `grace`), a batch at a
-/// time until none is left.
-pub async fn adopt(issuing: &Arc<Issuing>, grace: Duration) -> Result<(), StoreError> {
+/// time until none is left; nothing unless this node's own lease has run
+/// without a break for `settle` (checked by the statements themselves: a
+/// poll that waited for the database may run just as it comes back, before
+/// the other nodes renewed theirs).
+pub async fn adopt(
+    issuing: &Arc<Issuing>,
+    grace: Duration,
+    settle: Duration,
+) -> Result<(), StoreError> {
     loop {
-        let docs = issuing.store.adopt_pending_builds(grace).await?;
+        let docs = issuing.store.adopt_pending_builds(grace, settle).await?;
         if docs.is_empty() {
             break;
         }
@@ -81,7 +88,7 @@ pub async fn adopt(issuing: &Arc<Issuing>, grace: Duration) -> Result<(), StoreE
         }
     }
     loop {
-        let jobs = issuing.store.adopt_jobs(grace).await?;
+        let jobs = issuing.store.adopt_jobs(grace, settle).await?;
         if jobs.is_empty() {
             return Ok(());
         }

@@ -21,9 +21,10 @@ const STORE_RETRY: Duration = Duration::from_secs(1);
 pub async fn resume(issuing: &Arc<Issuing>) -> anyhow::Result<()> {
     if issuing.store.is_shared() {
         // Other nodes may be serving: only a dead node's work is this
-        // node's to take up, under the rule of the adoption poll.
+        // node's to take up, under the rule of the adoption poll (at
+        // once: this node's lease has just begun).
         let lease = issuing.settings.resilience.node_lease();
-        super::adopt::adopt(issuing, lease).await?;
+        super::adopt::adopt(issuing, lease, Duration::ZERO).await?;
         return Ok(());
     }
     let pending = issuing.store.pending_builds().await?;

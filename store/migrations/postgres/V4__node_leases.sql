@@ -4,9 +4,13 @@
 -- documents. Additive: a node of the previous version writes none of the
 -- columns below, which stay NULL (no owner: adopted as a dead node's).
 
+-- live_since: since when the lease has run without a break (a renewal
+-- after it expired starts it again); a node adopts only once its own has
+-- run a whole lease, so that after the database was away every node has
+-- renewed its own before any judges another dead.
 CREATE TABLE node_leases (
     node        text PRIMARY KEY,
-    started_at  timestamptz NOT NULL DEFAULT now(),
+    live_since  timestamptz NOT NULL DEFAULT now(),
     expires_at  timestamptz NOT NULL
 );
 

@@ -168,23 +168,31 @@ impl AsyncStore {
     }
 
     /// The jobs of dead nodes, moved to this node's timetable (a previous
-    /// schema's node's once overdue by `grace`).
-    pub async fn adopt_jobs(&self, grace: Duration) -> StoreResult<Vec<Job>> {
+    /// schema's node's once overdue by `grace`), a batch at a time; none
+    /// unless this node's own lease has run without a break for `settle`.
+    pub async fn adopt_jobs(&self, grace: Duration, settle: Duration) -> StoreResult<Vec<Job>> {
         let Engine::Postgres(pg) = &self.engine else {
             return Err(not_shared());
         };
         let pg = pg.clone();
-        self.pool.run(move || pg.adopt_jobs(grace)).await
+        self.pool.run(move || pg.adopt_jobs(grace, settle)).await
     }
 
     /// The half-built documents of dead nodes, each as a draft, to be built
     /// by this node (a previous schema's node's once untouched for
-    /// `grace`).
-    pub async fn adopt_pending_builds(&self, grace: Duration) -> StoreResult<Vec<DocumentRecord>> {
+    /// `grace`), a batch at a time; none unless this node's own lease has
+    /// run without a break for `settle`.
+    pub async fn adopt_pending_builds(
+        &self,
+        grace: Duration,
+        settle: Duration,
+    ) -> StoreResult<Vec<DocumentRecord>> {
         let Engine::Postgres(pg) = &self.engine else {
             return Err(not_shared());
         };
         let pg = pg.clone();
-        self.pool.run(move || pg.adopt_pending_builds(grace)).await
+        self.pool
+            .run(move || pg.adopt_pending_builds(grace, settle))
+            .await
     }
 }

@@ -1317,8 +1317,14 @@ fn a_live_nodes_claims_and_work_stay_its_own_and_a_dead_nodes_are_taken_over() {
     let r = own_resolution(&a, 1, 100);
     let job = a.put_job(job_at(r.company_id, now + 60_000)).unwrap();
     let half = a.create_document(new_doc(&r, None)).unwrap();
-    assert!(b.adopt_jobs(hour).unwrap().is_empty(), "a is alive");
-    assert!(b.adopt_pending_builds(hour).unwrap().is_empty());
+    assert!(
+        b.adopt_jobs(hour, Duration::ZERO).unwrap().is_empty(),
+        "a is alive"
+    );
+    assert!(b
+        .adopt_pending_builds(hour, Duration::ZERO)
+        .unwrap()
+        .is_empty());
     assert_eq!(a.own_jobs().unwrap().len(), 1);
 
     expire(&db, &a);
@@ -1328,7 +1334,7 @@ fn a_live_nodes_claims_and_work_stay_its_own_and_a_dead_nodes_are_taken_over() {
         format!("transmit@{}", b.node()),
         "a dead node's claim is taken"
     );
-    let adopted = b.adopt_jobs(hour).unwrap();
+    let adopted = b.adopt_jobs(hour, Duration::ZERO).unwrap();
     assert_eq!(adopted.iter().map(|j| j.id).collect::<Vec<_>>(), [job.id]);
     assert!(
         adopted[0].in_flight,
@@ -1336,13 +1342,30 @@ fn a_live_nodes_claims_and_work_stay_its_own_and_a_dead_nodes_are_taken_over() {
     );
     assert_eq!(b.own_jobs().unwrap().len(), 1);
     assert!(a.own_jobs().unwrap().is_empty());
-    let docs = b.adopt_pending_builds(hour).unwrap();
+    let docs = b.adopt_pending_builds(hour, Duration::ZERO).unwrap();
     assert_eq!(docs.iter().map(|d| d.id).collect::<Vec<_>>(), [half.id]);
     assert_eq!(docs[0].state, state::DRAFT);
+    // a, judged dead, finds its phase two refused; b's goes through.
+    let mut built = half.clone();
+    built.pending_build = false;
+    built.state = state::QUEUED;
+    let refused = a.complete_document(&built, &files(None), None, &history("built"));
+    assert!(
+        matches!(refused, Err(StoreError::Unavailable(_))),
+        "{refused:?}"
+    );
+    assert!(a.document(half.id).unwrap().unwrap().pending_build);
+    built.state = state::DRAFT;
+    b.complete_document(&built, &files(None), None, &history("built"))
+        .unwrap();
+    assert!(!b.document(half.id).unwrap().unwrap().pending_build);
     // Adopted once: b is alive.
     a.renew_node_lease(hour).unwrap();
-    assert!(a.adopt_jobs(hour).unwrap().is_empty());
-    assert!(a.adopt_pending_builds(hour).unwrap().is_empty());
+    assert!(a.adopt_jobs(hour, Duration::ZERO).unwrap().is_empty());
+    assert!(a
+        .adopt_pending_builds(hour, Duration::ZERO)
+        .unwrap()
+        .is_empty());
 }
 
 /// Two nodes adopting a dead node's many jobs at once take each once.
@@ -1366,7 +1389,7 @@ fn a_dead_nodes_jobs_are_adopted_once_by_nodes_adopting_together() {
                 scope.spawn(move || {
                     let mut mine = Vec::new();
                     loop {
-                        let batch = s.adopt_jobs(hour).unwrap();
+                        let batch = s.adopt_jobs(hour, Duration::ZERO).unwrap();
                         if batch.is_empty() {
                             return mine;
                         }
@@ -1445,17 +1468,21 @@ fn a_database_before_node_leases_opens_and_its_work_is_adopted_when_overdue() {
     let s = db.open();
     s.renew_node_lease(Duration::from_secs(3600)).unwrap();
     let minute = Duration::from_secs(60);
-    let adopted = s.adopt_jobs(minute).unwrap();
+    let adopted = s.adopt_jobs(minute, Duration::ZERO).unwrap();
     assert_eq!(
         adopted.iter().map(|j| j.id).collect::<Vec<_>>(),
         [overdue.id]
     );
     assert!(s.job(due_now.id).unwrap().is_some());
     assert!(
-        s.adopt_pending_builds(minute).unwrap().is_empty(),
+        s.adopt_pending_builds(minute, Duration::ZERO)
+            .unwrap()
+            .is_empty(),
         "touched just now"
     );
-    let docs = s.adopt_pending_builds(Duration::ZERO).unwrap();
+    let docs = s
+        .adopt_pending_builds(Duration::ZERO, Duration::ZERO)
+        .unwrap();
     assert_eq!(docs.iter().map(|d| d.id).collect::<Vec<_>>(), [half.id]);
     assert_eq!(s.claim_job(overdue.id, "transmit", now, 1).unwrap(), None);
     assert!(s
@@ -1463,4 +1490,42 @@ fn a_database_before_node_leases_opens_and_its_work_is_adopted_when_overdue() {
         .unwrap()
         .is_some());
     assert_eq!(s.document(half.id).unwrap().unwrap().number, 1);
+}
+
+/// A node adopts only once its own lease has run without a break for the
+/// settling time; a renewal after its lease expired starts that time again
+/// (the database was away: the others get the time to renew theirs).
+#[test]
+fn a_node_adopts_only_once_its_own_lease_has_run_unbroken() {
+    use std::time::Duration;
+    let Some(db) = TestDb::new() else { return };
+    let (dead, b) = (db.open(), db.open());
+    let (hour, minute) = (Duration::from_secs(3600), Duration::from_secs(60));
+    let r = own_resolution(&dead, 1, 10);
+    let job = dead.put_job(job_at(r.company_id, 0)).unwrap();
+    b.renew_node_lease(hour).unwrap();
+    assert!(
+        b.adopt_jobs(hour, minute).unwrap().is_empty(),
+        "just renewed"
+    );
+    let back = |db: &TestDb, s: &PgStore, expires: &str| {
+        db.client()
+            .execute(
+                &format!(
+                    "UPDATE node_leases SET live_since = now() - interval '2 minutes',
+                         expires_at = {expires} WHERE node = $1"
+                ),
+                &[&s.node()],
+            )
+            .unwrap();
+    };
+    // Expired, then renewed: unbroken only from the renewal.
+    back(&db, &b, "now() - interval '1 second'");
+    b.renew_node_lease(hour).unwrap();
+    assert!(b.adopt_jobs(hour, minute).unwrap().is_empty(), "broken");
+    // Renewed while live: the time runs on.
+    back(&db, &b, "now() + interval '1 hour'");
+    b.renew_node_lease(hour).unwrap();
+    let adopted = b.adopt_jobs(hour, minute).unwrap();
+    assert_eq!(adopted.iter().map(|j| j.id).collect::<Vec<_>>(), [job.id]);
 }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use emisor::api::invoice_request::examples;
 use serde_json::json;
 
+use crate::support::app::TestApp;
 use crate::support::async_load::*;
 use crate::support::flow::*;
 use crate::support::nodes::*;
@@ -32,6 +33,14 @@ fn assert_no_job_left(nodes: &Nodes) {
         assert!(Instant::now() < deadline, "jobs left: {left:?}");
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Whether `node` took up a dead node's jobs or half-built documents (it
+/// says so in its log, a warning).
+fn took_up_work(node: &TestApp) -> bool {
+    let log = node.log();
+    log.contains("adopted a dead node's queued jobs")
+        || log.contains("adopting a dead node's half-built documents")
 }
 
 fn stored_jobs(nodes: &Nodes) -> i64 {
@@ -70,7 +79,7 @@ fn a_node_joining_under_load_takes_none_of_the_live_nodes_work() {
     check_the_end(nodes.first(), &nodes.sim, &answered, &nodes.database_url());
     assert_no_job_left(&nodes);
     assert!(
-        !nodes.nodes[1].log().contains("a dead node's"),
+        !took_up_work(&nodes.nodes[1]),
         "the joining node took up work of a live node"
     );
     for node in &nodes.nodes {
@@ -121,9 +130,7 @@ fn a_node_killed_under_async_load_has_its_work_taken_up_by_the_others() {
         assert_no_panic(node);
     }
     assert!(
-        survivors
-            .iter()
-            .any(|n| n.log().contains("adopted a dead node's queued jobs")),
+        survivors.iter().any(|n| took_up_work(n)),
         "no node took up the killed node's jobs"
     );
     eprintln!(
@@ -180,4 +187,50 @@ fn a_transmission_in_flight_on_a_killed_node_is_asked_about_before_it_is_sent_ag
         "{in_flight} in flight at the kill, {asked} asked about: {stats}"
     );
     assert_no_job_left(&nodes);
+}
+
+/// The database gone for three seconds (every node's lease runs out
+/// meanwhile) while six clients spread asynchronous documents over three
+/// nodes: each node, back, renews its own lease before it judges any
+/// other dead, so none takes up another's work, and every document
+/// answered 202 is accepted once, the numbering whole, no job left.
+#[test]
+fn the_database_gone_under_load_makes_no_node_take_up_another_nodes_work() {
+    if !on_shared_database() {
+        return;
+    }
+    let nodes = Nodes::start(3, fast_launch().capture_log());
+    sim_mode_at(&nodes.sim.base, json!({"mode": "slow", "latency_ms": 300}));
+    let load = {
+        let apps: Vec<&_> = nodes.nodes.iter().collect();
+        Load::spread(&apps, 6)
+    };
+    load.wait_until("30 answered with a call in flight", |load| {
+        load.count(202) >= 30 && in_flight(&nodes.sim)
+    });
+    nodes.database_away(true);
+    load.wait_until("refused 503 while the database is gone", |load| {
+        load.count(503) >= 6
+    });
+    std::thread::sleep(Duration::from_secs(3));
+    nodes.database_away(false);
+    let before = load.count(202);
+    load.wait_until("taking new documents again", |load| {
+        load.count(202) >= before + 12
+    });
+    let outcomes = load.finish();
+    assert_only(&outcomes, |o| {
+        o.status == 503 && o.body["error"]["code"] == "STORE_UNAVAILABLE"
+    });
+    sim_mode_at(&nodes.sim.base, json!({"mode": "up"}));
+    let answered = answered(&outcomes);
+    check_the_end(nodes.first(), &nodes.sim, &answered, &nodes.database_url());
+    assert_no_job_left(&nodes);
+    for node in &nodes.nodes {
+        assert_no_panic(node);
+        assert!(
+            !took_up_work(node),
+            "a node took up the work of a live one after the outage"
+        );
+    }
 }

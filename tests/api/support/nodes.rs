@@ -138,6 +138,12 @@ impl Nodes {
         database_url_of(self.root.path())
     }
 
+    /// The shared database gone for every node (connections refused and
+    /// ended: `away`), or back.
+    pub fn database_away(&self, away: bool) {
+        database_admin(self.root.path(), !away);
+    }
+
     /// The shared database, for the test's own reads.
     pub fn database(&self) -> postgres::Client {
         database_client(self.root.path())

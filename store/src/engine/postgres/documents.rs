@@ -259,6 +259,26 @@ fn queue_email_in(
     Ok((log, job))
 }
 
+/// Refuses phase two of a half-built document that another node has
+/// taken up (this node was judged dead: its lease ran out): that node
+/// builds it into a draft, and this one's caller hears 503 rather than
+/// 200 or 202. The row stays locked to the commit, so an adoption waits
+/// for it or skips it.
+fn still_building(client: &mut impl Sql, id: u64, node: &str) -> StoreResult<()> {
+    let row = client
+        .query_opt(
+            "SELECT build_node FROM documents WHERE id = $1 AND pending_build FOR UPDATE",
+            &[&big(id)?],
+        )
+        .map_err(db_error)?;
+    match row.and_then(|r| r.get::<_, Option<String>>(0)) {
+        Some(builder) if builder != node => Err(StoreError::Unavailable(
+            "this node's lease ran out and another node took the document up".into(),
+        )),
+        _ => Ok(()),
+    }
+}
+
 impl PgStore {
     /// Runs `f` in one transaction, committed before this returns.
     pub(crate) fn in_transaction<T>(
@@ -282,6 +302,7 @@ impl PgStore {
         history: &HistoryEntry,
     ) -> StoreResult<Option<Job>> {
         self.in_transaction(|tx| {
+            still_building(tx, doc.id, &self.node)?;
             put_files(tx, doc.id, files)?;
             let job = job
                 .map(|j| put_job_in(tx, j, Some(&self.node)))

@@ -52,7 +52,18 @@ fn dead(col: &str) -> String {
 
 const RENEW: &str = "INSERT INTO node_leases (node, expires_at)
      VALUES ($1, now() + make_interval(secs => $2::float8))
-     ON CONFLICT (node) DO UPDATE SET expires_at = excluded.expires_at";
+     ON CONFLICT (node) DO UPDATE SET expires_at = excluded.expires_at,
+         live_since = CASE WHEN node_leases.expires_at <= now() THEN now()
+                           ELSE node_leases.live_since END";
+
+/// The adopter's own lease has run without a break for `$settle` seconds
+/// (its statement's parameter).
+fn settled(settle: &str) -> String {
+    format!(
+        "EXISTS (SELECT 1 FROM node_leases me WHERE me.node = $1 AND me.expires_at > now()
+             AND me.live_since <= now() - make_interval(secs => {settle}::float8))"
+    )
+}
 
 /// At most this many rows are adopted by one statement.
 const ADOPT_BATCH: i64 = 500;
@@ -122,22 +133,32 @@ impl PgStore {
     /// Jobs of dead nodes (and those of a previous schema's node overdue
     /// by `grace`), moved to this node's timetable, at most a batch at a
     /// time (the caller asks again until none is left): each locked, so
-    /// that another node adopting at the same time skips it.
-    pub(crate) fn adopt_jobs(&self, grace: Duration) -> StoreResult<Vec<Job>> {
+    /// that another node adopting at the same time skips it. None unless
+    /// this node's own lease has run without a break for `settle`.
+    pub(crate) fn adopt_jobs(&self, grace: Duration, settle: Duration) -> StoreResult<Vec<Job>> {
         let overdue_ms = Utc::now().timestamp_millis() - grace.as_millis() as i64;
         let sql = format!(
             "UPDATE jobs SET node = $1 WHERE id IN (
                  SELECT j.id FROM jobs j
-                 WHERE j.node IS DISTINCT FROM $1
+                 WHERE j.node IS DISTINCT FROM $1 AND {}
                    AND CASE WHEN j.node IS NULL THEN j.run_at_ms < $2 ELSE {} END
                  ORDER BY j.id LIMIT $3
                  FOR UPDATE SKIP LOCKED)
              RETURNING record",
+            settled("$4"),
             dead("j.node")
         );
         let rows = self
             .conn()?
-            .query(&sql, &[&self.node(), &overdue_ms, &ADOPT_BATCH])
+            .query(
+                &sql,
+                &[
+                    &self.node(),
+                    &overdue_ms,
+                    &ADOPT_BATCH,
+                    &settle.as_secs_f64(),
+                ],
+            )
             .map_err(db_error)?;
         let mut adopted: Vec<Job> = records("jobs", &rows)?;
         adopted.sort_by_key(|j| j.id);
@@ -148,25 +169,39 @@ impl PgStore {
     /// schema's node untouched for `grace`), at most a batch at a time,
     /// each as a draft (as
     /// [`pending_builds`](crate::DocumentStore::pending_builds) gives them),
-    /// to be built by this node from now: locked, so that another node
+    /// to be built by this node from now (none unless this node's own
+    /// lease has run without a break for `settle`): locked, so that another node
     /// adopting at the same time skips it, and one whose phase two is
     /// committing is left to it.
-    pub(crate) fn adopt_pending_builds(&self, grace: Duration) -> StoreResult<Vec<DocumentRecord>> {
+    pub(crate) fn adopt_pending_builds(
+        &self,
+        grace: Duration,
+        settle: Duration,
+    ) -> StoreResult<Vec<DocumentRecord>> {
         let sql = format!(
             "UPDATE documents SET build_node = $1 WHERE id IN (
                  SELECT d.id FROM documents d
-                 WHERE d.pending_build AND d.build_node IS DISTINCT FROM $1
+                 WHERE d.pending_build AND d.build_node IS DISTINCT FROM $1 AND {}
                    AND CASE WHEN d.build_node IS NULL
                        THEN d.updated_at < now() - make_interval(secs => $2::float8)
                        ELSE {} END
                  ORDER BY d.id LIMIT $3
                  FOR UPDATE SKIP LOCKED)
              RETURNING record",
+            settled("$4"),
             dead("d.build_node")
         );
         let rows = self
             .conn()?
-            .query(&sql, &[&self.node(), &grace.as_secs_f64(), &ADOPT_BATCH])
+            .query(
+                &sql,
+                &[
+                    &self.node(),
+                    &grace.as_secs_f64(),
+                    &ADOPT_BATCH,
+                    &settle.as_secs_f64(),
+                ],
+            )
             .map_err(db_error)?;
         let mut docs: Vec<DocumentRecord> = records("documents", &rows)?;
         docs.sort_by_key(|d| d.id);
