@@ -413,7 +413,9 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     registrar
         .register(demo_companies(opened_store.store())?)
         .await;
+    let node_lease = crate::issuing::adopt::join(&actors.issuing)?;
     crate::issuing::resume::resume(&actors.issuing).await?;
+    crate::issuing::adopt::start(&actors.issuing, node_lease.as_ref());
     crate::issuing::invoice_events::copy_check::at_start(&actors.issuing).await;
     let operator = crate::operator::OperatorEvents::new(actors.issuing.clone());
     crate::operator::warnings::start(operator.clone());
@@ -532,6 +534,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     for arbiter in &actors.arbiters {
         arbiter.stop();
     }
+    drop(node_lease);
     // Actors and store threads still hold the store: it is closed here,
     // not when the last handle goes (which the process exit never waits for).
     opened_store.close()?;

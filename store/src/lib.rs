@@ -41,8 +41,8 @@ mod traits;
 mod tests;
 
 pub use async_store::{
-    AsyncStore, AuthoritySlot, Holding, IssuerRecords, NumberTaken, NumberWatch, PayloadClaim,
-    ResolutionChoice, ServiceTask,
+    AsyncStore, AuthoritySlot, Holding, IssuerRecords, NodeLease, NumberTaken, NumberWatch,
+    PayloadClaim, ResolutionChoice, ServiceTask,
 };
 pub use durability::flusher::{Committed, FlusherPause, IncomingCommit};
 pub use encoding::{codec, trees};

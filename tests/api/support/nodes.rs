@@ -75,12 +75,7 @@ impl Nodes {
             _one_at_a_time: one_at_a_time,
         };
         for i in 0..n {
-            let dir = nodes.node_dir(i);
-            std::fs::DirBuilder::new()
-                .mode(0o700)
-                .create(&dir)
-                .expect("node data dir");
-            write_key(&dir, &key);
+            nodes.make_dir(i, &key);
             if !together {
                 let app = nodes.start_node(i);
                 nodes.nodes.push(app);
@@ -120,6 +115,26 @@ impl Nodes {
         nodes
     }
 
+    /// Node `i`'s data dir, made with the key.
+    fn make_dir(&self, i: usize, key: &[u8; 32]) {
+        let dir = self.node_dir(i);
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .expect("node data dir");
+        write_key(&dir, key);
+    }
+
+    /// One more node joins the running ones.
+    pub fn join(&mut self) -> &TestApp {
+        let key = master_key_for(self.root.path());
+        let i = self.nodes.len();
+        self.make_dir(i, &key);
+        let app = self.start_node(i);
+        self.nodes.push(app);
+        self.nodes.last().expect("the node joined")
+    }
+
     fn node_dir(&self, i: usize) -> PathBuf {
         self.root.path().join(format!("node-{i}"))
     }
@@ -156,6 +171,17 @@ impl Nodes {
 
     pub fn get(&self, path: &str, key: &str) -> Response {
         self.next().get(path, key)
+    }
+
+    /// The shared database's URL.
+    pub fn database_url(&self) -> String {
+        database_url_of(self.root.path())
+    }
+
+    /// The shared database gone for every node (connections refused and
+    /// ended: `away`), or back.
+    pub fn database_away(&self, away: bool) {
+        database_admin(self.root.path(), !away);
     }
 
     /// The shared database, for the test's own reads.

@@ -100,7 +100,13 @@ pub(crate) fn add_history(client: &mut impl Sql, id: u64, h: &HistoryEntry) -> S
 }
 
 /// Stores (or replaces) a job; id 0 gets a new one.
-pub(crate) fn put_job_in(client: &mut impl Sql, mut job: Job) -> StoreResult<Job> {
+/// The job written by `node` (`None`: an import), whose timetable then
+/// holds it: every writer of a job schedules it where it runs.
+pub(crate) fn put_job_in(
+    client: &mut impl Sql,
+    mut job: Job,
+    node: Option<&str>,
+) -> StoreResult<Job> {
     if job.id == 0 {
         job.id = unsigned(
             client
@@ -112,11 +118,11 @@ pub(crate) fn put_job_in(client: &mut impl Sql, mut job: Job) -> StoreResult<Job
     let document = job.document_id.map(big).transpose()?;
     client
         .execute(
-            "INSERT INTO jobs (id, kind, company_id, document_id, run_at_ms, created_at, record)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)
+            "INSERT INTO jobs (id, kind, company_id, document_id, run_at_ms, created_at, record, node)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
              ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, company_id = excluded.company_id,
                  document_id = excluded.document_id, run_at_ms = excluded.run_at_ms,
-                 record = excluded.record",
+                 record = excluded.record, node = excluded.node",
             &[
                 &big(job.id)?,
                 &job.kind,
@@ -125,6 +131,7 @@ pub(crate) fn put_job_in(client: &mut impl Sql, mut job: Job) -> StoreResult<Job
                 &job.run_at_ms,
                 &job.created_at,
                 &json("jobs", &job)?,
+                &node,
             ],
         )
         .map_err(db_error)?;
@@ -235,6 +242,7 @@ fn queue_email_in(
     client: &mut impl Sql,
     mut log: EmailLog,
     mut job: Job,
+    node: Option<&str>,
 ) -> StoreResult<(EmailLog, Job)> {
     if log.id == 0 {
         log.id = unsigned(
@@ -246,9 +254,29 @@ fn queue_email_in(
     }
     job.document_id = None;
     job.payload = serde_json::json!({ "email_id": log.id });
-    let job = put_job_in(client, job)?;
+    let job = put_job_in(client, job, node)?;
     write_email_log(client, &log)?;
     Ok((log, job))
+}
+
+/// Refuses phase two of a half-built document that another node has
+/// taken up (this node was judged dead: its lease ran out): that node
+/// builds it into a draft, and this one's caller hears 503 rather than
+/// 200 or 202. The row stays locked to the commit, so an adoption waits
+/// for it or skips it.
+fn still_building(client: &mut impl Sql, id: u64, node: &str) -> StoreResult<()> {
+    let row = client
+        .query_opt(
+            "SELECT build_node FROM documents WHERE id = $1 AND pending_build FOR UPDATE",
+            &[&big(id)?],
+        )
+        .map_err(db_error)?;
+    match row.and_then(|r| r.get::<_, Option<String>>(0)) {
+        Some(builder) if builder != node => Err(StoreError::Unavailable(
+            "this node's lease ran out and another node took the document up".into(),
+        )),
+        _ => Ok(()),
+    }
 }
 
 impl PgStore {
@@ -274,8 +302,11 @@ impl PgStore {
         history: &HistoryEntry,
     ) -> StoreResult<Option<Job>> {
         self.in_transaction(|tx| {
+            still_building(tx, doc.id, &self.node)?;
             put_files(tx, doc.id, files)?;
-            let job = job.map(|j| put_job_in(tx, j)).transpose()?;
+            let job = job
+                .map(|j| put_job_in(tx, j, Some(&self.node)))
+                .transpose()?;
             write_document(tx, doc)?;
             add_history(tx, doc.id, history)?;
             Ok(job)
@@ -292,7 +323,9 @@ impl PgStore {
         remove: Option<u64>,
     ) -> StoreResult<Option<Job>> {
         self.in_transaction(|tx| {
-            let job = put.map(|j| put_job_in(tx, j)).transpose()?;
+            let job = put
+                .map(|j| put_job_in(tx, j, Some(&self.node)))
+                .transpose()?;
             write_document(tx, doc)?;
             add_history(tx, doc.id, history)?;
             if let Some(id) = remove {
@@ -312,7 +345,7 @@ impl PgStore {
             changes
                 .into_iter()
                 .map(|(doc, job, history)| {
-                    let job = put_job_in(tx, job)?;
+                    let job = put_job_in(tx, job, Some(&self.node))?;
                     write_document(tx, &doc)?;
                     add_history(tx, doc.id, &history)?;
                     Ok(job)
@@ -349,7 +382,7 @@ impl PgStore {
                     if has {
                         None
                     } else {
-                        Some(queue_email_in(tx, log, job)?)
+                        Some(queue_email_in(tx, log, job, Some(&self.node))?)
                     }
                 }
                 None => None,
@@ -400,7 +433,7 @@ impl PgStore {
         self.in_transaction(|tx| {
             match job {
                 EmailJob::Put(j) => {
-                    put_job_in(tx, j)?;
+                    put_job_in(tx, j, Some(&self.node))?;
                 }
                 EmailJob::Remove(id) => remove_job_in(tx, id)?,
                 EmailJob::Keep => {}
@@ -495,7 +528,13 @@ impl DocumentStore for PgStore {
             });
         }
         let doc = new.half_built(id, &resolution, number, customer_id, Utc::now());
-        let inserted = insert_document(&mut tx, &doc, &new.request, &new.payload_hash)?;
+        let inserted = insert_document(
+            &mut tx,
+            &doc,
+            &new.request,
+            &new.payload_hash,
+            Some(&self.node),
+        )?;
         match inserted {
             Ok(_) => {}
             Err(e) if is_unique_violation(&e) => {
@@ -781,21 +820,22 @@ impl DocumentStore for PgStore {
     }
 }
 
-/// A new document's row (phase one, or an import); a unique index's
-/// refusal is handed back for the caller to name.
+/// A new document's row (phase one by `node`, or an import); a unique
+/// index's refusal is handed back for the caller to name.
 pub(crate) fn insert_document(
     client: &mut impl Sql,
     doc: &DocumentRecord,
     request: &[u8],
     payload_hash: &[u8; 32],
+    node: Option<&str>,
 ) -> StoreResult<Result<u64, postgres::Error>> {
     Ok(client.execute(
         "INSERT INTO documents (id, company_id, environment, family, document_type,
              resolution_id, number, state, pending_build, issue_date, total,
              external_reference, code, list_keys, payload_hash, created_at, updated_at,
-             record, request, customer_id, prefix)
+             record, request, customer_id, prefix, build_node)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::text::numeric, $12, $13, $14,
-             $15, $16, $17, $18, $19, $20, $21)",
+             $15, $16, $17, $18, $19, $20, $21, $22)",
         &[
             &big(doc.id)?,
             &big(doc.company_id)?,
@@ -818,6 +858,7 @@ pub(crate) fn insert_document(
             &pack(request)?,
             &doc.customer_id.map(big).transpose()?,
             &doc.prefix,
+            &node,
         ],
     ))
 }
@@ -842,7 +883,7 @@ fn reference_holder(
 
 impl JobStore for PgStore {
     fn put_job(&self, job: Job) -> StoreResult<Job> {
-        self.in_transaction(|tx| put_job_in(tx, job))
+        self.in_transaction(|tx| put_job_in(tx, job, Some(&self.node)))
     }
 
     fn remove_job(&self, id: u64) -> StoreResult<()> {
@@ -887,7 +928,11 @@ fn lease_of(row: &Row) -> JobLease {
 
 /// Each change is one statement: PostgreSQL's row lock on the lease makes
 /// two claims at once wait for each other, and the second sees the first's
-/// lease.
+/// lease. A worker is named with its node (`transmit@<node>`), so the same
+/// worker on two nodes never holds one claim together; a claim whose node
+/// is dead (its node lease expired) is taken at once, and a live node's
+/// only once it expires (a claim written by a node of the previous schema
+/// has no node: it expires as before).
 impl JobLeases for PgStore {
     fn claim_job(
         &self,
@@ -899,12 +944,21 @@ impl JobLeases for PgStore {
         let row = self
             .conn()?
             .query_opt(
-                "INSERT INTO job_leases (job_id, worker, expires_at_ms) VALUES ($1, $2, $3)
+                "INSERT INTO job_leases (job_id, worker, expires_at_ms, node) VALUES ($1, $2, $3, $5)
                  ON CONFLICT (job_id) DO UPDATE SET worker = excluded.worker,
-                     expires_at_ms = excluded.expires_at_ms
+                     expires_at_ms = excluded.expires_at_ms, node = excluded.node
                  WHERE job_leases.worker = excluded.worker OR job_leases.expires_at_ms <= $4
+                     OR (job_leases.node <> $5 AND NOT EXISTS (
+                         SELECT 1 FROM node_leases n
+                         WHERE n.node = job_leases.node AND n.expires_at > now()))
                  RETURNING job_id, worker, expires_at_ms",
-                &[&big(job)?, &worker, &now_ms.saturating_add(for_ms), &now_ms],
+                &[
+                    &big(job)?,
+                    &self.worker(worker),
+                    &now_ms.saturating_add(for_ms),
+                    &now_ms,
+                    &self.node(),
+                ],
             )
             .map_err(db_error)?;
         Ok(row.as_ref().map(lease_of))
@@ -923,7 +977,12 @@ impl JobLeases for PgStore {
                 "UPDATE job_leases SET expires_at_ms = $3
                  WHERE job_id = $1 AND worker = $2 AND expires_at_ms > $4
                  RETURNING job_id, worker, expires_at_ms",
-                &[&big(job)?, &worker, &now_ms.saturating_add(for_ms), &now_ms],
+                &[
+                    &big(job)?,
+                    &self.worker(worker),
+                    &now_ms.saturating_add(for_ms),
+                    &now_ms,
+                ],
             )
             .map_err(db_error)?;
         Ok(row.as_ref().map(lease_of))
@@ -934,7 +993,7 @@ impl JobLeases for PgStore {
             .conn()?
             .execute(
                 "DELETE FROM job_leases WHERE job_id = $1 AND worker = $2",
-                &[&big(job)?, &worker],
+                &[&big(job)?, &self.worker(worker)],
             )
             .map_err(db_error)?;
         Ok(n > 0)
@@ -1027,7 +1086,7 @@ impl MailStore for PgStore {
     }
 
     fn queue_email(&self, log: EmailLog, job: Job) -> StoreResult<(EmailLog, Job)> {
-        self.in_transaction(|tx| queue_email_in(tx, log, job))
+        self.in_transaction(|tx| queue_email_in(tx, log, job, Some(&self.node)))
     }
 
     fn email_log(&self, id: u64) -> StoreResult<Option<EmailLog>> {

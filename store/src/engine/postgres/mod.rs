@@ -19,6 +19,7 @@ mod connect;
 mod documents;
 mod issuer;
 pub(crate) mod keys;
+pub(crate) mod node_lease;
 pub(crate) mod nodes;
 pub(crate) mod off_runtime;
 mod point;
@@ -132,6 +133,9 @@ pub struct PgStore {
     pub(crate) import: Arc<std::sync::Mutex<keys::ImportTx>>,
     /// The once-per-service tasks' leases this node holds.
     leases: Arc<service_lease::LeaseSessions>,
+    /// This process's node: a fresh id at each open
+    /// ([`node_lease`](crate::engine::postgres::node_lease)).
+    pub(crate) node: Arc<str>,
 }
 
 /// The tables whose records hold secrets, with the sled tree whose secret
@@ -184,6 +188,7 @@ impl PgStore {
             keys: Arc::new(RwLock::new(provisional)),
             import: Arc::default(),
             leases: Arc::default(),
+            node: node_lease::new_node_id()?.into(),
         };
         let inventory = off_runtime(|| {
             store.migrate()?;

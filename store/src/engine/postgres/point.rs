@@ -73,6 +73,7 @@ impl PgStore {
             import: Arc::default(),
             // A point runs no task: it holds no lease.
             leases: Arc::default(),
+            node: Arc::clone(&self.node),
         };
         // The snapshot is taken: check it is the transaction's.
         let isolation: String = off_runtime(|| {
