@@ -438,6 +438,11 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         operator,
         reconciliation,
     });
+    // The other nodes' events and key changes (PostgreSQL).
+    crate::fanout::start(&store, actors.issuing.hub.clone(), {
+        let state = state.clone();
+        move || state.forget_keys()
+    })?;
 
     // Serialized once and shared: SwaggerUi's own route keeps a clone of
     // the whole document per worker (several MB each, resident for the life of

@@ -41,7 +41,7 @@ mod traits;
 mod tests;
 
 pub use async_store::{
-    AsyncStore, AuthoritySlot, IssuerRecords, NumberTaken, NumberWatch, PayloadClaim,
+    AsyncStore, AuthoritySlot, Heard, IssuerRecords, NumberTaken, NumberWatch, PayloadClaim,
     ResolutionChoice,
 };
 pub use durability::flusher::{Committed, FlusherPause, IncomingCommit};

@@ -15,7 +15,7 @@
 //! blocking thread (see [`AsyncStore::blocking`]).
 
 mod nodes;
-pub use nodes::{AuthoritySlot, PayloadClaim};
+pub use nodes::{AuthoritySlot, Heard, PayloadClaim};
 mod pool;
 mod received;
 

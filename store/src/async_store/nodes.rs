@@ -12,6 +12,7 @@ use crate::async_store::{AsyncStore, Engine};
 use crate::error::{StoreError, StoreResult};
 use crate::model::CompanyId;
 
+pub use crate::engine::postgres::node_events::Heard;
 pub use crate::engine::postgres::nodes::{AuthoritySlot, PayloadClaim};
 
 /// A claim's token: distinct across the processes on one database (a
@@ -135,5 +136,42 @@ impl AsyncStore {
         self.pool
             .run(move || pg.take_authority_start(per_window, window))
             .await
+    }
+
+    /// Publishes `note` to every node's listener (this node's too), once
+    /// committed.
+    pub async fn publish(&self, note: String) -> StoreResult<()> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Err(not_shared());
+        };
+        let pg = pg.clone();
+        self.pool.run(move || pg.publish(&note)).await
+    }
+
+    /// Listens for every node's notes on a connection of its own, which
+    /// connects again by itself when lost; it stops once the receiver is
+    /// dropped.
+    pub fn listen(&self) -> StoreResult<tokio::sync::mpsc::Receiver<Heard>> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Err(not_shared());
+        };
+        // Room for a burst while the receiver works; the listener waits
+        // beyond it (the database keeps what it has not read).
+        let (tx, rx) = tokio::sync::mpsc::channel(1024);
+        pg.listen(tx)
+            .map_err(|e| StoreError::Unavailable(format!("starting the listener: {e}")))?;
+        Ok(rx)
+    }
+
+    /// The ids of the API keys revoked at or after `since`.
+    pub async fn keys_revoked_since(
+        &self,
+        since: chrono::DateTime<chrono::Utc>,
+    ) -> StoreResult<Vec<u64>> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Err(not_shared());
+        };
+        let pg = pg.clone();
+        self.pool.run(move || pg.keys_revoked_since(since)).await
     }
 }

@@ -1192,8 +1192,8 @@ fn a_database_before_the_shared_window_opens_with_its_recent_payloads() {
     // The database as the version before left it.
     db.client()
         .batch_execute(
-            "DROP TABLE payload_claims, rate_windows, authority_starts;
-             DELETE FROM refinery_schema_history WHERE version = 3;",
+            "DROP TABLE payload_claims, rate_windows, authority_starts, node_events;
+             DELETE FROM refinery_schema_history WHERE version >= 3;",
         )
         .unwrap();
     let s = db.open();
@@ -1240,4 +1240,88 @@ fn authority_slots_and_starts_are_shared_by_two_pools() {
         .unwrap()
         .expect_err("a fourth start waits");
     assert!(wait > Duration::from_secs(9) && wait <= window, "{wait:?}");
+}
+
+/// The next thing a listener hears, waiting at most ten seconds.
+fn heard(rx: &mut tokio::sync::mpsc::Receiver<crate::Heard>) -> crate::Heard {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match rx.try_recv() {
+            Ok(h) => return h,
+            Err(tokio::sync::mpsc::error::TryRecvError::Empty) => {
+                assert!(std::time::Instant::now() < deadline, "nothing heard");
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(e) => panic!("the listener stopped: {e}"),
+        }
+    }
+}
+
+/// A listener on one pool hears what another publishes, in order: a small
+/// note as the payload itself, one over the payload limit read back from
+/// its row.
+#[test]
+fn notes_published_through_one_pool_are_heard_through_another() {
+    use crate::engine::postgres::node_events::{CHANNEL, MAX_INLINE};
+    use crate::Heard;
+    let Some(db) = TestDb::new() else { return };
+    let (a, b) = (db.open(), db.open());
+    let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+    b.listen(tx).unwrap();
+    assert_eq!(heard(&mut rx), Heard::Listening);
+    let large = format!("{{\"big\":\"{}\"}}", "x".repeat(MAX_INLINE * 2));
+    a.publish("{\"n\":1}").unwrap();
+    a.publish(&large).unwrap();
+    a.publish("{\"n\":3}").unwrap();
+    assert_eq!(heard(&mut rx), Heard::Note("{\"n\":1}".into()));
+    assert_eq!(heard(&mut rx), Heard::Note(large));
+    assert_eq!(heard(&mut rx), Heard::Note("{\"n\":3}".into()));
+    // A notification someone else sends on the channel naming no row is
+    // passed over.
+    db.client()
+        .execute("SELECT pg_notify($1, '#999')", &[&CHANNEL])
+        .unwrap();
+    a.publish("{\"n\":4}").unwrap();
+    assert_eq!(heard(&mut rx), Heard::Note("{\"n\":4}".into()));
+    drop(rx);
+}
+
+/// A database migrated before the nodes' events table opens with it: a
+/// large note goes through, and the keys revoked since an instant are
+/// found (not one revoked before it).
+#[test]
+fn a_database_before_the_node_events_opens_and_carries_large_notes() {
+    use crate::engine::postgres::node_events::MAX_INLINE;
+    use crate::Heard;
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    let company = s.create_company(company()).unwrap().id;
+    let old = s.insert_api_key(test_key(company)).unwrap();
+    s.revoke_api_key(old.id, Utc::now() - chrono::Duration::hours(1))
+        .unwrap();
+    let before = Utc::now() - chrono::Duration::seconds(1);
+    let mut second = test_key(company);
+    second.hash = "cd".repeat(32);
+    let revoked = s.insert_api_key(second).unwrap();
+    s.revoke_api_key(revoked.id, Utc::now()).unwrap();
+    drop(s);
+    // The database as version 3 left it.
+    db.client()
+        .batch_execute(
+            "DROP TABLE node_events;
+             DELETE FROM refinery_schema_history WHERE version > 3;",
+        )
+        .unwrap();
+    let s = db.open();
+    let (tx, mut rx) = tokio::sync::mpsc::channel(4);
+    s.listen(tx).unwrap();
+    assert_eq!(heard(&mut rx), Heard::Listening);
+    let large = "y".repeat(MAX_INLINE + 1);
+    s.publish(&large).unwrap();
+    assert_eq!(heard(&mut rx), Heard::Note(large));
+    assert_eq!(s.keys_revoked_since(before).unwrap(), vec![revoked.id]);
+    assert!(s
+        .keys_revoked_since(Utc::now() + chrono::Duration::seconds(60))
+        .unwrap()
+        .is_empty());
 }

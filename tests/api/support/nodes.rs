@@ -124,6 +124,12 @@ impl Nodes {
     pub fn database(&self) -> postgres::Client {
         database_client(self.root.path())
     }
+
+    /// The shared database gone (`false`: every connection ended and new
+    /// ones refused, as a restart does to the nodes) or back (`true`).
+    pub fn database_available(&self, allow: bool) {
+        database_admin(self.root.path(), allow);
+    }
 }
 
 /// The master key file beside `dir` (`<dir>.key`, 0600), as an operator

@@ -19,6 +19,7 @@ mod connect;
 mod documents;
 mod issuer;
 pub(crate) mod keys;
+pub(crate) mod node_events;
 pub(crate) mod nodes;
 pub(crate) mod off_runtime;
 mod point;
