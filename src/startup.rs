@@ -456,7 +456,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
             .unwrap_or(2),
         n => n,
     };
-    let console = crate::console::Console::new(&settings.console);
+    let console = crate::console::Console::new(&settings.console, &store);
     let server = HttpServer::new(move || {
         App::new()
             .app_data(state.clone())

@@ -1192,7 +1192,8 @@ fn a_database_before_the_shared_window_opens_with_its_recent_payloads() {
     // The database as the version before left it.
     db.client()
         .batch_execute(
-            "DROP TABLE payload_claims, rate_windows, authority_starts, node_events;
+            "DROP TABLE payload_claims, rate_windows, authority_starts, node_events,
+                        console_sessions;
              DELETE FROM refinery_schema_history WHERE version >= 3;",
         )
         .unwrap();
@@ -1308,7 +1309,7 @@ fn a_database_before_the_node_events_opens_and_carries_large_notes() {
     // The database as version 3 left it.
     db.client()
         .batch_execute(
-            "DROP TABLE node_events;
+            "DROP TABLE node_events, console_sessions;
              DELETE FROM refinery_schema_history WHERE version > 3;",
         )
         .unwrap();
@@ -1324,4 +1325,44 @@ fn a_database_before_the_node_events_opens_and_carries_large_notes() {
         .keys_revoked_since(Utc::now() + chrono::Duration::seconds(60))
         .unwrap()
         .is_empty());
+    let minute = std::time::Duration::from_secs(60);
+    s.put_console_session(&[1; 32], None, &serde_json::json!({"who": "admin"}), minute)
+        .unwrap();
+    assert!(s.console_session(&[1; 32]).unwrap().is_some());
+}
+
+/// A console session stored through one pool is read through another
+/// until it ends, its key's sessions end, or it expires; a change to its
+/// record is seen by both.
+#[test]
+fn console_sessions_are_shared_by_two_pools() {
+    use serde_json::json;
+    use std::time::Duration;
+    let Some(db) = TestDb::new() else { return };
+    let (a, b) = (db.open(), db.open());
+    let minute = Duration::from_secs(60);
+    a.put_console_session(&[1; 32], Some(7), &json!({"env": "test"}), minute)
+        .unwrap();
+    a.put_console_session(&[2; 32], Some(7), &json!({"env": "test"}), minute)
+        .unwrap();
+    a.put_console_session(&[3; 32], None, &json!({"env": "test"}), minute)
+        .unwrap();
+    a.put_console_session(&[4; 32], None, &json!({}), Duration::ZERO)
+        .unwrap();
+    let (record, left) = b.console_session(&[1; 32]).unwrap().expect("shared");
+    assert_eq!(record, json!({"env": "test"}));
+    assert!(left > Duration::from_secs(50) && left <= minute, "{left:?}");
+    assert!(b.console_session(&[4; 32]).unwrap().is_none(), "expired");
+    assert!(b.console_session(&[9; 32]).unwrap().is_none(), "unknown");
+    b.set_console_session(&[3; 32], &json!({"env": "live"}))
+        .unwrap();
+    assert_eq!(
+        a.console_session(&[3; 32]).unwrap().map(|(r, _)| r),
+        Some(json!({"env": "live"}))
+    );
+    b.end_console_sessions_of_key(7).unwrap();
+    assert!(a.console_session(&[1; 32]).unwrap().is_none());
+    assert!(a.console_session(&[2; 32]).unwrap().is_none());
+    a.end_console_session(&[3; 32]).unwrap();
+    assert!(b.console_session(&[3; 32]).unwrap().is_none());
 }

@@ -4,6 +4,7 @@
 //! service holds across them. PostgreSQL only (`support::nodes`).
 
 mod authority;
+mod console;
 mod events;
 mod families;
 mod rate_limit;

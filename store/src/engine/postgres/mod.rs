@@ -16,6 +16,7 @@
 //! on any number of nodes.
 
 mod connect;
+mod console_sessions;
 mod documents;
 mod issuer;
 pub(crate) mod keys;
