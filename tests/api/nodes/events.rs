@@ -2,7 +2,7 @@
 //! "Several nodes"): a WebSocket and the console's stream on one node hear
 //! the documents issued on another, a key revoked on one node is refused and
 //! its socket closed on the others, and events cross again once the database
-//! comes back after the nodes lost it. The operator's channel joins the same
+//! comes back after the nodes lost it, or restarts. The operator's channel joins the same
 //! hub rooms as these two (its room travels in the same note), so it is not
 //! opened here again.
 
@@ -17,6 +17,7 @@ use crate::support::app::*;
 use crate::support::bodies::unique;
 use crate::support::flow::{fast_launch, Ws};
 use crate::support::nodes::*;
+use crate::support::pg::PrivateCluster;
 
 const UPDATE: &str = "facturacion:update";
 /// Ample for a note to cross; the tests wait for an outcome, never time it.
@@ -223,4 +224,50 @@ fn events_and_revocations_cross_again_after_the_nodes_lose_the_database() {
         id.expect("id")
     };
     on_a.event_for(UPDATE, id, WITHIN);
+}
+
+#[test]
+fn events_cross_again_after_the_database_restarts() {
+    if !on_shared_database() {
+        return;
+    }
+    let Some(cluster) = PrivateCluster::start() else {
+        return;
+    };
+    let nodes = Nodes::start(2, fast_launch().env("EMISOR_STORE__URL", &cluster.url()));
+    let key = nodes.sk_test();
+    let (a, b) = (&nodes.nodes[0], &nodes.nodes[1]);
+    let mut on_a = Ws::connect(a, &key);
+    let before = issue(b, &key);
+    on_a.event_for(UPDATE, before, WITHIN);
+
+    // Every server process ended at once, then started again: the nodes
+    // run on, and A's listener connects again by itself.
+    cluster.crash();
+    cluster.start_again();
+
+    // B issues once it reaches the database again; A hears one of its
+    // documents once it listens again (one issued before may be missed).
+    let mut issued: Vec<u64> = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "no event crossed after the restart; issued on B: {issued:?}"
+        );
+        let res = b.post("/v1/api/facturacion", &key, &unique(examples::invoice()));
+        if res.status().as_u16() == 200 {
+            let (_, body) = json(res);
+            issued.extend(body["data"]["documento"]["id"].as_u64());
+        }
+        let heard = on_a.events_within(Duration::from_millis(500));
+        if heard.iter().any(|e| {
+            e["event"] == UPDATE
+                && e["data"]["id"]
+                    .as_u64()
+                    .is_some_and(|id| issued.contains(&id))
+        }) {
+            break;
+        }
+    }
 }

@@ -90,7 +90,10 @@ impl Nodes {
     pub fn start_node(&self, i: usize) -> TestApp {
         let dir = self.node_dir(i);
         let mut launch = self.launch.clone();
-        launch.env.extend(store_env(self.root.path()));
+        // A launch naming its database (a private cluster) keeps it.
+        if !launch.env.iter().any(|(k, _)| k == "EMISOR_STORE__URL") {
+            launch.env.extend(store_env(self.root.path()));
+        }
         let mut app = TestApp::start_in(&dir, launch);
         if let Some(first) = self.nodes.first() {
             app.keys = first.keys.clone();
