@@ -1,10 +1,11 @@
 //! What one node tells its sockets reaches every node's (docs/operations.md,
 //! "Several nodes"): a WebSocket and the console's stream on one node hear
 //! the documents issued on another, a key revoked on one node is refused and
-//! its socket closed on the others, and events cross again once the database
-//! comes back after the nodes lost it, or restarts. The operator's channel joins the same
-//! hub rooms as these two (its room travels in the same note), so it is not
-//! opened here again.
+//! its socket closed on the others (and a company's changed rate limit
+//! counts there), and events cross again once the database comes back
+//! after the nodes lost it, or restarts. The operator's channel joins the
+//! same hub rooms as these two (its room travels in the same note), so it
+//! is not opened here again.
 
 use std::io::{BufRead, BufReader};
 use std::time::{Duration, Instant};
@@ -136,7 +137,7 @@ fn eventually(within: Duration, mut check: impl FnMut() -> bool) -> bool {
 }
 
 #[test]
-fn a_key_revoked_on_one_node_is_refused_and_its_socket_closed_on_another() {
+fn a_key_revoked_or_a_limit_changed_on_one_node_holds_on_another() {
     if !on_shared_database() {
         return;
     }
@@ -165,7 +166,32 @@ fn a_key_revoked_on_one_node_is_refused_and_its_socket_closed_on_another() {
         "A closed the key's socket"
     );
     // The company's other key is untouched on A.
-    assert_eq!(a.get(ASK, &nodes.sk_test()).status().as_u16(), 200);
+    let other = nodes.sk_test();
+    assert_eq!(a.get(ASK, &other).status().as_u16(), 200);
+
+    // A company's rate limit changed through B is A's too once told (its
+    // cached key carries the limit).
+    let limit = |res: reqwest::blocking::Response| {
+        res.headers()
+            .get("x-ratelimit-limit")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string()
+    };
+    assert_eq!(limit(a.get(ASK, &other)), "100000");
+    let (status, changed) = json(
+        b.client
+            .patch(format!("{}/admin/companies/1", b.url))
+            .bearer_auth(b.admin_token())
+            .json(&json!({"rate_limit_per_minute": 50000}))
+            .send()
+            .expect("PATCH"),
+    );
+    assert_eq!(status, 200, "{changed}");
+    assert!(
+        eventually(TOLD_WITHIN, || limit(a.get(ASK, &other)) == "50000"),
+        "A counts with the new limit"
+    );
 }
 
 #[test]
