@@ -60,20 +60,21 @@ async fn publish(store: &AsyncStore, what: What) {
     if !store.is_shared() {
         return;
     }
+    let Some(text) = note_text(what) else { return };
+    if let Err(e) = store.publish(text).await {
+        tracing::warn!(error = %e, "could not tell the other nodes");
+    }
+}
+
+/// `what` as this node's note.
+fn note_text(what: What) -> Option<String> {
     let note = Note {
         node: this_node(),
         what,
     };
-    let text = match serde_json::to_string(&note) {
-        Ok(text) => text,
-        Err(e) => {
-            tracing::error!(error = %e, "cannot serialize a note for the other nodes");
-            return;
-        }
-    };
-    if let Err(e) = store.publish(text).await {
-        tracing::warn!(error = %e, "could not tell the other nodes");
-    }
+    serde_json::to_string(&note)
+        .map_err(|e| tracing::error!(error = %e, "cannot serialize a note for the other nodes"))
+        .ok()
 }
 
 /// Sends `b` to this node's hub and to every other node's.
@@ -93,6 +94,18 @@ pub async fn broadcast(store: &AsyncStore, hub: &Restartable<WsHub>, b: Broadcas
 /// and closed its sockets already).
 pub async fn key_revoked(store: &AsyncStore, key_id: u64) {
     publish(store, What::KeyRevoked { key_id }).await;
+}
+
+/// Tells the serving nodes that `key_id` was revoked by a process that
+/// serves nothing (`emisor admin key revoke` on PostgreSQL while nodes run).
+pub fn key_revoked_outside(store: &emisor_store::StoreHandle, key_id: u64) -> anyhow::Result<()> {
+    if store.engine() != emisor_store::Engine::Postgres {
+        return Ok(());
+    }
+    if let Some(text) = note_text(What::KeyRevoked { key_id }) {
+        store.publish(&text)?;
+    }
+    Ok(())
 }
 
 /// Tells the other nodes that their cached keys are stale.

@@ -195,6 +195,35 @@ fn a_key_revoked_or_a_limit_changed_on_one_node_holds_on_another() {
 }
 
 #[test]
+fn a_key_revoked_by_the_command_line_is_refused_and_its_socket_closed_by_the_nodes() {
+    if !on_shared_database() {
+        return;
+    }
+    let nodes = Nodes::start(2, fast_launch());
+    let (a, b) = (&nodes.nodes[0], &nodes.nodes[1]);
+    let (status, made) =
+        json(a.admin_post("/admin/companies/1/api-keys", &json!({"ambiente": "test"})));
+    assert_eq!(status, 201, "{made}");
+    let key = made["data"]["key"].as_str().expect("key").to_string();
+    let key_id = made["data"]["id"].as_u64().expect("key id").to_string();
+    const ASK: &str = "/v1/api/facturacion/suscripcion";
+    for node in [a, b] {
+        assert_eq!(node.get(ASK, &key).status().as_u16(), 200);
+    }
+    let mut socket = Ws::connect(b, &key);
+
+    let (ok, out) = nodes.admin_cli(&["key", "revoke", "--id", &key_id]);
+    assert!(ok, "{out}");
+    for node in [a, b] {
+        assert!(
+            eventually(TOLD_WITHIN, || node.get(ASK, &key).status().as_u16() == 401),
+            "the nodes refuse the key once told"
+        );
+    }
+    assert!(socket.closes_within(TOLD_WITHIN), "its socket closed");
+}
+
+#[test]
 fn events_and_revocations_cross_again_after_the_nodes_lose_the_database() {
     if !on_shared_database() {
         return;
