@@ -41,8 +41,8 @@ mod traits;
 mod tests;
 
 pub use async_store::{
-    AsyncStore, AuthoritySlot, Heard, IssuerRecords, NumberTaken, NumberWatch, PayloadClaim,
-    ResolutionChoice,
+    AsyncStore, AuthoritySlot, Heard, Holding, IssuerRecords, NumberTaken, NumberWatch,
+    PayloadClaim, ResolutionChoice, ServiceTask,
 };
 pub use durability::flusher::{Committed, FlusherPause, IncomingCommit};
 pub use encoding::{codec, trees};

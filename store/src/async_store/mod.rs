@@ -18,6 +18,8 @@ mod nodes;
 pub use nodes::{AuthoritySlot, Heard, PayloadClaim};
 mod pool;
 mod received;
+mod service_lease;
+pub use service_lease::{Holding, ServiceTask};
 
 use std::sync::Arc;
 

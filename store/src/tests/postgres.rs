@@ -1366,3 +1366,105 @@ fn console_sessions_are_shared_by_two_pools() {
     a.end_console_session(&[3; 32]).unwrap();
     assert!(b.console_session(&[3; 32]).unwrap().is_none());
 }
+
+/// A once-per-service task's lease, held by one of two nodes at a time:
+/// the holder keeps it, the other is refused; the holder's session ended
+/// (killed by the database, as when its node dies or its connection is
+/// lost), the holder no longer holds it and the other takes it; the
+/// tasks' leases are independent.
+#[test]
+fn a_service_task_is_held_by_one_node_and_moves_when_its_session_ends() {
+    use crate::engine::postgres::service_lease::{Holding, ServiceTask};
+    let Some(db) = TestDb::new() else { return };
+    let (a, b) = (db.open(), db.open());
+    let recovery = ServiceTask::Recovery;
+    assert_eq!(a.hold_service_task(recovery).unwrap(), Holding::Taken);
+    assert_eq!(b.hold_service_task(recovery).unwrap(), Holding::Not);
+    assert_eq!(a.hold_service_task(recovery).unwrap(), Holding::Kept);
+    assert_eq!(b.hold_service_task(recovery).unwrap(), Holding::Not);
+    assert_eq!(
+        b.hold_service_task(ServiceTask::Warnings).unwrap(),
+        Holding::Taken,
+        "another task's lease is free"
+    );
+    assert_eq!(
+        a.hold_service_task(ServiceTask::Warnings).unwrap(),
+        Holding::Not
+    );
+
+    // The holder's lease session ends (pg_terminate_backend: what the
+    // database does to the session of a node found dead).
+    let ended: i64 = db
+        .client()
+        .query_one(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+             WHERE application_name = 'emisor service lease' AND datname = current_database()
+               AND pid IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objid = 1)",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(ended, 1, "one session held the recovery's lease");
+    // The database frees the lock once the session is gone.
+    let mut taken = Holding::Not;
+    for _ in 0..200 {
+        taken = b.hold_service_task(recovery).unwrap();
+        if taken.runs() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(taken, Holding::Taken, "the other node takes it");
+    // The old holder learns it lost it, and is refused.
+    assert_eq!(a.hold_service_task(recovery).unwrap(), Holding::Not);
+    assert_eq!(b.hold_service_task(recovery).unwrap(), Holding::Kept);
+
+    // A store closed (a node stopping) frees its leases at once.
+    b.drop_service_leases();
+    assert_eq!(a.hold_service_task(recovery).unwrap(), Holding::Taken);
+    assert_eq!(
+        a.hold_service_task(ServiceTask::Warnings).unwrap(),
+        Holding::Taken
+    );
+}
+
+/// The start-up lock: a second node's set-up waits until the first one's
+/// lock is released, and a lock dropped unreleased (a node dying mid-set-up)
+/// frees it too.
+#[test]
+fn the_start_up_lock_lets_one_node_set_up_at_a_time() {
+    use std::sync::mpsc;
+    let Some(db) = TestDb::new() else { return };
+    let (a, b) = (db.open(), db.open());
+    let first = a.start_lock().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let second = b.start_lock().unwrap();
+        tx.send(()).unwrap();
+        second.release().unwrap();
+    });
+    // The second's session waits on the lock (seen by the database).
+    let mut client = db.client();
+    while client
+        .query_one(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
+            &[],
+        )
+        .unwrap()
+        .get::<_, i64>(0)
+        == 0
+    {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(
+        rx.try_recv().is_err(),
+        "the second waits while the first holds it"
+    );
+    first.release().unwrap();
+    rx.recv().unwrap();
+    waiter.join().unwrap();
+
+    let held = a.start_lock().unwrap();
+    drop(held);
+    a.start_lock().unwrap().release().unwrap();
+}

@@ -7,5 +7,6 @@ mod authority;
 mod console;
 mod events;
 mod families;
+mod once;
 mod rate_limit;
 mod references;

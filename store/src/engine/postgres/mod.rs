@@ -27,6 +27,7 @@ mod point;
 pub(crate) mod received;
 mod records;
 mod search;
+pub(crate) mod service_lease;
 pub(crate) mod statements;
 
 use std::sync::{Arc, RwLock};
@@ -131,6 +132,8 @@ pub struct PgStore {
     pub(crate) keys: Arc<RwLock<Arc<Keyring>>>,
     /// An import in progress: its one transaction.
     pub(crate) import: Arc<std::sync::Mutex<keys::ImportTx>>,
+    /// The once-per-service tasks' leases this node holds.
+    leases: Arc<service_lease::LeaseSessions>,
 }
 
 /// The tables whose records hold secrets, with the sled tree whose secret
@@ -182,6 +185,7 @@ impl PgStore {
             connect_timeout: options.connect_timeout,
             keys: Arc::new(RwLock::new(provisional)),
             import: Arc::default(),
+            leases: Arc::default(),
         };
         let inventory = off_runtime(|| {
             store.migrate()?;

@@ -142,7 +142,7 @@ fn listen_once(
 ) -> Result<(), postgres::Error> {
     let mut config = connect.config.clone();
     config.connect_timeout(Duration::from_secs(5));
-    config.application_name("emisor-listen");
+    config.application_name("emisor node events");
     let mut client = config.connect(connect.tls.clone())?;
     client.batch_execute(&format!("LISTEN {CHANNEL}"))?;
     *wait = RETRY_FIRST;

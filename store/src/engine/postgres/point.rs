@@ -71,6 +71,8 @@ impl PgStore {
             connect_timeout: self.connect_timeout,
             keys: Arc::new(RwLock::new(self.keyring())),
             import: Arc::default(),
+            // A point runs no task: it holds no lease.
+            leases: Arc::default(),
         };
         // The snapshot is taken: check it is the transaction's.
         let isolation: String = off_runtime(|| {
