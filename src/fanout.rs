@@ -1,6 +1,6 @@
 //! Fans what one node tells its sockets out to every node on one database
 //! (docs/operations.md, "Several nodes"): each broadcast to the hub's
-//! rooms, each revoked key and each change that stale cached keys, is also
+//! rooms, each revoked key and each change that makes cached keys stale is also
 //! published through the store (PostgreSQL `NOTIFY`), and each node's
 //! listener hands what another node published to its own hub and key
 //! cache. A WebSocket, the console's stream and the operator's channel
@@ -11,9 +11,9 @@
 //! process, and nothing is published.
 //!
 //! A note the listener missed (the database restarted, the connection was
-//! cut) is made up for when it listens again: every node forgets its cached
-//! keys and closes the sockets of the keys revoked since its connection
-//! before; events are not replayed (a client catches up through the status
+//! cut) is made up for when it listens again: the node forgets its cached
+//! keys and closes the sockets of the keys revoked since its previous
+//! connection; events are not replayed (a client catches up through the status
 //! endpoints, as after any reconnect).
 
 use std::sync::{Arc, OnceLock};
