@@ -7,7 +7,8 @@
 //! envelope, errors, extractors), `provisioning` (companies and
 //! credentials), `issuing` (the one issuing path), `engine` (pure document
 //! code: UBL, codes, XAdES, ZIP), `render` (a document's PDF, pure),
-//! `operator` (the operator's events and the companies' warnings), `backup`
+//! `operator` (the operator's events and the companies' warnings), `fanout`
+//! (the hub's events and key changes told to every node on one database), `backup`
 //! (backups, their verification and restore),
 //! `authority` (SOAP client and simulator), `metrics` (Prometheus names and
 //! recorder), `security` (file modes and the master key that seals the
@@ -28,6 +29,7 @@ pub mod clock;
 pub mod config;
 pub mod console;
 pub mod engine;
+pub mod fanout;
 pub mod fixtures;
 pub mod http;
 pub mod issuing;

@@ -442,6 +442,11 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         operator,
         reconciliation,
     });
+    // The other nodes' events and key changes (PostgreSQL).
+    crate::fanout::start(&store, actors.issuing.hub.clone(), {
+        let state = state.clone();
+        move || state.forget_keys()
+    })?;
 
     // Serialized once and shared: SwaggerUi's own route keeps a clone of
     // the whole document per worker (several MB each, resident for the life of
@@ -455,7 +460,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
             .unwrap_or(2),
         n => n,
     };
-    let console = crate::console::Console::new(&settings.console);
+    let console = crate::console::Console::new(&settings.console, &store);
     let server = HttpServer::new(move || {
         App::new()
             .app_data(state.clone())

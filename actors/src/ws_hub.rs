@@ -32,14 +32,19 @@ pub const SWEEP_EVERY: Duration = Duration::from_secs(30);
 
 /// Whose rooms: a company in one environment (the authority's code, `1`
 /// production, `2` testing).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct Scope {
     pub company: u64,
     pub environment: u8,
 }
 
 /// A room: every socket of a company's environment, or of one of its users.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Serialized to tell the other nodes on one database (`src/fanout.rs`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum Room {
     /// `empresa_{id}`
     Company(Scope),

@@ -492,6 +492,14 @@ pub fn run(settings: &Settings, command: AdminCommand) -> anyhow::Result<()> {
             let key = store
                 .revoke_api_key(id, Utc::now())?
                 .ok_or_else(|| anyhow::anyhow!("API key {id} not found"))?;
+            // Nodes serving on the same database refuse it and close its
+            // sockets once told (within their key cache's expiry if not).
+            if let Err(e) = crate::fanout::key_revoked_outside(&opened.store, id) {
+                let within = crate::http::auth::SHARED_KEY_TTL.as_secs();
+                eprintln!(
+                    "the serving nodes were not told (they refuse the key within {within} s): {e}"
+                );
+            }
             print(&ApiKeyView::from(key))
         }
     }

@@ -176,8 +176,9 @@ pub async fn apply_update(
             Ok((c, new_secret))
         })
         .await??;
-    // Cached key contexts carry the old limit.
+    // Cached key contexts carry the old limit, here and on every node.
     state.forget_keys();
+    crate::fanout::keys_changed(&state.store).await;
     Ok((company, new_secret))
 }
 

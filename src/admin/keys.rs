@@ -116,5 +116,7 @@ pub async fn revoke_key(state: &AppState, key_id: u64) -> ApiResult<ApiKeyRecord
     if let Err(e) = state.issuing.hub.addr().send(CloseKey { key_id }).await {
         tracing::error!(error = %e, key_id, "closing a revoked key's WebSockets");
     }
+    // And on every other node, once it hears of it.
+    crate::fanout::key_revoked(&state.store, key_id).await;
     Ok(key)
 }

@@ -116,7 +116,11 @@ async fn signed(req: HttpRequest) -> Result<Signed, ConsoleError> {
         .cookie(COOKIE)
         .map(|c| c.value().to_string())
         .ok_or(ConsoleError::SignIn)?;
-    let session = console.sessions.get(&id).ok_or(ConsoleError::SignIn)?;
+    let session = console
+        .sessions
+        .get(&id)
+        .await?
+        .ok_or(ConsoleError::SignIn)?;
     let (key, company_name) = match &session.who {
         Who::Admin => (None, None),
         Who::Company { key_hash, .. } => {
@@ -127,7 +131,9 @@ async fn signed(req: HttpRequest) -> Result<Signed, ConsoleError> {
                     (Some(ctx), Some(name))
                 }
                 Err(crate::http::error::ApiError::InvalidApiKey) => {
-                    console.sessions.end(&id);
+                    if let Err(e) = console.sessions.end(&id).await {
+                        tracing::warn!(target: "emisor::console", error = %e, "ending a console session");
+                    }
                     return Err(ConsoleError::SignIn);
                 }
                 Err(e) => return Err(e.into()),

@@ -57,11 +57,18 @@ pub struct Console {
 }
 
 impl Console {
-    /// `None` when `[console] enabled = false`.
-    pub fn new(settings: &ConsoleSettings) -> Option<Arc<Console>> {
+    /// `None` when `[console] enabled = false`. Sessions are kept in
+    /// `store` when several nodes may share it.
+    pub fn new(
+        settings: &ConsoleSettings,
+        store: &emisor_store::AsyncStore,
+    ) -> Option<Arc<Console>> {
         settings.enabled.then(|| {
             Arc::new(Console {
-                sessions: session::Sessions::new(Duration::from_secs(settings.session_ttl_s)),
+                sessions: session::Sessions::new(
+                    Duration::from_secs(settings.session_ttl_s),
+                    store,
+                ),
                 secure_cookie: settings.secure_cookie,
             })
         })

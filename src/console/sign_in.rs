@@ -119,7 +119,7 @@ pub async fn enter(
     };
     let (who, environment) = who;
     tracing::info!(target: "emisor::console", admin = matches!(who, Who::Admin), "console sign-in");
-    let id = console.sessions.start(who, environment);
+    let id = console.sessions.start(who, environment).await?;
     let mut session = cookie(&console, COOKIE, id, "/console");
     session.set_max_age(actix_web::cookie::time::Duration::seconds(
         i64::try_from(console.sessions.ttl().as_secs()).unwrap_or(i64::MAX),
@@ -178,7 +178,10 @@ pub struct Nothing {}
 
 /// `POST /console/salir`
 pub async fn leave(console: web::Data<Console>, posted: Posted<Nothing>) -> HttpResponse {
-    console.sessions.end(posted.signed.id());
+    if let Err(e) = console.sessions.end(posted.signed.id()).await {
+        // Its cookie goes anyway; the session expires in the store.
+        tracing::warn!(target: "emisor::console", error = %e, "ending a console session");
+    }
     let mut gone = cookie(&console, COOKIE, String::new(), "/console");
     gone.make_removal();
     HttpResponse::SeeOther()
@@ -209,7 +212,8 @@ pub async fn switch(
     };
     console
         .sessions
-        .set_environment(posted.signed.id(), environment);
+        .set_environment(posted.signed.id(), environment)
+        .await?;
     Ok(HttpResponse::SeeOther()
         .insert_header(("Location", HOME_PATH))
         .finish())

@@ -21,6 +21,11 @@ pub use super::caller::AuthContext;
 
 pub const API_KEY_HEADER: &str = "X-Api-Key";
 
+/// How long a cached key is trusted when several nodes share the store: a
+/// revocation or change another node made is heard at once
+/// (`crate::fanout`), and should its note be lost, seen within this.
+pub const SHARED_KEY_TTL: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Resolves a key to its context: cache first, then the store.
 pub async fn resolve(state: &AppState, secret: &str) -> Result<AuthContext, ApiError> {
     if parse_shape(secret).is_none() {
@@ -32,8 +37,11 @@ pub async fn resolve(state: &AppState, secret: &str) -> Result<AuthContext, ApiE
 /// Resolves a key by its SHA-256 hex (the console's sessions keep only
 /// that): cache first, then the store; a revoked key is refused.
 pub async fn resolve_hash(state: &AppState, hash: &str) -> Result<AuthContext, ApiError> {
-    if let Some(ctx) = state.key_cache.get(hash) {
-        return Ok(ctx.clone());
+    if let Some(cached) = state.key_cache.get(hash) {
+        let (ctx, at) = cached.value();
+        if !state.store.is_shared() || at.elapsed() < SHARED_KEY_TTL {
+            return Ok(ctx.clone());
+        }
     }
     // Only on the first request of each key (and after a revoke).
     let record = state
@@ -58,7 +66,9 @@ pub async fn resolve_hash(state: &AppState, hash: &str) -> Result<AuthContext, A
             .rate_limit_per_minute
             .unwrap_or(state.settings.rate_limit.requests_per_minute),
     };
-    state.key_cache.insert(hash.to_string(), ctx.clone());
+    state
+        .key_cache
+        .insert(hash.to_string(), (ctx.clone(), std::time::Instant::now()));
     Ok(ctx)
 }
 

@@ -16,9 +16,10 @@ use crate::provisioning::issuer_registrar::IssuerRegistrar;
 pub struct AppState {
     pub settings: Arc<Settings>,
     pub store: AsyncStore,
-    /// Authenticated keys by SHA-256 hex, so the hot path skips the store.
-    /// Revocation and company changes through the admin API clear entries.
-    pub key_cache: DashMap<String, AuthContext>,
+    /// Authenticated keys by SHA-256 hex, with when each was read, so the
+    /// hot path skips the store. Revocation and company changes through the
+    /// admin API clear entries (on every node: `crate::fanout`).
+    pub key_cache: DashMap<String, (AuthContext, std::time::Instant)>,
     /// The rate limiter's actor (liveness) and the windows it owns, which
     /// the middleware checks directly.
     pub rate_limiter: Arc<Restartable<RateLimiter>>,

@@ -4,6 +4,7 @@
 //! the company's room, and a document's events also to the room of the user
 //! whose key issued it; the rooms are those of the document's company and
 //! environment. Delivery never blocks issuing (the hub drops slow sockets).
+//! Every node on one database hears them (`crate::fanout`).
 //! Webhooks are per company.
 
 use emisor_actors::ws_hub::{Broadcast, Room, Scope};
@@ -50,11 +51,8 @@ pub async fn to_company(
     data: serde_json::Value,
 ) {
     super::webhooks::enqueue(issuing, company, event, &data).await;
-    issuing.hub.addr().do_send(Broadcast::new(
-        Room::Company(scope(company, environment)),
-        event,
-        data,
-    ));
+    let b = Broadcast::new(Room::Company(scope(company, environment)), event, data);
+    crate::fanout::broadcast(&issuing.store, &issuing.hub, b).await;
 }
 
 /// The rooms that hear about `doc`: its company's, and its user's when a
@@ -75,10 +73,8 @@ async fn about(
     data: serde_json::Value,
 ) {
     super::webhooks::enqueue(issuing, doc.company_id, event, &data).await;
-    issuing
-        .hub
-        .addr()
-        .do_send(Broadcast::to_rooms(rooms_of(doc), event, data));
+    let b = Broadcast::to_rooms(rooms_of(doc), event, data);
+    crate::fanout::broadcast(&issuing.store, &issuing.hub, b).await;
 }
 
 pub async fn update(issuing: &Issuing, doc: &DocumentRecord, t: &Transmission) {

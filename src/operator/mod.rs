@@ -67,10 +67,8 @@ impl OperatorEvents {
                 Err(e) => tracing::error!(event, error = %e, "could not queue an operator webhook"),
             }
         }
-        self.issuing
-            .hub
-            .addr()
-            .do_send(Broadcast::new(Room::Operator, event, data));
+        let b = Broadcast::new(Room::Operator, event, data);
+        crate::fanout::broadcast(&self.issuing.store, &self.issuing.hub, b).await;
     }
 
     pub fn issuing(&self) -> &Arc<Issuing> {

@@ -125,6 +125,18 @@ impl StoreHandle {
         }
     }
 
+    /// Publishes `note` to every node listening on this database (the
+    /// CLI's changes while nodes serve); on sled, whose data dir has one
+    /// process, there is no one to tell.
+    pub fn publish(&self, note: &str) -> StoreResult<()> {
+        match &self.engine {
+            Opened::Sled(_) => Err(StoreError::NotOnThisEngine(
+                "this engine's store belongs to one process".into(),
+            )),
+            Opened::Postgres(p) => crate::engine::postgres::off_runtime(|| p.0.publish(note)),
+        }
+    }
+
     /// The store, shared with a thread or an actor.
     pub fn shared(&self) -> Arc<dyn Store + Send + Sync> {
         match &self.engine {

@@ -41,7 +41,7 @@ mod traits;
 mod tests;
 
 pub use async_store::{
-    AsyncStore, AuthoritySlot, Holding, IssuerRecords, NodeLease, NumberTaken, NumberWatch,
+    AsyncStore, AuthoritySlot, Heard, Holding, IssuerRecords, NodeLease, NumberTaken, NumberWatch,
     PayloadClaim, ResolutionChoice, ServiceTask,
 };
 pub use durability::flusher::{Committed, FlusherPause, IncomingCommit};

@@ -88,7 +88,11 @@ pub async fn revoke(
     }
     match revoke_key(&state, key_id).await {
         Ok(_) => {
-            console.sessions.end_key(key_id);
+            // Its sessions end here; on every node they would at their
+            // next request anyway (the key is checked on each).
+            if let Err(e) = console.sessions.end_key(key_id).await {
+                tracing::warn!(target: "emisor::console", error = %e, key_id, "ending a revoked key's console sessions");
+            }
             Ok(done(&company_path(id), "llave-revocada"))
         }
         Err(e) => refused(&state, &signed, id, Form::Keys, e).await,

@@ -309,10 +309,8 @@ impl Watcher {
         if e.kind == evaluate::CERTIFICATE || e.kind == evaluate::PLAN {
             rooms.push(Room::Company(scope(company.id, Environment::Test)));
         }
-        issuing
-            .hub
-            .addr()
-            .do_send(Broadcast::to_rooms(rooms, ALERT, data.clone()));
+        let b = Broadcast::to_rooms(rooms, ALERT, data.clone());
+        crate::fanout::broadcast(&issuing.store, &issuing.hub, b).await;
         self.operator.send(ALERT, data).await;
     }
 

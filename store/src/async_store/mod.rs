@@ -15,7 +15,7 @@
 //! blocking thread (see [`AsyncStore::blocking`]).
 
 mod nodes;
-pub use nodes::{AuthoritySlot, NodeLease, PayloadClaim};
+pub use nodes::{AuthoritySlot, Heard, NodeLease, PayloadClaim};
 mod pool;
 mod received;
 mod service_lease;

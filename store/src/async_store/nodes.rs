@@ -12,6 +12,7 @@ use crate::async_store::{AsyncStore, Engine};
 use crate::error::{StoreError, StoreResult};
 use crate::model::CompanyId;
 
+pub use crate::engine::postgres::node_events::Heard;
 pub use crate::engine::postgres::node_lease::NodeLease;
 pub use crate::engine::postgres::nodes::{AuthoritySlot, PayloadClaim};
 use crate::model::{DocumentRecord, Job};
@@ -193,6 +194,110 @@ impl AsyncStore {
         let pg = pg.clone();
         self.pool
             .run(move || pg.adopt_pending_builds(grace, settle))
+            .await
+    }
+
+    /// Publishes `note` to every node's listener (this node's too), once
+    /// committed.
+    pub async fn publish(&self, note: String) -> StoreResult<()> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Err(not_shared());
+        };
+        let pg = pg.clone();
+        self.pool.run(move || pg.publish(&note)).await
+    }
+
+    /// Listens for every node's notes on a connection of its own, which
+    /// connects again by itself when lost; it stops once the receiver is
+    /// dropped.
+    pub fn listen(&self) -> StoreResult<tokio::sync::mpsc::Receiver<Heard>> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Err(not_shared());
+        };
+        // Room for a burst while the receiver works; the listener waits
+        // beyond it (the database keeps what it has not read).
+        let (tx, rx) = tokio::sync::mpsc::channel(1024);
+        pg.listen(tx)
+            .map_err(|e| StoreError::Unavailable(format!("starting the listener: {e}")))?;
+        Ok(rx)
+    }
+
+    /// The ids of the API keys revoked at or after `since`.
+    pub async fn keys_revoked_since(
+        &self,
+        since: chrono::DateTime<chrono::Utc>,
+    ) -> StoreResult<Vec<u64>> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Err(not_shared());
+        };
+        let pg = pg.clone();
+        self.pool.run(move || pg.keys_revoked_since(since)).await
+    }
+
+    /// Stores a console session every node accepts, for `ttl` (by the
+    /// SHA-256 of its cookie's value; `key_id`: the company key it stands on).
+    pub async fn put_console_session(
+        &self,
+        id_hash: [u8; 32],
+        key_id: Option<u64>,
+        record: serde_json::Value,
+        ttl: Duration,
+    ) -> StoreResult<()> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Err(not_shared());
+        };
+        let pg = pg.clone();
+        self.pool
+            .run(move || pg.put_console_session(&id_hash, key_id, &record, ttl))
+            .await
+    }
+
+    /// A live console session's record and how long it has left.
+    pub async fn console_session(
+        &self,
+        id_hash: [u8; 32],
+    ) -> StoreResult<Option<(serde_json::Value, Duration)>> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Err(not_shared());
+        };
+        let pg = pg.clone();
+        self.pool.run(move || pg.console_session(&id_hash)).await
+    }
+
+    /// Replaces a console session's record, its expiry kept.
+    pub async fn set_console_session(
+        &self,
+        id_hash: [u8; 32],
+        record: serde_json::Value,
+    ) -> StoreResult<()> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Err(not_shared());
+        };
+        let pg = pg.clone();
+        self.pool
+            .run(move || pg.set_console_session(&id_hash, &record))
+            .await
+    }
+
+    /// Ends a console session on every node.
+    pub async fn end_console_session(&self, id_hash: [u8; 32]) -> StoreResult<()> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Err(not_shared());
+        };
+        let pg = pg.clone();
+        self.pool
+            .run(move || pg.end_console_session(&id_hash))
+            .await
+    }
+
+    /// Ends every console session standing on key `key_id`.
+    pub async fn end_console_sessions_of_key(&self, key_id: u64) -> StoreResult<()> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Err(not_shared());
+        };
+        let pg = pg.clone();
+        self.pool
+            .run(move || pg.end_console_sessions_of_key(key_id))
             .await
     }
 }

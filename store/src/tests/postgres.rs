@@ -1196,7 +1196,7 @@ fn a_database_before_the_shared_window_opens_with_its_recent_payloads() {
     // The database as the version before left it.
     db.client()
         .batch_execute(&format!(
-            "{UNDO_V4}
+            "{UNDO_V6} {UNDO_V4}
                  DROP TABLE payload_claims, rate_windows, authority_starts;
                  DELETE FROM refinery_schema_history WHERE version = 3;"
         ))
@@ -1245,6 +1245,125 @@ fn authority_slots_and_starts_are_shared_by_two_pools() {
         .unwrap()
         .expect_err("a fourth start waits");
     assert!(wait > Duration::from_secs(9) && wait <= window, "{wait:?}");
+}
+
+/// The next thing a listener hears, waiting at most ten seconds.
+fn heard(rx: &mut tokio::sync::mpsc::Receiver<crate::Heard>) -> crate::Heard {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match rx.try_recv() {
+            Ok(h) => return h,
+            Err(tokio::sync::mpsc::error::TryRecvError::Empty) => {
+                assert!(std::time::Instant::now() < deadline, "nothing heard");
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            Err(e) => panic!("the listener stopped: {e}"),
+        }
+    }
+}
+
+/// A listener on one pool hears what another publishes, in order: a small
+/// note as the payload itself, one over the payload limit read back from
+/// its row.
+#[test]
+fn notes_published_through_one_pool_are_heard_through_another() {
+    use crate::engine::postgres::node_events::{CHANNEL, MAX_INLINE};
+    use crate::Heard;
+    let Some(db) = TestDb::new() else { return };
+    let (a, b) = (db.open(), db.open());
+    let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+    b.listen(tx).unwrap();
+    assert_eq!(heard(&mut rx), Heard::Listening);
+    let large = format!("{{\"big\":\"{}\"}}", "x".repeat(MAX_INLINE * 2));
+    a.publish("{\"n\":1}").unwrap();
+    a.publish(&large).unwrap();
+    a.publish("{\"n\":3}").unwrap();
+    assert_eq!(heard(&mut rx), Heard::Note("{\"n\":1}".into()));
+    assert_eq!(heard(&mut rx), Heard::Note(large));
+    assert_eq!(heard(&mut rx), Heard::Note("{\"n\":3}".into()));
+    // A notification someone else sends on the channel naming no row is
+    // passed over.
+    db.client()
+        .execute("SELECT pg_notify($1, '#999')", &[&CHANNEL])
+        .unwrap();
+    a.publish("{\"n\":4}").unwrap();
+    assert_eq!(heard(&mut rx), Heard::Note("{\"n\":4}".into()));
+    drop(rx);
+}
+
+/// A database migrated before the nodes' events table opens with it: a
+/// large note goes through, and the keys revoked since an instant are
+/// found (not one revoked before it).
+#[test]
+fn a_database_before_the_node_events_opens_and_carries_large_notes() {
+    use crate::engine::postgres::node_events::MAX_INLINE;
+    use crate::Heard;
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    let company = s.create_company(company()).unwrap().id;
+    let old = s.insert_api_key(test_key(company)).unwrap();
+    s.revoke_api_key(old.id, Utc::now() - chrono::Duration::hours(1))
+        .unwrap();
+    let before = Utc::now() - chrono::Duration::seconds(1);
+    let mut second = test_key(company);
+    second.hash = "cd".repeat(32);
+    let revoked = s.insert_api_key(second).unwrap();
+    s.revoke_api_key(revoked.id, Utc::now()).unwrap();
+    drop(s);
+    // The database as version 4 left it.
+    db.client().batch_execute(UNDO_V6).unwrap();
+    let s = db.open();
+    let (tx, mut rx) = tokio::sync::mpsc::channel(4);
+    s.listen(tx).unwrap();
+    assert_eq!(heard(&mut rx), Heard::Listening);
+    let large = "y".repeat(MAX_INLINE + 1);
+    s.publish(&large).unwrap();
+    assert_eq!(heard(&mut rx), Heard::Note(large));
+    assert_eq!(s.keys_revoked_since(before).unwrap(), vec![revoked.id]);
+    assert!(s
+        .keys_revoked_since(Utc::now() + chrono::Duration::seconds(60))
+        .unwrap()
+        .is_empty());
+    let minute = std::time::Duration::from_secs(60);
+    s.put_console_session(&[1; 32], None, &serde_json::json!({"who": "admin"}), minute)
+        .unwrap();
+    assert!(s.console_session(&[1; 32]).unwrap().is_some());
+}
+
+/// A console session stored through one pool is read through another
+/// until it ends, its key's sessions end, or it expires; a change to its
+/// record is seen by both.
+#[test]
+fn console_sessions_are_shared_by_two_pools() {
+    use serde_json::json;
+    use std::time::Duration;
+    let Some(db) = TestDb::new() else { return };
+    let (a, b) = (db.open(), db.open());
+    let minute = Duration::from_secs(60);
+    a.put_console_session(&[1; 32], Some(7), &json!({"env": "test"}), minute)
+        .unwrap();
+    a.put_console_session(&[2; 32], Some(7), &json!({"env": "test"}), minute)
+        .unwrap();
+    a.put_console_session(&[3; 32], None, &json!({"env": "test"}), minute)
+        .unwrap();
+    a.put_console_session(&[4; 32], None, &json!({}), Duration::ZERO)
+        .unwrap();
+    let (record, left) = b.console_session(&[1; 32]).unwrap().expect("shared");
+    assert_eq!(record, json!({"env": "test"}));
+    assert!(left > Duration::from_secs(50) && left <= minute, "{left:?}");
+    assert!(b.console_session(&[4; 32]).unwrap().is_none(), "expired");
+    assert!(b.console_session(&[9; 32]).unwrap().is_none(), "unknown");
+    b.set_console_session(&[3; 32], &json!({"env": "live"}))
+        .unwrap();
+    assert_eq!(
+        a.console_session(&[3; 32]).unwrap().map(|(r, _)| r),
+        Some(json!({"env": "live"}))
+    );
+    b.end_console_sessions_of_key(7).unwrap();
+    assert!(a.console_session(&[1; 32]).unwrap().is_none());
+    assert!(a.console_session(&[2; 32]).unwrap().is_none());
+    a.end_console_session(&[3; 32]).unwrap();
+    assert!(b.console_session(&[3; 32]).unwrap().is_none());
 }
 
 /// A once-per-service task's lease, held by one of two nodes at a time:
@@ -1348,6 +1467,11 @@ fn the_start_up_lock_lets_one_node_set_up_at_a_time() {
     drop(held);
     a.start_lock().unwrap().release().unwrap();
 }
+
+/// What the node events' and console sessions' migration (V6) added, taken
+/// away again.
+const UNDO_V6: &str = "DROP TABLE node_events, console_sessions;
+    DELETE FROM refinery_schema_history WHERE version = 6;";
 
 /// What the node leases' migration (V4) added, taken away again.
 const UNDO_V4: &str = "DROP TABLE node_leases;
@@ -1564,7 +1688,7 @@ fn a_database_before_node_leases_opens_and_its_work_is_adopted_when_overdue() {
     // The database as the version before left it.
     db.client()
         .batch_execute(&format!(
-            "{UNDO_V4} UPDATE job_leases SET worker = 'transmit';"
+            "{UNDO_V6} {UNDO_V4} UPDATE job_leases SET worker = 'transmit';"
         ))
         .unwrap();
     let s = db.open();

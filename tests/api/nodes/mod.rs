@@ -5,6 +5,8 @@
 
 mod adoption;
 mod authority;
+mod console;
+mod events;
 mod families;
 mod once;
 mod rate_limit;

@@ -143,7 +143,10 @@ impl Nodes {
     pub fn start_node(&self, i: usize) -> TestApp {
         let dir = self.node_dir(i);
         let mut launch = self.launch.clone();
-        launch.env.extend(store_env(self.root.path()));
+        // A launch naming its database (a private cluster) keeps it.
+        if !launch.env.iter().any(|(k, _)| k == "EMISOR_STORE__URL") {
+            launch.env.extend(store_env(self.root.path()));
+        }
         let mut app = TestApp::start_in(&dir, launch);
         if let Some(first) = self.nodes.first() {
             app.keys = first.keys.clone();
@@ -187,6 +190,36 @@ impl Nodes {
     /// The shared database, for the test's own reads.
     pub fn database(&self) -> postgres::Client {
         database_client(self.root.path())
+    }
+
+    /// `emisor admin …` on node 0's data dir and the shared database, as
+    /// an operator runs it beside a serving node: whether it succeeded and
+    /// its stdout (its stderr when it failed).
+    pub fn admin_cli(&self, args: &[&str]) -> (bool, String) {
+        let out = std::process::Command::new(BIN)
+            .arg("admin")
+            .arg("--data-dir")
+            .arg(self.node_dir(0))
+            .args(args)
+            .env_remove(MASTER_KEY_ENV)
+            .envs(store_env(self.root.path()))
+            .output()
+            .expect("run emisor admin");
+        let stream = if out.status.success() {
+            out.stdout
+        } else {
+            out.stderr
+        };
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&stream).into_owned(),
+        )
+    }
+
+    /// The shared database gone (`false`: every connection ended and new
+    /// ones refused, as a restart does to the nodes) or back (`true`).
+    pub fn database_available(&self, allow: bool) {
+        database_admin(self.root.path(), allow);
     }
 }
 

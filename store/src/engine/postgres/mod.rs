@@ -16,9 +16,11 @@
 //! on any number of nodes.
 
 mod connect;
+mod console_sessions;
 mod documents;
 mod issuer;
 pub(crate) mod keys;
+pub(crate) mod node_events;
 pub(crate) mod node_lease;
 pub(crate) mod nodes;
 pub(crate) mod off_runtime;
