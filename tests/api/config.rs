@@ -119,7 +119,9 @@ fn the_stores_pool_size_and_threads_are_checked_and_used() {
         let open: i64 = client
             .query_one(
                 "SELECT count(*) FROM pg_stat_activity \
-                 WHERE datname = current_database() AND pid <> pg_backend_pid()",
+                 WHERE datname = current_database() AND pid <> pg_backend_pid() \
+                 AND application_name NOT IN \
+                 ('emisor node lease', 'emisor service lease', 'emisor node events')",
                 &[],
             )
             .unwrap()

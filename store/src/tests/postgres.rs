@@ -145,6 +145,66 @@ fn the_schema_is_migrated_once_and_a_reopen_keeps_everything() {
     s.check_writable().unwrap();
 }
 
+/// A URL naming a standby's host beside the primary's, with
+/// `target_session_attrs=read-write` (docs/operations.md, "A standby and
+/// its failover"): the store connects to the host that takes writes, past
+/// one that does not answer.
+#[test]
+fn a_url_of_several_hosts_connects_to_the_one_that_takes_writes() {
+    let Some(db) = TestDb::new() else { return };
+    let (scheme_and_user, rest) = db.url.split_once('@').expect("a URL with a user");
+    let sep = if rest.contains('?') { '&' } else { '?' };
+    // Port 1 of the loopback: nothing listens there.
+    let url = format!("{scheme_and_user}@127.0.0.1:1,{rest}{sep}target_session_attrs=read-write");
+    let s = PgStore::open(&PgOptions::new(SecretText::new(url)), |_| Ok(keys())).unwrap();
+    let c = s.create_company(company()).unwrap();
+    assert_eq!(s.company(c.id).unwrap().unwrap().nit, "900000001");
+}
+
+/// A node of an older build, started while an upgrade is under way on a
+/// schema a newer build migrated further: it runs no migration and serves
+/// on it, as long as every migration it knows is there; one the newer
+/// schema lacks stops it.
+#[test]
+fn an_older_build_serves_on_a_schema_a_newer_build_migrated() {
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    let c = s.create_company(company()).unwrap();
+    drop(s);
+    // A newer build's migration: a table this build never reads.
+    db.client()
+        .batch_execute(
+            "CREATE TABLE from_a_newer_build (id bigint PRIMARY KEY);
+             INSERT INTO refinery_schema_history (version, name, applied_on, checksum)
+             VALUES (999, 'from_a_newer_build', '2026-11-29T00:00:00Z', '1');",
+        )
+        .unwrap();
+    let s = db.open();
+    assert_eq!(s.company(c.id).unwrap().unwrap().nit, "900000001");
+    s.check_writable().unwrap();
+    drop(s);
+    let versions: i64 = db
+        .client()
+        .query_one("SELECT count(*) FROM refinery_schema_history", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        versions,
+        crate::engine::postgres::migrations().len() as i64 + 1,
+        "nothing run again, nothing removed"
+    );
+
+    // A newer schema without one of this build's migrations: refused.
+    db.client()
+        .batch_execute("DELETE FROM refinery_schema_history WHERE version = 1;")
+        .unwrap();
+    let refused = PgStore::open(&db.options(), |_| Ok(keys()));
+    let Err(StoreError::Database(why)) = refused else {
+        panic!("an older build opened a schema without one of its migrations");
+    };
+    assert!(why.contains("[1]"), "{why}");
+}
+
 #[test]
 fn secrets_are_sealed_in_the_database_and_another_key_is_refused() {
     let Some(db) = TestDb::new() else { return };

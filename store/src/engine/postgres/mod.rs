@@ -58,6 +58,61 @@ pub(crate) fn migrations() -> Vec<refinery::Migration> {
 /// Taken while migrating, so that nodes starting together migrate once.
 const MIGRATION_LOCK: i64 = 0x656d_6973_6f72_0001;
 
+/// Runs this build's migrations, unless a newer build already ran some of
+/// its own: then this node is an older one during an upgrade, and serves on
+/// the schema as it stands once every migration it knows is there (each
+/// migration only adds, so an older node's statements still hold).
+fn migrate_locked(client: &mut postgres::Client) -> StoreResult<()> {
+    let runner = embedded::migrations::runner();
+    let known: Vec<i64> = runner
+        .get_migrations()
+        .iter()
+        .map(|m| i64::from(m.version()))
+        .collect();
+    let newest = known.iter().copied().max().unwrap_or(0);
+    let has_history: bool = client
+        .query_one(
+            "SELECT to_regclass('refinery_schema_history') IS NOT NULL",
+            &[],
+        )
+        .map_err(db_error)?
+        .get(0);
+    if has_history {
+        let applied: Vec<i64> = client
+            .query("SELECT version::bigint FROM refinery_schema_history", &[])
+            .map_err(db_error)?
+            .iter()
+            .map(|row| row.get(0))
+            .collect();
+        if applied.iter().any(|v| *v > newest) {
+            let missing: Vec<i64> = known.into_iter().filter(|v| !applied.contains(v)).collect();
+            if !missing.is_empty() {
+                return Err(StoreError::Database(format!(
+                    "the schema was migrated by a newer emisor without this build's migrations {missing:?}"
+                )));
+            }
+            tracing::info!(
+                newest_known = newest,
+                "the schema is newer than this build: serving on it, no migration run"
+            );
+            return Ok(());
+        }
+    }
+    runner
+        .run(client)
+        .map_err(|e| {
+            // refinery's message alone does not say what PostgreSQL refused.
+            let mut why = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(s) = source {
+                why.push_str(&format!(": {s}"));
+                source = s.source();
+            }
+            StoreError::Database(format!("migrating the schema: {why}"))
+        })
+        .map(|_| ())
+}
+
 /// How the engine reaches its database.
 #[derive(Clone)]
 pub struct PgOptions {
@@ -210,21 +265,10 @@ impl PgStore {
         let mut conn = self.conn()?;
         conn.execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
             .map_err(db_error)?;
-        let ran = embedded::migrations::runner()
-            .run(&mut conn.client)
-            .map_err(|e| {
-                // refinery's message alone does not say what PostgreSQL refused.
-                let mut why = e.to_string();
-                let mut source = std::error::Error::source(&e);
-                while let Some(s) = source {
-                    why.push_str(&format!(": {s}"));
-                    source = s.source();
-                }
-                StoreError::Database(format!("migrating the schema: {why}"))
-            });
+        let ran = migrate_locked(&mut conn.client);
         conn.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK])
             .map_err(db_error)?;
-        ran.map(|_| ())
+        ran
     }
 
     /// The master keys the sealed values name, and how many are plain.

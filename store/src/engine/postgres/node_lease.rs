@@ -95,7 +95,9 @@ impl PgStore {
             Some(c) if !c.is_closed() => c,
             _ => {
                 let mut config = self.connect.config.clone();
-                config.connect_timeout(self.connect_timeout);
+                config
+                    .connect_timeout(self.connect_timeout)
+                    .application_name("emisor node lease");
                 client.insert(config.connect(self.connect.tls.clone()).map_err(db_error)?)
             }
         };
