@@ -40,10 +40,7 @@ mod traits;
 #[cfg(test)]
 mod tests;
 
-pub use async_store::{
-    AsyncStore, AuthoritySlot, IssuerRecords, NumberTaken, NumberWatch, PayloadClaim,
-    ResolutionChoice,
-};
+pub use async_store::{AsyncStore, AuthoritySlot, NumberTaken, NumberWatch, PayloadClaim};
 pub use durability::flusher::{Committed, FlusherPause, IncomingCommit};
 pub use encoding::{codec, trees};
 pub use engine::postgres::keys::BACKUPS as POSTGRES_BACKUPS;
