@@ -122,6 +122,13 @@ pub struct ResilienceSettings {
     pub recovery_interval_s: f64,
     pub duplicate_window_s: f64,
     pub mail_retry_delays_s: Vec<f64>,
+    /// On a shared database (several nodes): how long a node's lease lasts
+    /// unless renewed (every quarter of it); a node silent this long is
+    /// dead and the others adopt its work ([`Self::node_lease`]).
+    pub node_lease_s: f64,
+    /// How often each node of a shared database looks for a dead node's
+    /// work to adopt ([`Self::adopt_interval`]).
+    pub adopt_interval_s: f64,
     /// No effect: the events' legal windows follow the business-day
     /// calendar on the business clock (decisions.md "Business days"), not a
     /// timing. Accepted so that a config that still sets it starts.
@@ -133,6 +140,20 @@ impl ResilienceSettings {
     /// A configured number of seconds, multiplied by `time_scale`.
     pub fn scaled(&self, seconds: f64) -> Duration {
         Duration::from_secs_f64((seconds * self.time_scale).max(0.0))
+    }
+
+    /// The node lease, scaled, and never under 2 s: a busy machine may
+    /// delay a renewal by that much, and a live node judged dead has its
+    /// work run twice.
+    pub fn node_lease(&self) -> Duration {
+        self.scaled(self.node_lease_s).max(Duration::from_secs(2))
+    }
+
+    /// The adoption poll's period, scaled, and never under a quarter
+    /// second.
+    pub fn adopt_interval(&self) -> Duration {
+        self.scaled(self.adopt_interval_s)
+            .max(Duration::from_millis(250))
     }
 
     /// When to try again after `failed` attempts (the first send counts):
@@ -322,6 +343,12 @@ impl Settings {
         if r.time_scale.is_nan() || r.time_scale <= 0.0 {
             return Err(ConfigError::Invalid(
                 "resilience.time_scale must be greater than 0".into(),
+            ));
+        }
+        let positive = |v: f64| v > 0.0 && (v * r.time_scale).is_finite();
+        if !positive(r.node_lease_s) || !positive(r.adopt_interval_s) {
+            return Err(ConfigError::Invalid(
+                "resilience.node_lease_s and adopt_interval_s must be greater than 0".into(),
             ));
         }
         if r.breaker_pause_s.is_empty() || r.retry_delays_s.is_empty() {
@@ -545,6 +572,29 @@ mod tests {
         );
         r.time_scale = 0.01;
         assert_eq!(r.retry_delay(1), Some(Duration::from_millis(100)));
+    }
+
+    #[test]
+    fn the_node_lease_and_adoption_poll_are_scaled_with_floors() {
+        let mut r = Settings::load_from(&Overrides::default(), no_env())
+            .unwrap()
+            .resilience;
+        assert_eq!(r.node_lease(), Duration::from_secs(20));
+        assert_eq!(r.adopt_interval(), Duration::from_secs(5));
+        r.time_scale = 0.5;
+        assert_eq!(r.node_lease(), Duration::from_secs(10));
+        r.time_scale = 0.01;
+        assert_eq!(r.node_lease(), Duration::from_secs(2), "never under 2 s");
+        assert_eq!(r.adopt_interval(), Duration::from_millis(250));
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("c.toml");
+        std::fs::write(&file, "[resilience]\nnode_lease_s = 0\n").unwrap();
+        let o = Overrides {
+            config_file: Some(file),
+            ..Default::default()
+        };
+        let refused = Settings::load_from(&o, no_env()).unwrap_err();
+        assert!(refused.to_string().contains("node_lease_s"), "{refused}");
     }
 
     #[test]

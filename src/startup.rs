@@ -388,17 +388,19 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         say!("{notice}");
     }
     let opened_store = opened.store;
-    let store: &dyn Store = opened_store.store();
 
     let sim = start_simulator(&settings).await?;
     let tax_sim_url = sim.as_ref().map(|(url, _)| url.clone());
-    let (admin_hash, new_token) = admin_token(&settings, store)?;
-    bootstrap(
-        &settings,
-        store,
-        new_token.as_deref(),
-        tax_sim_url.as_deref().unwrap_or(""),
-    )?;
+    // Alone: nodes starting at once on an empty database make one admin
+    // token and one demo company (docs/operations.md, "Several nodes").
+    let admin_hash = opened_store
+        .at_start_alone(|store| -> anyhow::Result<_> {
+            let (hash, new_token) = admin_token(&settings, store)?;
+            let sim_url = tax_sim_url.as_deref().unwrap_or("");
+            bootstrap(&settings, store, new_token.as_deref(), sim_url)?;
+            Ok(hash)
+        })
+        .context("taking the start-up lock")??;
     let store = opened_store
         .start_async()
         .context("starting the store threads")?;
@@ -411,7 +413,9 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     registrar
         .register(demo_companies(opened_store.store())?)
         .await;
+    let node_lease = crate::issuing::adopt::join(&actors.issuing)?;
     crate::issuing::resume::resume(&actors.issuing).await?;
+    crate::issuing::adopt::start(&actors.issuing, node_lease.as_ref());
     crate::issuing::invoice_events::copy_check::at_start(&actors.issuing).await;
     let operator = crate::operator::OperatorEvents::new(actors.issuing.clone());
     crate::operator::warnings::start(operator.clone());
@@ -530,6 +534,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
     for arbiter in &actors.arbiters {
         arbiter.stop();
     }
+    drop(node_lease);
     // Actors and store threads still hold the store: it is closed here,
     // not when the last handle goes (which the process exit never waits for).
     opened_store.close()?;

@@ -143,6 +143,10 @@ pub fn backup(
         let token = admin_token(settings, token)?;
         return through(&url, &token, "backup", to);
     }
+    // Refused before the destination is made, as the admin API does.
+    if settings.store.engine == emisor_store::Engine::Postgres {
+        anyhow::bail!(emisor_store::POSTGRES_BACKUPS);
+    }
     let manifest = with_store(settings, |handle| {
         Ok(backup::take(handle.store(), handle.backup(), to)?)
     })?;

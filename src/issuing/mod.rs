@@ -26,6 +26,7 @@
 //! * [`stored`]: a document's stored request: the caller's JSON and the
 //!   versioned domain request every later build reads.
 //! * [`resume`]: what a restart picks up (half-built documents, queued jobs).
+//! * [`adopt`]: on a shared database, a dead node's work taken up by a live one.
 //! * [`contingency`]: queueing the pending contingency documents.
 //! * [`payroll`]: payroll documents on the same path (own software, `NOM` numbering, SendNominaSync).
 //! * [`files`]: a stored document's PDF, rendered off the async threads.
@@ -34,6 +35,7 @@
 //! * [`xml_pool`]: the bounded threads of uploads' XML work.
 //! * [`buyers`]: a buyer's name and email looked up at the authority, cached.
 
+pub mod adopt;
 pub mod buyers;
 pub mod context;
 pub mod contingency;

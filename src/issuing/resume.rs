@@ -2,7 +2,8 @@
 //! again with the number they already hold (queued again when a power cut
 //! took an answered one's record: `rebuild`), and every stored job goes
 //! back on the scheduler (a job that was in flight asks the authority
-//! first).
+//! first). On a shared database only a dead node's work is taken up
+//! ([`super::adopt`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,26 +19,17 @@ use super::Issuing;
 const STORE_RETRY: Duration = Duration::from_secs(1);
 
 pub async fn resume(issuing: &Arc<Issuing>) -> anyhow::Result<()> {
+    if issuing.store.is_shared() {
+        // Other nodes may be serving: only a dead node's work is this
+        // node's to take up, under the rule of the adoption poll (at
+        // once: this node's lease has just begun).
+        let lease = issuing.settings.resilience.node_lease();
+        super::adopt::adopt(issuing, lease, Duration::ZERO).await?;
+        return Ok(());
+    }
     let pending = issuing.store.pending_builds().await?;
     for doc in pending {
-        match rebuild(issuing, doc.clone()).await {
-            Ok(_) => tracing::info!(id = doc.id, "half-built document rebuilt"),
-            Err(e) => {
-                tracing::error!(id = doc.id, error = %e, "could not rebuild a half-built document");
-                let mut d = doc;
-                d.pending_build = false;
-                d.state = state::DRAFT;
-                let entry = HistoryEntry {
-                    at: chrono::Utc::now(),
-                    actor: "recovery".into(),
-                    event: "rebuild_failed".into(),
-                    from_state: None,
-                    to_state: Some(state::DRAFT),
-                    data: serde_json::json!({ "error": e.to_string() }),
-                };
-                issuing.store.update_document(d, entry).await?;
-            }
-        }
+        settle_half_built(issuing, doc).await?;
     }
     let jobs = issuing.store.jobs().await?;
     let n = jobs.len();
@@ -46,6 +38,33 @@ pub async fn resume(issuing: &Arc<Issuing>) -> anyhow::Result<()> {
     }
     if n > 0 {
         tracing::info!(jobs = n, "resumed queued jobs");
+    }
+    Ok(())
+}
+
+/// A half-built document (its caller never answered) built again with its
+/// number, into a draft; one that cannot be is left a draft as it is.
+pub(crate) async fn settle_half_built(
+    issuing: &Arc<Issuing>,
+    doc: emisor_store::DocumentRecord,
+) -> Result<(), StoreError> {
+    match rebuild(issuing, doc.clone()).await {
+        Ok(_) => tracing::info!(id = doc.id, "half-built document rebuilt"),
+        Err(e) => {
+            tracing::error!(id = doc.id, error = %e, "could not rebuild a half-built document");
+            let mut d = doc;
+            d.pending_build = false;
+            d.state = state::DRAFT;
+            let entry = HistoryEntry {
+                at: chrono::Utc::now(),
+                actor: "recovery".into(),
+                event: "rebuild_failed".into(),
+                from_state: None,
+                to_state: Some(state::DRAFT),
+                data: serde_json::json!({ "error": e.to_string() }),
+            };
+            issuing.store.update_document(d, entry).await?;
+        }
     }
     Ok(())
 }

@@ -28,7 +28,8 @@ use std::time::Duration;
 use chrono::{DateTime, FixedOffset, Utc};
 use emisor_actors::panic_boundary::guarded;
 use emisor_store::{
-    state, AsyncStore, DocumentRecord, Environment, Family, ListQuery, StoreError, StoreResult,
+    state, AsyncStore, DocumentRecord, Environment, Family, ListQuery, ServiceTask, StoreError,
+    StoreResult,
 };
 use rand::Rng;
 use serde::{Deserialize, Serialize};
@@ -360,7 +361,8 @@ fn finding(doc: &DocumentRecord, kind: &str, view: &AuthorityView, corrected: bo
 
 /// Runs a pass every `interval_s` on the current runtime, each behind a
 /// panic boundary: a pass that fails or panics is logged and the next one
-/// runs on time.
+/// runs on time. With several nodes, a tick runs the pass on the node
+/// holding the task's lease only.
 pub fn start(reconciler: Arc<Reconciler>) {
     let every = Duration::from_secs(reconciler.settings.interval_s.max(1));
     actix_web::rt::spawn(async move {
@@ -369,6 +371,14 @@ pub fn start(reconciler: Arc<Reconciler>) {
         ticks.tick().await; // the first tick is immediate: a pass waits one interval
         loop {
             ticks.tick().await;
+            let store = &reconciler.operator.issuing().store;
+            if !store
+                .hold_service_task(ServiceTask::Reconciliation)
+                .await
+                .runs()
+            {
+                continue;
+            }
             match guarded(|| reconciler.run()).await {
                 Ok(Ok(pass)) => tracing::info!(
                     corrected = pass.corregidos,

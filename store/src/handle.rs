@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::async_store::{AsyncStore, POSTGRES_STORE_THREADS};
 use crate::engine::postgres::off_runtime::OffRuntime;
-use crate::engine::postgres::{PgOptions, PgStore};
+use crate::engine::postgres::{off_runtime, PgOptions, PgStore};
 use crate::engine::sled::{OpenOptions, SledStore};
 use crate::error::{StoreError, StoreResult};
 use crate::secrets::sealing::{Keyring, SealedInventory};
@@ -197,13 +197,33 @@ impl StoreHandle {
         }
     }
 
+    /// Runs `f` with the store while no other node on the same database
+    /// runs its own (start-up's set-up of an empty database): on PostgreSQL
+    /// under a transaction-scoped advisory lock; on sled a data dir has one
+    /// process, and `f` just runs.
+    pub fn at_start_alone<T>(&self, f: impl FnOnce(&dyn Store) -> T) -> StoreResult<T> {
+        match &self.engine {
+            Opened::Sled(s) => Ok(f(s)),
+            Opened::Postgres(p) => {
+                let lock = off_runtime(|| p.0.start_lock())?;
+                let done = f(p);
+                off_runtime(move || lock.release())?;
+                Ok(done)
+            }
+        }
+    }
+
     /// Flushes everything and marks the store closed cleanly (the next open
     /// then skips the repair an unclean stop needs).
     pub fn close(&self) -> StoreResult<()> {
         match &self.engine {
             Opened::Sled(s) => s.close(),
-            // Every write is committed: nothing to mark.
-            Opened::Postgres(_) => Ok(()),
+            // Every write is committed: nothing to mark. The leases go
+            // now, so that another node takes the tasks at once.
+            Opened::Postgres(p) => {
+                off_runtime(|| p.0.drop_service_leases());
+                Ok(())
+            }
         }
     }
 }

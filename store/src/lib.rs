@@ -40,7 +40,10 @@ mod traits;
 #[cfg(test)]
 mod tests;
 
-pub use async_store::{AsyncStore, AuthoritySlot, NumberTaken, NumberWatch, PayloadClaim};
+pub use async_store::{
+    AsyncStore, AuthoritySlot, Holding, NodeLease, NumberTaken, NumberWatch, PayloadClaim,
+    ServiceTask,
+};
 pub use durability::flusher::{Committed, FlusherPause, IncomingCommit};
 pub use encoding::{codec, trees};
 pub use engine::postgres::keys::BACKUPS as POSTGRES_BACKUPS;

@@ -132,6 +132,25 @@ fn a_backup_asked_of_a_postgresql_store_says_to_use_postgresqls_tools_and_none_i
         .collect();
     assert_eq!(left, vec![std::ffi::OsString::from("datos.jsonl")]);
 
+    // `emisor admin backup` without a server says the same and makes no
+    // directory.
+    let wanted = allowed.path().join("por-linea");
+    let out = std::process::Command::new(BIN)
+        .args(["admin", "--data-dir"])
+        .arg(allowed.path().join("sin-servidor"))
+        .args(["backup", "--to"])
+        .arg(&wanted)
+        .env(MASTER_KEY_ENV, master_key_env(&app.dir))
+        .envs(store_env(&app.dir))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && err.contains("pg_basebackup"),
+        "{err}"
+    );
+    assert!(!wanted.exists());
+
     // The console's backups section says the same, with no button to press.
     let admin = crate::console::harness::http_sign_in(&app, &app.admin_token()).unwrap();
     let (status, html) = crate::console::harness::page(&app, &admin, "/console/empresas");

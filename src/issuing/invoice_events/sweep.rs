@@ -27,7 +27,7 @@ use chrono::{NaiveDate, Utc};
 use emisor_actors::panic_boundary::guarded;
 use emisor_store::{
     state, AuthorityEvent, Company, DocumentRecord, Environment, Family, HistoryEntry, ListQuery,
-    StoreResult, EVENT_STANDING_KEY,
+    ServiceTask, StoreResult, EVENT_STANDING_KEY,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -217,6 +217,12 @@ impl Sweep {
     async fn run(mut self) {
         let pause = Duration::from_secs(self.settings.interval_s.max(1));
         loop {
+            // Once per service: the node holding the task's lease sweeps,
+            // from the cursors every node reads from the store.
+            if !self.holds().await {
+                tokio::time::sleep(pause).await;
+                continue;
+            }
             // Behind a panic boundary: one bad record never stops the sweep.
             match guarded(|| self.pass()).await {
                 Ok(Ok(())) => {
@@ -228,6 +234,15 @@ impl Sweep {
             }
             tokio::time::sleep(pause).await;
         }
+    }
+
+    /// Whether this node holds the sweep's lease (always, on sled).
+    async fn holds(&self) -> bool {
+        self.issuing
+            .store
+            .hold_service_task(ServiceTask::EventsSweep)
+            .await
+            .runs()
     }
 
     /// One sweep of every company's invoices in both environments, the
@@ -272,6 +287,11 @@ impl Sweep {
                     Some(doc) => {
                         self.ask(lane, doc).await;
                         i += 1;
+                        // A long pass stops once another node holds the
+                        // sweep: it goes on from the saved cursors.
+                        if !self.holds().await {
+                            return Ok(());
+                        }
                     }
                     None => {
                         // A finished sweep starts from the top next time.

@@ -151,6 +151,22 @@ impl emisor_actors::retry_scheduler::JobRunner for MailRunner {
     fn run(&self, job_id: u64) -> BoxFuture<'static, JobOutcome> {
         let issuing = self.0.clone();
         Box::pin(async move {
+            if issuing.store.is_shared() {
+                return crate::issuing::transmit::jobs::run_shared(
+                    issuing,
+                    job_id,
+                    |issuing, job| {
+                        Box::pin(async move {
+                            if job.kind == MAIL_JOB {
+                                attempt(&issuing, job).await
+                            } else {
+                                JobOutcome::Done
+                            }
+                        })
+                    },
+                )
+                .await;
+            }
             match issuing.store.job(job_id).await {
                 Ok(Some(job)) if job.kind == MAIL_JOB => attempt(&issuing, job).await,
                 Ok(_) => JobOutcome::Done,
@@ -175,7 +191,7 @@ impl emisor_actors::retry_scheduler::JobRunner for MailRunner {
     fn stored(&self) -> BoxFuture<'static, Vec<Schedule>> {
         let issuing = self.0.clone();
         Box::pin(async move {
-            match issuing.store.jobs().await {
+            match issuing.store.own_jobs().await {
                 Ok(jobs) => jobs
                     .iter()
                     .filter(|j| j.kind == MAIL_JOB)

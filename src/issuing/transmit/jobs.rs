@@ -5,6 +5,7 @@ use chrono::Utc;
 use emisor_actors::retry_scheduler::JobOutcome;
 use emisor_store::{state, DocumentRecord, Job};
 use futures_util::future::BoxFuture;
+use std::sync::Arc;
 
 use super::now_ms;
 use crate::issuing::Issuing;
@@ -27,8 +28,16 @@ pub fn new_job(doc: &DocumentRecord) -> Job {
 /// Who holds a transmission job's claim ([`emisor_store::JobLeases`]):
 /// every transmission worker of this process (one process opens a data
 /// dir), so a claim a crash left behind is taken over at once on restart,
-/// while any other worker (reconciliation) waits for its release.
+/// while any other worker (reconciliation) waits for its release. On a
+/// shared database the store names the worker with its node, and a dead
+/// node's claim is taken over at once.
 pub const TRANSMIT_WORKER: &str = "transmit";
+
+/// Who holds the claim of a webhook's, an event's or an email's job on a
+/// shared database, where two nodes may have one job on their timetables
+/// (the node that wrote it last, and one that adopted it believing that
+/// node dead).
+pub const JOB_WORKER: &str = "job";
 
 /// How long a transmission's claim lasts unless released first: longer
 /// than a call waits in the paced queue and for its answer.
@@ -61,15 +70,17 @@ impl emisor_actors::retry_scheduler::JobRunner for JobRunner {
             let Some(job) = job else {
                 return JobOutcome::Done; // finished elsewhere (resend, recovery)
             };
-            if job.kind == crate::issuing::webhooks::WEBHOOK_JOB {
-                return crate::issuing::webhooks::deliver(&issuing, job).await;
-            }
-            if job.kind == crate::issuing::invoice_events::EVENT_JOB {
-                return crate::issuing::invoice_events::send::run_job(&issuing, job).await;
-            }
             if job.kind == crate::issuing::mail::MAIL_JOB {
                 issuing.schedule(&job); // the mail scheduler's
                 return JobOutcome::Done;
+            }
+            if job.kind == crate::issuing::webhooks::WEBHOOK_JOB
+                || job.kind == crate::issuing::invoice_events::EVENT_JOB
+            {
+                if !issuing.store.is_shared() {
+                    return run_other(issuing, job).await;
+                }
+                return run_shared(issuing, job_id, run_other).await;
             }
             let Some(doc_id) = job.document_id else {
                 return JobOutcome::Done;
@@ -110,7 +121,7 @@ impl emisor_actors::retry_scheduler::JobRunner for JobRunner {
     fn stored(&self) -> BoxFuture<'static, Vec<emisor_actors::retry_scheduler::Schedule>> {
         let issuing = self.0.clone();
         Box::pin(async move {
-            match issuing.store.jobs().await {
+            match issuing.store.own_jobs().await {
                 Ok(jobs) => jobs
                     .iter()
                     .filter(|j| j.kind != crate::issuing::mail::MAIL_JOB)
@@ -128,6 +139,67 @@ impl emisor_actors::retry_scheduler::JobRunner for JobRunner {
     }
 }
 
+/// A webhook's or an event's job.
+fn run_other(issuing: Arc<Issuing>, job: Job) -> BoxFuture<'static, JobOutcome> {
+    Box::pin(async move {
+        if job.kind == crate::issuing::webhooks::WEBHOOK_JOB {
+            crate::issuing::webhooks::deliver(&issuing, job).await
+        } else {
+            crate::issuing::invoice_events::send::run_job(&issuing, job).await
+        }
+    })
+}
+
+/// How long a webhook's, an event's or an email's claim lasts unless
+/// released first: longer than one delivery waits for its answer.
+const JOB_CLAIM_MS: i64 = 15 * 60 * 1000;
+
+/// Runs job `job_id` with `run` under its claim on a shared database: the
+/// job read again under it (another node may have run it meanwhile), and
+/// left alone while another node's claim holds it.
+pub(crate) async fn run_shared(
+    issuing: Arc<Issuing>,
+    job_id: u64,
+    run: fn(Arc<Issuing>, Job) -> BoxFuture<'static, JobOutcome>,
+) -> JobOutcome {
+    match issuing
+        .store
+        .claim_job(job_id, JOB_WORKER, now_ms(), JOB_CLAIM_MS)
+        .await
+    {
+        Ok(Some(_)) => {}
+        Ok(None) => return JobOutcome::RetryAt(now_ms() + 1000),
+        Err(e) => {
+            tracing::error!(job_id, error = %e, "claiming the job");
+            return JobOutcome::RetryAt(now_ms() + 1000);
+        }
+    }
+    let outcome = match issuing.store.job(job_id).await {
+        Ok(Some(job)) => match not_due(&issuing, &job) {
+            Some(later) => later,
+            None => run(issuing.clone(), job).await,
+        },
+        Ok(None) => JobOutcome::Done, // run to its end by another node
+        Err(e) => {
+            tracing::error!(job_id, error = %e, "reading the job");
+            JobOutcome::RetryAt(now_ms() + 1000)
+        }
+    };
+    if let Err(e) = issuing.store.release_job(job_id, JOB_WORKER).await {
+        tracing::error!(job_id, error = %e, "releasing the job's claim");
+    }
+    outcome
+}
+
+/// On a shared database, a job whose stored time is still ahead was run
+/// by another node meanwhile, which set its next attempt: this node's
+/// entry waits for that time rather than run it early. (Elsewhere one
+/// timetable holds each job.)
+fn not_due(issuing: &Issuing, job: &Job) -> Option<JobOutcome> {
+    (issuing.store.is_shared() && job.run_at_ms > now_ms() + 50)
+        .then_some(JobOutcome::RetryAt(job.run_at_ms))
+}
+
 /// Sends the document of `job`, whose claim this worker holds: both read
 /// again under it (a worker that held it before may have settled them).
 async fn transmit_claimed(issuing: &Issuing, job: Job, doc_id: u64) -> JobOutcome {
@@ -140,6 +212,9 @@ async fn transmit_claimed(issuing: &Issuing, job: Job, doc_id: u64) -> JobOutcom
             return JobOutcome::RetryAt(now_ms() + 1000);
         }
     };
+    if let Some(later) = not_due(issuing, &job) {
+        return later;
+    }
     let doc = match issuing.store.document(doc_id).await {
         Ok(Some(doc)) if transmittable(&doc) => doc,
         Ok(_) => {

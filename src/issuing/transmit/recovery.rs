@@ -2,7 +2,7 @@
 //! queued again once the authority answers.
 
 use chrono::Utc;
-use emisor_store::state;
+use emisor_store::{state, ServiceTask};
 use futures_util::future::BoxFuture;
 
 use super::{history, new_job, now_ms};
@@ -10,12 +10,22 @@ use crate::issuing::Issuing;
 
 /// Recovery (spec 3.1): documents waiting for the authority (5) or dead
 /// (6) are queued again, with a fresh attempt budget, once it is available.
+/// With several nodes, the pass runs on the one holding its lease.
 pub struct Recovery(pub std::sync::Arc<Issuing>);
 
 impl emisor_actors::recovery_ticker::Recovery for Recovery {
     fn recover(&self) -> BoxFuture<'static, usize> {
         let issuing = self.0.clone();
         Box::pin(async move {
+            // Once per service: on the node holding the task's lease.
+            if !issuing
+                .store
+                .hold_service_task(ServiceTask::Recovery)
+                .await
+                .runs()
+            {
+                return 0;
+            }
             let docs = match issuing
                 .store
                 .documents_in_states(None, vec![state::WAITING_AUTHORITY, state::DEAD_LETTER])

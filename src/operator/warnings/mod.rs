@@ -26,7 +26,9 @@ use std::time::Duration;
 use chrono::{DateTime, Datelike, Utc};
 use emisor_actors::panic_boundary::guarded;
 use emisor_actors::ws_hub::{Broadcast, Room};
-use emisor_store::{AsyncStore, Company, CompanyId, Environment, NumberTaken, StoreResult};
+use emisor_store::{
+    AsyncStore, Company, CompanyId, Environment, Holding, NumberTaken, ServiceTask, StoreResult,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -162,6 +164,9 @@ impl Watcher {
             tokio::select! {
                 taken = numbers.recv() => match taken {
                     Some(n) => {
+                        if !self.hold().await {
+                            continue;
+                        }
                         let key = format!("{}:{}", evaluate::NUMBERING, n.resolution);
                         let raised = self
                             .companies
@@ -173,9 +178,36 @@ impl Watcher {
                     }
                     None => return,
                 },
-                _ = ticks.tick() => self.check_all().await,
+                _ = ticks.tick() => {
+                    if self.hold().await {
+                        self.check_all().await;
+                    }
+                }
             }
         }
+    }
+
+    /// Whether this node raises the warnings now (once per service: the
+    /// node holding the task's lease). What is remembered in memory is
+    /// this task's only while it holds the lease: read again from the
+    /// store once it is taken, since another node may have raised
+    /// warnings meanwhile.
+    async fn hold(&mut self) -> bool {
+        let holding = self
+            .operator
+            .issuing()
+            .store
+            .hold_service_task(ServiceTask::Warnings)
+            .await;
+        if holding != Holding::Kept {
+            self.companies.clear();
+        }
+        if !holding.runs() {
+            // The holder reports the companies in warning.
+            self.in_warning.clear();
+            self.count();
+        }
+        holding.runs()
     }
 
     async fn check_all(&mut self) {

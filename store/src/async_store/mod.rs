@@ -15,9 +15,11 @@
 //! blocking thread (see [`AsyncStore::blocking`]).
 
 mod nodes;
-pub use nodes::{AuthoritySlot, PayloadClaim};
+pub use nodes::{AuthoritySlot, NodeLease, PayloadClaim};
 mod pool;
 mod received;
+mod service_lease;
+pub use service_lease::{Holding, ServiceTask};
 
 use std::sync::Arc;
 

@@ -12,7 +12,9 @@ use crate::async_store::{AsyncStore, Engine};
 use crate::error::{StoreError, StoreResult};
 use crate::model::CompanyId;
 
+pub use crate::engine::postgres::node_lease::NodeLease;
 pub use crate::engine::postgres::nodes::{AuthoritySlot, PayloadClaim};
+use crate::model::{DocumentRecord, Job};
 
 /// A claim's token: distinct across the processes on one database (a
 /// randomly seeded hash of a counter).
@@ -134,6 +136,63 @@ impl AsyncStore {
         let pg = pg.clone();
         self.pool
             .run(move || pg.take_authority_start(per_window, window))
+            .await
+    }
+
+    /// This process's node id on a shared store (`None` on sled).
+    pub fn node(&self) -> Option<String> {
+        match &self.engine {
+            Engine::Postgres(pg) => Some(pg.node().to_string()),
+            Engine::Sled(_) => None,
+        }
+    }
+
+    /// Registers this node and keeps its lease of `lease` renewed while
+    /// the handle lives ([`NodeLease`]); `None` on sled, whose data dir
+    /// has one process.
+    pub fn keep_node_alive(&self, lease: Duration) -> StoreResult<Option<NodeLease>> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Ok(None);
+        };
+        crate::engine::postgres::off_runtime(|| pg.keep_node_alive(lease)).map(Some)
+    }
+
+    /// The jobs on this node's timetable: on a shared store those it wrote
+    /// or adopted last, elsewhere every stored job.
+    pub async fn own_jobs(&self) -> StoreResult<Vec<Job>> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return self.jobs().await;
+        };
+        let pg = pg.clone();
+        self.pool.run(move || pg.own_jobs()).await
+    }
+
+    /// The jobs of dead nodes, moved to this node's timetable (a previous
+    /// schema's node's once overdue by `grace`), a batch at a time; none
+    /// unless this node's own lease has run without a break for `settle`.
+    pub async fn adopt_jobs(&self, grace: Duration, settle: Duration) -> StoreResult<Vec<Job>> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Err(not_shared());
+        };
+        let pg = pg.clone();
+        self.pool.run(move || pg.adopt_jobs(grace, settle)).await
+    }
+
+    /// The half-built documents of dead nodes, each as a draft, to be built
+    /// by this node (a previous schema's node's once untouched for
+    /// `grace`), a batch at a time; none unless this node's own lease has
+    /// run without a break for `settle`.
+    pub async fn adopt_pending_builds(
+        &self,
+        grace: Duration,
+        settle: Duration,
+    ) -> StoreResult<Vec<DocumentRecord>> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Err(not_shared());
+        };
+        let pg = pg.clone();
+        self.pool
+            .run(move || pg.adopt_pending_builds(grace, settle))
             .await
     }
 }

@@ -698,7 +698,11 @@ fn leases_jobs_events_and_mail() {
     );
     assert_eq!(s.claim_job(7, "b", 1_800, 500).unwrap(), None);
     let taken = s.claim_job(7, "b", 1_900, 500).unwrap().unwrap();
-    assert_eq!(taken.worker, "b");
+    assert_eq!(
+        taken.worker,
+        format!("b@{}", s.node()),
+        "named with its node"
+    );
     assert_eq!(s.renew_job_lease(7, "a", 1_950, 500).unwrap(), None);
     assert!(!s.release_job(7, "a").unwrap());
     assert!(s.release_job(7, "b").unwrap());
@@ -1329,10 +1333,11 @@ fn a_database_before_the_shared_window_opens_with_its_recent_payloads() {
     drop(s);
     // The database as the version before left it.
     db.client()
-        .batch_execute(
-            "DROP TABLE payload_claims, rate_windows, authority_starts;
-             DELETE FROM refinery_schema_history WHERE version = 3;",
-        )
+        .batch_execute(&format!(
+            "{UNDO_V4}
+                 DROP TABLE payload_claims, rate_windows, authority_starts;
+                 DELETE FROM refinery_schema_history WHERE version = 3;"
+        ))
         .unwrap();
     let s = db.open();
     assert_eq!(
@@ -1378,4 +1383,389 @@ fn authority_slots_and_starts_are_shared_by_two_pools() {
         .unwrap()
         .expect_err("a fourth start waits");
     assert!(wait > Duration::from_secs(9) && wait <= window, "{wait:?}");
+}
+
+/// A once-per-service task's lease, held by one of two nodes at a time:
+/// the holder keeps it, the other is refused; the holder's session ended
+/// (killed by the database, as when its node dies or its connection is
+/// lost), the holder no longer holds it and the other takes it; the
+/// tasks' leases are independent.
+#[test]
+fn a_service_task_is_held_by_one_node_and_moves_when_its_session_ends() {
+    use crate::engine::postgres::service_lease::{Holding, ServiceTask};
+    let Some(db) = TestDb::new() else { return };
+    let (a, b) = (db.open(), db.open());
+    let recovery = ServiceTask::Recovery;
+    assert_eq!(a.hold_service_task(recovery).unwrap(), Holding::Taken);
+    assert_eq!(b.hold_service_task(recovery).unwrap(), Holding::Not);
+    assert_eq!(a.hold_service_task(recovery).unwrap(), Holding::Kept);
+    assert_eq!(b.hold_service_task(recovery).unwrap(), Holding::Not);
+    assert_eq!(
+        b.hold_service_task(ServiceTask::Warnings).unwrap(),
+        Holding::Taken,
+        "another task's lease is free"
+    );
+    assert_eq!(
+        a.hold_service_task(ServiceTask::Warnings).unwrap(),
+        Holding::Not
+    );
+
+    // The holder's lease session ends (pg_terminate_backend: what the
+    // database does to the session of a node found dead).
+    let ended: i64 = db
+        .client()
+        .query_one(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+             WHERE application_name = 'emisor service lease' AND datname = current_database()
+               AND pid IN (SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND objid = 1)",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(ended, 1, "one session held the recovery's lease");
+    // The database frees the lock once the session is gone.
+    let mut taken = Holding::Not;
+    for _ in 0..200 {
+        taken = b.hold_service_task(recovery).unwrap();
+        if taken.runs() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert_eq!(taken, Holding::Taken, "the other node takes it");
+    // The old holder learns it lost it, and is refused.
+    assert_eq!(a.hold_service_task(recovery).unwrap(), Holding::Not);
+    assert_eq!(b.hold_service_task(recovery).unwrap(), Holding::Kept);
+
+    // A store closed (a node stopping) frees its leases at once.
+    b.drop_service_leases();
+    assert_eq!(a.hold_service_task(recovery).unwrap(), Holding::Taken);
+    assert_eq!(
+        a.hold_service_task(ServiceTask::Warnings).unwrap(),
+        Holding::Taken
+    );
+}
+
+/// The start-up lock: a second node's set-up waits until the first one's
+/// lock is released, and a lock dropped unreleased (a node dying mid-set-up)
+/// frees it too.
+#[test]
+fn the_start_up_lock_lets_one_node_set_up_at_a_time() {
+    use std::sync::mpsc;
+    let Some(db) = TestDb::new() else { return };
+    let (a, b) = (db.open(), db.open());
+    let first = a.start_lock().unwrap();
+    let (tx, rx) = mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let second = b.start_lock().unwrap();
+        tx.send(()).unwrap();
+        second.release().unwrap();
+    });
+    // The second's session waits on the lock (seen by the database).
+    let mut client = db.client();
+    while client
+        .query_one(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
+            &[],
+        )
+        .unwrap()
+        .get::<_, i64>(0)
+        == 0
+    {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(
+        rx.try_recv().is_err(),
+        "the second waits while the first holds it"
+    );
+    first.release().unwrap();
+    rx.recv().unwrap();
+    waiter.join().unwrap();
+
+    let held = a.start_lock().unwrap();
+    drop(held);
+    a.start_lock().unwrap().release().unwrap();
+}
+
+/// What the node leases' migration (V4) added, taken away again.
+const UNDO_V4: &str = "DROP TABLE node_leases;
+    ALTER TABLE jobs DROP COLUMN node;
+    ALTER TABLE job_leases DROP COLUMN node;
+    ALTER TABLE documents DROP COLUMN build_node;
+    DELETE FROM refinery_schema_history WHERE version = 4;";
+
+/// A job of `company`, due at `run_at_ms`.
+fn job_at(company: CompanyId, run_at_ms: i64) -> Job {
+    Job {
+        id: 0,
+        kind: "transmit".into(),
+        company_id: company,
+        document_id: None,
+        attempts: 0,
+        run_at_ms,
+        in_flight: true,
+        payload: serde_json::Value::Null,
+        created_at: Utc::now(),
+    }
+}
+
+/// Node `s` dead: its lease expired (as a killed node's does).
+fn expire(db: &TestDb, s: &PgStore) {
+    db.client()
+        .execute(
+            "UPDATE node_leases SET expires_at = now() - interval '1 second' WHERE node = $1",
+            &[&s.node()],
+        )
+        .unwrap();
+}
+
+/// Two nodes on one database: a live node's claim is never taken, even by
+/// a worker of the same name on the other node; a dead node's claim, its
+/// queued jobs and its half-built documents are taken over, each once.
+#[test]
+fn a_live_nodes_claims_and_work_stay_its_own_and_a_dead_nodes_are_taken_over() {
+    use std::time::Duration;
+    let Some(db) = TestDb::new() else { return };
+    let (a, b) = (db.open(), db.open());
+    assert_ne!(a.node(), b.node(), "each open is a node of its own");
+    let hour = Duration::from_secs(3600);
+    a.renew_node_lease(hour).unwrap();
+    b.renew_node_lease(hour).unwrap();
+    let now = Utc::now().timestamp_millis();
+    let held = a.claim_job(7, "transmit", now, 900_000).unwrap().unwrap();
+    assert_eq!(held.worker, format!("transmit@{}", a.node()));
+    assert_eq!(
+        b.claim_job(7, "transmit", now, 900_000).unwrap(),
+        None,
+        "a live node's claim is not taken by the same worker elsewhere"
+    );
+    assert!(!b.release_job(7, "transmit").unwrap(), "nor released");
+    // A claim of the previous schema (no node) holds until it expires.
+    db.client()
+        .execute(
+            "INSERT INTO job_leases (job_id, worker, expires_at_ms) VALUES (8, 'transmit', $1)",
+            &[&(now + 1_000)],
+        )
+        .unwrap();
+    assert_eq!(b.claim_job(8, "transmit", now, 500).unwrap(), None);
+    assert!(b
+        .claim_job(8, "transmit", now + 1_000, 500)
+        .unwrap()
+        .is_some());
+
+    // a's work: a queued job and a half-built document.
+    let r = own_resolution(&a, 1, 100);
+    let job = a.put_job(job_at(r.company_id, now + 60_000)).unwrap();
+    let half = a.create_document(new_doc(&r, None)).unwrap();
+    assert!(
+        b.adopt_jobs(hour, Duration::ZERO).unwrap().is_empty(),
+        "a is alive"
+    );
+    assert!(b
+        .adopt_pending_builds(hour, Duration::ZERO)
+        .unwrap()
+        .is_empty());
+    assert_eq!(a.own_jobs().unwrap().len(), 1);
+
+    expire(&db, &a);
+    let taken = b.claim_job(7, "transmit", now, 900_000).unwrap().unwrap();
+    assert_eq!(
+        taken.worker,
+        format!("transmit@{}", b.node()),
+        "a dead node's claim is taken"
+    );
+    let adopted = b.adopt_jobs(hour, Duration::ZERO).unwrap();
+    assert_eq!(adopted.iter().map(|j| j.id).collect::<Vec<_>>(), [job.id]);
+    assert!(
+        adopted[0].in_flight,
+        "as the dead node left it: asks the authority first"
+    );
+    assert_eq!(b.own_jobs().unwrap().len(), 1);
+    assert!(a.own_jobs().unwrap().is_empty());
+    let docs = b.adopt_pending_builds(hour, Duration::ZERO).unwrap();
+    assert_eq!(docs.iter().map(|d| d.id).collect::<Vec<_>>(), [half.id]);
+    assert_eq!(docs[0].state, state::DRAFT);
+    // a, judged dead, finds its phase two refused; b's goes through.
+    let mut built = half.clone();
+    built.pending_build = false;
+    built.state = state::QUEUED;
+    let refused = a.complete_document(&built, &files(None), None, &history("built"));
+    assert!(
+        matches!(refused, Err(StoreError::Unavailable(_))),
+        "{refused:?}"
+    );
+    assert!(a.document(half.id).unwrap().unwrap().pending_build);
+    built.state = state::DRAFT;
+    b.complete_document(&built, &files(None), None, &history("built"))
+        .unwrap();
+    assert!(!b.document(half.id).unwrap().unwrap().pending_build);
+    // Adopted once: b is alive.
+    a.renew_node_lease(hour).unwrap();
+    assert!(a.adopt_jobs(hour, Duration::ZERO).unwrap().is_empty());
+    assert!(a
+        .adopt_pending_builds(hour, Duration::ZERO)
+        .unwrap()
+        .is_empty());
+}
+
+/// Two nodes adopting a dead node's many jobs at once take each once.
+#[test]
+fn a_dead_nodes_jobs_are_adopted_once_by_nodes_adopting_together() {
+    use std::time::Duration;
+    let Some(db) = TestDb::new() else { return };
+    let (dead, b, c) = (db.open(), Arc::new(db.open()), Arc::new(db.open()));
+    let hour = Duration::from_secs(3600);
+    let r = own_resolution(&dead, 1, 10);
+    let mut ids: Vec<u64> = (0..1_200)
+        .map(|i| dead.put_job(job_at(r.company_id, i)).unwrap().id)
+        .collect();
+    for s in [&b, &c] {
+        s.renew_node_lease(hour).unwrap();
+    }
+    let adopted: Vec<Vec<u64>> = std::thread::scope(|scope| {
+        let runs: Vec<_> = [b.clone(), c.clone()]
+            .into_iter()
+            .map(|s| {
+                scope.spawn(move || {
+                    let mut mine = Vec::new();
+                    loop {
+                        let batch = s.adopt_jobs(hour, Duration::ZERO).unwrap();
+                        if batch.is_empty() {
+                            return mine;
+                        }
+                        assert!(batch.len() <= 500, "a batch at a time");
+                        mine.extend(batch.iter().map(|j| j.id));
+                    }
+                })
+            })
+            .collect();
+        runs.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    let mut all: Vec<u64> = adopted.concat();
+    all.sort_unstable();
+    ids.sort_unstable();
+    assert_eq!(all, ids, "each job adopted by exactly one node");
+    assert_eq!(
+        b.own_jobs().unwrap().len() + c.own_jobs().unwrap().len(),
+        1_200
+    );
+}
+
+/// The lease is renewed on a thread of its own while held and ended when
+/// dropped (a clean stop).
+#[test]
+fn a_nodes_lease_lives_while_held_and_ends_when_dropped() {
+    use std::time::Duration;
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    let lease = s.keep_node_alive(Duration::from_millis(400)).unwrap();
+    assert!(lease.settled());
+    let live = |db: &TestDb| -> i64 {
+        db.client()
+            .query_one(
+                "SELECT count(*) FROM node_leases WHERE expires_at > now()",
+                &[],
+            )
+            .unwrap()
+            .get(0)
+    };
+    // Longer than the lease: renewed meanwhile.
+    std::thread::sleep(Duration::from_millis(900));
+    assert_eq!(live(&db), 1);
+    drop(lease);
+    let rows: i64 = db
+        .client()
+        .query_one("SELECT count(*) FROM node_leases", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(rows, 0, "a clean stop ends the lease");
+}
+
+/// A database of the previous version (before node leases) opens with its
+/// jobs, claims and half-built documents, which name no node: a job is
+/// adopted once overdue by the grace, a half-built document once untouched
+/// for it, a claim once expired.
+#[test]
+fn a_database_before_node_leases_opens_and_its_work_is_adopted_when_overdue() {
+    use std::time::Duration;
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    let r = own_resolution(&s, 1, 100);
+    let now = Utc::now().timestamp_millis();
+    let overdue = s.put_job(job_at(r.company_id, now - 120_000)).unwrap();
+    let due_now = s.put_job(job_at(r.company_id, now)).unwrap();
+    let half = s.create_document(new_doc(&r, None)).unwrap();
+    s.claim_job(overdue.id, "transmit", now, 60_000)
+        .unwrap()
+        .unwrap();
+    drop(s);
+    // The database as the version before left it.
+    db.client()
+        .batch_execute(&format!(
+            "{UNDO_V4} UPDATE job_leases SET worker = 'transmit';"
+        ))
+        .unwrap();
+    let s = db.open();
+    s.renew_node_lease(Duration::from_secs(3600)).unwrap();
+    let minute = Duration::from_secs(60);
+    let adopted = s.adopt_jobs(minute, Duration::ZERO).unwrap();
+    assert_eq!(
+        adopted.iter().map(|j| j.id).collect::<Vec<_>>(),
+        [overdue.id]
+    );
+    assert!(s.job(due_now.id).unwrap().is_some());
+    assert!(
+        s.adopt_pending_builds(minute, Duration::ZERO)
+            .unwrap()
+            .is_empty(),
+        "touched just now"
+    );
+    let docs = s
+        .adopt_pending_builds(Duration::ZERO, Duration::ZERO)
+        .unwrap();
+    assert_eq!(docs.iter().map(|d| d.id).collect::<Vec<_>>(), [half.id]);
+    assert_eq!(s.claim_job(overdue.id, "transmit", now, 1).unwrap(), None);
+    assert!(s
+        .claim_job(overdue.id, "transmit", now + 60_000, 1)
+        .unwrap()
+        .is_some());
+    assert_eq!(s.document(half.id).unwrap().unwrap().number, 1);
+}
+
+/// A node adopts only once its own lease has run without a break for the
+/// settling time; a renewal after its lease expired starts that time again
+/// (the database was away: the others get the time to renew theirs).
+#[test]
+fn a_node_adopts_only_once_its_own_lease_has_run_unbroken() {
+    use std::time::Duration;
+    let Some(db) = TestDb::new() else { return };
+    let (dead, b) = (db.open(), db.open());
+    let (hour, minute) = (Duration::from_secs(3600), Duration::from_secs(60));
+    let r = own_resolution(&dead, 1, 10);
+    let job = dead.put_job(job_at(r.company_id, 0)).unwrap();
+    b.renew_node_lease(hour).unwrap();
+    assert!(
+        b.adopt_jobs(hour, minute).unwrap().is_empty(),
+        "just renewed"
+    );
+    let back = |db: &TestDb, s: &PgStore, expires: &str| {
+        db.client()
+            .execute(
+                &format!(
+                    "UPDATE node_leases SET live_since = now() - interval '2 minutes',
+                         expires_at = {expires} WHERE node = $1"
+                ),
+                &[&s.node()],
+            )
+            .unwrap();
+    };
+    // Expired, then renewed: unbroken only from the renewal.
+    back(&db, &b, "now() - interval '1 second'");
+    b.renew_node_lease(hour).unwrap();
+    assert!(b.adopt_jobs(hour, minute).unwrap().is_empty(), "broken");
+    // Renewed while live: the time runs on.
+    back(&db, &b, "now() + interval '1 hour'");
+    b.renew_node_lease(hour).unwrap();
+    let adopted = b.adopt_jobs(hour, minute).unwrap();
+    assert_eq!(adopted.iter().map(|j| j.id).collect::<Vec<_>>(), [job.id]);
 }

@@ -3,7 +3,9 @@
 //! client spreads requests over them, and what the spec promises of one
 //! service holds across them. PostgreSQL only (`support::nodes`).
 
+mod adoption;
 mod authority;
 mod families;
+mod once;
 mod rate_limit;
 mod references;

@@ -8,7 +8,7 @@
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Barrier, Mutex, MutexGuard, PoisonError};
 
 use reqwest::blocking::Response;
 use serde_json::Value;
@@ -49,6 +49,16 @@ impl Nodes {
     /// first starts alone on the empty database and makes the demo company
     /// (its keys serve every node); the others start once it is ready.
     pub fn start(n: usize, launch: Launch) -> Nodes {
+        Nodes::started(n, launch, false)
+    }
+
+    /// `n` nodes started at the same instant on the empty database: one of
+    /// them makes the demo company, whose keys then serve every node.
+    pub fn start_together(n: usize, launch: Launch) -> Nodes {
+        Nodes::started(n, launch, true)
+    }
+
+    fn started(n: usize, launch: Launch, together: bool) -> Nodes {
         let one_at_a_time = ONE_SET.lock().unwrap_or_else(PoisonError::into_inner);
         let root = tempfile::tempdir().expect("tempdir");
         let sim = ExternalSim::start();
@@ -65,21 +75,64 @@ impl Nodes {
             _one_at_a_time: one_at_a_time,
         };
         for i in 0..n {
-            let dir = nodes.node_dir(i);
-            std::fs::DirBuilder::new()
-                .mode(0o700)
-                .create(&dir)
-                .expect("node data dir");
-            write_key(&dir, &key);
-            let app = nodes.start_node(i);
-            nodes.nodes.push(app);
+            nodes.make_dir(i, &key);
+            if !together {
+                let app = nodes.start_node(i);
+                nodes.nodes.push(app);
+            }
         }
-        let keys = nodes.nodes[0].keys.clone();
-        assert!(keys.is_object(), "the first node made the demo company");
+        if together {
+            let barrier = Barrier::new(n);
+            let started: Vec<TestApp> = std::thread::scope(|s| {
+                let starting: Vec<_> = (0..n)
+                    .map(|i| {
+                        let (nodes, barrier) = (&nodes, &barrier);
+                        s.spawn(move || {
+                            barrier.wait();
+                            nodes.start_node(i)
+                        })
+                    })
+                    .collect();
+                starting
+                    .into_iter()
+                    .map(|t| t.join().expect("a node started"))
+                    .collect()
+            });
+            nodes.nodes = started;
+        }
+        // The node that made the demo company wrote its keys; no other did.
+        let made: Vec<&TestApp> = nodes
+            .nodes
+            .iter()
+            .filter(|node| node.dir.join("demo-keys.json").exists())
+            .collect();
+        assert_eq!(made.len(), 1, "one node made the demo company");
+        let keys = made[0].keys.clone();
+        assert!(keys.is_object(), "its demo-keys.json");
         for node in &mut nodes.nodes {
             node.keys = keys.clone();
         }
         nodes
+    }
+
+    /// Node `i`'s data dir, made with the key.
+    fn make_dir(&self, i: usize, key: &[u8; 32]) {
+        let dir = self.node_dir(i);
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .expect("node data dir");
+        write_key(&dir, key);
+    }
+
+    /// One more node joins the running ones.
+    pub fn join(&mut self) -> &TestApp {
+        let key = master_key_for(self.root.path());
+        let i = self.nodes.len();
+        self.make_dir(i, &key);
+        let app = self.start_node(i);
+        self.nodes.push(app);
+        self.nodes.last().expect("the node joined")
     }
 
     fn node_dir(&self, i: usize) -> PathBuf {
@@ -118,6 +171,17 @@ impl Nodes {
 
     pub fn get(&self, path: &str, key: &str) -> Response {
         self.next().get(path, key)
+    }
+
+    /// The shared database's URL.
+    pub fn database_url(&self) -> String {
+        database_url_of(self.root.path())
+    }
+
+    /// The shared database gone for every node (connections refused and
+    /// ended: `away`), or back.
+    pub fn database_away(&self, away: bool) {
+        database_admin(self.root.path(), !away);
     }
 
     /// The shared database, for the test's own reads.

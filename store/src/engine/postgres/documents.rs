@@ -123,14 +123,17 @@ fn write_document(client: &mut impl Sql, doc: &DocumentRecord) -> StoreResult<()
 }
 
 /// A document built, in one statement: its record written as by
-/// [`WRITE_DOCUMENT`] ($1-$10) and, only when it was, its files ($11-$16,
-/// as [`put_files`] writes them) and its history line ($17, $18). Answers
-/// 1 when written, 0 when nothing was (no such row, or one holding more
-/// authority events: [`write_document`] merges with it).
+/// [`WRITE_DOCUMENT`] ($1-$10), unless another node took it up half-built
+/// ($19: this node; [`still_building`]), and, only when it was written,
+/// its files ($11-$16, as [`put_files`] writes them) and its history line
+/// ($17, $18). Answers 1 when written, 0 when nothing was (no such row,
+/// one another node took up, or one holding more authority events:
+/// [`write_document`] merges with it).
 const BUILT: &str = "WITH built AS (
          UPDATE documents SET state = $2, pending_build = $3, issue_date = $4,
              total = $5::text::numeric, code = $6, list_keys = $7, updated_at = $8, record = $9
          WHERE id = $1 AND coalesce(jsonb_array_length(record -> 'authority_events'), 0) <= $10
+             AND (NOT pending_build OR build_node IS NULL OR build_node = $19)
          RETURNING id
      ), files AS (
          INSERT INTO document_files (document_id, xml_name, zip_name, xml, zip, zip_at, zip_at_offset_s)
@@ -151,6 +154,7 @@ fn write_built(
     doc: &DocumentRecord,
     files: &DocumentFiles,
     history: &HistoryEntry,
+    node: &str,
 ) -> StoreResult<bool> {
     let document = document_params(doc)?;
     let (zip, zip_at, offset) = zip_columns(files);
@@ -166,6 +170,7 @@ fn write_built(
         &offset,
         &history.at,
         &entry,
+        &node,
     ]);
     let written: i64 = client.query_one(BUILT, &params).map_err(db_error)?.get(0);
     Ok(written == 1)
@@ -182,7 +187,13 @@ pub(crate) fn add_history(client: &mut impl Sql, id: u64, h: &HistoryEntry) -> S
 }
 
 /// Stores (or replaces) a job; id 0 gets a new one.
-pub(crate) fn put_job_in(client: &mut impl Sql, mut job: Job) -> StoreResult<Job> {
+/// The job written by `node` (`None`: an import), whose timetable then
+/// holds it: every writer of a job schedules it where it runs.
+pub(crate) fn put_job_in(
+    client: &mut impl Sql,
+    mut job: Job,
+    node: Option<&str>,
+) -> StoreResult<Job> {
     if job.id == 0 {
         job.id = unsigned(
             client
@@ -194,11 +205,11 @@ pub(crate) fn put_job_in(client: &mut impl Sql, mut job: Job) -> StoreResult<Job
     let document = job.document_id.map(big).transpose()?;
     client
         .execute(
-            "INSERT INTO jobs (id, kind, company_id, document_id, run_at_ms, created_at, record)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)
+            "INSERT INTO jobs (id, kind, company_id, document_id, run_at_ms, created_at, record, node)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
              ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, company_id = excluded.company_id,
                  document_id = excluded.document_id, run_at_ms = excluded.run_at_ms,
-                 record = excluded.record",
+                 record = excluded.record, node = excluded.node",
             &[
                 &big(job.id)?,
                 &job.kind,
@@ -207,6 +218,7 @@ pub(crate) fn put_job_in(client: &mut impl Sql, mut job: Job) -> StoreResult<Job
                 &job.run_at_ms,
                 &job.created_at,
                 &json("jobs", &job)?,
+                &node,
             ],
         )
         .map_err(db_error)?;
@@ -322,6 +334,7 @@ fn queue_email_in(
     client: &mut impl Sql,
     mut log: EmailLog,
     mut job: Job,
+    node: Option<&str>,
 ) -> StoreResult<(EmailLog, Job)> {
     if log.id == 0 {
         log.id = unsigned(
@@ -333,7 +346,7 @@ fn queue_email_in(
     }
     job.document_id = None;
     job.payload = serde_json::json!({ "email_id": log.id });
-    let job = put_job_in(client, job)?;
+    let job = put_job_in(client, job, node)?;
     write_email_log(client, &log)?;
     Ok((log, job))
 }
@@ -354,6 +367,26 @@ const NUMBERING: &str = "WITH usage AS (
      ON CONFLICT (company_id, resolution_id) DO UPDATE SET next = c.next + 1
      RETURNING next - 1 AS number, (SELECT used FROM usage), nextval('document_ids') AS id,
          (SELECT value FROM meta WHERE key = $5) AS hold";
+
+/// Refuses phase two of a half-built document that another node has
+/// taken up (this node was judged dead: its lease ran out): that node
+/// builds it into a draft, and this one's caller hears 503 rather than
+/// 200 or 202. The row stays locked to the commit, so an adoption waits
+/// for it or skips it.
+fn still_building(client: &mut impl Sql, id: u64, node: &str) -> StoreResult<()> {
+    let row = client
+        .query_opt(
+            "SELECT build_node FROM documents WHERE id = $1 AND pending_build FOR UPDATE",
+            &[&big(id)?],
+        )
+        .map_err(db_error)?;
+    match row.and_then(|r| r.get::<_, Option<String>>(0)) {
+        Some(builder) if builder != node => Err(StoreError::Unavailable(
+            "this node's lease ran out and another node took the document up".into(),
+        )),
+        _ => Ok(()),
+    }
+}
 
 impl PgStore {
     /// Runs `f` in one transaction, committed before this returns.
@@ -380,13 +413,17 @@ impl PgStore {
         history: &HistoryEntry,
     ) -> StoreResult<Option<Job>> {
         let alone = job.is_none();
-        if alone && write_built(&mut *self.conn()?, doc, files, history)? {
+        if alone && write_built(&mut *self.conn()?, doc, files, history, &self.node)? {
             return Ok(None);
         }
         self.in_transaction(|tx| {
-            let job = job.map(|j| put_job_in(tx, j)).transpose()?;
-            if alone || !write_built(tx, doc, files, history)? {
-                // No such record (refused first), or one to merge with.
+            let job = job
+                .map(|j| put_job_in(tx, j, Some(&self.node)))
+                .transpose()?;
+            if alone || !write_built(tx, doc, files, history, &self.node)? {
+                // Taken up by another node (refused), no such record
+                // (refused), or one to merge with.
+                still_building(tx, doc.id, &self.node)?;
                 write_document(tx, doc)?;
                 put_files(tx, doc.id, files)?;
                 add_history(tx, doc.id, history)?;
@@ -405,7 +442,9 @@ impl PgStore {
         remove: Option<u64>,
     ) -> StoreResult<Option<Job>> {
         self.in_transaction(|tx| {
-            let job = put.map(|j| put_job_in(tx, j)).transpose()?;
+            let job = put
+                .map(|j| put_job_in(tx, j, Some(&self.node)))
+                .transpose()?;
             write_document(tx, doc)?;
             add_history(tx, doc.id, history)?;
             if let Some(id) = remove {
@@ -425,7 +464,7 @@ impl PgStore {
             changes
                 .into_iter()
                 .map(|(doc, job, history)| {
-                    let job = put_job_in(tx, job)?;
+                    let job = put_job_in(tx, job, Some(&self.node))?;
                     write_document(tx, &doc)?;
                     add_history(tx, doc.id, &history)?;
                     Ok(job)
@@ -462,7 +501,7 @@ impl PgStore {
                     if has {
                         None
                     } else {
-                        Some(queue_email_in(tx, log, job)?)
+                        Some(queue_email_in(tx, log, job, Some(&self.node))?)
                     }
                 }
                 None => None,
@@ -513,7 +552,7 @@ impl PgStore {
         self.in_transaction(|tx| {
             match job {
                 EmailJob::Put(j) => {
-                    put_job_in(tx, j)?;
+                    put_job_in(tx, j, Some(&self.node))?;
                 }
                 EmailJob::Remove(id) => remove_job_in(tx, id)?,
                 EmailJob::Keep => {}
@@ -584,7 +623,13 @@ impl PgStore {
             });
         }
         let doc = new.half_built(id, &resolution, number, customer_id, Utc::now());
-        let inserted = insert_document(&mut tx, &doc, &new.request, &new.payload_hash)?;
+        let inserted = insert_document(
+            &mut tx,
+            &doc,
+            &new.request,
+            &new.payload_hash,
+            Some(&self.node),
+        )?;
         match inserted {
             Ok(_) => {}
             Err(e) if is_unique_violation(&e) => {
@@ -892,21 +937,22 @@ impl DocumentStore for PgStore {
     }
 }
 
-/// A new document's row (phase one, or an import); a unique index's
-/// refusal is handed back for the caller to name.
+/// A new document's row (phase one by `node`, or an import); a unique
+/// index's refusal is handed back for the caller to name.
 pub(crate) fn insert_document(
     client: &mut impl Sql,
     doc: &DocumentRecord,
     request: &[u8],
     payload_hash: &[u8; 32],
+    node: Option<&str>,
 ) -> StoreResult<Result<u64, postgres::Error>> {
     Ok(client.execute(
         "INSERT INTO documents (id, company_id, environment, family, document_type,
              resolution_id, number, state, pending_build, issue_date, total,
              external_reference, code, list_keys, payload_hash, created_at, updated_at,
-             record, request, customer_id, prefix)
+             record, request, customer_id, prefix, build_node)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11::text::numeric, $12, $13, $14,
-             $15, $16, $17, $18, $19, $20, $21)",
+             $15, $16, $17, $18, $19, $20, $21, $22)",
         &[
             &big(doc.id)?,
             &big(doc.company_id)?,
@@ -929,6 +975,7 @@ pub(crate) fn insert_document(
             &pack(request)?,
             &doc.customer_id.map(big).transpose()?,
             &doc.prefix,
+            &node,
         ],
     ))
 }
@@ -953,7 +1000,7 @@ fn reference_holder(
 
 impl JobStore for PgStore {
     fn put_job(&self, job: Job) -> StoreResult<Job> {
-        self.in_transaction(|tx| put_job_in(tx, job))
+        self.in_transaction(|tx| put_job_in(tx, job, Some(&self.node)))
     }
 
     fn remove_job(&self, id: u64) -> StoreResult<()> {
@@ -998,7 +1045,11 @@ fn lease_of(row: &Row) -> JobLease {
 
 /// Each change is one statement: PostgreSQL's row lock on the lease makes
 /// two claims at once wait for each other, and the second sees the first's
-/// lease.
+/// lease. A worker is named with its node (`transmit@<node>`), so the same
+/// worker on two nodes never holds one claim together; a claim whose node
+/// is dead (its node lease expired) is taken at once, and a live node's
+/// only once it expires (a claim written by a node of the previous schema
+/// has no node: it expires as before).
 impl JobLeases for PgStore {
     fn claim_job(
         &self,
@@ -1010,12 +1061,21 @@ impl JobLeases for PgStore {
         let row = self
             .conn()?
             .query_opt(
-                "INSERT INTO job_leases (job_id, worker, expires_at_ms) VALUES ($1, $2, $3)
+                "INSERT INTO job_leases (job_id, worker, expires_at_ms, node) VALUES ($1, $2, $3, $5)
                  ON CONFLICT (job_id) DO UPDATE SET worker = excluded.worker,
-                     expires_at_ms = excluded.expires_at_ms
+                     expires_at_ms = excluded.expires_at_ms, node = excluded.node
                  WHERE job_leases.worker = excluded.worker OR job_leases.expires_at_ms <= $4
+                     OR (job_leases.node <> $5 AND NOT EXISTS (
+                         SELECT 1 FROM node_leases n
+                         WHERE n.node = job_leases.node AND n.expires_at > now()))
                  RETURNING job_id, worker, expires_at_ms",
-                &[&big(job)?, &worker, &now_ms.saturating_add(for_ms), &now_ms],
+                &[
+                    &big(job)?,
+                    &self.worker(worker),
+                    &now_ms.saturating_add(for_ms),
+                    &now_ms,
+                    &self.node(),
+                ],
             )
             .map_err(db_error)?;
         Ok(row.as_ref().map(lease_of))
@@ -1034,7 +1094,12 @@ impl JobLeases for PgStore {
                 "UPDATE job_leases SET expires_at_ms = $3
                  WHERE job_id = $1 AND worker = $2 AND expires_at_ms > $4
                  RETURNING job_id, worker, expires_at_ms",
-                &[&big(job)?, &worker, &now_ms.saturating_add(for_ms), &now_ms],
+                &[
+                    &big(job)?,
+                    &self.worker(worker),
+                    &now_ms.saturating_add(for_ms),
+                    &now_ms,
+                ],
             )
             .map_err(db_error)?;
         Ok(row.as_ref().map(lease_of))
@@ -1045,7 +1110,7 @@ impl JobLeases for PgStore {
             .conn()?
             .execute(
                 "DELETE FROM job_leases WHERE job_id = $1 AND worker = $2",
-                &[&big(job)?, &worker],
+                &[&big(job)?, &self.worker(worker)],
             )
             .map_err(db_error)?;
         Ok(n > 0)
@@ -1138,7 +1203,7 @@ impl MailStore for PgStore {
     }
 
     fn queue_email(&self, log: EmailLog, job: Job) -> StoreResult<(EmailLog, Job)> {
-        self.in_transaction(|tx| queue_email_in(tx, log, job))
+        self.in_transaction(|tx| queue_email_in(tx, log, job, Some(&self.node)))
     }
 
     fn email_log(&self, id: u64) -> StoreResult<Option<EmailLog>> {

@@ -304,7 +304,7 @@ fn import_document(client: &mut impl Sql, d: ExportedDocument) -> StoreResult<()
     };
     // No payload hash is exported: the duplicate window is minutes long,
     // and the imported documents are older.
-    insert_document(client, &record, &request, &[0; 32])?.map_err(db_error)?;
+    insert_document(client, &record, &request, &[0; 32], None)?.map_err(db_error)?;
     if let Some(files) = files {
         let files = files.files().ok_or_else(|| StoreError::Corrupt {
             tree: "document_files",
@@ -396,7 +396,7 @@ fn import_item(client: &mut impl Sql, item: ExportItem) -> StoreResult<()> {
             &[&s.key, &s.value],
         ),
         ExportItem::Document(d) => import_document(client, *d),
-        ExportItem::Job(job) => put_job_in(client, job).map(|_| ()),
+        ExportItem::Job(job) => put_job_in(client, job, None).map(|_| ()),
         ExportItem::EmailLog(log) => write_email_log(client, &log),
         ExportItem::Event(e) => exec(
             client,

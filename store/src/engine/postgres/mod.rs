@@ -19,12 +19,14 @@ mod connect;
 mod documents;
 mod issuer;
 pub(crate) mod keys;
+pub(crate) mod node_lease;
 pub(crate) mod nodes;
 pub(crate) mod off_runtime;
 mod point;
 pub(crate) mod received;
 mod records;
 mod search;
+pub(crate) mod service_lease;
 pub(crate) mod statements;
 
 use std::sync::{Arc, RwLock};
@@ -129,6 +131,11 @@ pub struct PgStore {
     pub(crate) keys: Arc<RwLock<Arc<Keyring>>>,
     /// An import in progress: its one transaction.
     pub(crate) import: Arc<std::sync::Mutex<keys::ImportTx>>,
+    /// The once-per-service tasks' leases this node holds.
+    leases: Arc<service_lease::LeaseSessions>,
+    /// This process's node: a fresh id at each open
+    /// ([`node_lease`](crate::engine::postgres::node_lease)).
+    pub(crate) node: Arc<str>,
 }
 
 /// The tables whose records hold secrets, with the sled tree whose secret
@@ -180,6 +187,8 @@ impl PgStore {
             connect_timeout: options.connect_timeout,
             keys: Arc::new(RwLock::new(provisional)),
             import: Arc::default(),
+            leases: Arc::default(),
+            node: node_lease::new_node_id()?.into(),
         };
         let inventory = off_runtime(|| {
             store.migrate()?;

@@ -71,6 +71,9 @@ impl PgStore {
             connect_timeout: self.connect_timeout,
             keys: Arc::new(RwLock::new(self.keyring())),
             import: Arc::default(),
+            // A point runs no task: it holds no lease.
+            leases: Arc::default(),
+            node: Arc::clone(&self.node),
         };
         // The snapshot is taken: check it is the transaction's.
         let isolation: String = off_runtime(|| {
