@@ -41,8 +41,8 @@ mod traits;
 mod tests;
 
 pub use async_store::{
-    AsyncStore, AuthoritySlot, Heard, Holding, IssuerRecords, NodeLease, NumberTaken, NumberWatch,
-    PayloadClaim, ResolutionChoice, ServiceTask,
+    AsyncStore, AuthoritySlot, Heard, Holding, NodeLease, NumberTaken, NumberWatch, PayloadClaim,
+    ServiceTask,
 };
 pub use durability::flusher::{Committed, FlusherPause, IncomingCommit};
 pub use encoding::{codec, trees};

@@ -33,8 +33,8 @@ use crate::error::{StoreError, StoreResult};
 use crate::model::*;
 use crate::secrets::sealing::Keyring;
 use crate::traits::{
-    Backup, CompanyStore, CredentialStore, CustomerStore, DocumentStore, EventStore, JobStore,
-    MailStore, MasterKeys, ReceivedStore, Store,
+    Backup, CredentialStore, CustomerStore, DocumentStore, EventStore, JobStore, MailStore,
+    MasterKeys, ReceivedStore, Store,
 };
 
 /// The engine behind the handle.
@@ -58,18 +58,6 @@ impl Engine {
     }
 }
 
-/// Everything the store holds for issuing one document type of a company,
-/// read together: what is missing is `None`, for the caller to name.
-#[derive(Debug, Clone)]
-pub struct IssuerRecords {
-    pub company: Option<Arc<Company>>,
-    pub software: Option<Arc<SoftwareRegistration>>,
-    pub resolution: Option<NumberingResolution>,
-    pub certificate: Option<Arc<CertificateRecord>>,
-    /// The resolution's next number (none is taken).
-    pub next_number: Option<u64>,
-}
-
 /// Everything for issuing of `kind` a company holds (see [`IssuerRecords`]).
 fn read_issuer_records(
     engine: &Engine,
@@ -77,7 +65,12 @@ fn read_issuer_records(
     kind: SoftwareKind,
     resolution: ResolutionChoice,
 ) -> StoreResult<IssuerRecords> {
-    let s = engine.as_dyn();
+    let s = match engine {
+        Engine::Sled(s) => s,
+        // In as few statements as it can: each round trip costs more than
+        // the reads themselves.
+        Engine::Postgres(p) => return p.issuer_records(company, kind, resolution),
+    };
     let resolution = match resolution {
         ResolutionChoice::Id(id) => s.resolution(company, id)?,
         ResolutionChoice::Active {
@@ -90,40 +83,14 @@ fn read_issuer_records(
         Some(r) => Some(s.next_number(r)?),
         None => None,
     };
-    let (company, software, certificate) = match engine {
-        // sled's cached records, shared without copying.
-        Engine::Sled(s) => (
-            s.shared_company(company)?,
-            s.shared_software(company, kind)?,
-            s.shared_certificate(company)?,
-        ),
-        Engine::Postgres(p) => (
-            p.company(company)?.map(Arc::new),
-            p.software(company, kind)?.map(Arc::new),
-            p.certificate(company)?.map(Arc::new),
-        ),
-    };
+    // sled's cached records, shared without copying.
     Ok(IssuerRecords {
-        company,
-        software,
+        company: s.shared_company(company)?,
+        software: s.shared_software(company, kind)?,
         resolution,
-        certificate,
+        certificate: s.shared_certificate(company)?,
         next_number,
     })
-}
-
-/// Which resolution [`AsyncStore::issuer_records`] reads.
-#[derive(Debug, Clone, Copy)]
-pub enum ResolutionChoice {
-    /// The one with this id (a document being built again keeps its own).
-    Id(u64),
-    /// The one a new document of `document_type` in `environment` takes
-    /// its number from on `date` ([`CredentialStore::active_resolution`]).
-    Active {
-        environment: Environment,
-        document_type: u8,
-        date: NaiveDate,
-    },
 }
 
 /// Threads serving the blocking calls: enough for the calls that overlap
@@ -365,8 +332,8 @@ impl AsyncStore {
         E: From<StoreError>,
     {
         let records = read_issuer_records(&self.engine, company, kind, resolution)?;
-        let range = records
-            .resolution
+        let resolution = records.resolution.clone();
+        let range = resolution
             .as_ref()
             .filter(|r| !r.is_test_set())
             .map(|r| (r.from, r.to));
@@ -378,7 +345,7 @@ impl AsyncStore {
             Engine::Sled(s) => s.number_document(new, true)?,
             // Committed half-built: a node that dies before phase two
             // leaves it for any node's resume.
-            Engine::Postgres(p) => p.create_document(new)?,
+            Engine::Postgres(p) => p.create_numbered(new, resolution)?,
         };
         if let (Some((from, to)), Some(watch)) = (range, self.numbers.get()) {
             watch(NumberTaken {

@@ -3,6 +3,7 @@
 //! records written by older builds stay readable.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
@@ -941,4 +942,30 @@ pub enum EmailJob {
     /// Done: removed.
     Remove(u64),
     Keep,
+}
+
+/// Everything the store holds for issuing one document type of a company,
+/// read together: what is missing is `None`, for the caller to name.
+#[derive(Debug, Clone)]
+pub struct IssuerRecords {
+    pub company: Option<Arc<Company>>,
+    pub software: Option<Arc<SoftwareRegistration>>,
+    pub resolution: Option<NumberingResolution>,
+    pub certificate: Option<Arc<CertificateRecord>>,
+    /// The resolution's next number (none is taken).
+    pub next_number: Option<u64>,
+}
+
+/// Which resolution [`IssuerRecords`] reads.
+#[derive(Debug, Clone, Copy)]
+pub enum ResolutionChoice {
+    /// The one with this id (a document being built again keeps its own).
+    Id(u64),
+    /// The one a new document of `document_type` in `environment` takes
+    /// its number from on `date` (`CredentialStore::active_resolution`).
+    Active {
+        environment: Environment,
+        document_type: u8,
+        date: NaiveDate,
+    },
 }

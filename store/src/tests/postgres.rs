@@ -449,6 +449,144 @@ fn limits_and_ranges_refuse_without_consuming_anything() {
     assert_eq!(s.monthly_usage(r.company_id, 202611).unwrap(), 2);
 }
 
+/// Documents for one customer from two nodes at once, each changing a
+/// field of its own: the customer ends with every last change (a change
+/// is written over the row as it is then, never over an older read).
+#[test]
+fn a_customer_changed_by_concurrent_documents_keeps_every_change() {
+    let Some(db) = TestDb::new() else { return };
+    let (a, b) = (Arc::new(db.open()), Arc::new(db.open()));
+    let r = own_resolution(&a, 1, 10_000);
+    let threads: Vec<_> = [(a.clone(), "address"), (b.clone(), "phone")]
+        .into_iter()
+        .map(|(s, field)| {
+            let r = r.clone();
+            std::thread::spawn(move || {
+                for i in 0..40 {
+                    let value = Some(format!("{field}-{i}"));
+                    let mut input = CustomerInput {
+                        identification_number: "900123".into(),
+                        name: "Cliente".into(),
+                        email: "c@example.com".into(),
+                        ..Default::default()
+                    };
+                    match field {
+                        "address" => input.address = value,
+                        _ => input.phone = value,
+                    }
+                    // Each change, then the same customer unchanged.
+                    for _ in 0..2 {
+                        let mut new = new_doc(&r, None);
+                        new.customer = Some(input.clone());
+                        s.create_document(new).unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let page = a.customers(r.company_id, 1, 10, None).unwrap();
+    assert_eq!(page.total, 1, "one customer");
+    let c = &page.items[0];
+    assert_eq!(c.address.as_deref(), Some("address-39"));
+    assert_eq!(c.phone.as_deref(), Some("phone-39"));
+    assert_eq!(a.next_number(&r).unwrap(), 161, "every document numbered");
+}
+
+/// Phase two without a job is one statement; with a job, or over a record
+/// holding authority events the built copy lacks, one transaction: the
+/// files, the record (its events kept), one history line, the job.
+#[test]
+fn phase_two_writes_all_of_it_or_nothing() {
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    let r = own_resolution(&s, 1, 1000);
+    let built = |d: &DocumentRecord| {
+        let mut d = d.clone();
+        d.pending_build = false;
+        d.state = state::QUEUED;
+        d.code = Some(format!("cufe-{}", d.id));
+        d
+    };
+    let history_of = |id: u64| s.history(id).unwrap().len();
+
+    let d = built(&s.create_document(new_doc(&r, None)).unwrap());
+    assert_eq!(
+        s.complete_document(&d, &files(None), None, &history("built"))
+            .unwrap(),
+        None
+    );
+    assert_eq!(s.document(d.id).unwrap().unwrap(), d);
+    assert_eq!(s.document_files(d.id).unwrap(), Some(files(None)));
+    assert_eq!(history_of(d.id), 1);
+
+    let e = built(&s.create_document(new_doc(&r, None)).unwrap());
+    let job = Job {
+        id: 0,
+        kind: "transmit".into(),
+        company_id: r.company_id,
+        document_id: Some(e.id),
+        attempts: 0,
+        run_at_ms: 5,
+        in_flight: false,
+        payload: serde_json::Value::Null,
+        created_at: Utc::now(),
+    };
+    let job = s
+        .complete_document(&e, &files(None), Some(job), &history("built"))
+        .unwrap()
+        .unwrap();
+    assert_eq!(s.job_for_document(e.id).unwrap(), Some(job));
+    assert_eq!(s.document(e.id).unwrap().unwrap(), e);
+    assert_eq!(history_of(e.id), 1);
+
+    // Built again from a copy without the events the sweep stored since.
+    let mut with_events = e.clone();
+    with_events.authority_events.push(
+        serde_json::from_value(serde_json::json!({
+            "code": "030", "name": "Acuse de recibo", "date": "2026-11-21",
+            "learned_at": "2026-11-21T10:00:00Z"
+        }))
+        .unwrap(),
+    );
+    with_events
+        .list_keys
+        .insert(EVENT_STANDING_KEY.into(), "recibida".into());
+    s.update_document(&with_events, history("event")).unwrap();
+    let mut rebuilt = e.clone();
+    rebuilt.code = Some("cufe-again".into());
+    s.complete_document(&rebuilt, &files(None), None, &history("rebuilt"))
+        .unwrap();
+    let stored = s.document(e.id).unwrap().unwrap();
+    assert_eq!(stored.code.as_deref(), Some("cufe-again"));
+    assert_eq!(stored.authority_events, with_events.authority_events);
+    assert_eq!(
+        stored.list_keys.get(EVENT_STANDING_KEY).map(String::as_str),
+        Some("recibida")
+    );
+    assert_eq!(history_of(e.id), 3, "one line each: built, event, rebuilt");
+
+    // No such document: nothing written.
+    let mut missing = d.clone();
+    missing.id = 999_999;
+    assert!(matches!(
+        s.complete_document(&missing, &files(None), None, &history("built")),
+        Err(StoreError::NotFound(_))
+    ));
+    let orphans: i64 = db
+        .client()
+        .query_one(
+            "SELECT (SELECT count(*) FROM document_files WHERE document_id = 999999)
+                  + (SELECT count(*) FROM document_history WHERE document_id = 999999)",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(orphans, 0);
+}
+
 #[test]
 fn phase_two_files_history_and_lists() {
     let Some(db) = TestDb::new() else { return };

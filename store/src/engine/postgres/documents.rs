@@ -9,7 +9,7 @@ use postgres::Row;
 
 use crate::durability::flusher::Committed;
 use crate::engine::postgres::issuer::upsert_customer_in;
-use crate::engine::postgres::keys::check_hold;
+use crate::engine::postgres::keys::{check_hold, hold_in, NUMBERING_HOLD};
 use crate::engine::postgres::records::{
     big, json, pack, record, records, unpack, unpack_text, unsigned,
 };
@@ -40,53 +40,140 @@ fn total_param(total: &str) -> Option<&str> {
     plain.then_some(t)
 }
 
+/// `doc`'s columns and record over its row ($1-$9), unless the stored
+/// record holds more authority events than `doc` ($10).
+const WRITE_DOCUMENT: &str = "UPDATE documents SET state = $2, pending_build = $3, issue_date = $4,
+         total = $5::text::numeric, code = $6, list_keys = $7, updated_at = $8, record = $9
+     WHERE id = $1 AND coalesce(jsonb_array_length(record -> 'authority_events'), 0) <= $10";
+
+/// The parameters of [`WRITE_DOCUMENT`] for `doc`.
+fn document_params(doc: &DocumentRecord) -> StoreResult<DocumentParams<'_>> {
+    Ok(DocumentParams {
+        id: big(doc.id)?,
+        state: i16::from(doc.state),
+        total: total_param(&doc.total),
+        list_keys: json("documents", &doc.list_keys)?,
+        record: json("documents", doc)?,
+        events: i32::try_from(doc.authority_events.len()).unwrap_or(i32::MAX),
+        doc,
+    })
+}
+
+struct DocumentParams<'d> {
+    id: i64,
+    state: i16,
+    total: Option<&'d str>,
+    list_keys: postgres::types::Json<serde_json::Value>,
+    record: postgres::types::Json<serde_json::Value>,
+    events: i32,
+    doc: &'d DocumentRecord,
+}
+
+impl DocumentParams<'_> {
+    fn as_params(&self) -> [&(dyn ToSql + Sync); 10] {
+        [
+            &self.id,
+            &self.state,
+            &self.doc.pending_build,
+            &self.doc.issue_date,
+            &self.total,
+            &self.doc.code,
+            &self.list_keys,
+            &self.doc.updated_at,
+            &self.record,
+            &self.events,
+        ]
+    }
+}
+
 /// Writes `doc` over its row in `client`'s transaction; an invoice's
 /// authority events only grow (a copy read before the events sweep stored
-/// some keeps them, as on sled).
+/// some keeps them, as on sled). The usual write is one statement; a row
+/// holding more events is read, locked, and merged with.
 fn write_document(client: &mut impl Sql, doc: &DocumentRecord) -> StoreResult<()> {
-    let id = big(doc.id)?;
+    let written = client
+        .execute(WRITE_DOCUMENT, &document_params(doc)?.as_params())
+        .map_err(db_error)?;
+    if written == 1 {
+        return Ok(());
+    }
     let stored = client
         .query_opt(
             "SELECT record FROM documents WHERE id = $1 FOR UPDATE",
-            &[&id],
+            &[&big(doc.id)?],
         )
         .map_err(db_error)?
         .ok_or(StoreError::NotFound("document"))?;
     let stored: DocumentRecord = record("documents", &stored, "record")?;
-    let merged;
-    let doc = if stored.authority_events.len() > doc.authority_events.len() {
-        let mut m = doc.clone();
-        m.authority_events = stored.authority_events;
+    let mut merged = doc.clone();
+    if stored.authority_events.len() > doc.authority_events.len() {
+        merged.authority_events = stored.authority_events;
         match stored.list_keys.get(EVENT_STANDING_KEY) {
-            Some(standing) => m
+            Some(standing) => merged
                 .list_keys
                 .insert(EVENT_STANDING_KEY.into(), standing.clone()),
-            None => m.list_keys.remove(EVENT_STANDING_KEY),
+            None => merged.list_keys.remove(EVENT_STANDING_KEY),
         };
-        merged = m;
-        &merged
-    } else {
-        doc
-    };
+    }
+    // The row is locked and `merged` holds at least its events: written.
     client
-        .execute(
-            "UPDATE documents SET state = $2, pending_build = $3, issue_date = $4,
-                 total = $5::text::numeric, code = $6, list_keys = $7, updated_at = $8, record = $9
-             WHERE id = $1",
-            &[
-                &id,
-                &i16::from(doc.state),
-                &doc.pending_build,
-                &doc.issue_date,
-                &total_param(&doc.total),
-                &doc.code,
-                &json("documents", &doc.list_keys)?,
-                &doc.updated_at,
-                &json("documents", doc)?,
-            ],
-        )
+        .execute(WRITE_DOCUMENT, &document_params(&merged)?.as_params())
         .map_err(db_error)?;
     Ok(())
+}
+
+/// A document built, in one statement: its record written as by
+/// [`WRITE_DOCUMENT`] ($1-$10), unless another node took it up half-built
+/// ($19: this node; [`still_building`]), and, only when it was written,
+/// its files ($11-$16, as [`put_files`] writes them) and its history line
+/// ($17, $18). Answers 1 when written, 0 when nothing was (no such row,
+/// one another node took up, or one holding more authority events:
+/// [`write_document`] merges with it).
+const BUILT: &str = "WITH built AS (
+         UPDATE documents SET state = $2, pending_build = $3, issue_date = $4,
+             total = $5::text::numeric, code = $6, list_keys = $7, updated_at = $8, record = $9
+         WHERE id = $1 AND coalesce(jsonb_array_length(record -> 'authority_events'), 0) <= $10
+             AND (NOT pending_build OR build_node IS NULL OR build_node = $19)
+         RETURNING id
+     ), files AS (
+         INSERT INTO document_files (document_id, xml_name, zip_name, xml, zip, zip_at, zip_at_offset_s)
+         SELECT id, $11::text, $12::text, $13::bytea, $14::bytea, $15::timestamptz, $16::integer
+         FROM built
+         ON CONFLICT (document_id) DO UPDATE SET xml_name = excluded.xml_name,
+             zip_name = excluded.zip_name, xml = excluded.xml, zip = excluded.zip,
+             zip_at = excluded.zip_at, zip_at_offset_s = excluded.zip_at_offset_s
+     ), history AS (
+         INSERT INTO document_history (document_id, at, entry)
+         SELECT id, $17::timestamptz, $18::jsonb FROM built
+     )
+     SELECT count(*) FROM built";
+
+/// [`BUILT`] on `client`: whether the document was written.
+fn write_built(
+    client: &mut impl Sql,
+    doc: &DocumentRecord,
+    files: &DocumentFiles,
+    history: &HistoryEntry,
+    node: &str,
+) -> StoreResult<bool> {
+    let document = document_params(doc)?;
+    let (zip, zip_at, offset) = zip_columns(files);
+    let xml = pack(files.xml.as_bytes())?;
+    let entry = json("document_history", history)?;
+    let mut params: Vec<&(dyn ToSql + Sync)> = document.as_params().to_vec();
+    params.extend_from_slice(&[
+        &files.xml_name,
+        &files.zip_name,
+        &xml,
+        &zip,
+        &zip_at,
+        &offset,
+        &history.at,
+        &entry,
+        &node,
+    ]);
+    let written: i64 = client.query_one(BUILT, &params).map_err(db_error)?.get(0);
+    Ok(written == 1)
 }
 
 pub(crate) fn add_history(client: &mut impl Sql, id: u64, h: &HistoryEntry) -> StoreResult<()> {
@@ -148,15 +235,7 @@ fn remove_job_in(client: &mut impl Sql, id: u64) -> StoreResult<()> {
 /// The files' row: the XML once, compressed; the ZIP only when it is not
 /// derived from the XML.
 pub(crate) fn put_files(client: &mut impl Sql, id: u64, files: &DocumentFiles) -> StoreResult<()> {
-    let (zip, zip_at, offset): (Option<&[u8]>, Option<DateTime<Utc>>, Option<i32>) =
-        match &files.zip {
-            ZipFile::Stored(bytes) => (Some(bytes), None, None),
-            ZipFile::Derived { at } => (
-                None,
-                Some(at.with_timezone(&Utc)),
-                Some(at.offset().local_minus_utc()),
-            ),
-        };
+    let (zip, zip_at, offset) = zip_columns(files);
     client
         .execute(
             "INSERT INTO document_files (document_id, xml_name, zip_name, xml, zip, zip_at, zip_at_offset_s)
@@ -176,6 +255,19 @@ pub(crate) fn put_files(client: &mut impl Sql, id: u64, files: &DocumentFiles) -
         )
         .map_err(db_error)?;
     Ok(())
+}
+
+/// The ZIP's columns: its bytes when stored, or the stamp it is derived
+/// at and that stamp's offset.
+fn zip_columns(files: &DocumentFiles) -> (Option<&[u8]>, Option<DateTime<Utc>>, Option<i32>) {
+    match &files.zip {
+        ZipFile::Stored(bytes) => (Some(bytes), None, None),
+        ZipFile::Derived { at } => (
+            None,
+            Some(at.with_timezone(&Utc)),
+            Some(at.offset().local_minus_utc()),
+        ),
+    }
 }
 
 fn files_of(row: &Row) -> StoreResult<DocumentFiles> {
@@ -259,6 +351,23 @@ fn queue_email_in(
     Ok((log, job))
 }
 
+/// Phase one's numbering in one statement: the number taken and the
+/// counter moved on (its row locked to the commit), the month's usage
+/// moved on likewise, a new document id, and the numbering hold as this
+/// statement sees it. The hold is read in the statement's snapshot, taken
+/// before it waits for the counter: a document waiting on a confirmation
+/// of its numbering sees the hold as it was, and is refused as held (it
+/// consumes nothing).
+const NUMBERING: &str = "WITH usage AS (
+         INSERT INTO monthly_usage AS u (company_id, period, used) VALUES ($1, $4, 1)
+         ON CONFLICT (company_id, period) DO UPDATE SET used = u.used + 1
+         RETURNING used - 1 AS used
+     )
+     INSERT INTO counters AS c (company_id, resolution_id, next) VALUES ($1, $2, $3)
+     ON CONFLICT (company_id, resolution_id) DO UPDATE SET next = c.next + 1
+     RETURNING next - 1 AS number, (SELECT used FROM usage), nextval('document_ids') AS id,
+         (SELECT value FROM meta WHERE key = $5) AS hold";
+
 /// Refuses phase two of a half-built document that another node has
 /// taken up (this node was judged dead: its lease ran out): that node
 /// builds it into a draft, and this one's caller hears 503 rather than
@@ -292,8 +401,10 @@ impl PgStore {
         Ok(out)
     }
 
-    /// Phase two in one transaction: the files, the record built, its
-    /// history line and its job. Durable once this returns.
+    /// Phase two: the files, the record built, its history line and its
+    /// job, in one transaction. Without a job it is one statement
+    /// ([`BUILT`]), unless the stored record holds authority events the
+    /// built one lacks. Durable once this returns.
     pub fn complete_document(
         &self,
         doc: &DocumentRecord,
@@ -301,14 +412,22 @@ impl PgStore {
         job: Option<Job>,
         history: &HistoryEntry,
     ) -> StoreResult<Option<Job>> {
+        let alone = job.is_none();
+        if alone && write_built(&mut *self.conn()?, doc, files, history, &self.node)? {
+            return Ok(None);
+        }
         self.in_transaction(|tx| {
-            still_building(tx, doc.id, &self.node)?;
-            put_files(tx, doc.id, files)?;
             let job = job
                 .map(|j| put_job_in(tx, j, Some(&self.node)))
                 .transpose()?;
-            write_document(tx, doc)?;
-            add_history(tx, doc.id, history)?;
+            if alone || !write_built(tx, doc, files, history, &self.node)? {
+                // Taken up by another node (refused), no such record
+                // (refused), or one to merge with.
+                still_building(tx, doc.id, &self.node)?;
+                write_document(tx, doc)?;
+                put_files(tx, doc.id, files)?;
+                add_history(tx, doc.id, history)?;
+            }
             Ok(job)
         })
     }
@@ -442,81 +561,57 @@ impl PgStore {
         })
     }
 
-    fn documents_where(
+    /// Phase one in one transaction: the customer, then the number, the
+    /// month's usage, the numbering hold and the document's id in one
+    /// statement ([`NUMBERING`]), then the half-built record. The counter's
+    /// row is locked from that statement to the commit (every node
+    /// numbering from the same resolution waits for it), the month's usage
+    /// row likewise; the reference is claimed by a unique index, which
+    /// makes a second transaction with the same reference wait for the
+    /// first and fail once it commits. A refusal rolls everything back:
+    /// nothing consumed. `resolution`, when the caller read it, spares its
+    /// read here.
+    pub fn create_numbered(
         &self,
-        filter: &str,
-        params: &[&(dyn ToSql + Sync)],
-    ) -> StoreResult<Vec<DocumentRecord>> {
-        let rows = self
-            .conn()?
-            .query(
-                &format!("SELECT record FROM documents WHERE {filter}"),
-                params,
-            )
-            .map_err(db_error)?;
-        records("documents", &rows)
-    }
-}
-
-impl DocumentStore for PgStore {
-    /// Phase one in one transaction. The counter's row is locked from the
-    /// read of the number to the commit (every node numbering from the
-    /// same resolution waits for it), the month's usage row likewise; the
-    /// reference is claimed by a unique index, which makes a second
-    /// transaction with the same reference wait for the first and fail
-    /// once it commits. A refusal rolls everything back: nothing consumed.
-    fn create_document(&self, new: NewDocument) -> StoreResult<DocumentRecord> {
-        let resolution = self
-            .resolution(new.company_id, new.resolution_id)?
-            .ok_or(StoreError::NotFound("numbering resolution"))?;
+        new: NewDocument,
+        resolution: Option<NumberingResolution>,
+    ) -> StoreResult<DocumentRecord> {
+        let resolution = match resolution {
+            Some(r) if r.id == new.resolution_id && r.company_id == new.company_id => r,
+            _ => self
+                .resolution(new.company_id, new.resolution_id)?
+                .ok_or(StoreError::NotFound("numbering resolution"))?,
+        };
         let company = big(new.company_id)?;
-        let resolution_id = big(resolution.id)?;
         let period = i32::try_from(new.period)
             .map_err(|_| StoreError::Conflict(format!("period {} is out of range", new.period)))?;
         let mut conn = self.conn()?;
-        let mut tx = conn.transaction().map_err(db_error)?;
-        if let Some(r) = new.external_reference.as_deref() {
-            if let Some(id) = reference_holder(&mut tx, new.company_id, r)? {
-                return Err(StoreError::DuplicateReference { id });
-            }
-        }
-        // The customer and the id first: neither waits for the numbering.
+        // Its commit does not wait for the disk: nobody is answered on it,
+        // and phase two's commit, which does, flushes it too. A crash of
+        // the database before that loses the document and its number
+        // together (the counter is in the same transaction): no gap.
+        let mut tx = conn.unflushed_transaction().map_err(db_error)?;
+        // The customer first: read without a lock, it waits for nothing.
         let customer_id = match &new.customer {
             Some(c) => Some(upsert_customer_in(&mut tx, new.company_id, c)?.id),
             None => None,
         };
-        let id = unsigned(
-            tx.query_one("SELECT nextval('document_ids')", &[])
-                .map_err(db_error)?
-                .get(0),
-        );
-        // The number taken and the counter moved on in one statement, its
-        // row locked from here to the commit; a refusal below rolls it back.
-        let number = unsigned(
-            tx.query_one(
-                "INSERT INTO counters AS c (company_id, resolution_id, next) VALUES ($1, $2, $3)
-                 ON CONFLICT (company_id, resolution_id) DO UPDATE SET next = c.next + 1
-                 RETURNING next - 1",
+        let taken = tx
+            .query_one(
+                NUMBERING,
                 &[
                     &company,
-                    &resolution_id,
+                    &big(resolution.id)?,
                     &big(resolution.from.saturating_add(1))?,
+                    &period,
+                    &NUMBERING_HOLD,
                 ],
             )
-            .map_err(db_error)?
-            .get(0),
-        );
-        check_hold(&mut tx, new.company_id, resolution.id)?;
-        let used = unsigned(
-            tx.query_one(
-                "INSERT INTO monthly_usage AS u (company_id, period, used) VALUES ($1, $2, 1)
-                 ON CONFLICT (company_id, period) DO UPDATE SET used = u.used + 1
-                 RETURNING used - 1",
-                &[&company, &period],
-            )
-            .map_err(db_error)?
-            .get(0),
-        );
+            .map_err(db_error)?;
+        let number = unsigned(taken.get("number"));
+        let used = unsigned(taken.get("used"));
+        let id = unsigned(taken.get("id"));
+        check_hold(hold_in(&taken)?, new.company_id, resolution.id)?;
         if let Some(limit) = new.monthly_limit {
             if used >= limit {
                 return Err(StoreError::LimitReached { limit });
@@ -539,8 +634,8 @@ impl DocumentStore for PgStore {
             Ok(_) => {}
             Err(e) if is_unique_violation(&e) => {
                 drop(tx);
-                // The reference was claimed by a transaction that
-                // committed meanwhile (on this node or another).
+                // The reference is held by another document, committed
+                // before or meanwhile (on this node or another).
                 if let Some(r) = new.external_reference.as_deref() {
                     if let Some(id) = reference_holder(&mut *conn, new.company_id, r)? {
                         return Err(StoreError::DuplicateReference { id });
@@ -557,6 +652,28 @@ impl DocumentStore for PgStore {
             other => other,
         })?;
         Ok(doc)
+    }
+
+    fn documents_where(
+        &self,
+        filter: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> StoreResult<Vec<DocumentRecord>> {
+        let rows = self
+            .conn()?
+            .query(
+                &format!("SELECT record FROM documents WHERE {filter}"),
+                params,
+            )
+            .map_err(db_error)?;
+        records("documents", &rows)
+    }
+}
+
+impl DocumentStore for PgStore {
+    /// Phase one ([`PgStore::create_numbered`]).
+    fn create_document(&self, new: NewDocument) -> StoreResult<DocumentRecord> {
+        self.create_numbered(new, None)
     }
 
     /// The files written (committed) beside the half-built record: the

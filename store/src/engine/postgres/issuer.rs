@@ -1,9 +1,11 @@
 //! The issuer records on PostgreSQL: companies, credentials, API keys,
 //! customers, settings, and the store's health.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, NaiveDate, Utc};
 
-use crate::engine::postgres::records::{big, json, record, records, unsigned};
+use crate::engine::postgres::records::{big, json, record, record_opt, records, unsigned};
 use crate::engine::postgres::{db_error, is_unique_violation, storable, PgStore, Sql};
 use crate::error::{StoreError, StoreResult};
 use crate::model::*;
@@ -230,26 +232,13 @@ impl CredentialStore for PgStore {
         document_type: u8,
         date: NaiveDate,
     ) -> StoreResult<Option<NumberingResolution>> {
-        if let Some(set) = test_set::for_document_type(document_type) {
-            if environment == Environment::Test {
-                let r = set.resolution(company);
-                let open = r.valid_from <= date && date <= r.valid_to;
-                return Ok((open && self.next_number(&r)? <= r.to).then_some(r));
-            }
+        if let Some(r) = test_set_numbering(company, environment, document_type) {
+            let open = r.valid_from <= date && date <= r.valid_to;
+            return Ok((open && self.next_number(&r)? <= r.to).then_some(r));
         }
-        let mut candidates: Vec<NumberingResolution> = self
-            .resolutions(company)?
-            .into_iter()
-            .filter(|r| r.serves(document_type))
-            .filter(|r| r.valid_from <= date && date <= r.valid_to)
-            .collect();
-        candidates.sort_by_key(|r| std::cmp::Reverse(r.id));
-        for r in candidates {
-            if self.next_number(&r)? <= r.to {
-                return Ok(Some(r));
-            }
-        }
-        Ok(None)
+        Ok(self
+            .active_with_next(company, document_type, date)?
+            .map(|(r, _)| r))
     }
 
     fn next_number(&self, resolution: &NumberingResolution) -> StoreResult<u64> {
@@ -282,6 +271,134 @@ impl CredentialStore for PgStore {
             .map_err(db_error)?;
         row.map(|r| record("certificates", &r, "record"))
             .transpose()
+    }
+}
+
+/// The authority's test set a document of `document_type` takes its number
+/// from in `environment`, when it takes it from one: then it never takes
+/// it from the company's own resolutions.
+fn test_set_numbering(
+    company: CompanyId,
+    environment: Environment,
+    document_type: u8,
+) -> Option<NumberingResolution> {
+    let set = test_set::for_document_type(document_type)?;
+    (environment == Environment::Test).then(|| set.resolution(company))
+}
+
+/// The company, its software of a kind, its certificate and a counter,
+/// read in one statement ($3 NULL: no counter).
+const ISSUER_ROWS: &str = "SELECT (SELECT record FROM companies WHERE id = $1) AS company,
+         (SELECT record FROM software WHERE company_id = $1 AND kind = $2) AS software,
+         (SELECT record FROM certificates WHERE company_id = $1) AS certificate,
+         (SELECT next FROM counters WHERE company_id = $1 AND resolution_id = $3) AS next";
+
+impl PgStore {
+    /// What the issuing path reads before phase one: one statement when the
+    /// resolution is known without a read (by its id, or the authority's
+    /// test set), its counter read with the issuer's records; two when it
+    /// is chosen among the company's own (each with its counter, then the
+    /// issuer's records).
+    pub fn issuer_records(
+        &self,
+        company: CompanyId,
+        kind: SoftwareKind,
+        choice: ResolutionChoice,
+    ) -> StoreResult<IssuerRecords> {
+        let known = match choice {
+            ResolutionChoice::Id(id) => self.resolution(company, id)?,
+            ResolutionChoice::Active {
+                environment,
+                document_type,
+                date,
+            } => match test_set_numbering(company, environment, document_type) {
+                Some(r) => Some(r).filter(|r| r.valid_from <= date && date <= r.valid_to),
+                None => {
+                    let active = self.active_with_next(company, document_type, date)?;
+                    let mut records = self.issuer_rows(company, kind, None)?;
+                    records.next_number = active.as_ref().map(|(_, next)| *next);
+                    records.resolution = active.map(|(r, _)| r);
+                    return Ok(records);
+                }
+            },
+        };
+        let mut records = self.issuer_rows(company, kind, known.as_ref())?;
+        records.resolution = known;
+        // A test set whose range is spent is not active (as
+        // `active_resolution` answers).
+        if let (ResolutionChoice::Active { .. }, Some(r), Some(next)) =
+            (choice, &records.resolution, records.next_number)
+        {
+            if next > r.to {
+                records.resolution = None;
+                records.next_number = None;
+            }
+        }
+        Ok(records)
+    }
+
+    /// [`ISSUER_ROWS`]: the records, and `resolution`'s next number.
+    fn issuer_rows(
+        &self,
+        company: CompanyId,
+        kind: SoftwareKind,
+        resolution: Option<&NumberingResolution>,
+    ) -> StoreResult<IssuerRecords> {
+        let counter = resolution.map(|r| big(r.id)).transpose()?;
+        let _sealing = self.sealing_scope();
+        let row = self
+            .conn()?
+            .query_one(
+                ISSUER_ROWS,
+                &[&big(company)?, &i16::from(kind.tag()), &counter],
+            )
+            .map_err(db_error)?;
+        let next: Option<i64> = row.try_get("next").map_err(db_error)?;
+        Ok(IssuerRecords {
+            company: record_opt("companies", &row, "company")?.map(Arc::new),
+            software: record_opt("software", &row, "software")?.map(Arc::new),
+            resolution: None,
+            certificate: record_opt("certificates", &row, "certificate")?.map(Arc::new),
+            next_number: resolution.map(|r| next.map_or(r.from, unsigned)),
+        })
+    }
+
+    /// The company's own resolution a document of `document_type` takes its
+    /// number from on `date`, and its next number: the newest open one
+    /// whose range is not spent. Every resolution is read with its counter
+    /// in one statement.
+    fn active_with_next(
+        &self,
+        company: CompanyId,
+        document_type: u8,
+        date: NaiveDate,
+    ) -> StoreResult<Option<(NumberingResolution, u64)>> {
+        let rows = {
+            let _sealing = self.sealing_scope();
+            self.conn()?
+                .query(
+                    "SELECT r.record, c.next FROM resolutions r
+                     LEFT JOIN counters c ON c.company_id = r.company_id AND c.resolution_id = r.id
+                     WHERE r.company_id = $1 ORDER BY r.id DESC",
+                    &[&big(company)?],
+                )
+                .map_err(db_error)?
+        };
+        for row in rows {
+            let r: NumberingResolution = {
+                let _sealing = self.sealing_scope();
+                record("resolutions", &row, "record")?
+            };
+            if !r.serves(document_type) || date < r.valid_from || r.valid_to < date {
+                continue;
+            }
+            let next: Option<i64> = row.try_get("next").map_err(db_error)?;
+            let next = next.map_or(r.from, unsigned);
+            if next <= r.to {
+                return Ok(Some((r, next)));
+            }
+        }
+        Ok(None)
     }
 }
 
@@ -419,19 +536,28 @@ fn upserted(
 /// Creates or updates a customer in `client`'s transaction; one left as it
 /// is by `input` (the usual invoice: the same customer again) is not
 /// rewritten, so its `updated_at` is when its data last changed.
+///
+/// The customer is read without a lock: documents for the same customer
+/// wait for nothing when its data is unchanged (they write nothing, as if
+/// each ran before any concurrent change). A change is made on the row
+/// read again `FOR UPDATE`, so one committed meanwhile (by another
+/// transaction or node) is merged with, never written over.
 pub(crate) fn upsert_customer_in(
     client: &mut impl Sql,
     company: CompanyId,
     input: &CustomerInput,
 ) -> StoreResult<Customer> {
     let company_key = big(company)?;
+    let mut lock = false;
     loop {
+        let sql = if lock {
+            "SELECT record FROM customers WHERE company_id = $1 AND identification_number = $2
+             FOR UPDATE"
+        } else {
+            "SELECT record FROM customers WHERE company_id = $1 AND identification_number = $2"
+        };
         let found = client
-            .query_opt(
-                "SELECT record FROM customers WHERE company_id = $1 AND identification_number = $2
-                 FOR UPDATE",
-                &[&company_key, &input.identification_number],
-            )
+            .query_opt(sql, &[&company_key, &input.identification_number])
             .map_err(db_error)?;
         let now = Utc::now();
         if let Some(row) = found {
@@ -439,6 +565,10 @@ pub(crate) fn upsert_customer_in(
             let new = upserted(company, old.id, Some(&old), input, old.updated_at);
             if new == old {
                 return Ok(old);
+            }
+            if !lock {
+                lock = true;
+                continue;
             }
             let new = Customer {
                 updated_at: now,

@@ -3,6 +3,7 @@
 use std::sync::{Arc, PoisonError};
 
 use chrono::Utc;
+use postgres::Row;
 
 use crate::durability::flusher::FlusherPause;
 use crate::engine::postgres::documents::{
@@ -10,7 +11,7 @@ use crate::engine::postgres::documents::{
     write_email_log,
 };
 use crate::engine::postgres::received::{put_event_files_in, write_received_in};
-use crate::engine::postgres::records::{big, json, record, unsigned};
+use crate::engine::postgres::records::{big, json, record, record_opt, unsigned};
 use crate::engine::postgres::{db_error, off_runtime, Conn, PgStore, Sql, SEALED_TABLES};
 use crate::engine::sled::sealing::secret_fields;
 use crate::error::{StoreError, StoreResult};
@@ -63,7 +64,7 @@ pub const BACKUPS: &str = "on PostgreSQL, backups are PostgreSQL's own (pg_baseb
     continuous archiving with point-in-time recovery, or pg_dump): see docs/operations.md";
 
 /// The numbering hold of an imported store, as `meta` keeps it.
-const NUMBERING_HOLD: &str = "numbering_hold";
+pub(crate) const NUMBERING_HOLD: &str = "numbering_hold";
 
 /// The hold in `client`'s view (locked with `FOR UPDATE` by a writer).
 pub(crate) fn read_hold(client: &mut impl Sql, lock: bool) -> StoreResult<Option<NumberingHold>> {
@@ -78,6 +79,11 @@ pub(crate) fn read_hold(client: &mut impl Sql, lock: bool) -> StoreResult<Option
     row.map(|r| record("meta", &r, "value")).transpose()
 }
 
+/// The hold in `row`'s column `hold`, NULL when there is none.
+pub(crate) fn hold_in(row: &Row) -> StoreResult<Option<NumberingHold>> {
+    record_opt("meta", row, "hold")
+}
+
 fn put_hold(client: &mut impl Sql, hold: &NumberingHold) -> StoreResult<()> {
     client
         .execute(
@@ -89,14 +95,14 @@ fn put_hold(client: &mut impl Sql, hold: &NumberingHold) -> StoreResult<()> {
     Ok(())
 }
 
-/// Refuses a number from a numbering the hold holds and no one confirmed
-/// (phase one, in its transaction, after it locked the counter).
+/// Refuses a number from a numbering `hold` holds and no one confirmed
+/// (phase one reads the hold with the statement that takes the number).
 pub(crate) fn check_hold(
-    client: &mut impl Sql,
+    hold: Option<NumberingHold>,
     company: CompanyId,
     resolution_id: u64,
 ) -> StoreResult<()> {
-    let Some(h) = read_hold(client, false)? else {
+    let Some(h) = hold else {
         return Ok(());
     };
     let pair = (company, resolution_id);

@@ -37,6 +37,23 @@ pub(crate) fn record<T: DeserializeOwned>(
     })
 }
 
+/// The record in `row`'s column `column`, which may be NULL.
+pub(crate) fn record_opt<T: DeserializeOwned>(
+    table: &'static str,
+    row: &Row,
+    column: &str,
+) -> StoreResult<Option<T>> {
+    let value: Option<Json<serde_json::Value>> = row.try_get(column).map_err(db_error)?;
+    value
+        .map(|Json(value)| {
+            serde_json::from_value(value).map_err(|e| StoreError::Corrupt {
+                tree: table,
+                reason: e.to_string(),
+            })
+        })
+        .transpose()
+}
+
 /// Every row's record, in order.
 pub(crate) fn records<T: DeserializeOwned>(
     table: &'static str,
