@@ -65,6 +65,12 @@ impl std::fmt::Debug for AuthorityClient {
     }
 }
 
+/// How many of its timeouts an abandoned call's shared slot stays taken:
+/// the authority's work on a request its caller gave up on has no bound a
+/// client can know; three timeouts cover a slow authority without holding
+/// the installation's slots for long.
+const ABANDONED_HOLD: u32 = 3;
+
 impl AuthorityClient {
     pub fn new(config: AuthorityClientConfig, signer: WsSigner) -> Self {
         let http = awc::Client::builder()
@@ -103,7 +109,7 @@ impl AuthorityClient {
         let op = request.operation();
         let envelope = request.to_envelope(&self.config.url, &self.signer, Utc::now())?;
         let entered = match &self.shared {
-            Some(shared) => Some(shared.enter().await),
+            Some(shared) => Some(shared.enter(self.config.timeout * ABANDONED_HOLD).await),
             None => None,
         };
         let exchange = async {
@@ -127,7 +133,9 @@ impl AuthorityClient {
             Ok::<_, TransmitError>((status, body))
         };
         let answer = actix_web::rt::time::timeout(self.config.timeout, exchange).await;
-        if let (Some(shared), Some(entered)) = (&self.shared, entered) {
+        // Timed out, the request may still be at the authority: `entered`
+        // is dropped unanswered and keeps its slot a while.
+        if let (Some(shared), Some(entered), Ok(_)) = (&self.shared, entered, &answer) {
             shared.leave(entered).await;
         }
         let (status, body) = answer.map_err(|_| TransmitError::Timeout(self.config.timeout))??;

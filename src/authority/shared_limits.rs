@@ -5,7 +5,8 @@
 //! in-flight slots every node shares (an advisory lock held on a
 //! connection of its own for the call's duration) and a start in the
 //! shared pacing window (a row per start the window allows). Waiting
-//! here counts against the call's timeout; a store that cannot be reached
+//! here counts against the call's timeout (so a call may time out while its
+//! request is out: see [`Entered`]); a store that cannot be reached
 //! is asked again until it answers or the call times out, and nothing is
 //! sent meanwhile.
 
@@ -37,8 +38,36 @@ impl std::fmt::Debug for SharedLimits {
 }
 
 /// A call's place in the shared limits: its in-flight slot, freed by
-/// [`SharedLimits::leave`].
-pub struct Entered(AuthoritySlot);
+/// [`SharedLimits::leave`] once the call's answer came. A call abandoned
+/// while its request was out (its own timeout, or its caller's deadline,
+/// which counts the wait here) may still be at the authority, which counts
+/// it in flight until it answers: its slot stays taken for `hold` more.
+pub struct Entered {
+    slot: Option<AuthoritySlot>,
+    store: AsyncStore,
+    hold: Duration,
+}
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        let Some(slot) = self.slot.take() else {
+            return;
+        };
+        // Outside a runtime (the process stopping) it is freed at once.
+        if tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
+        let (store, hold) = (self.store.clone(), self.hold);
+        tracing::warn!(
+            hold_ms = u64::try_from(hold.as_millis()).unwrap_or(u64::MAX),
+            "a call to the authority was abandoned while out: its shared slot stays taken"
+        );
+        tokio::spawn(async move {
+            tokio::time::sleep(hold).await;
+            store.release_authority_slot(slot).await;
+        });
+    }
+}
 
 impl SharedLimits {
     /// The shared limits on `store`, if several nodes may serve from it.
@@ -57,8 +86,8 @@ impl SharedLimits {
     }
 
     /// Waits for a shared in-flight slot, then for a start in the shared
-    /// window.
-    pub async fn enter(&self) -> Entered {
+    /// window; the slot is held `hold` more if the call is abandoned.
+    pub async fn enter(&self, hold: Duration) -> Entered {
         let slot = loop {
             match self.store.try_authority_slot(self.in_flight).await {
                 Ok(Some(slot)) => break slot,
@@ -82,11 +111,17 @@ impl SharedLimits {
             };
             actix_web::rt::time::sleep(wait).await;
         }
-        Entered(slot)
+        Entered {
+            slot: Some(slot),
+            store: self.store.clone(),
+            hold,
+        }
     }
 
-    /// The call ended: its slot is free for any node.
-    pub async fn leave(&self, entered: Entered) {
-        self.store.release_authority_slot(entered.0).await;
+    /// The call's answer came: its slot is free for any node.
+    pub async fn leave(&self, mut entered: Entered) {
+        if let Some(slot) = entered.slot.take() {
+            self.store.release_authority_slot(slot).await;
+        }
     }
 }
