@@ -197,39 +197,17 @@ fn the_database_gone_under_load_makes_no_node_take_up_another_nodes_work() {
         return;
     }
     let nodes = Nodes::start(3, fast_launch().capture_log());
-    sim_mode_at(&nodes.sim.base, json!({"mode": "slow", "latency_ms": 300}));
-    let load = {
-        let apps: Vec<&_> = nodes.nodes.iter().collect();
-        Load::spread(&apps, 6)
-    };
-    load.wait_until("30 answered with a call in flight", |load| {
-        load.count(202) >= 30 && in_flight(&nodes.sim)
-    });
-    nodes.database_away(true);
-    load.wait_until("refused 503 while the database is gone", |load| {
-        load.count(503) >= 6
-    });
-    std::thread::sleep(Duration::from_secs(3));
-    nodes.database_away(false);
-    let before = load.count(202);
-    load.wait_until("taking new documents again", |load| {
-        load.count(202) >= before + 12
-    });
-    let outcomes = load.finish();
-    assert_only(&outcomes, |o| {
-        o.status == 503 && o.body["error"]["code"] == "STORE_UNAVAILABLE"
-    });
-    sim_mode_at(&nodes.sim.base, json!({"mode": "up"}));
-    let answered = answered(&outcomes);
-    check_the_end(nodes.first(), &nodes.sim, &answered, &nodes.database_url());
-    assert_no_job_left(&nodes.database_url());
-    for node in &nodes.nodes {
-        assert_no_panic(node);
-        assert!(
-            !took_up_work(node),
-            "a node took up the work of a live one after the outage"
-        );
-    }
+    database_lost_under_load(
+        &nodes,
+        &nodes.database_url(),
+        || {
+            nodes.database_away(true);
+        },
+        || {
+            std::thread::sleep(Duration::from_secs(3));
+            nodes.database_away(false);
+        },
+    );
 }
 
 /// The nodes' database crashed (every server process ended at once) and
@@ -251,6 +229,24 @@ fn the_database_restarted_under_load_on_three_nodes_loses_nothing_and_sends_noth
             .capture_log()
             .env("EMISOR_STORE__URL", &cluster.url()),
     );
+    database_lost_under_load(
+        &nodes,
+        &cluster.url(),
+        || cluster.crash(),
+        || cluster.start_again(),
+    );
+}
+
+/// Async load on `nodes`, the database lost (`lose`) with calls in flight
+/// and given back (`restore`) once nodes refuse work 503: then the checks
+/// of a crash on the database at `database_url`, no job left, and no node
+/// taking up another live node's work.
+fn database_lost_under_load(
+    nodes: &Nodes,
+    database_url: &str,
+    lose: impl FnOnce(),
+    restore: impl FnOnce(),
+) {
     sim_mode_at(&nodes.sim.base, json!({"mode": "slow", "latency_ms": 300}));
     let load = {
         let apps: Vec<&_> = nodes.nodes.iter().collect();
@@ -259,11 +255,11 @@ fn the_database_restarted_under_load_on_three_nodes_loses_nothing_and_sends_noth
     load.wait_until("30 answered with a call in flight", |load| {
         load.count(202) >= 30 && in_flight(&nodes.sim)
     });
-    cluster.crash();
-    load.wait_until("refused 503 while the database is down", |load| {
+    lose();
+    load.wait_until("refused 503 while the database is gone", |load| {
         load.count(503) >= 6
     });
-    cluster.start_again();
+    restore();
     let before = load.count(202);
     load.wait_until("taking new documents again", |load| {
         load.count(202) >= before + 12
@@ -274,13 +270,13 @@ fn the_database_restarted_under_load_on_three_nodes_loses_nothing_and_sends_noth
     });
     sim_mode_at(&nodes.sim.base, json!({"mode": "up"}));
     let answered = answered(&outcomes);
-    check_the_end(nodes.first(), &nodes.sim, &answered, &cluster.url());
-    assert_no_job_left(&cluster.url());
+    check_the_end(nodes.first(), &nodes.sim, &answered, database_url);
+    assert_no_job_left(database_url);
     for node in &nodes.nodes {
         assert_no_panic(node);
         assert!(
             !took_up_work(node),
-            "a node took up the work of a live one after the restart"
+            "a node took up the work of a live one after the database came back"
         );
     }
 }
