@@ -87,17 +87,8 @@ impl emisor_actors::retry_scheduler::JobRunner for JobRunner {
             };
             // The document is read under the job's claim: another worker
             // holding it (reconciliation) may be settling it right now.
-            match issuing
-                .store
-                .claim_job(job.id, TRANSMIT_WORKER, now_ms(), TRANSMIT_CLAIM_MS)
-                .await
-            {
-                Ok(Some(_)) => {}
-                Ok(None) => return JobOutcome::RetryAt(now_ms() + 1000),
-                Err(e) => {
-                    tracing::error!(job_id, error = %e, "claiming the job");
-                    return JobOutcome::RetryAt(now_ms() + 1000);
-                }
+            if let Some(later) = claim(&issuing, job.id, TRANSMIT_WORKER, TRANSMIT_CLAIM_MS).await {
+                return later;
             }
             let outcome = transmit_claimed(&issuing, job, doc_id).await;
             if let Err(e) = issuing.store.release_job(job_id, TRANSMIT_WORKER).await {
@@ -150,6 +141,29 @@ fn run_other(issuing: Arc<Issuing>, job: Job) -> BoxFuture<'static, JobOutcome> 
     })
 }
 
+/// Claims job `job_id` for `worker` for `for_ms`; when it cannot be had
+/// (another worker holds it, or the store did not answer), the outcome
+/// that tries again in a second.
+async fn claim(
+    issuing: &Issuing,
+    job_id: u64,
+    worker: &'static str,
+    for_ms: i64,
+) -> Option<JobOutcome> {
+    match issuing
+        .store
+        .claim_job(job_id, worker, now_ms(), for_ms)
+        .await
+    {
+        Ok(Some(_)) => None,
+        Ok(None) => Some(JobOutcome::RetryAt(now_ms() + 1000)),
+        Err(e) => {
+            tracing::error!(job_id, error = %e, "claiming the job");
+            Some(JobOutcome::RetryAt(now_ms() + 1000))
+        }
+    }
+}
+
 /// How long a webhook's, an event's or an email's claim lasts unless
 /// released first: longer than one delivery waits for its answer.
 const JOB_CLAIM_MS: i64 = 15 * 60 * 1000;
@@ -162,17 +176,8 @@ pub(crate) async fn run_shared(
     job_id: u64,
     run: fn(Arc<Issuing>, Job) -> BoxFuture<'static, JobOutcome>,
 ) -> JobOutcome {
-    match issuing
-        .store
-        .claim_job(job_id, JOB_WORKER, now_ms(), JOB_CLAIM_MS)
-        .await
-    {
-        Ok(Some(_)) => {}
-        Ok(None) => return JobOutcome::RetryAt(now_ms() + 1000),
-        Err(e) => {
-            tracing::error!(job_id, error = %e, "claiming the job");
-            return JobOutcome::RetryAt(now_ms() + 1000);
-        }
+    if let Some(later) = claim(&issuing, job_id, JOB_WORKER, JOB_CLAIM_MS).await {
+        return later;
     }
     let outcome = match issuing.store.job(job_id).await {
         Ok(Some(job)) => match not_due(&issuing, &job) {

@@ -79,6 +79,14 @@ impl Drop for TestDb {
     }
 }
 
+/// How many migrations the database's history holds.
+fn applied_migrations(db: &TestDb) -> i64 {
+    db.client()
+        .query_one("SELECT count(*) FROM refinery_schema_history", &[])
+        .unwrap()
+        .get(0)
+}
+
 fn own_resolution(s: &PgStore, from: u64, to: u64) -> NumberingResolution {
     let c = s.create_company(company()).unwrap();
     s.add_resolution(c.id, resolution(from, to)).unwrap()
@@ -132,11 +140,7 @@ fn the_schema_is_migrated_once_and_a_reopen_keeps_everything() {
         s.setting("admin_token_hash").unwrap().as_deref(),
         Some("x1")
     );
-    let versions: i64 = db
-        .client()
-        .query_one("SELECT count(*) FROM refinery_schema_history", &[])
-        .unwrap()
-        .get(0);
+    let versions = applied_migrations(&db);
     assert_eq!(
         versions,
         crate::engine::postgres::migrations().len() as i64,
@@ -183,11 +187,7 @@ fn an_older_build_serves_on_a_schema_a_newer_build_migrated() {
     assert_eq!(s.company(c.id).unwrap().unwrap().nit, "900000001");
     s.check_writable().unwrap();
     drop(s);
-    let versions: i64 = db
-        .client()
-        .query_one("SELECT count(*) FROM refinery_schema_history", &[])
-        .unwrap()
-        .get(0);
+    let versions = applied_migrations(&db);
     assert_eq!(
         versions,
         crate::engine::postgres::migrations().len() as i64 + 1,

@@ -15,13 +15,14 @@ use crate::support::app::TestApp;
 use crate::support::async_load::*;
 use crate::support::flow::*;
 use crate::support::nodes::*;
+use crate::support::pg::PrivateCluster;
 
 /// The stored jobs by kind, once none is left (30 s at most).
-fn assert_no_job_left(nodes: &Nodes) {
+fn assert_no_job_left(database_url: &str) {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
-        let left: BTreeMap<String, i64> = nodes
-            .database()
+        let left: BTreeMap<String, i64> = postgres::Client::connect(database_url, postgres::NoTls)
+            .expect("connect to the nodes' database")
             .query("SELECT kind, count(*) FROM jobs GROUP BY kind", &[])
             .expect("read the jobs")
             .iter()
@@ -77,7 +78,7 @@ fn a_node_joining_under_load_takes_none_of_the_live_nodes_work() {
     sim_mode_at(&nodes.sim.base, json!({"mode": "up"}));
     let answered = answered(&outcomes);
     check_the_end(nodes.first(), &nodes.sim, &answered, &nodes.database_url());
-    assert_no_job_left(&nodes);
+    assert_no_job_left(&nodes.database_url());
     assert!(
         !took_up_work(&nodes.nodes[1]),
         "the joining node took up work of a live node"
@@ -116,15 +117,11 @@ fn a_node_killed_under_async_load_has_its_work_taken_up_by_the_others() {
     let outcomes = load.finish();
     // The killed node's requests after the kill got no answer.
     assert_only(&outcomes, |o| o.status == 0);
-    let answered = answered(&outcomes);
-    assert!(
-        at_kill["accepted_count"].as_u64() < Some(answered.len() as u64),
-        "the kill came after everything was sent: {at_kill}"
-    );
+    let answered = answered_after_kill(&outcomes, &at_kill);
 
     sim_mode_at(&nodes.sim.base, json!({"mode": "up"}));
     check_the_end(nodes.first(), &nodes.sim, &answered, &nodes.database_url());
-    assert_no_job_left(&nodes);
+    assert_no_job_left(&nodes.database_url());
     let survivors = [&nodes.nodes[0], &nodes.nodes[2]];
     for node in survivors {
         assert_no_panic(node);
@@ -186,7 +183,7 @@ fn a_transmission_in_flight_on_a_killed_node_is_asked_about_before_it_is_sent_ag
         asked >= in_flight,
         "{in_flight} in flight at the kill, {asked} asked about: {stats}"
     );
-    assert_no_job_left(&nodes);
+    assert_no_job_left(&nodes.database_url());
 }
 
 /// The database gone for three seconds (every node's lease runs out
@@ -200,6 +197,56 @@ fn the_database_gone_under_load_makes_no_node_take_up_another_nodes_work() {
         return;
     }
     let nodes = Nodes::start(3, fast_launch().capture_log());
+    database_lost_under_load(
+        &nodes,
+        &nodes.database_url(),
+        || {
+            nodes.database_away(true);
+        },
+        || {
+            std::thread::sleep(Duration::from_secs(3));
+            nodes.database_away(false);
+        },
+    );
+}
+
+/// The nodes' database crashed (every server process ended at once) and
+/// started again under async load on three nodes: new work is refused 503
+/// meanwhile, the nodes take documents again by themselves once it is back,
+/// every document answered 202 is accepted exactly once, numbering has no
+/// gap, no job is left, and no node takes up another live node's work.
+#[test]
+fn the_database_restarted_under_load_on_three_nodes_loses_nothing_and_sends_nothing_twice() {
+    if !on_shared_database() {
+        return;
+    }
+    let Some(cluster) = PrivateCluster::start() else {
+        return;
+    };
+    let nodes = Nodes::start(
+        3,
+        fast_launch()
+            .capture_log()
+            .env("EMISOR_STORE__URL", &cluster.url()),
+    );
+    database_lost_under_load(
+        &nodes,
+        &cluster.url(),
+        || cluster.crash(),
+        || cluster.start_again(),
+    );
+}
+
+/// Async load on `nodes`, the database lost (`lose`) with calls in flight
+/// and given back (`restore`) once nodes refuse work 503: then the checks
+/// of a crash on the database at `database_url`, no job left, and no node
+/// taking up another live node's work.
+fn database_lost_under_load(
+    nodes: &Nodes,
+    database_url: &str,
+    lose: impl FnOnce(),
+    restore: impl FnOnce(),
+) {
     sim_mode_at(&nodes.sim.base, json!({"mode": "slow", "latency_ms": 300}));
     let load = {
         let apps: Vec<&_> = nodes.nodes.iter().collect();
@@ -208,12 +255,11 @@ fn the_database_gone_under_load_makes_no_node_take_up_another_nodes_work() {
     load.wait_until("30 answered with a call in flight", |load| {
         load.count(202) >= 30 && in_flight(&nodes.sim)
     });
-    nodes.database_away(true);
+    lose();
     load.wait_until("refused 503 while the database is gone", |load| {
         load.count(503) >= 6
     });
-    std::thread::sleep(Duration::from_secs(3));
-    nodes.database_away(false);
+    restore();
     let before = load.count(202);
     load.wait_until("taking new documents again", |load| {
         load.count(202) >= before + 12
@@ -224,13 +270,13 @@ fn the_database_gone_under_load_makes_no_node_take_up_another_nodes_work() {
     });
     sim_mode_at(&nodes.sim.base, json!({"mode": "up"}));
     let answered = answered(&outcomes);
-    check_the_end(nodes.first(), &nodes.sim, &answered, &nodes.database_url());
-    assert_no_job_left(&nodes);
+    check_the_end(nodes.first(), &nodes.sim, &answered, database_url);
+    assert_no_job_left(database_url);
     for node in &nodes.nodes {
         assert_no_panic(node);
         assert!(
             !took_up_work(node),
-            "a node took up the work of a live one after the outage"
+            "a node took up the work of a live one after the database came back"
         );
     }
 }

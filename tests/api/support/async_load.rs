@@ -162,6 +162,18 @@ pub fn answered(outcomes: &[Outcome]) -> Vec<(u64, String)> {
         .collect()
 }
 
+/// The documents answered 202, checked to outnumber what the simulator
+/// had accepted when the node was killed (`at_kill`: its stats then), so
+/// that some were still to be sent by whoever takes them up.
+pub fn answered_after_kill(outcomes: &[Outcome], at_kill: &Value) -> Vec<(u64, String)> {
+    let answered = answered(outcomes);
+    assert!(
+        at_kill["accepted_count"].as_u64() < Some(answered.len() as u64),
+        "the kill came after everything was sent: {at_kill}"
+    );
+    answered
+}
+
 /// Whether the simulator holds a call in flight (it has judged the
 /// document and holds its answer back).
 pub fn in_flight(sim: &ExternalSim) -> bool {

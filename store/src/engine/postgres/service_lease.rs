@@ -180,7 +180,9 @@ impl PgStore {
     /// the node).
     pub(crate) fn start_lock(&self) -> StoreResult<StartLock> {
         let mut config = self.connect.config.clone();
-        config.connect_timeout(self.connect_timeout);
+        config
+            .connect_timeout(self.connect_timeout)
+            .application_name("emisor start-up");
         let mut client = config
             .connect(self.connect.tls.clone())
             .map_err(|e| StoreError::Unavailable(format!("the start-up lock's session: {e}")))?;
