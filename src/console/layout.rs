@@ -44,7 +44,7 @@ fn head(title: &str, refresh: Option<(u32, &str)>) -> Markup {
 }
 
 /// A page of a signed-in session. `live` asks the script to refresh the
-/// page's `main` when the session's stream tells of a change.
+/// page's `main` when the signed-in console's stream tells of a change.
 pub fn page(signed: &Signed, active: &str, title: &str, live: bool, content: Markup) -> Markup {
     page_refreshing(signed, active, title, live, None, content)
 }

@@ -6,7 +6,7 @@
 //! * [`sign_in`]: the admin token or a company key; sign-out; the admin's
 //!   environment switch.
 //! * [`guard`]: [`guard::Signed`] (every page's extractor) and
-//!   [`guard::Posted`] (every change: the session's CSRF token, same origin).
+//!   [`guard::Posted`] (every change: the CSRF token of the sign-in, same origin).
 //! * [`headers`]: the Content-Security-Policy and no-store of every page.
 //! * [`layout`], [`format`], [`views`]: the shell, Colombian amounts and
 //!   dates, pieces several pages show.

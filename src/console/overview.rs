@@ -44,7 +44,7 @@ pub struct Which {
     empresa: Option<u64>,
 }
 
-/// The companies the overview covers: the session's, the admin's choice,
+/// The companies the overview covers: the signed-in company's, the admin's choice,
 /// or every company.
 async fn companies(
     state: &AppState,

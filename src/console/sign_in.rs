@@ -195,7 +195,7 @@ pub struct Switch {
     ambiente: u8,
 }
 
-/// `POST /console/ambiente`: the admin session's environment.
+/// `POST /console/ambiente`: the environment of the admin's console session.
 pub async fn switch(
     console: web::Data<Console>,
     posted: Posted<Switch>,

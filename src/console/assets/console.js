@@ -19,7 +19,7 @@ document.addEventListener("change", function (e) {
   }
 });
 
-// Live pages: when the session's stream tells of a change, fetch the page
+// Live pages: when the stream of the signed-in console tells of a change, fetch the page
 // again and replace its <main> (at most one refresh in flight, and at most
 // one a second).
 (function () {
