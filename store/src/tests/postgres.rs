@@ -1356,7 +1356,7 @@ fn requests_are_counted_per_key_and_minute_across_two_pools() {
                 let s2 = if i % 2 == 0 { a.clone() } else { b.clone() };
                 s.spawn(move || {
                     (0..25)
-                        .map(|_| s2.count_request(9, 1_700_000_040).unwrap())
+                        .map(|_| s2.count_requests(9, 1_700_000_040, 1).unwrap())
                         .collect::<Vec<_>>()
                 })
             })
@@ -1367,15 +1367,28 @@ fn requests_are_counted_per_key_and_minute_across_two_pools() {
     sorted.sort_unstable();
     assert_eq!(sorted, (1..=100).collect::<Vec<u32>>(), "each count once");
     assert_eq!(
-        a.count_request(9, 1_700_000_100).unwrap(),
+        a.count_requests(9, 1_700_000_100, 1).unwrap(),
         1,
         "a new minute"
     );
     assert_eq!(
-        b.count_request(10, 1_700_000_040).unwrap(),
+        b.count_requests(10, 1_700_000_040, 1).unwrap(),
         1,
         "another key"
     );
+
+    // Several at once, and taken back (in one statement for several keys,
+    // never below nothing; a minute not counted is left alone).
+    assert_eq!(a.count_requests(9, 1_700_000_100, 500).unwrap(), 501);
+    b.uncount_requests(&[
+        (9, 1_700_000_100, 450),
+        (10, 1_700_000_040, 5),
+        (11, 1_700_000_040, 1),
+    ])
+    .unwrap();
+    assert_eq!(a.count_requests(9, 1_700_000_100, 1).unwrap(), 52);
+    assert_eq!(a.count_requests(10, 1_700_000_040, 1).unwrap(), 1);
+    assert_eq!(a.count_requests(11, 1_700_000_040, 1).unwrap(), 1);
 }
 
 /// A database migrated before the shared window's tables opens with them,
@@ -1412,7 +1425,7 @@ fn a_database_before_the_shared_window_opens_with_its_recent_payloads() {
             document_id: made.id
         }
     );
-    assert_eq!(s.count_request(1, 0).unwrap(), 1);
+    assert_eq!(s.count_requests(1, 0, 1).unwrap(), 1);
     assert_eq!(s.document(made.id).unwrap().unwrap().number, 1);
 }
 
