@@ -43,6 +43,7 @@ fn state(dir: &std::path::Path) -> (web::Data<AppState>, String) {
         key_cache: Default::default(),
         rate_limiter: limiter,
         rate_windows: windows,
+        shared_counts: Default::default(),
         metrics: Metrics::install().expect("metrics"),
         admin_token_sha256: [0; 32],
         admin_failures: Default::default(),

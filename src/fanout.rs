@@ -6,7 +6,8 @@
 //! cache. A WebSocket, the console's stream and the operator's channel
 //! all join the hub's rooms, so all three hear every node's events.
 //!
-//! A note names the node that sent it: a node hears its own notes too and
+//! A note names the node that sent it by the store's node id (the one its
+//! lease and its job claims carry): a node hears its own notes too and
 //! passes over them (its hub had them first). On sled a data dir has one
 //! process, and nothing is published.
 //!
@@ -16,18 +17,23 @@
 //! connection; events are not replayed (a client catches up through the status
 //! endpoints, as after any reconnect).
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use emisor_actors::supervisor::Restartable;
 use emisor_actors::ws_hub::{Broadcast, CloseKey, Room, WsHub};
 use emisor_store::{AsyncStore, Heard};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
-/// This process among the nodes (random, fixed for the process's life).
-fn this_node() -> u64 {
-    static NODE: OnceLock<u64> = OnceLock::new();
-    *NODE.get_or_init(rand::random)
+/// How a note names the node that sent it: the first 64 bits of the
+/// SHA-256 of the store's node id ([`AsyncStore::node`], the node lease's).
+/// A number, as every node's notes have named their node, so that nodes of
+/// builds on either side of an upgrade read each other's notes.
+fn note_node(node: &str) -> u64 {
+    let digest: [u8; 32] = Sha256::digest(node.as_bytes()).into();
+    let (first, _) = digest.split_first_chunk::<8>().unwrap_or((&[0; 8], &[]));
+    u64::from_be_bytes(*first)
 }
 
 /// What goes between nodes, as JSON.
@@ -53,23 +59,27 @@ enum What {
     KeysChanged,
 }
 
-/// Publishes `what` for the other nodes (nothing on sled). A note that
-/// cannot be published is logged: the hub's local delivery never waits on
-/// it, and the key cache's expiry bounds a lost key change.
-async fn publish(store: &AsyncStore, what: What) {
-    if !store.is_shared() {
-        return;
-    }
-    let Some(text) = note_text(what) else { return };
+/// The note telling the other nodes `what` (made only when there are other
+/// nodes: on PostgreSQL, whose store names this node; `None` on sled).
+fn note(store: &AsyncStore, what: impl FnOnce() -> What) -> Option<String> {
+    let node = store.node()?;
+    note_text(&node, what())
+}
+
+/// Publishes `note` for the other nodes. A note that cannot be published
+/// is logged: the hub's local delivery never waits on it, and the key
+/// cache's expiry bounds a lost key change.
+async fn publish(store: &AsyncStore, note: Option<String>) {
+    let Some(text) = note else { return };
     if let Err(e) = store.publish(text).await {
         tracing::warn!(error = %e, "could not tell the other nodes");
     }
 }
 
-/// `what` as this node's note.
-fn note_text(what: What) -> Option<String> {
+/// `what` as the note of the node `node`.
+fn note_text(node: &str, what: What) -> Option<String> {
     let note = Note {
-        node: this_node(),
+        node: note_node(node),
         what,
     };
     serde_json::to_string(&note)
@@ -79,30 +89,28 @@ fn note_text(what: What) -> Option<String> {
 
 /// Sends `b` to this node's hub and to every other node's.
 pub async fn broadcast(store: &AsyncStore, hub: &Restartable<WsHub>, b: Broadcast) {
-    let what = store.is_shared().then(|| What::Broadcast {
+    let note = note(store, || What::Broadcast {
         rooms: b.rooms.clone(),
         event: b.event.to_string(),
         data: b.data.clone(),
     });
     hub.addr().do_send(b);
-    if let Some(what) = what {
-        publish(store, what).await;
-    }
+    publish(store, note).await;
 }
 
 /// Tells the other nodes that `key_id` was revoked (this node forgot it
 /// and closed its sockets already).
 pub async fn key_revoked(store: &AsyncStore, key_id: u64) {
-    publish(store, What::KeyRevoked { key_id }).await;
+    publish(store, note(store, || What::KeyRevoked { key_id })).await;
 }
 
 /// Tells the serving nodes that `key_id` was revoked by a process that
 /// serves nothing (`emisor admin key revoke` on PostgreSQL while nodes run).
 pub fn key_revoked_outside(store: &emisor_store::StoreHandle, key_id: u64) -> anyhow::Result<()> {
-    if store.engine() != emisor_store::Engine::Postgres {
+    let Some(node) = store.node() else {
         return Ok(());
-    }
-    if let Some(text) = note_text(What::KeyRevoked { key_id }) {
+    };
+    if let Some(text) = note_text(&node, What::KeyRevoked { key_id }) {
         store.publish(&text)?;
     }
     Ok(())
@@ -110,7 +118,7 @@ pub fn key_revoked_outside(store: &emisor_store::StoreHandle, key_id: u64) -> an
 
 /// Tells the other nodes that their cached keys are stale.
 pub async fn keys_changed(store: &AsyncStore) {
-    publish(store, What::KeysChanged).await;
+    publish(store, note(store, || What::KeysChanged)).await;
 }
 
 /// Starts listening for the other nodes' notes (PostgreSQL only): their
@@ -121,9 +129,10 @@ pub fn start(
     hub: Arc<Restartable<WsHub>>,
     forget_keys: impl Fn() + Send + 'static,
 ) -> anyhow::Result<()> {
-    if !store.is_shared() {
+    let Some(node) = store.node() else {
         return Ok(());
-    }
+    };
+    let this_node = note_node(&node);
     let mut heard = store.listen()?;
     let store = store.clone();
     actix_web::rt::spawn(async move {
@@ -139,7 +148,7 @@ pub fn start(
                     }
                 }
                 Heard::Note(text) => match serde_json::from_str::<Note>(&text) {
-                    Ok(note) if note.node == this_node() => {}
+                    Ok(note) if note.node == this_node => {}
                     Ok(note) => deliver(&hub, &forget_keys, note.what).await,
                     Err(e) => tracing::warn!(error = %e, "a note from another node is not one"),
                 },
@@ -217,5 +226,18 @@ mod tests {
             let again = serde_json::to_string(&back).unwrap();
             assert_eq!(text, again);
         }
+    }
+
+    #[test]
+    fn a_note_names_its_node_by_the_stores_node_id() {
+        let a = "0f8e4a52-6b1d-4c3e-9a7f-2d5b8c1e0a93";
+        let b = "5c2d9e17-3a4f-4b8c-8e6d-1f0a7b3c9d25";
+        let text = note_text(a, What::KeysChanged).unwrap();
+        let note: Note = serde_json::from_str(&text).unwrap();
+        assert_eq!(note.node, note_node(a), "the same id, the same number");
+        assert_ne!(note.node, note_node(b));
+        // A number, as nodes of every build read it.
+        let raw: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert!(raw["node"].is_u64(), "{raw}");
     }
 }

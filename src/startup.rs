@@ -430,6 +430,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         key_cache: Default::default(),
         rate_limiter,
         rate_windows: actors.rate_windows.clone(),
+        shared_counts: Default::default(),
         metrics,
         admin_token_sha256: admin_hash,
         admin_failures: Default::default(),
@@ -442,6 +443,7 @@ pub async fn serve(settings: Settings) -> anyhow::Result<()> {
         operator,
         reconciliation,
     });
+    crate::http::shared_counts::start(&store, state.shared_counts.clone());
     // The other nodes' events and key changes (PostgreSQL).
     crate::fanout::start(&store, actors.issuing.hub.clone(), {
         let state = state.clone();

@@ -18,6 +18,7 @@ pub mod key_check;
 pub mod numbers;
 pub mod query;
 pub mod rate_limit;
+pub mod shared_counts;
 pub mod state;
 pub mod token_failures;
 

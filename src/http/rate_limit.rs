@@ -1,6 +1,7 @@
 //! Per-key rate limit (spec §8) in front of every keyed endpoint: checks
 //! the rate limiter's shared windows on the worker's own thread (or, on a
-//! store several nodes share, counts in the store), refuses with 429 +
+//! store several nodes share, counts in the store in batches:
+//! [`super::shared_counts`]), refuses with 429 +
 //! `Retry-After`, and puts `X-RateLimit-*` on every response, errors
 //! included.
 
@@ -9,7 +10,7 @@ use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::middleware::Next;
 use actix_web::{web, HttpMessage, ResponseError};
-use emisor_actors::rate_limiter::{minute_of, Check, RateDecision};
+use emisor_actors::rate_limiter::{Check, RateDecision};
 
 use super::auth::AuthContext;
 use super::error::ApiError;
@@ -34,14 +35,11 @@ async fn decide(req: &ServiceRequest) -> Result<RateDecision, ApiError> {
         return Ok(state.rate_windows.check(check));
     }
     // Several nodes may serve this store: the key's minute is counted in
-    // it, so the limit holds across them. A store that cannot count falls
-    // back to this node's own window (logged) rather than refusing.
-    match state
-        .store
-        .count_request(check.key_id, minute_of(check.now_unix))
-        .await
-    {
-        Ok(count) => Ok(RateDecision::of_count(count, check.limit, check.now_unix)),
+    // it (in batches away from the limit), so the limit holds across them.
+    // A store that cannot count falls back to this node's own window
+    // (logged) rather than refusing.
+    match super::shared_counts::check(&state.store, &state.shared_counts, check).await {
+        Ok(decision) => Ok(decision),
         Err(e) => {
             tracing::warn!(error = %e, "counting a request in the store; counted on this node");
             Ok(state.rate_windows.check(check))

@@ -24,6 +24,9 @@ pub struct AppState {
     /// the middleware checks directly.
     pub rate_limiter: Arc<Restartable<RateLimiter>>,
     pub rate_windows: Arc<RateWindows>,
+    /// What this node holds of each key's count when several nodes share
+    /// the store (`super::shared_counts`).
+    pub shared_counts: Arc<super::shared_counts::SharedCounts>,
     pub metrics: Metrics,
     /// SHA-256 of the admin bearer token.
     pub admin_token_sha256: [u8; 32],

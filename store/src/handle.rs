@@ -125,6 +125,15 @@ impl StoreHandle {
         }
     }
 
+    /// This process's node id on PostgreSQL (`None` on sled, whose data
+    /// dir has one process).
+    pub fn node(&self) -> Option<String> {
+        match &self.engine {
+            Opened::Sled(_) => None,
+            Opened::Postgres(p) => Some(p.0.node().to_string()),
+        }
+    }
+
     /// Publishes `note` to every node listening on this database (the
     /// CLI's changes while nodes serve); on sled, whose data dir has one
     /// process, there is no one to tell.

@@ -91,14 +91,27 @@ impl AsyncStore {
             .await
     }
 
-    /// Counts one request of API key `key` in the minute starting at
-    /// `minute` (Unix seconds) on every node; the minute's count so far.
-    pub async fn count_request(&self, key: u64, minute: i64) -> StoreResult<u32> {
+    /// Counts `n` requests of API key `key` in the minute starting at
+    /// `minute` (Unix seconds) on every node; the minute's count so far,
+    /// with them.
+    pub async fn count_requests(&self, key: u64, minute: i64, n: u32) -> StoreResult<u32> {
         let Engine::Postgres(pg) = &self.engine else {
             return Err(not_shared());
         };
         let pg = pg.clone();
-        self.pool.run(move || pg.count_request(key, minute)).await
+        self.pool
+            .run(move || pg.count_requests(key, minute, n))
+            .await
+    }
+
+    /// Takes back requests [`count_requests`](Self::count_requests)
+    /// counted that were not made: `(key, minute, n)` each.
+    pub async fn uncount_requests(&self, counts: Vec<(u64, i64, u32)>) -> StoreResult<()> {
+        let Engine::Postgres(pg) = &self.engine else {
+            return Err(not_shared());
+        };
+        let pg = pg.clone();
+        self.pool.run(move || pg.uncount_requests(&counts)).await
     }
 
     /// One of the first `slots` in-flight slots for a call to the

@@ -1356,7 +1356,7 @@ fn requests_are_counted_per_key_and_minute_across_two_pools() {
                 let s2 = if i % 2 == 0 { a.clone() } else { b.clone() };
                 s.spawn(move || {
                     (0..25)
-                        .map(|_| s2.count_request(9, 1_700_000_040).unwrap())
+                        .map(|_| s2.count_requests(9, 1_700_000_040, 1).unwrap())
                         .collect::<Vec<_>>()
                 })
             })
@@ -1367,15 +1367,28 @@ fn requests_are_counted_per_key_and_minute_across_two_pools() {
     sorted.sort_unstable();
     assert_eq!(sorted, (1..=100).collect::<Vec<u32>>(), "each count once");
     assert_eq!(
-        a.count_request(9, 1_700_000_100).unwrap(),
+        a.count_requests(9, 1_700_000_100, 1).unwrap(),
         1,
         "a new minute"
     );
     assert_eq!(
-        b.count_request(10, 1_700_000_040).unwrap(),
+        b.count_requests(10, 1_700_000_040, 1).unwrap(),
         1,
         "another key"
     );
+
+    // Several at once, and taken back (in one statement for several keys,
+    // never below nothing; a minute not counted is left alone).
+    assert_eq!(a.count_requests(9, 1_700_000_100, 500).unwrap(), 501);
+    b.uncount_requests(&[
+        (9, 1_700_000_100, 450),
+        (10, 1_700_000_040, 5),
+        (11, 1_700_000_040, 1),
+    ])
+    .unwrap();
+    assert_eq!(a.count_requests(9, 1_700_000_100, 1).unwrap(), 52);
+    assert_eq!(a.count_requests(10, 1_700_000_040, 1).unwrap(), 1);
+    assert_eq!(a.count_requests(11, 1_700_000_040, 1).unwrap(), 1);
 }
 
 /// A database migrated before the shared window's tables opens with them,
@@ -1394,7 +1407,7 @@ fn a_database_before_the_shared_window_opens_with_its_recent_payloads() {
     // The database as the version before left it.
     db.client()
         .batch_execute(&format!(
-            "{UNDO_V6} {UNDO_V4}
+            "{UNDO_V9} {UNDO_V6} {UNDO_V4}
                  DROP TABLE payload_claims, rate_windows, authority_starts;
                  DELETE FROM refinery_schema_history WHERE version = 3;"
         ))
@@ -1412,7 +1425,7 @@ fn a_database_before_the_shared_window_opens_with_its_recent_payloads() {
             document_id: made.id
         }
     );
-    assert_eq!(s.count_request(1, 0).unwrap(), 1);
+    assert_eq!(s.count_requests(1, 0, 1).unwrap(), 1);
     assert_eq!(s.document(made.id).unwrap().unwrap().number, 1);
 }
 
@@ -1509,7 +1522,9 @@ fn a_database_before_the_node_events_opens_and_carries_large_notes() {
     s.revoke_api_key(revoked.id, Utc::now()).unwrap();
     drop(s);
     // The database as version 4 left it.
-    db.client().batch_execute(UNDO_V6).unwrap();
+    db.client()
+        .batch_execute(&format!("{UNDO_V9} {UNDO_V6}"))
+        .unwrap();
     let s = db.open();
     let (tx, mut rx) = tokio::sync::mpsc::channel(4);
     s.listen(tx).unwrap();
@@ -1665,6 +1680,11 @@ fn the_start_up_lock_lets_one_node_set_up_at_a_time() {
     drop(held);
     a.start_lock().unwrap().release().unwrap();
 }
+
+/// What the jobs' index of each node (V9) added, taken away again.
+const UNDO_V9: &str = "DROP INDEX jobs_of_node, jobs_without_node;
+    CREATE INDEX jobs_by_node ON jobs (node);
+    DELETE FROM refinery_schema_history WHERE version = 9;";
 
 /// What the node events' and console sessions' migration (V6) added, taken
 /// away again.
@@ -1886,7 +1906,7 @@ fn a_database_before_node_leases_opens_and_its_work_is_adopted_when_overdue() {
     // The database as the version before left it.
     db.client()
         .batch_execute(&format!(
-            "{UNDO_V6} {UNDO_V4} UPDATE job_leases SET worker = 'transmit';"
+            "{UNDO_V9} {UNDO_V6} {UNDO_V4} UPDATE job_leases SET worker = 'transmit';"
         ))
         .unwrap();
     let s = db.open();
@@ -1952,4 +1972,197 @@ fn a_node_adopts_only_once_its_own_lease_has_run_unbroken() {
     b.renew_node_lease(hour).unwrap();
     let adopted = b.adopt_jobs(hour, minute).unwrap();
     assert_eq!(adopted.iter().map(|j| j.id).collect::<Vec<_>>(), [job.id]);
+}
+
+/// `n` jobs of node `node`, written by the database from a stored job's
+/// record (many at once; their records name their own ids).
+fn many_jobs_of(db: &TestDb, template: &Job, node: &str, n: i64) {
+    db.client()
+        .execute(
+            "INSERT INTO jobs (id, kind, company_id, document_id, run_at_ms, created_at, record, node)
+             SELECT i, j.kind, j.company_id, NULL, j.run_at_ms, j.created_at,
+                    j.record || jsonb_build_object('id', i), $2
+             FROM jobs j, generate_series((SELECT max(id) + 1 FROM jobs),
+                                          (SELECT max(id) + $3 FROM jobs)) i
+             WHERE j.id = $1",
+            &[&(template.id as i64), &node, &n],
+        )
+        .unwrap();
+    db.client()
+        .execute("SELECT setval('job_ids', (SELECT max(id) FROM jobs))", &[])
+        .unwrap();
+}
+
+/// The rows of `jobs` the adoption's two statements scan as `adopter`
+/// (the database's own count, `EXPLAIN ANALYZE`, in a transaction rolled
+/// back), whether any of them came from reading the whole table, and the
+/// plans.
+fn jobs_rows_read_by_adoption(db: &TestDb, adopter: &PgStore) -> (f64, bool, String) {
+    use crate::engine::postgres::node_lease::{adopt_jobs_sql, dead_job_owners_sql};
+    fn walk(node: &serde_json::Value, read: &mut f64, whole: &mut bool) {
+        let scan = node["Node Type"]
+            .as_str()
+            .is_some_and(|t| t.ends_with("Scan"));
+        if scan && node["Relation Name"] == "jobs" {
+            let loops = node["Actual Loops"].as_f64().unwrap_or(1.0);
+            *read += node["Actual Rows"].as_f64().unwrap_or(0.0) * loops
+                + node["Rows Removed by Filter"].as_f64().unwrap_or(0.0);
+            *whole |= node["Node Type"] == "Seq Scan";
+        }
+        for child in node["Plans"].as_array().into_iter().flatten() {
+            walk(child, read, whole);
+        }
+    }
+    let mut client = db.client();
+    let mut tx = client.transaction().unwrap();
+    let dead: Vec<String> = tx
+        .query(&dead_job_owners_sql(), &[&adopter.node()])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let overdue_ms = Utc::now().timestamp_millis() - 3_600_000;
+    let plans: Vec<serde_json::Value> = [
+        tx.query_one(
+            &format!("EXPLAIN (ANALYZE, FORMAT JSON) {}", dead_job_owners_sql()),
+            &[&adopter.node()],
+        )
+        .unwrap()
+        .get(0),
+        tx.query_one(
+            &format!("EXPLAIN (ANALYZE, FORMAT JSON) {}", adopt_jobs_sql()),
+            &[&adopter.node(), &overdue_ms, &500i64, &0f64, &dead],
+        )
+        .unwrap()
+        .get(0),
+    ]
+    .into();
+    tx.rollback().unwrap();
+    let (mut read, mut whole) = (0.0, false);
+    for plan in &plans {
+        walk(&plan[0]["Plan"], &mut read, &mut whole);
+    }
+    (read, whole, serde_json::Value::from(plans).to_string())
+}
+
+/// The adoption poll reads the jobs of dead nodes only: with 60 000 jobs
+/// queued by two live nodes it reads a handful of index entries (one per
+/// node holding jobs); with a dead node's 20 jobs besides, about those,
+/// and it takes exactly those; a dead node's 3 000 newest jobs are taken a
+/// batch at a time through `jobs_of_node`, each batch reading about what
+/// it takes.
+#[test]
+fn the_adoption_poll_reads_only_the_jobs_of_dead_nodes() {
+    use std::time::Duration;
+    let Some(db) = TestDb::new() else { return };
+    let (a, b, dead, late) = (db.open(), db.open(), db.open(), db.open());
+    let hour = Duration::from_secs(3600);
+    for s in [&a, &b, &late] {
+        s.renew_node_lease(hour).unwrap();
+    }
+    let r = own_resolution(&a, 1, 10);
+    let now = Utc::now().timestamp_millis();
+    let template = a.put_job(job_at(r.company_id, now)).unwrap();
+    many_jobs_of(&db, &template, a.node(), 30_000);
+    many_jobs_of(&db, &template, b.node(), 30_000);
+    db.client().batch_execute("ANALYZE jobs").unwrap();
+
+    let (read, whole, plan) = jobs_rows_read_by_adoption(&db, &b);
+    assert!(!whole, "no job read to judge its node: {plan}");
+    assert!(read <= 10.0, "{read} rows of jobs read: {plan}");
+    assert!(b.adopt_jobs(hour, Duration::ZERO).unwrap().is_empty());
+
+    let theirs: Vec<u64> = (0..20)
+        .map(|i| dead.put_job(job_at(r.company_id, now + i)).unwrap().id)
+        .collect();
+    let (read, whole, plan) = jobs_rows_read_by_adoption(&db, &b);
+    assert!(!whole, "{plan}");
+    assert!(read <= 100.0, "{read} rows of jobs read: {plan}");
+    let adopted = b.adopt_jobs(hour, Duration::ZERO).unwrap();
+    assert_eq!(adopted.iter().map(|j| j.id).collect::<Vec<_>>(), theirs);
+    assert!(b.adopt_jobs(hour, Duration::ZERO).unwrap().is_empty());
+
+    // A node whose jobs are the newest dies: the oldest of them first.
+    many_jobs_of(&db, &template, late.node(), 3_000);
+    db.client().batch_execute("ANALYZE jobs").unwrap();
+    expire(&db, &late);
+    let (read, whole, plan) = jobs_rows_read_by_adoption(&db, &b);
+    assert!(!whole, "{plan}");
+    assert!(read <= 1_600.0, "{read} rows of jobs read: {plan}");
+    assert!(plan.contains("jobs_of_node"), "{plan}");
+    let mut taken = 0;
+    loop {
+        let batch = b.adopt_jobs(hour, Duration::ZERO).unwrap();
+        if batch.is_empty() {
+            break;
+        }
+        assert!(batch.len() <= 500);
+        taken += batch.len();
+    }
+    assert_eq!(taken, 3_000);
+    assert_eq!(b.own_jobs().unwrap().len(), 33_020);
+}
+
+/// A database of the version before the jobs' index of each node (V6)
+/// opens, is given the index, and its dead node's jobs are adopted, each
+/// once, oldest first; a node of that version's statement runs on the new
+/// schema as before.
+#[test]
+fn a_database_before_the_jobs_index_of_each_node_opens_and_adopts_as_before() {
+    use std::time::Duration;
+    let Some(db) = TestDb::new() else { return };
+    let dead = db.open();
+    let r = own_resolution(&dead, 1, 10);
+    let now = Utc::now().timestamp_millis();
+    let theirs: Vec<u64> = (0..3)
+        .map(|i| dead.put_job(job_at(r.company_id, now + i)).unwrap().id)
+        .collect();
+    drop(dead);
+    // The database as version 6 left it.
+    db.client().batch_execute(UNDO_V9).unwrap();
+    let indexed = |db: &TestDb| -> i64 {
+        db.client()
+            .query_one(
+                "SELECT count(*) FROM pg_indexes
+                 WHERE indexname IN ('jobs_of_node', 'jobs_without_node')",
+                &[],
+            )
+            .unwrap()
+            .get(0)
+    };
+    assert_eq!(indexed(&db), 0);
+    let b = db.open();
+    assert_eq!(indexed(&db), 2, "migrated");
+    assert_eq!(
+        applied_migrations(&db),
+        crate::engine::postgres::migrations().len() as i64
+    );
+    b.renew_node_lease(Duration::from_secs(3600)).unwrap();
+    let adopted = b
+        .adopt_jobs(Duration::from_secs(3600), Duration::ZERO)
+        .unwrap();
+    assert_eq!(adopted.iter().map(|j| j.id).collect::<Vec<_>>(), theirs);
+
+    // A version-6 node's adoption statement, on the new schema: it runs,
+    // and finds nothing of a live node's.
+    let c = db.open();
+    c.renew_node_lease(Duration::from_secs(3600)).unwrap();
+    let v6 = format!(
+        "UPDATE jobs SET node = $1 WHERE id IN (
+             SELECT j.id FROM jobs j
+             WHERE j.node IS DISTINCT FROM $1 AND {}
+               AND CASE WHEN j.node IS NULL THEN j.run_at_ms < $2 ELSE {} END
+             ORDER BY j.id LIMIT $3
+             FOR UPDATE SKIP LOCKED)
+         RETURNING record",
+        "EXISTS (SELECT 1 FROM node_leases me WHERE me.node = $1 AND me.expires_at > now()
+             AND me.live_since <= now() - make_interval(secs => $4::float8))",
+        "NOT EXISTS (SELECT 1 FROM node_leases n WHERE n.node = j.node AND n.expires_at > now())"
+    );
+    let rows = db
+        .client()
+        .query(&v6, &[&c.node(), &now, &500i64, &0f64])
+        .unwrap();
+    assert!(rows.is_empty(), "b is alive");
+    assert_eq!(b.own_jobs().unwrap().len(), 3);
 }

@@ -1,11 +1,9 @@
 //! What one node tells its sockets reaches every node's (docs/operations.md,
-//! "Several nodes"): a WebSocket and the console's stream on one node hear
-//! the documents issued on another, a key revoked on one node is refused and
-//! its socket closed on the others (and a company's changed rate limit
-//! counts there), and events cross again once the database comes back
-//! after the nodes lost it, or restarts. The operator's channel joins the
-//! same hub rooms as these two (its room travels in the same note), so it
-//! is not opened here again.
+//! "Several nodes"): a WebSocket, the console's stream and the operator's
+//! channel on one node hear the events of work done on another, a key
+//! revoked on one node is refused and its socket closed on the others (and a
+//! company's changed rate limit counts there), and events cross again once
+//! the database comes back after the nodes lost it, or restarts.
 
 use std::io::{BufRead, BufReader};
 use std::time::{Duration, Instant};
@@ -21,6 +19,7 @@ use crate::support::nodes::*;
 use crate::support::pg::PrivateCluster;
 
 const UPDATE: &str = "facturacion:update";
+const RECONCILIATION: &str = "operador:reconciliacion";
 /// Ample for a note to cross; the tests wait for an outcome, never time it.
 const WITHIN: Duration = Duration::from_secs(20);
 /// Long enough for a second copy of an event to arrive, were one sent.
@@ -75,6 +74,85 @@ fn a_socket_on_any_node_hears_a_document_issued_on_another_once() {
         production.events_within(QUIET).is_empty(),
         "production's room hears no test document"
     );
+}
+
+/// The operator's channel on every node hears an operator event made on
+/// one of them (here a reconciliation finding of a pass asked of node B),
+/// once each, and the finding is not made again by a pass on another node:
+/// the report is shared too.
+#[test]
+fn the_operator_channel_on_any_node_hears_a_finding_made_on_another_once() {
+    if !on_shared_database() {
+        return;
+    }
+    // Every accepted document sampled; no periodic pass (passes are asked
+    // of a chosen node through the admin API).
+    let launch = fast_launch()
+        .env("EMISOR_RECONCILIATION__SAMPLE_PERCENT", "100")
+        .env("EMISOR_RECONCILIATION__INTERVAL_S", "86400");
+    let nodes = Nodes::start(3, launch);
+    let key = nodes.sk_test();
+    let (a, b, c) = (&nodes.nodes[0], &nodes.nodes[1], &nodes.nodes[2]);
+    let (status, res) = json(c.post("/v1/api/facturacion", &key, &unique(examples::invoice())));
+    assert_eq!(status, 200, "{res}");
+    assert_eq!(res["data"]["id_estado_documento"], 2, "{res}");
+    let id = res["data"]["documento"]["id"].as_u64().expect("id");
+    let code = res["data"]["cufe"].as_str().expect("cufe").to_string();
+
+    let token = a.admin_token();
+    let mut sockets: Vec<(Ws, &str)> = [(a, "A"), (b, "B"), (c, "C")]
+        .into_iter()
+        .map(|(node, name)| {
+            let ws = Ws::connect_operator(node, &token).expect("operator socket");
+            (ws, name)
+        })
+        .collect();
+    // The authority forgets what it accepted: the document is a mismatch.
+    let reset = client()
+        .post(format!("{}/__sim/reset", nodes.sim.base))
+        .send()
+        .expect("sim reset");
+    assert!(reset.status().is_success());
+
+    let pass = |node: &TestApp| {
+        let res = node
+            .client
+            .post(format!("{}/admin/reconciliacion", node.url))
+            .bearer_auth(node.admin_token())
+            .send()
+            .expect("reconciliation pass");
+        let (status, body) = json(res);
+        assert_eq!(status, 200, "{body}");
+        body["data"].clone()
+    };
+    let summary = pass(b);
+    assert_eq!(summary["discrepancias"], 1, "{summary}");
+    assert_eq!(summary["hallazgos_nuevos"], 1, "{summary}");
+
+    let about = |e: &Value| e["event"] == RECONCILIATION && e["data"]["id_documento"] == id;
+    for (ws, node) in &mut sockets {
+        let heard = ws.wait_for(WITHIN, about);
+        assert_eq!(heard["data"]["tipo"], "desconocido", "{node}: {heard}");
+        assert_eq!(
+            heard["data"]["clave"],
+            format!("{id}:desconocido"),
+            "{node}"
+        );
+        assert_eq!(heard["data"]["codigo"], code.as_str(), "{node}: {heard}");
+        assert_eq!(heard["data"]["estado_servicio"], 2, "{node}: {heard}");
+        assert_eq!(heard["data"]["corregido"], false, "{node}: {heard}");
+    }
+
+    // A pass on A finds the same mismatch, already reported: nothing is
+    // sent again, and no socket hears the first one a second time.
+    let again = pass(a);
+    assert_eq!(again["discrepancias"], 1, "{again}");
+    assert_eq!(again["hallazgos_nuevos"], 0, "{again}");
+    for (ws, node) in &mut sockets {
+        let more = ws.events_within(QUIET);
+        let repeated = more.iter().filter(|e| about(e)).count();
+        assert_eq!(repeated, 0, "{node}: {more:?}");
+    }
 }
 
 /// The next server-sent event of a console stream whose data is `event`

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::engine::postgres::records::big;
 use crate::engine::postgres::{db_error, off_runtime, Conn, PgStore, Sql};
-use crate::error::StoreResult;
+use crate::error::{StoreError, StoreResult};
 use crate::model::CompanyId;
 
 /// What the shared window says of a payload.
@@ -119,24 +119,51 @@ impl PgStore {
         Ok(())
     }
 
-    /// Counts one request of `key` in the minute starting at `minute`
-    /// (Unix seconds); the minute's count with it.
-    pub(crate) fn count_request(&self, key: u64, minute: i64) -> StoreResult<u32> {
+    /// Counts `n` requests of `key` in the minute starting at `minute`
+    /// (Unix seconds); the minute's count with them.
+    pub(crate) fn count_requests(&self, key: u64, minute: i64, n: u32) -> StoreResult<u32> {
         let mut conn = self.conn()?;
         let key = big(key)?;
         if (key + minute) % PRUNE_ONE_IN == 0 {
             conn.execute("DELETE FROM rate_windows WHERE minute < $1", &[&minute])
                 .map_err(db_error)?;
         }
+        let n =
+            i32::try_from(n).map_err(|_| StoreError::Database(format!("{n} requests at once")))?;
         let row = conn
             .query_one(
-                "INSERT INTO rate_windows (key_id, minute, n) VALUES ($1, $2, 1)
-                 ON CONFLICT (key_id, minute) DO UPDATE SET n = rate_windows.n + 1
+                "INSERT INTO rate_windows (key_id, minute, n) VALUES ($1, $2, $3)
+                 ON CONFLICT (key_id, minute) DO UPDATE SET n = rate_windows.n + excluded.n
                  RETURNING n",
-                &[&key, &minute],
+                &[&key, &minute, &n],
             )
             .map_err(db_error)?;
         Ok(u32::try_from(row.get::<_, i32>(0)).unwrap_or(0))
+    }
+
+    /// Takes back requests counted and not made: `(key, minute, n)` each,
+    /// in one statement.
+    pub(crate) fn uncount_requests(&self, counts: &[(u64, i64, u32)]) -> StoreResult<()> {
+        if counts.is_empty() {
+            return Ok(());
+        }
+        let mut keys = Vec::with_capacity(counts.len());
+        let mut minutes = Vec::with_capacity(counts.len());
+        let mut ns = Vec::with_capacity(counts.len());
+        for &(key, minute, n) in counts {
+            keys.push(big(key)?);
+            minutes.push(minute);
+            ns.push(i32::try_from(n).unwrap_or(i32::MAX));
+        }
+        self.conn()?
+            .execute(
+                "UPDATE rate_windows r SET n = greatest(r.n - b.n, 0)
+                 FROM unnest($1::bigint[], $2::bigint[], $3::int[]) AS b(key_id, minute, n)
+                 WHERE r.key_id = b.key_id AND r.minute = b.minute",
+                &[&keys, &minutes, &ns],
+            )
+            .map_err(db_error)?;
+        Ok(())
     }
 }
 
