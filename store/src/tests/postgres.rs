@@ -1394,7 +1394,7 @@ fn a_database_before_the_shared_window_opens_with_its_recent_payloads() {
     // The database as the version before left it.
     db.client()
         .batch_execute(&format!(
-            "{UNDO_V6} {UNDO_V4}
+            "{UNDO_V8} {UNDO_V6} {UNDO_V4}
                  DROP TABLE payload_claims, rate_windows, authority_starts;
                  DELETE FROM refinery_schema_history WHERE version = 3;"
         ))
@@ -1509,7 +1509,9 @@ fn a_database_before_the_node_events_opens_and_carries_large_notes() {
     s.revoke_api_key(revoked.id, Utc::now()).unwrap();
     drop(s);
     // The database as version 4 left it.
-    db.client().batch_execute(UNDO_V6).unwrap();
+    db.client()
+        .batch_execute(&format!("{UNDO_V8} {UNDO_V6}"))
+        .unwrap();
     let s = db.open();
     let (tx, mut rx) = tokio::sync::mpsc::channel(4);
     s.listen(tx).unwrap();
@@ -1886,7 +1888,7 @@ fn a_database_before_node_leases_opens_and_its_work_is_adopted_when_overdue() {
     // The database as the version before left it.
     db.client()
         .batch_execute(&format!(
-            "{UNDO_V6} {UNDO_V4} UPDATE job_leases SET worker = 'transmit';"
+            "{UNDO_V8} {UNDO_V6} {UNDO_V4} UPDATE job_leases SET worker = 'transmit';"
         ))
         .unwrap();
     let s = db.open();
