@@ -123,6 +123,27 @@ CREATE TRIGGER document_counts_on_update AFTER UPDATE ON documents
 CREATE TRIGGER document_counts_on_delete AFTER DELETE ON documents
     FOR EACH ROW WHEN (NOT OLD.pending_build) EXECUTE FUNCTION document_counts_move();
 
+-- Each family key's documents in page order, as sled's per-key runs: a
+-- list asking for a key reads its page from one of these instead of the
+-- keys' GIN index, which finds the value's documents of every company.
+-- Only documents with the key are in each; values by their first 200
+-- characters (the page's condition compares them whole).
+CREATE INDEX documents_list_by_evento ON documents
+    (company_id, environment, family, left(list_keys ->> 'evento', 200), issue_date DESC, id DESC)
+    WHERE NOT pending_build AND list_keys ? 'evento';
+CREATE INDEX documents_list_by_proveedor ON documents
+    (company_id, environment, family, left(list_keys ->> 'proveedor', 200), issue_date DESC, id DESC)
+    WHERE NOT pending_build AND list_keys ? 'proveedor';
+CREATE INDEX documents_list_by_id_caja ON documents
+    (company_id, environment, family, left(list_keys ->> 'id_caja', 200), issue_date DESC, id DESC)
+    WHERE NOT pending_build AND list_keys ? 'id_caja';
+CREATE INDEX documents_list_by_id_cajero ON documents
+    (company_id, environment, family, left(list_keys ->> 'id_cajero', 200), issue_date DESC, id DESC)
+    WHERE NOT pending_build AND list_keys ? 'id_cajero';
+CREATE INDEX documents_list_by_tipo ON documents
+    (company_id, environment, family, left(list_keys ->> 'tipo', 200), issue_date DESC, id DESC)
+    WHERE NOT pending_build AND list_keys ? 'tipo';
+
 -- The documents already stored, one row a cell.
 INSERT INTO document_counts (company_id, environment, family, keys, issue_date, state, n)
 SELECT d.company_id, d.environment, d.family, k, d.issue_date, d.state, count(*)

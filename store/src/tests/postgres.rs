@@ -1961,6 +1961,8 @@ const UNDO_V8: &str = "DROP TRIGGER document_counts_on_insert ON documents;
     DROP TRIGGER document_counts_on_update ON documents;
     DROP TRIGGER document_counts_on_delete ON documents;
     DROP TABLE document_counts, document_count_changes;
+    DROP INDEX documents_list_by_evento, documents_list_by_proveedor, documents_list_by_id_caja,
+        documents_list_by_id_cajero, documents_list_by_tipo;
     DROP FUNCTION document_counts_move(), document_count_subsets(smallint, jsonb),
         document_count_keys(smallint), document_count_max_value();
     DELETE FROM refinery_schema_history WHERE version = 8;";

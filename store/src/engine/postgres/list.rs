@@ -3,8 +3,8 @@
 //! (`document_counts`, and the changes not yet folded into it, kept by the
 //! trigger of migration V8), and a deep page skips whole days by their
 //! counts, so that its `OFFSET` stays within a day. The page itself comes
-//! from the list indexes (`documents_list`, `documents_list_by_state`),
-//! the family keys' condition only when keys are asked.
+//! from the list indexes (`documents_list`, `documents_list_by_state`, and
+//! for a key asked its own, `documents_list_by_<key>`).
 //!
 //! [`DocumentStore::list_documents`]: crate::DocumentStore::list_documents
 
@@ -117,7 +117,6 @@ impl PgStore {
             .keys
             .iter()
             .all(|(_, v)| v.chars().count() <= COUNTED_VALUE);
-        let asks_keys = !keys.is_empty();
         let keys = Json(serde_json::Value::Object(keys));
         let states: Vec<i16> = q.states.iter().map(|s| i16::from(*s)).collect();
         let company = big(q.company_id)?;
@@ -186,9 +185,15 @@ impl PgStore {
              AND (cardinality($4::smallint[]) = 0 OR state = ANY($4))
              AND ($5::date IS NULL OR issue_date >= $5) AND ($6::date IS NULL OR issue_date <= $6)",
         );
-        if asks_keys {
-            params.push(&keys);
-            filter.push_str(" AND list_keys @> $9");
+        // Each key by its own index (V8's `documents_list_by_<key>`): the
+        // names are the family's indexed keys, checked above.
+        for (name, value) in &q.keys {
+            params.push(value);
+            let n = params.len();
+            filter.push_str(&format!(
+                " AND list_keys ? '{name}' AND left(list_keys ->> '{name}', {COUNTED_VALUE}) \
+                 = left(${n}, {COUNTED_VALUE}) AND list_keys ->> '{name}' = ${n}"
+            ));
         }
         let rows = conn
             .query(
