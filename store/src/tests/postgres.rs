@@ -1407,7 +1407,7 @@ fn a_database_before_the_shared_window_opens_with_its_recent_payloads() {
     // The database as the version before left it.
     db.client()
         .batch_execute(&format!(
-            "{UNDO_V9} {UNDO_V6} {UNDO_V4}
+            "{UNDO_V9} {UNDO_V8} {UNDO_V6} {UNDO_V4}
                  DROP TABLE payload_claims, rate_windows, authority_starts;
                  DELETE FROM refinery_schema_history WHERE version = 3;"
         ))
@@ -1523,7 +1523,7 @@ fn a_database_before_the_node_events_opens_and_carries_large_notes() {
     drop(s);
     // The database as version 4 left it.
     db.client()
-        .batch_execute(&format!("{UNDO_V9} {UNDO_V6}"))
+        .batch_execute(&format!("{UNDO_V9} {UNDO_V8} {UNDO_V6}"))
         .unwrap();
     let s = db.open();
     let (tx, mut rx) = tokio::sync::mpsc::channel(4);
@@ -1906,7 +1906,7 @@ fn a_database_before_node_leases_opens_and_its_work_is_adopted_when_overdue() {
     // The database as the version before left it.
     db.client()
         .batch_execute(&format!(
-            "{UNDO_V9} {UNDO_V6} {UNDO_V4} UPDATE job_leases SET worker = 'transmit';"
+            "{UNDO_V9} {UNDO_V8} {UNDO_V6} {UNDO_V4} UPDATE job_leases SET worker = 'transmit';"
         ))
         .unwrap();
     let s = db.open();
@@ -2119,7 +2119,9 @@ fn a_database_before_the_jobs_index_of_each_node_opens_and_adopts_as_before() {
         .collect();
     drop(dead);
     // The database as version 6 left it.
-    db.client().batch_execute(UNDO_V9).unwrap();
+    db.client()
+        .batch_execute(&format!("{UNDO_V9} {UNDO_V8}"))
+        .unwrap();
     let indexed = |db: &TestDb| -> i64 {
         db.client()
             .query_one(
@@ -2165,4 +2167,229 @@ fn a_database_before_the_jobs_index_of_each_node_opens_and_adopts_as_before() {
         .unwrap();
     assert!(rows.is_empty(), "b is alive");
     assert_eq!(b.own_jobs().unwrap().len(), 3);
+}
+
+/// What the kept counts' migration (V8) added, taken away again.
+const UNDO_V8: &str = "DROP TRIGGER document_counts_on_insert ON documents;
+    DROP TRIGGER document_counts_on_update ON documents;
+    DROP TRIGGER document_counts_on_delete ON documents;
+    DROP TABLE document_counts, document_count_changes;
+    DROP INDEX documents_list_by_evento, documents_list_by_proveedor, documents_list_by_id_caja,
+        documents_list_by_id_cajero, documents_list_by_tipo;
+    DROP FUNCTION document_counts_move(), document_count_subsets(smallint, jsonb),
+        document_count_keys(smallint), document_count_max_value();
+    DELETE FROM refinery_schema_history WHERE version = 8;";
+
+/// A list page as the rows say it is: every matching row counted, the
+/// page by `OFFSET` (the statements the kept counts stand in for).
+fn listed_by_rows(c: &mut postgres::Client, q: &ListQuery) -> (u64, Vec<u64>) {
+    let keys: serde_json::Map<String, serde_json::Value> = q
+        .keys
+        .iter()
+        .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+        .collect();
+    let keys = postgres::types::Json(serde_json::Value::Object(keys));
+    let states: Vec<i16> = q.states.iter().map(|s| i16::from(*s)).collect();
+    let filter = "company_id = $1 AND environment = 2 AND family = $2 AND NOT pending_build
+        AND (cardinality($3::smallint[]) = 0 OR state = ANY($3)) AND list_keys @> $4
+        AND ($5::date IS NULL OR issue_date >= $5) AND ($6::date IS NULL OR issue_date <= $6)";
+    let (company, family) = (q.company_id as i64, i16::from(q.family.tag()));
+    let offset = i64::from((q.page - 1) * q.limit);
+    let total: i64 = c
+        .query_one(
+            &format!("SELECT count(*) FROM documents WHERE {filter}"),
+            &[&company, &family, &states, &keys, &q.from, &q.to],
+        )
+        .unwrap()
+        .get(0);
+    let ids = c
+        .query(
+            &format!(
+                "SELECT id FROM documents WHERE {filter}
+                 ORDER BY issue_date DESC, id DESC LIMIT $7 OFFSET $8"
+            ),
+            &[
+                &company,
+                &family,
+                &states,
+                &keys,
+                &q.from,
+                &q.to,
+                &i64::from(q.limit),
+                &offset,
+            ],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get::<_, i64>(0) as u64)
+        .collect();
+    (total as u64, ids)
+}
+
+/// Every combination of filters and pages the documents below give,
+/// listed through the store and by rows: the same totals and pages.
+fn lists_agree_with_rows(db: &TestDb, s: &PgStore, company: CompanyId, long: &str) {
+    let day = |d| NaiveDate::from_ymd_opt(2026, 11, d).unwrap();
+    let states = [
+        vec![],
+        vec![state::ACCEPTED],
+        vec![state::QUEUED, state::REJECTED],
+    ];
+    let dates = [
+        (None, None),
+        (Some(day(12)), None),
+        (Some(day(11)), Some(day(13))),
+    ];
+    let keys: [Vec<(&str, &str)>; 5] = [
+        vec![],
+        vec![("id_caja", "C1")],
+        vec![("id_caja", "C0"), ("id_cajero", "1")],
+        vec![("id_cajero", "0")],
+        vec![("id_caja", long)],
+    ];
+    let mut listed = 0;
+    let mut c = db.client();
+    for family in [Family::Invoices, Family::Pos] {
+        for states in &states {
+            for &(from, to) in &dates {
+                for keys in keys
+                    .iter()
+                    .filter(|k| family == Family::Pos || k.is_empty())
+                {
+                    for page in 1..=5 {
+                        let q = ListQuery {
+                            company_id: company,
+                            environment: Environment::Test,
+                            family,
+                            from,
+                            to,
+                            states: states.clone(),
+                            keys: keys
+                                .iter()
+                                .map(|(k, v)| (k.to_string(), v.to_string()))
+                                .collect(),
+                            page,
+                            limit: 3,
+                        };
+                        let p = s.list_documents(&q).unwrap();
+                        let got = (p.total, p.items.iter().map(|d| d.id).collect());
+                        assert_eq!(got, listed_by_rows(&mut c, &q), "{q:?}");
+                        listed += p.items.len();
+                    }
+                }
+            }
+        }
+    }
+    assert!(listed > 100, "the combinations list documents: {listed}");
+}
+
+#[test]
+fn a_database_before_the_kept_counts_is_counted_and_its_lists_stay_exact() {
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    let invoices = own_resolution(&s, 1, 1000);
+    let pos = s
+        .add_resolution(
+            invoices.company_id,
+            NewResolution {
+                document_type: 9,
+                prefix: "POS".into(),
+                ..resolution(1, 1000)
+            },
+        )
+        .unwrap();
+    let company = invoices.company_id;
+    let long = "L".repeat(201);
+    let states = [
+        state::QUEUED,
+        state::ACCEPTED,
+        state::ACCEPTED,
+        state::REJECTED,
+    ];
+    let mut docs = Vec::new();
+    for i in 0..48u32 {
+        let r = if i % 2 == 0 { &invoices } else { &pos };
+        let mut new = new_doc(r, None);
+        new.issue_date = NaiveDate::from_ymd_opt(2026, 11, 10 + i % 5).unwrap();
+        if r.document_type == 9 {
+            let caja = if i % 11 == 1 {
+                long.clone()
+            } else {
+                format!("C{}", i % 3)
+            };
+            new.list_keys.insert("id_caja".into(), caja);
+            new.list_keys
+                .insert("id_cajero".into(), (i / 2 % 2).to_string());
+        }
+        let mut d = s.create_document(new).unwrap();
+        if i % 9 == 4 {
+            continue; // left half built: in no list
+        }
+        d.pending_build = false;
+        d.state = states[i as usize % states.len()];
+        s.complete_document(&d, &files(None), None, &history("built"))
+            .unwrap();
+        docs.push(d);
+    }
+    drop(s);
+
+    // The database as version 6 left it, with its documents.
+    db.client()
+        .batch_execute(&format!("{UNDO_V9} {UNDO_V8}"))
+        .unwrap();
+    let s = db.open();
+    let folded: i64 = db
+        .client()
+        .query_one("SELECT count(*) FROM document_counts", &[])
+        .unwrap()
+        .get(0);
+    assert!(folded > 0, "the migration counted the stored documents");
+    lists_agree_with_rows(&db, &s, company, &long);
+
+    // States, keys and days change; each change is a row of its own until folded.
+    for (i, d) in docs.iter_mut().enumerate() {
+        match i % 4 {
+            0 => d.state = state::ACCEPTED,
+            1 => d.state = state::REJECTED,
+            2 if d.document_type == 9 => {
+                d.list_keys.insert("id_caja".into(), "C1".into());
+            }
+            _ => continue,
+        }
+        s.update_document(d, history("changed")).unwrap();
+    }
+    let changes = || -> i64 {
+        db.client()
+            .query_one("SELECT count(*) FROM document_count_changes", &[])
+            .unwrap()
+            .get(0)
+    };
+    assert!(changes() > 0);
+    lists_agree_with_rows(&db, &s, company, &long);
+    assert!(s.fold_document_counts().unwrap() > 0);
+    assert_eq!(changes(), 0, "every change folded");
+    lists_agree_with_rows(&db, &s, company, &long);
+}
+
+#[test]
+fn the_kept_counts_know_each_familys_indexed_keys() {
+    let Some(db) = TestDb::new() else { return };
+    let _s = db.open();
+    let mut c = db.client();
+    for family in [
+        Family::Invoices,
+        Family::Support,
+        Family::Pos,
+        Family::Payroll,
+        Family::Received,
+    ] {
+        let keys: Vec<String> = c
+            .query_one(
+                "SELECT document_count_keys($1)",
+                &[&i16::from(family.tag())],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(keys, family.indexed_keys(), "{family:?}");
+    }
 }

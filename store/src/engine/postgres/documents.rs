@@ -3,7 +3,7 @@
 //! before it returns; the compound writes the async store makes in one
 //! group commit on sled are one transaction here (`*_in` helpers).
 
-use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
+use chrono::{DateTime, FixedOffset, Utc};
 use postgres::types::ToSql;
 use postgres::Row;
 
@@ -859,70 +859,8 @@ impl DocumentStore for PgStore {
             .collect())
     }
 
-    /// One query on the list indexes (`documents_list`,
-    /// `documents_list_by_state`, the keys' GIN index), its total another.
     fn list_documents(&self, q: &ListQuery) -> StoreResult<Page<DocumentRecord>> {
-        let indexed = q.family.indexed_keys();
-        let mut keys = serde_json::Map::new();
-        for (name, value) in &q.keys {
-            if !indexed.contains(&name.as_str()) {
-                return Err(StoreError::UnindexedKey {
-                    family: q.family.name(),
-                    key: name.clone(),
-                });
-            }
-            let previous = keys.insert(name.clone(), serde_json::Value::String(value.clone()));
-            if previous.is_some_and(|p| p.as_str() != Some(value)) {
-                // Two values for one key: nothing matches both.
-                return Ok(Page {
-                    items: Vec::new(),
-                    page: q.page,
-                    limit: q.limit,
-                    total: 0,
-                });
-            }
-        }
-        let states: Vec<i16> = q.states.iter().map(|s| i16::from(*s)).collect();
-        let keys = postgres::types::Json(serde_json::Value::Object(keys));
-        let from: Option<NaiveDate> = q.from;
-        let to: Option<NaiveDate> = q.to;
-        let filter = "company_id = $1 AND environment = $2 AND family = $3 AND NOT pending_build
-             AND (cardinality($4::smallint[]) = 0 OR state = ANY($4))
-             AND list_keys @> $5
-             AND ($6::date IS NULL OR issue_date >= $6) AND ($7::date IS NULL OR issue_date <= $7)";
-        let company = big(q.company_id)?;
-        let environment = environment_code(q.environment);
-        let family = i16::from(q.family.tag());
-        let params: [&(dyn ToSql + Sync); 7] =
-            [&company, &environment, &family, &states, &keys, &from, &to];
-        let mut conn = self.conn()?;
-        let total: i64 = conn
-            .query_one(
-                &format!("SELECT count(*) FROM documents WHERE {filter}"),
-                &params,
-            )
-            .map_err(db_error)?
-            .get(0);
-        let skip = i64::from(q.page.saturating_sub(1)).saturating_mul(i64::from(q.limit));
-        let limit = i64::from(q.limit);
-        let mut page_params: Vec<&(dyn ToSql + Sync)> = params.to_vec();
-        page_params.push(&limit);
-        page_params.push(&skip);
-        let rows = conn
-            .query(
-                &format!(
-                    "SELECT record FROM documents WHERE {filter}
-                     ORDER BY issue_date DESC, id DESC LIMIT $8 OFFSET $9"
-                ),
-                &page_params,
-            )
-            .map_err(db_error)?;
-        Ok(Page {
-            items: records("documents", &rows)?,
-            page: q.page,
-            limit: q.limit,
-            total: unsigned(total),
-        })
+        self.list(q)
     }
 
     fn search_documents(&self, query: &DocumentSearch) -> StoreResult<SearchPage> {

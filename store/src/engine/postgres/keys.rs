@@ -516,6 +516,8 @@ fn finish_in(client: &mut impl Sql) -> StoreResult<()> {
                   jsonb_array_elements(record->'events') e)), 0) + 1, false)",
         &[],
     )?;
+    // The trigger counted each document as a change: folded all at once.
+    exec(client, crate::engine::postgres::list::FOLD, &[&i64::MAX])?;
     exec(
         client,
         "INSERT INTO monthly_usage (company_id, period, used)

@@ -20,6 +20,7 @@ mod console_sessions;
 mod documents;
 mod issuer;
 pub(crate) mod keys;
+mod list;
 pub(crate) mod node_events;
 pub(crate) mod node_lease;
 pub(crate) mod nodes;

@@ -308,6 +308,10 @@ impl Beat {
             }
             match store.renew_on(&mut client, lease) {
                 Ok(()) => {
+                    // The list pages' kept counts, folded while the node lives.
+                    if let Err(e) = store.fold_document_counts() {
+                        tracing::warn!(node = %store.node, error = %e, "folding the document counts");
+                    }
                     if self.settled_at_ms.load(Ordering::Relaxed) == i64::MAX {
                         let now = Utc::now().timestamp_millis();
                         self.settled_at_ms.store(now, Ordering::Relaxed);
