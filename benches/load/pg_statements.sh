@@ -41,10 +41,16 @@ echo "documents: $docs (refused ${refused:-0})"
 sql "SELECT round(sum(calls)::numeric / $docs, 2) FROM pg_stat_statements s
      JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = 'bench'
      AND query NOT LIKE '%pg_stat%'" | sed 's/^/statements a document: /'
+# Those the server sent (a round trip each), without the ones run inside
+# them (a function's statements, foreign-key checks).
+sql "SELECT round(sum(calls)::numeric / $docs, 2) FROM pg_stat_statements s
+     JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = 'bench'
+     AND toplevel AND query NOT LIKE '%pg_stat%'" | sed 's/^/of them sent by the server: /'
 python3 -c "import sys; print(f'transactions a document: {(int(sys.argv[2]) - int(sys.argv[1])) / int(sys.argv[3]):.2f}')" \
   "$x_before" "$x_after" "$docs"
-echo "calls a document | mean ms | statement"
+echo "calls a document | mean ms | statement (* run inside another)"
 sql "SELECT round(calls::numeric / $docs, 2) || ' | ' || round(mean_exec_time::numeric, 3) || ' | '
+            || CASE WHEN toplevel THEN '' ELSE '* ' END
             || regexp_replace(left(query, 110), '\s+', ' ', 'g')
      FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
      WHERE d.datname = 'bench' AND query NOT LIKE '%pg_stat%' AND calls >= $docs / 20

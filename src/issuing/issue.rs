@@ -373,7 +373,7 @@ impl SharedClaim {
         let hold = window.max(SHARED_CLAIM_HOLD);
         let refused = match issuing
             .store
-            .claim_payload(company, payload_hash, hold)
+            .claim_payload(company, payload_hash, hold, window)
             .await?
         {
             PayloadClaim::Claimed { token } => {
@@ -464,10 +464,12 @@ pub async fn issue(
     issue_numbered(issuing, transmit, asynchronous, {
         let issuing = issuing.clone();
         move || {
-            let (doc, (document, context, key, totals)) = store.create_checked_blocking(
+            let customer = mapped.customer.identification_number.clone();
+            let (doc, (document, context, key, totals)) = store.create_checked_for_blocking(
                 company,
                 SoftwareKind::Invoicing,
                 choice,
+                Some(&customer),
                 |records| {
                     let setup =
                         setup_from(records, SoftwareKind::Invoicing, env, kind_code, today)?;

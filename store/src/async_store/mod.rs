@@ -331,7 +331,33 @@ impl AsyncStore {
     where
         E: From<StoreError>,
     {
-        let records = read_issuer_records(&self.engine, company, kind, resolution)?;
+        self.create_checked_for_blocking(company, kind, resolution, None, check)
+    }
+
+    /// [`create_checked_blocking`](Self::create_checked_blocking) for a
+    /// document whose customer has identification number `customer`: on
+    /// PostgreSQL the customer as stored and the document's id are read
+    /// with the issuer's records (one round trip fewer in phase one).
+    pub fn create_checked_for_blocking<X, E>(
+        &self,
+        company: CompanyId,
+        kind: SoftwareKind,
+        resolution: ResolutionChoice,
+        customer: Option<&str>,
+        check: impl FnOnce(IssuerRecords) -> Result<(NewDocument, X), E>,
+    ) -> Result<(DocumentRecord, X), E>
+    where
+        E: From<StoreError>,
+    {
+        let (records, ahead) = match &self.engine {
+            Engine::Postgres(p) => {
+                p.issuer_records_ahead(company, kind, resolution, Some(customer))?
+            }
+            Engine::Sled(_) => (
+                read_issuer_records(&self.engine, company, kind, resolution)?,
+                None,
+            ),
+        };
         let resolution = records.resolution.clone();
         let range = resolution
             .as_ref()
@@ -345,7 +371,7 @@ impl AsyncStore {
             Engine::Sled(s) => s.number_document(new, true)?,
             // Committed half-built: a node that dies before phase two
             // leaves it for any node's resume.
-            Engine::Postgres(p) => p.create_numbered(new, resolution)?,
+            Engine::Postgres(p) => p.create_numbered_ahead(new, resolution, ahead)?,
         };
         if let (Some((from, to)), Some(watch)) = (range, self.numbers.get()) {
             watch(NumberTaken {

@@ -40,19 +40,23 @@ impl AsyncStore {
     }
 
     /// Claims a payload in the shared duplicate window for `hold` (a node
-    /// that dies while it processes leaves the claim to expire).
+    /// that dies while it processes leaves the claim to expire); once it
+    /// made a document, it is refused for `window` (completed by the
+    /// document's phase two when phase one numbered it for this payload,
+    /// else by [`complete_payload`](Self::complete_payload)).
     pub async fn claim_payload(
         &self,
         company: CompanyId,
         hash: [u8; 32],
         hold: Duration,
+        window: Duration,
     ) -> StoreResult<PayloadClaim> {
         let Engine::Postgres(pg) = &self.engine else {
             return Err(not_shared());
         };
         let (pg, token) = (pg.clone(), new_token());
         self.pool
-            .run(move || pg.claim_payload(company, &hash, token, hold))
+            .run(move || pg.claim_payload(company, &hash, token, hold, window))
             .await
     }
 
@@ -69,6 +73,10 @@ impl AsyncStore {
         let Engine::Postgres(pg) = &self.engine else {
             return Err(not_shared());
         };
+        if pg.claims.end(token) {
+            // Written with the document, in its phase two's commit.
+            return Ok(());
+        }
         let pg = pg.clone();
         self.pool
             .run(move || pg.complete_payload(company, &hash, token, document_id, window))

@@ -1304,44 +1304,156 @@ fn payload_claims_hold_across_two_pools() {
     let minute = Duration::from_secs(60);
     let hash = [7; 32];
     assert_eq!(
-        a.claim_payload(1, &hash, 11, minute).unwrap(),
+        a.claim_payload(1, &hash, 11, minute, minute).unwrap(),
         PayloadClaim::Claimed { token: 11 }
     );
     assert_eq!(
-        b.claim_payload(1, &hash, 12, minute).unwrap(),
+        b.claim_payload(1, &hash, 12, minute, minute).unwrap(),
         PayloadClaim::InProgress
     );
     assert_eq!(
-        b.claim_payload(2, &hash, 13, minute).unwrap(),
+        b.claim_payload(2, &hash, 13, minute, minute).unwrap(),
         PayloadClaim::Claimed { token: 13 },
         "another company's payload is its own"
     );
     // Another token's release frees nothing.
     b.release_payload(1, &hash, 12).unwrap();
     assert_eq!(
-        b.claim_payload(1, &hash, 14, minute).unwrap(),
+        b.claim_payload(1, &hash, 14, minute, minute).unwrap(),
         PayloadClaim::InProgress
     );
     a.complete_payload(1, &hash, 11, 42, minute).unwrap();
     assert_eq!(
-        b.claim_payload(1, &hash, 15, minute).unwrap(),
+        b.claim_payload(1, &hash, 15, minute, minute).unwrap(),
         PayloadClaim::Made { document_id: 42 }
     );
     // A made payload is not released; a claim in progress is.
     a.release_payload(1, &hash, 11).unwrap();
     assert_eq!(
-        b.claim_payload(1, &hash, 16, minute).unwrap(),
+        b.claim_payload(1, &hash, 16, minute, minute).unwrap(),
         PayloadClaim::Made { document_id: 42 }
     );
     b.release_payload(2, &hash, 13).unwrap();
     assert_eq!(
-        a.claim_payload(2, &hash, 17, Duration::ZERO).unwrap(),
+        a.claim_payload(2, &hash, 17, Duration::ZERO, minute)
+            .unwrap(),
         PayloadClaim::Claimed { token: 17 }
     );
     // Expired at once (a node that died mid-request): taken over.
     assert_eq!(
-        b.claim_payload(2, &hash, 18, minute).unwrap(),
+        b.claim_payload(2, &hash, 18, minute, minute).unwrap(),
         PayloadClaim::Claimed { token: 18 }
+    );
+}
+
+/// A database of the version before phase one's function opens with it,
+/// and its numbering, usage and references go on where they were.
+#[test]
+fn a_database_before_phase_ones_function_numbers_on() {
+    let Some(db) = TestDb::new() else { return };
+    let s = db.open();
+    let r = own_resolution(&s, 1, 3);
+    let first = s.create_document(new_doc(&r, Some("ref-1"))).unwrap();
+    assert_eq!(first.number, 1);
+    drop(s);
+    db.client()
+        .batch_execute(&format!("{UNDO_V9} {UNDO_V8} {UNDO_V7}"))
+        .unwrap();
+    let s = db.open();
+    let second = s.create_document(new_doc(&r, None)).unwrap();
+    assert_eq!(second.number, 2);
+    assert_eq!(s.document(second.id).unwrap().unwrap(), second);
+    assert!(matches!(
+        s.create_document(new_doc(&r, Some("ref-1"))),
+        Err(StoreError::DuplicateReference { id }) if id == first.id
+    ));
+    let mut full = new_doc(&r, None);
+    full.monthly_limit = Some(2);
+    assert!(matches!(
+        s.create_document(full),
+        Err(StoreError::LimitReached { limit: 2 })
+    ));
+    assert_eq!(s.create_document(new_doc(&r, None)).unwrap().number, 3);
+    assert!(matches!(
+        s.create_document(new_doc(&r, None)),
+        Err(StoreError::RangeExhausted { .. })
+    ));
+}
+
+/// A claimed payload's document completes the claim in its phase two's
+/// commit, with the job or without: another node hears the document at
+/// once, and the completion afterwards writes nothing more. A claim whose
+/// phase one refused stays in progress until released.
+#[test]
+fn phase_two_completes_the_payloads_claim_in_its_commit() {
+    use crate::engine::postgres::nodes::PayloadClaim;
+    use std::time::Duration;
+    let Some(db) = TestDb::new() else { return };
+    let (a, b) = (db.open(), db.open());
+    let r = own_resolution(&a, 1, 1000);
+    let minute = Duration::from_secs(60);
+    let built = |d: &DocumentRecord| {
+        let mut d = d.clone();
+        d.pending_build = false;
+        d.state = state::DRAFT;
+        d
+    };
+    for (token, hash, with_job) in [(31, [8; 32], false), (33, [9; 32], true)] {
+        assert_eq!(
+            a.claim_payload(r.company_id, &hash, token, minute, minute)
+                .unwrap(),
+            PayloadClaim::Claimed { token }
+        );
+        let mut new = new_doc(&r, None);
+        new.payload_hash = hash;
+        let d = built(&a.create_document(new).unwrap());
+        assert_eq!(
+            b.claim_payload(r.company_id, &hash, token + 1, minute, minute)
+                .unwrap(),
+            PayloadClaim::InProgress
+        );
+        let job = with_job.then(|| Job {
+            id: 0,
+            kind: "transmit".into(),
+            company_id: r.company_id,
+            document_id: Some(d.id),
+            attempts: 0,
+            run_at_ms: 5,
+            in_flight: false,
+            payload: serde_json::Value::Null,
+            created_at: Utc::now(),
+        });
+        a.complete_document(&d, &files(None), job, &history("built"))
+            .unwrap();
+        assert_eq!(
+            b.claim_payload(r.company_id, &hash, token + 1, minute, minute)
+                .unwrap(),
+            PayloadClaim::Made { document_id: d.id },
+            "completed in phase two's commit"
+        );
+        assert!(
+            a.claims.end(token),
+            "its completion has nothing left to write"
+        );
+        assert!(!a.claims.end(token));
+    }
+    // Refused in phase one (the month is full): no document, the claim
+    // in progress until its request releases it.
+    let hash = [10; 32];
+    a.claim_payload(r.company_id, &hash, 35, minute, minute)
+        .unwrap();
+    let mut new = new_doc(&r, None);
+    new.payload_hash = hash;
+    new.monthly_limit = Some(0);
+    assert!(matches!(
+        a.create_document(new),
+        Err(StoreError::LimitReached { .. })
+    ));
+    a.release_payload(r.company_id, &hash, 35).unwrap();
+    assert_eq!(
+        b.claim_payload(r.company_id, &hash, 36, minute, minute)
+            .unwrap(),
+        PayloadClaim::Claimed { token: 36 }
     );
 }
 
@@ -1407,7 +1519,7 @@ fn a_database_before_the_shared_window_opens_with_its_recent_payloads() {
     // The database as the version before left it.
     db.client()
         .batch_execute(&format!(
-            "{UNDO_V9} {UNDO_V8} {UNDO_V6} {UNDO_V4}
+            "{UNDO_V9} {UNDO_V8} {UNDO_V7} {UNDO_V6} {UNDO_V4}
                  DROP TABLE payload_claims, rate_windows, authority_starts;
                  DELETE FROM refinery_schema_history WHERE version = 3;"
         ))
@@ -1418,6 +1530,7 @@ fn a_database_before_the_shared_window_opens_with_its_recent_payloads() {
             r.company_id,
             &[5; 32],
             21,
+            std::time::Duration::from_secs(60),
             std::time::Duration::from_secs(60)
         )
         .unwrap(),
@@ -1523,7 +1636,7 @@ fn a_database_before_the_node_events_opens_and_carries_large_notes() {
     drop(s);
     // The database as version 4 left it.
     db.client()
-        .batch_execute(&format!("{UNDO_V9} {UNDO_V8} {UNDO_V6}"))
+        .batch_execute(&format!("{UNDO_V9} {UNDO_V8} {UNDO_V7} {UNDO_V6}"))
         .unwrap();
     let s = db.open();
     let (tx, mut rx) = tokio::sync::mpsc::channel(4);
@@ -1690,6 +1803,10 @@ const UNDO_V9: &str = "DROP INDEX jobs_of_node, jobs_without_node;
 /// away again.
 const UNDO_V6: &str = "DROP TABLE node_events, console_sessions;
     DELETE FROM refinery_schema_history WHERE version = 6;";
+
+/// What phase one's function (V7) added, taken away again.
+const UNDO_V7: &str = "DROP FUNCTION emisor_number_document;
+    DELETE FROM refinery_schema_history WHERE version = 7;";
 
 /// What the node leases' migration (V4) added, taken away again.
 const UNDO_V4: &str = "DROP TABLE node_leases;
@@ -1906,7 +2023,7 @@ fn a_database_before_node_leases_opens_and_its_work_is_adopted_when_overdue() {
     // The database as the version before left it.
     db.client()
         .batch_execute(&format!(
-            "{UNDO_V9} {UNDO_V8} {UNDO_V6} {UNDO_V4} UPDATE job_leases SET worker = 'transmit';"
+            "{UNDO_V9} {UNDO_V8} {UNDO_V7} {UNDO_V6} {UNDO_V4} UPDATE job_leases SET worker = 'transmit';"
         ))
         .unwrap();
     let s = db.open();
@@ -2120,7 +2237,7 @@ fn a_database_before_the_jobs_index_of_each_node_opens_and_adopts_as_before() {
     drop(dead);
     // The database as version 6 left it.
     db.client()
-        .batch_execute(&format!("{UNDO_V9} {UNDO_V8}"))
+        .batch_execute(&format!("{UNDO_V9} {UNDO_V8} {UNDO_V7}"))
         .unwrap();
     let indexed = |db: &TestDb| -> i64 {
         db.client()
@@ -2335,7 +2452,7 @@ fn a_database_before_the_kept_counts_is_counted_and_its_lists_stay_exact() {
 
     // The database as version 6 left it, with its documents.
     db.client()
-        .batch_execute(&format!("{UNDO_V9} {UNDO_V8}"))
+        .batch_execute(&format!("{UNDO_V9} {UNDO_V8} {UNDO_V7}"))
         .unwrap();
     let s = db.open();
     let folded: i64 = db

@@ -3,13 +3,15 @@
 //! before it returns; the compound writes the async store makes in one
 //! group commit on sled are one transaction here (`*_in` helpers).
 
-use chrono::{DateTime, FixedOffset, Utc};
+use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
+use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::Row;
 
 use crate::durability::flusher::Committed;
-use crate::engine::postgres::issuer::upsert_customer_in;
-use crate::engine::postgres::keys::{check_hold, hold_in, NUMBERING_HOLD};
+use crate::engine::postgres::issuer::{unchanged_customer, upsert_customer_in, Ahead};
+use crate::engine::postgres::keys::{check_hold, NUMBERING_HOLD};
+use crate::engine::postgres::nodes::{Completion, COMPLETE_CLAIM};
 use crate::engine::postgres::records::{
     big, json, pack, record, records, unpack, unpack_text, unsigned,
 };
@@ -126,7 +128,9 @@ fn write_document(client: &mut impl Sql, doc: &DocumentRecord) -> StoreResult<()
 /// [`WRITE_DOCUMENT`] ($1-$10), unless another node took it up half-built
 /// ($19: this node; [`still_building`]), and, only when it was written,
 /// its files ($11-$16, as [`put_files`] writes them) and its history line
-/// ($17, $18). Answers 1 when written, 0 when nothing was (no such row,
+/// ($17, $18), and its payload's claim in the shared window completed
+/// ($20-$23: [`Completion`], all null for none). Answers 1 when written,
+/// 0 when nothing was (no such row,
 /// one another node took up, or one holding more authority events:
 /// [`write_document`] merges with it).
 const BUILT: &str = "WITH built AS (
@@ -145,6 +149,11 @@ const BUILT: &str = "WITH built AS (
      ), history AS (
          INSERT INTO document_history (document_id, at, entry)
          SELECT id, $17::timestamptz, $18::jsonb FROM built
+     ), claim AS (
+         UPDATE payload_claims c SET document_id = built.id,
+             expires_at = now() + make_interval(secs => $23::float8)
+         FROM built
+         WHERE c.company_id = $20::bigint AND c.payload_hash = $21::bytea AND c.token = $22::bigint
      )
      SELECT count(*) FROM built";
 
@@ -155,8 +164,15 @@ fn write_built(
     files: &DocumentFiles,
     history: &HistoryEntry,
     node: &str,
+    claim: Option<&Completion>,
 ) -> StoreResult<bool> {
     let document = document_params(doc)?;
+    let (claim_company, claim_hash, claim_token, claim_window) = (
+        claim.map(|c| c.company),
+        claim.map(|c| c.hash.as_slice()),
+        claim.map(|c| c.token),
+        claim.map(|c| c.window_secs),
+    );
     let (zip, zip_at, offset) = zip_columns(files);
     let xml = pack(files.xml.as_bytes())?;
     let entry = json("document_history", history)?;
@@ -171,6 +187,10 @@ fn write_built(
         &history.at,
         &entry,
         &node,
+        &claim_company,
+        &claim_hash,
+        &claim_token,
+        &claim_window,
     ]);
     let written: i64 = client.query_one(BUILT, &params).map_err(db_error)?.get(0);
     Ok(written == 1)
@@ -351,22 +371,88 @@ fn queue_email_in(
     Ok((log, job))
 }
 
-/// Phase one's numbering in one statement: the number taken and the
-/// counter moved on (its row locked to the commit), the month's usage
-/// moved on likewise, a new document id, and the numbering hold as this
-/// statement sees it. The hold is read in the statement's snapshot, taken
-/// before it waits for the counter: a document waiting on a confirmation
-/// of its numbering sees the hold as it was, and is refused as held (it
-/// consumes nothing).
-const NUMBERING: &str = "WITH usage AS (
-         INSERT INTO monthly_usage AS u (company_id, period, used) VALUES ($1, $4, 1)
-         ON CONFLICT (company_id, period) DO UPDATE SET used = u.used + 1
-         RETURNING used - 1 AS used
-     )
-     INSERT INTO counters AS c (company_id, resolution_id, next) VALUES ($1, $2, $3)
-     ON CONFLICT (company_id, resolution_id) DO UPDATE SET next = c.next + 1
-     RETURNING next - 1 AS number, (SELECT used FROM usage), nextval('document_ids') AS id,
-         (SELECT value FROM meta WHERE key = $5) AS hold";
+/// Phase one's numbering and insert in one statement
+/// (`V7__phase_one_function.sql`): the number taken and the counter moved
+/// on (its row locked to the commit), the month's usage moved on likewise,
+/// the numbering hold compared with the one the caller checked, and the
+/// document inserted half-built with its number; the commit does not wait
+/// for the disk. A refusal raises one of the codes below.
+const PHASE_ONE: &str = "SELECT emisor_number_document($1, $2, $3, $4, $5, $6, $7, $8, $9, $10,
+     $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)";
+
+/// [`PHASE_ONE`]'s refusals: the month's documents at the limit, the
+/// number outside the range, and a numbering hold other than the one
+/// checked (read it, check it, and run the statement again with it).
+const LIMIT_REACHED: &str = "EM001";
+const RANGE_EXHAUSTED: &str = "EM002";
+const HOLD_CHANGED: &str = "EM003";
+
+/// Runs of [`PHASE_ONE`] a document makes at most while the hold changes
+/// under it.
+const HOLD_TRIES: usize = 3;
+
+/// Whether `e` is one of [`PHASE_ONE`]'s refusals (or the reference's
+/// unique rule): nothing was committed.
+fn is_refusal(e: &postgres::Error) -> bool {
+    is_unique_violation(e)
+        || matches!(
+            e.code().map(SqlState::code),
+            Some(LIMIT_REACHED | RANGE_EXHAUSTED | HOLD_CHANGED)
+        )
+}
+
+/// [`PHASE_ONE`] for `doc` (half-built, its number left to the statement),
+/// on `client`: the number taken, or the database's refusal.
+fn number_document(
+    client: &mut impl Sql,
+    new: &NewDocument,
+    doc: &DocumentRecord,
+    resolution: &NumberingResolution,
+    hold: &Option<serde_json::Value>,
+    node: &str,
+) -> StoreResult<Result<u64, postgres::Error>> {
+    let period = i32::try_from(new.period)
+        .map_err(|_| StoreError::Conflict(format!("period {} is out of range", new.period)))?;
+    let hold = hold.as_ref().map(postgres::types::Json);
+    let request = pack(&new.request)?;
+    let params: [&(dyn ToSql + Sync); 24] = [
+        &big(doc.company_id)?,
+        &big(resolution.id)?,
+        &big(resolution.from.saturating_add(1))?,
+        &period,
+        &NUMBERING_HOLD,
+        &hold,
+        &new.monthly_limit.map(big).transpose()?,
+        &big(resolution.from)?,
+        &big(resolution.to)?,
+        &big(doc.id)?,
+        &environment_code(doc.environment),
+        &family_code(doc.document_type),
+        &i16::from(doc.document_type),
+        &i16::from(doc.state),
+        &doc.issue_date,
+        &doc.external_reference,
+        &json("documents", &doc.list_keys)?,
+        &&new.payload_hash[..],
+        &doc.created_at,
+        &json("documents", doc)?,
+        &request,
+        &doc.customer_id.map(big).transpose()?,
+        &doc.prefix,
+        &node,
+    ];
+    Ok(client
+        .query_one(PHASE_ONE, &params)
+        .map(|row| unsigned(row.get(0))))
+}
+
+/// The numbering hold's stored value, as [`PHASE_ONE`] compares it.
+fn read_raw_hold(client: &mut impl Sql) -> StoreResult<Option<serde_json::Value>> {
+    let row = client
+        .query_opt("SELECT value FROM meta WHERE key = $1", &[&NUMBERING_HOLD])
+        .map_err(db_error)?;
+    Ok(row.map(|r| r.get::<_, postgres::types::Json<serde_json::Value>>(0).0))
+}
 
 /// Refuses phase two of a half-built document that another node has
 /// taken up (this node was judged dead: its lease ran out): that node
@@ -413,23 +499,56 @@ impl PgStore {
         history: &HistoryEntry,
     ) -> StoreResult<Option<Job>> {
         let alone = job.is_none();
-        if alone && write_built(&mut *self.conn()?, doc, files, history, &self.node)? {
+        // The payload's claim in the shared window, completed in the same
+        // commit (no round trip nor flush of its own afterwards).
+        let claim = self.claims.completion(doc.id)?;
+        let node = &self.node;
+        if alone
+            && write_built(
+                &mut *self.conn()?,
+                doc,
+                files,
+                history,
+                node,
+                claim.as_ref(),
+            )?
+        {
+            self.completed(claim);
             return Ok(None);
         }
-        self.in_transaction(|tx| {
-            let job = job
-                .map(|j| put_job_in(tx, j, Some(&self.node)))
-                .transpose()?;
-            if alone || !write_built(tx, doc, files, history, &self.node)? {
+        let job = self.in_transaction(|tx| {
+            let job = job.map(|j| put_job_in(tx, j, Some(node))).transpose()?;
+            if alone || !write_built(tx, doc, files, history, node, claim.as_ref())? {
                 // Taken up by another node (refused), no such record
                 // (refused), or one to merge with.
-                still_building(tx, doc.id, &self.node)?;
+                still_building(tx, doc.id, node)?;
                 write_document(tx, doc)?;
                 put_files(tx, doc.id, files)?;
                 add_history(tx, doc.id, history)?;
+                if let Some(c) = &claim {
+                    tx.execute(
+                        COMPLETE_CLAIM,
+                        &[
+                            &c.company,
+                            &c.hash.as_slice(),
+                            &c.token,
+                            &big(doc.id)?,
+                            &c.window_secs,
+                        ],
+                    )
+                    .map_err(db_error)?;
+                }
             }
             Ok(job)
-        })
+        })?;
+        self.completed(claim);
+        Ok(job)
+    }
+
+    fn completed(&self, claim: Option<Completion>) {
+        if let Some(c) = claim {
+            self.claims.completed(&c);
+        }
     }
 
     /// A document saved with its history line and, when given, its job
@@ -561,20 +680,36 @@ impl PgStore {
         })
     }
 
-    /// Phase one in one transaction: the customer, then the number, the
-    /// month's usage, the numbering hold and the document's id in one
-    /// statement ([`NUMBERING`]), then the half-built record. The counter's
-    /// row is locked from that statement to the commit (every node
-    /// numbering from the same resolution waits for it), the month's usage
-    /// row likewise; the reference is claimed by a unique index, which
+    /// Phase one: the document's id and its customer as stored, read
+    /// without a lock in one statement; then [`PHASE_ONE`] (the schema's
+    /// `emisor_number_document`), which takes the number (the counter's
+    /// row locked to the commit: every node numbering from the same
+    /// resolution waits for it), moves the month's usage on (its row
+    /// likewise), compares the numbering hold with the one checked, and
+    /// inserts the document half-built. That statement runs alone in its
+    /// own transaction when the customer needs no write (none, or one the
+    /// request leaves as stored: the usual invoice), else in one with the
+    /// customer's write. The reference is claimed by a unique index, which
     /// makes a second transaction with the same reference wait for the
-    /// first and fail once it commits. A refusal rolls everything back:
-    /// nothing consumed. `resolution`, when the caller read it, spares its
-    /// read here.
+    /// first and fail once it commits. A refusal raises in the statement,
+    /// so everything rolls back: nothing consumed. `resolution`, when the
+    /// caller read it, spares its read here.
     pub fn create_numbered(
         &self,
         new: NewDocument,
         resolution: Option<NumberingResolution>,
+    ) -> StoreResult<DocumentRecord> {
+        self.create_numbered_ahead(new, resolution, None)
+    }
+
+    /// [`create_numbered`](Self::create_numbered) with the id and the
+    /// customer read ahead with the issuer's records (when `ahead` is
+    /// given): one round trip fewer.
+    pub(crate) fn create_numbered_ahead(
+        &self,
+        new: NewDocument,
+        resolution: Option<NumberingResolution>,
+        ahead: Option<Ahead>,
     ) -> StoreResult<DocumentRecord> {
         let resolution = match resolution {
             Some(r) if r.id == new.resolution_id && r.company_id == new.company_id => r,
@@ -582,76 +717,144 @@ impl PgStore {
                 .resolution(new.company_id, new.resolution_id)?
                 .ok_or(StoreError::NotFound("numbering resolution"))?,
         };
-        let company = big(new.company_id)?;
-        let period = i32::try_from(new.period)
-            .map_err(|_| StoreError::Conflict(format!("period {} is out of range", new.period)))?;
         let mut conn = self.conn()?;
-        // Its commit does not wait for the disk: nobody is answered on it,
-        // and phase two's commit, which does, flushes it too. A crash of
-        // the database before that loses the document and its number
-        // together (the counter is in the same transaction): no gap.
-        let mut tx = conn.unflushed_transaction().map_err(db_error)?;
-        // The customer first: read without a lock, it waits for nothing.
-        let customer_id = match &new.customer {
-            Some(c) => Some(upsert_customer_in(&mut tx, new.company_id, c)?.id),
-            None => None,
+        let Ahead {
+            id,
+            customer: stored,
+        } = match ahead {
+            Some(ahead) => ahead,
+            None => Ahead::from_row(
+                &conn
+                    .query_one(
+                        "SELECT nextval('document_ids') AS id,
+                             (SELECT record FROM customers
+                              WHERE company_id = $1 AND identification_number = $2) AS customer",
+                        &[
+                            &big(new.company_id)?,
+                            &new.customer
+                                .as_ref()
+                                .map(|c| c.identification_number.as_str()),
+                        ],
+                    )
+                    .map_err(db_error)?,
+            )?,
         };
-        let taken = tx
-            .query_one(
-                NUMBERING,
-                &[
-                    &company,
-                    &big(resolution.id)?,
-                    &big(resolution.from.saturating_add(1))?,
-                    &period,
-                    &NUMBERING_HOLD,
-                ],
-            )
-            .map_err(db_error)?;
-        let number = unsigned(taken.get("number"));
-        let used = unsigned(taken.get("used"));
-        let id = unsigned(taken.get("id"));
-        check_hold(hold_in(&taken)?, new.company_id, resolution.id)?;
-        if let Some(limit) = new.monthly_limit {
-            if used >= limit {
-                return Err(StoreError::LimitReached { limit });
-            }
-        }
-        if number < resolution.from || number > resolution.to {
-            return Err(StoreError::RangeExhausted {
-                resolution_id: resolution.id,
-            });
-        }
-        let doc = new.half_built(id, &resolution, number, customer_id, Utc::now());
-        let inserted = insert_document(
-            &mut tx,
-            &doc,
-            &new.request,
-            &new.payload_hash,
-            Some(&self.node),
-        )?;
-        match inserted {
-            Ok(_) => {}
-            Err(e) if is_unique_violation(&e) => {
-                drop(tx);
-                // The reference is held by another document, committed
-                // before or meanwhile (on this node or another).
-                if let Some(r) = new.external_reference.as_deref() {
-                    if let Some(id) = reference_holder(&mut *conn, new.company_id, r)? {
-                        return Err(StoreError::DuplicateReference { id });
+        // Ok: the customer's id, nothing to write; Err: the input to write
+        // (a customer read ahead under another identification number is
+        // not left as stored either).
+        let customer = match &new.customer {
+            None => Ok(None),
+            Some(input) => unchanged_customer(new.company_id, stored, input)
+                .map(|c| Some(c.id))
+                .ok_or(input),
+        };
+        let mut hold = self.hold_seen();
+        for _ in 0..HOLD_TRIES {
+            let taken = match customer {
+                Ok(customer_id) => {
+                    let doc = new.half_built(id, &resolution, 0, customer_id, Utc::now());
+                    match number_document(&mut *conn, &new, &doc, &resolution, &hold, &self.node)? {
+                        Ok(number) => Ok((doc, number)),
+                        // Sent alone, so committed at once: an answer
+                        // lost may be a commit.
+                        Err(e) if !is_refusal(&e) => {
+                            return Err(match db_error(e) {
+                                StoreError::Unavailable(cause) => {
+                                    StoreError::UnsettledCommit { id, cause }
+                                }
+                                other => other,
+                            })
+                        }
+                        Err(e) => Err(e),
                     }
                 }
-                return Err(db_error(e));
+                Err(input) => {
+                    let mut tx = conn.transaction().map_err(db_error)?;
+                    let customer_id = upsert_customer_in(&mut tx, new.company_id, input)?.id;
+                    let doc = new.half_built(id, &resolution, 0, Some(customer_id), Utc::now());
+                    match number_document(&mut tx, &new, &doc, &resolution, &hold, &self.node)? {
+                        Ok(number) => {
+                            tx.commit().map_err(|e| match db_error(e) {
+                                // Sent, and its answer lost: committed or
+                                // not, nobody can say until the database
+                                // is back.
+                                StoreError::Unavailable(cause) => {
+                                    StoreError::UnsettledCommit { id, cause }
+                                }
+                                other => other,
+                            })?;
+                            Ok((doc, number))
+                        }
+                        Err(e) => Err(e),
+                    }
+                }
+            };
+            let e = match taken {
+                Ok((mut doc, number)) => {
+                    doc.number = number;
+                    self.claims.numbered(new.company_id, &new.payload_hash, id);
+                    return Ok(doc);
+                }
+                Err(e) => e,
+            };
+            match e.code().map(SqlState::code) {
+                Some(HOLD_CHANGED) => {
+                    // An imported store's hold, read and checked here,
+                    // then the statement again with it.
+                    hold = read_raw_hold(&mut *conn)?;
+                    let parsed = hold
+                        .clone()
+                        .map(serde_json::from_value)
+                        .transpose()
+                        .map_err(|e| StoreError::Corrupt {
+                            tree: "meta",
+                            reason: e.to_string(),
+                        })?;
+                    check_hold(parsed, new.company_id, resolution.id)?;
+                    self.remember_hold(&hold);
+                }
+                Some(LIMIT_REACHED) => {
+                    return Err(StoreError::LimitReached {
+                        limit: new.monthly_limit.unwrap_or(0),
+                    })
+                }
+                Some(RANGE_EXHAUSTED) => {
+                    return Err(StoreError::RangeExhausted {
+                        resolution_id: resolution.id,
+                    })
+                }
+                _ if is_unique_violation(&e) => {
+                    // The reference is held by another document, committed
+                    // before or meanwhile (on this node or another).
+                    if let Some(r) = new.external_reference.as_deref() {
+                        if let Some(id) = reference_holder(&mut *conn, new.company_id, r)? {
+                            return Err(StoreError::DuplicateReference { id });
+                        }
+                    }
+                    return Err(db_error(e));
+                }
+                _ => return Err(db_error(e)),
             }
-            Err(e) => return Err(db_error(e)),
         }
-        tx.commit().map_err(|e| match db_error(e) {
-            // Sent, and its answer lost: committed or not, nobody can say
-            // until the database is back.
-            StoreError::Unavailable(cause) => StoreError::UnsettledCommit { id, cause },
-            other => other,
-        })?;
-        Ok(doc)
+        Err(StoreError::Conflict(
+            "the numbering hold changed at every try; try again".into(),
+        ))
+    }
+
+    fn hold_seen(&self) -> Option<serde_json::Value> {
+        self.hold_seen
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    fn remember_hold(&self, hold: &Option<serde_json::Value>) {
+        hold.clone_into(
+            &mut self
+                .hold_seen
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
     }
 
     fn documents_where(

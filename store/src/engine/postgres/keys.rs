@@ -3,7 +3,6 @@
 use std::sync::{Arc, PoisonError};
 
 use chrono::Utc;
-use postgres::Row;
 
 use crate::durability::flusher::FlusherPause;
 use crate::engine::postgres::documents::{
@@ -11,7 +10,7 @@ use crate::engine::postgres::documents::{
     write_email_log,
 };
 use crate::engine::postgres::received::{put_event_files_in, write_received_in};
-use crate::engine::postgres::records::{big, json, record, record_opt, unsigned};
+use crate::engine::postgres::records::{big, json, record, unsigned};
 use crate::engine::postgres::{db_error, off_runtime, Conn, PgStore, Sql, SEALED_TABLES};
 use crate::engine::sled::sealing::secret_fields;
 use crate::error::{StoreError, StoreResult};
@@ -77,11 +76,6 @@ pub(crate) fn read_hold(client: &mut impl Sql, lock: bool) -> StoreResult<Option
         .query_opt(sql, &[&NUMBERING_HOLD])
         .map_err(db_error)?;
     row.map(|r| record("meta", &r, "value")).transpose()
-}
-
-/// The hold in `row`'s column `hold`, NULL when there is none.
-pub(crate) fn hold_in(row: &Row) -> StoreResult<Option<NumberingHold>> {
-    record_opt("meta", row, "hold")
 }
 
 fn put_hold(client: &mut impl Sql, hold: &NumberingHold) -> StoreResult<()> {

@@ -194,6 +194,11 @@ pub struct PgStore {
     /// This process's node: a fresh id at each open
     /// ([`node_lease`](crate::engine::postgres::node_lease)).
     pub(crate) node: Arc<str>,
+    /// The shared window's claims this node's requests hold.
+    pub(crate) claims: Arc<nodes::HeldClaims>,
+    /// The numbering hold as phase one last read it (an imported store's;
+    /// none is the usual), which phase one's statement compares.
+    pub(crate) hold_seen: Arc<std::sync::Mutex<Option<serde_json::Value>>>,
 }
 
 /// The tables whose records hold secrets, with the sled tree whose secret
@@ -247,6 +252,8 @@ impl PgStore {
             import: Arc::default(),
             leases: Arc::default(),
             node: node_lease::new_node_id()?.into(),
+            claims: Arc::default(),
+            hold_seen: Arc::default(),
         };
         let inventory = off_runtime(|| {
             store.migrate()?;

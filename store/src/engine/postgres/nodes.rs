@@ -24,6 +24,115 @@ pub enum PayloadClaim {
 /// Claims and counts are pruned about once every this many claims.
 const PRUNE_ONE_IN: i64 = 64;
 
+/// A claim of the shared window this node holds, until its request ends.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HeldClaim {
+    token: i64,
+    company: CompanyId,
+    hash: [u8; 32],
+    /// How long the payload is refused once it made a document.
+    window: Duration,
+    /// The document phase one numbered for this payload.
+    document: Option<u64>,
+    /// Completed by that document's phase two, in its own commit.
+    completed: bool,
+}
+
+/// What a document's phase two writes to complete its payload's claim in
+/// its commit (`None`: nothing to complete there).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Completion {
+    pub(crate) company: i64,
+    pub(crate) hash: [u8; 32],
+    pub(crate) token: i64,
+    pub(crate) window_secs: f64,
+}
+
+/// The claims this node's requests hold (as many as requests in flight,
+/// so a list), so that a document's phase two completes its payload's
+/// claim in the same commit instead of a round trip and a flush of its
+/// own afterwards.
+#[derive(Debug, Default)]
+pub(crate) struct HeldClaims(std::sync::Mutex<Vec<HeldClaim>>);
+
+impl HeldClaims {
+    fn with<T>(&self, f: impl FnOnce(&mut Vec<HeldClaim>) -> T) -> T {
+        f(&mut self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
+
+    fn hold(&self, token: i64, company: CompanyId, hash: [u8; 32], window: Duration) {
+        self.with(|held| {
+            held.push(HeldClaim {
+                token,
+                company,
+                hash,
+                window,
+                document: None,
+                completed: false,
+            })
+        });
+    }
+
+    /// Phase one numbered `document` for `company`'s payload `hash`.
+    pub(crate) fn numbered(&self, company: CompanyId, hash: &[u8; 32], document: u64) {
+        self.with(|held| {
+            if let Some(c) = held
+                .iter_mut()
+                .find(|c| c.company == company && c.hash == *hash && c.document.is_none())
+            {
+                c.document = Some(document);
+            }
+        });
+    }
+
+    /// The completion `document`'s phase two is to write, if its payload
+    /// holds a claim here not yet completed.
+    pub(crate) fn completion(&self, document: u64) -> StoreResult<Option<Completion>> {
+        let held = self.with(|held| {
+            held.iter()
+                .find(|c| c.document == Some(document) && !c.completed)
+                .copied()
+        });
+        held.map(|c| {
+            Ok(Completion {
+                company: big(c.company)?,
+                hash: c.hash,
+                token: c.token,
+                window_secs: c.window.as_secs_f64(),
+            })
+        })
+        .transpose()
+    }
+
+    /// `completion` was committed with its document.
+    pub(crate) fn completed(&self, completion: &Completion) {
+        self.with(|held| {
+            if let Some(c) = held.iter_mut().find(|c| c.token == completion.token) {
+                c.completed = true;
+            }
+        });
+    }
+
+    /// The request holding `token` ended: whether its document's phase two
+    /// completed the claim already.
+    pub(crate) fn end(&self, token: i64) -> bool {
+        self.with(|held| {
+            let i = held.iter().position(|c| c.token == token)?;
+            Some(held.swap_remove(i).completed)
+        })
+        .unwrap_or(false)
+    }
+}
+
+/// Completes a claim (made by the document `document_id` written in the
+/// same statement's `WITH`, or in the transaction `client` runs).
+pub(crate) const COMPLETE_CLAIM: &str = "UPDATE payload_claims
+     SET document_id = $4, expires_at = now() + make_interval(secs => $5::float8)
+     WHERE company_id = $1 AND payload_hash = $2 AND token = $3";
+
 impl PgStore {
     /// Claims `hash` for `company` for `hold` (the claim of a request
     /// being processed, which a node that dies leaves to expire), unless a
@@ -34,10 +143,10 @@ impl PgStore {
         hash: &[u8; 32],
         token: i64,
         hold: Duration,
+        window: Duration,
     ) -> StoreResult<PayloadClaim> {
         let mut conn = self.conn()?;
-        let company = big(company)?;
-        let hash = hash.as_slice();
+        let (key, bytes) = (big(company)?, hash.as_slice());
         if token % PRUNE_ONE_IN == 0 {
             conn.execute(
                 "DELETE FROM payload_claims WHERE expires_at < now() - interval '1 minute'",
@@ -53,18 +162,22 @@ impl PgStore {
                      SET token = excluded.token, document_id = NULL,
                          expires_at = excluded.expires_at
                      WHERE payload_claims.expires_at <= now()
-                 RETURNING token",
-                &[&company, &hash, &token, &hold.as_secs_f64()],
+                 RETURNING token, set_config('synchronous_commit', 'off', true)",
+                &[&key, &bytes, &token, &hold.as_secs_f64()],
             )
             .map_err(db_error)?;
+        // Its commit does not wait for the disk (docs/storage.md,
+        // "Durability"): the claim is in the WAL before this returns, so
+        // the flushed commit of the document it makes flushes it too.
         if claimed.is_some() {
+            self.claims.hold(token, company, *hash, window);
             return Ok(PayloadClaim::Claimed { token });
         }
         let holder = conn
             .query_opt(
                 "SELECT document_id FROM payload_claims
                  WHERE company_id = $1 AND payload_hash = $2",
-                &[&company, &hash],
+                &[&key, &bytes],
             )
             .map_err(db_error)?;
         let made = holder.and_then(|row| row.get::<_, Option<i64>>(0));
@@ -84,11 +197,13 @@ impl PgStore {
         document_id: u64,
         window: Duration,
     ) -> StoreResult<()> {
+        if self.claims.end(token) {
+            // Written with the document, in its phase two's commit.
+            return Ok(());
+        }
         self.conn()?
             .execute(
-                "UPDATE payload_claims
-                 SET document_id = $4, expires_at = now() + make_interval(secs => $5::float8)
-                 WHERE company_id = $1 AND payload_hash = $2 AND token = $3",
+                COMPLETE_CLAIM,
                 &[
                     &big(company)?,
                     &hash.as_slice(),
@@ -108,6 +223,7 @@ impl PgStore {
         hash: &[u8; 32],
         token: i64,
     ) -> StoreResult<()> {
+        self.claims.end(token);
         self.conn()?
             .execute(
                 "DELETE FROM payload_claims

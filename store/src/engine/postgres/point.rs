@@ -74,6 +74,9 @@ impl PgStore {
             // A point runs no task: it holds no lease.
             leases: Arc::default(),
             node: Arc::clone(&self.node),
+            // Nor does it issue.
+            claims: Arc::default(),
+            hold_seen: Arc::default(),
         };
         // The snapshot is taken: check it is the transaction's.
         let isolation: String = off_runtime(|| {

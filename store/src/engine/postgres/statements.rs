@@ -85,17 +85,6 @@ impl PgConn {
             prepared: &mut self.prepared,
         })
     }
-
-    /// Begins a transaction whose commit returns before its WAL is flushed
-    /// (`synchronous_commit` off for it alone): for a write nobody is
-    /// answered on until a later commit that does wait. That commit's
-    /// flush takes every WAL record before it, this one's too; a crash of
-    /// the database before it loses this transaction whole.
-    pub(crate) fn unflushed_transaction(&mut self) -> Result<Tx<'_>, Error> {
-        let mut tx = self.transaction()?;
-        tx.batch_execute("SET LOCAL synchronous_commit = off")?;
-        Ok(tx)
-    }
 }
 
 impl Tx<'_> {
