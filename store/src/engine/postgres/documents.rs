@@ -3,7 +3,7 @@
 //! before it returns; the compound writes the async store makes in one
 //! group commit on sled are one transaction here (`*_in` helpers).
 
-use chrono::{DateTime, FixedOffset, NaiveDate, Utc};
+use chrono::{DateTime, FixedOffset, Utc};
 use postgres::error::SqlState;
 use postgres::types::ToSql;
 use postgres::Row;
