@@ -172,11 +172,26 @@ async fn failed(
     }
 }
 
+/// Removes a job with nothing to send. A removal that fails (the store
+/// away) is tried again rather than left: a job left stored would run
+/// again after a restart, or on the node that takes it up.
+async fn remove(issuing: &Issuing, job_id: u64) -> Sent {
+    match issuing.store.remove_job(job_id).await {
+        Ok(()) => Sent::Done(None),
+        Err(e) => {
+            tracing::error!(job_id, error = %e, "removing an event job with nothing to send");
+            Sent::Retry {
+                at_ms: Utc::now().timestamp_millis() + 1000,
+                transmission: failure(e.to_string(), true),
+            }
+        }
+    }
+}
+
 /// Sends (or resumes) the event of `job` once and records the outcome.
 pub async fn send(issuing: &Issuing, mut job: Job) -> Sent {
     let Some(ids) = ids(&job) else {
-        let _ = issuing.store.remove_job(job.id).await;
-        return Sent::Done(None);
+        return remove(issuing, job.id).await;
     };
     let invoice = match issuing.store.received(ids.0).await {
         Ok(i) => i,
@@ -191,8 +206,7 @@ pub async fn send(issuing: &Issuing, mut job: Job) -> Sent {
     let event = invoice.and_then(|i| i.events.into_iter().find(|e| e.id == ids.1));
     let Some(event) = event.filter(|e| e.state == EventState::Pending) else {
         // Finished elsewhere, or never stored (a crash before its record).
-        let _ = issuing.store.remove_job(job.id).await;
-        return Sent::Done(None);
+        return remove(issuing, job.id).await;
     };
     let files = match issuing.store.event_files(event.id).await {
         Ok(Some(f)) => f,

@@ -32,16 +32,14 @@ fn retry_delay(issuing: &Issuing, failed: u32) -> Option<std::time::Duration> {
 pub async fn attempt(issuing: &Issuing, mut job: Job) -> JobOutcome {
     let store = &issuing.store;
     let Some(email_id) = job.payload.get("email_id").and_then(|v| v.as_u64()) else {
-        let _ = store.remove_job(job.id).await;
-        return JobOutcome::Done;
+        return remove(issuing, job.id).await;
     };
     let log = match store.email_log(email_id).await {
         Ok(Some(log)) if log.status == email_status::QUEUED => log,
         Ok(_) => {
             // Its log never landed (a crash between the two writes), or it
             // was finished already: nothing to send.
-            let _ = store.remove_job(job.id).await;
-            return JobOutcome::Done;
+            return remove(issuing, job.id).await;
         }
         Err(e) => {
             tracing::error!(email_id, error = %e, "reading an email log");
@@ -76,6 +74,19 @@ pub async fn attempt(issuing: &Issuing, mut job: Job) -> JobOutcome {
         .unwrap_or_else(|e| Err(format!("mailer unavailable: {e}")))
         .map_err(BuildError::Transient);
     record(issuing, log, job, sent.map(|_| ()), Some(built)).await
+}
+
+/// Removes a job with nothing to send. A removal that fails (the store
+/// away) is tried again rather than left: a job left stored would run
+/// again after a restart, or on the node that takes it up.
+async fn remove(issuing: &Issuing, job_id: u64) -> JobOutcome {
+    match issuing.store.remove_job(job_id).await {
+        Ok(()) => JobOutcome::Done,
+        Err(e) => {
+            tracing::error!(job_id, error = %e, "removing an email job with nothing to send");
+            JobOutcome::RetryAt(now_ms() + 1000)
+        }
+    }
 }
 
 /// Writes the attempt down and says what comes next.
