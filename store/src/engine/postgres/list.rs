@@ -125,16 +125,16 @@ impl PgStore {
         let limit = u64::from(q.limit);
         let offset = u64::from(q.page.saturating_sub(1)).saturating_mul(limit);
         let mut conn = self.conn()?;
+        let params: [&(dyn ToSql + Sync); 7] = [
+            &company,
+            &environment,
+            &family,
+            &keys,
+            &states,
+            &q.from,
+            &q.to,
+        ];
         let (total, from, to, skip) = if counted {
-            let params: [&(dyn ToSql + Sync); 7] = [
-                &company,
-                &environment,
-                &family,
-                &keys,
-                &states,
-                &q.from,
-                &q.to,
-            ];
             let days: Vec<(NaiveDate, i64)> = conn
                 .query(DAYS, &params)
                 .map_err(db_error)?
@@ -155,15 +155,7 @@ impl PgStore {
                        AND (cardinality($5::smallint[]) = 0 OR state = ANY($5))
                        AND ($6::date IS NULL OR issue_date >= $6)
                        AND ($7::date IS NULL OR issue_date <= $7)",
-                    &[
-                        &company,
-                        &environment,
-                        &family,
-                        &keys,
-                        &states,
-                        &q.from,
-                        &q.to,
-                    ],
+                    &params,
                 )
                 .map_err(db_error)?
                 .get(0);
