@@ -1,6 +1,6 @@
 //! What every console request goes through: [`Signed`], the live session
 //! from the cookie (no session: to the sign-in page), and [`Posted`], a
-//! form whose CSRF token is the session's and whose `Origin`, when the
+//! form whose CSRF token is the one issued with the cookie and whose `Origin`, when the
 //! browser sends one, is this server.
 
 use std::future::Future;
@@ -23,7 +23,7 @@ pub struct Signed {
     session: Session,
     /// The cookie's value (to end or change the session).
     id: String,
-    /// A company session's key, checked live on this request.
+    /// The key a company signed in with, checked live on this request.
     key: Option<AuthContext>,
     company_name: Option<String>,
 }
@@ -50,12 +50,12 @@ impl Signed {
         self.key.as_ref().map(|k| k.company_id)
     }
 
-    /// A company session's key context (what the API would see).
+    /// The key context of a company signed in (what the API would see).
     pub fn key(&self) -> Option<&AuthContext> {
         self.key.as_ref()
     }
 
-    /// The company a page shows: a company session's own (asking for
+    /// The company a page shows: the signed-in company's own (asking for
     /// another is a 404, as the API answers a document of another company);
     /// the admin's choice, or `None` when it made none.
     pub fn company(&self, asked: Option<CompanyId>) -> Result<Option<CompanyId>, ConsoleError> {
@@ -86,7 +86,7 @@ impl Signed {
         }
     }
 
-    /// A record of `company` in `environment` may be shown to this session:
+    /// A record of `company` in `environment` may be shown to whoever signed in:
     /// otherwise it does not exist for it (404, never 403: a company learns
     /// nothing of another's ids).
     pub fn may_see(&self, company: CompanyId, environment: Environment) -> bool {

@@ -1,5 +1,5 @@
 //! Console sessions: who signed in, in which environment, until when, and
-//! the session's CSRF token. The cookie's value is only ever kept and
+//! the sign-in's CSRF token. The cookie's value is only ever kept and
 //! compared by its SHA-256 (a memory dump or the database holds no usable
 //! session id). On sled they are kept in memory: a restart signs everyone
 //! out. On PostgreSQL they are kept in the store, so that a session opened

@@ -1,4 +1,4 @@
-//! `GET /console/stream`: the session's live view as server-sent events.
+//! `GET /console/stream`: the sign-in's live view as server-sent events.
 //! Opened on the session cookie, never a key in the URL; refused (403)
 //! unless it comes from the console's own pages (`Origin` this server, or
 //! none with `Sec-Fetch-Site: same-origin`: `guard::from_own_page`), so

@@ -95,7 +95,7 @@ impl Browser {
         (status, if status == 303 { to } else { body })
     }
 
-    /// The session's CSRF token, from a page it sees.
+    /// The sign-in's CSRF token, from a page it sees.
     fn csrf(&self) -> String {
         let (status, page) = self.get("/console");
         assert_eq!(status, 200, "{page}");
@@ -383,7 +383,7 @@ fn a_company_session_gets_403_and_a_change_without_csrf_changes_nothing() {
 
     let admin = Browser::sign_in(&app, &app.admin_token());
     let csrf = admin.csrf();
-    // Without the token, or with another session's: refused, nothing made.
+    // Without the token, or with another sign-in's: refused, nothing made.
     for token in [None, Some(own.as_str())] {
         let (status, page) = admin.post(
             "/console/empresas",

@@ -1,4 +1,4 @@
-//! A document's actions from the console, each a POST with the session's
+//! A document's actions from the console, each a POST with the sign-in's
 //! CSRF token, through the issuing code the API's handlers call: resend
 //! (`issuing::rebuild::resend`, the API's rule of what may be resent),
 //! email (`issuing::mail::queue_document_mail`, to the customer's address

@@ -1,5 +1,5 @@
 //! `GET /console/documentos`: a company's documents of every family in the
-//! session's environment, newest first, 25 a page, with the filters
+//! sign-in's environment, newest first, 25 a page, with the filters
 //! (family, state, issue dates, customer, number) and the search box
 //! (number, code, customer's number or name) of one GET form, read through
 //! the store's indexes (`operator::documents::search`). Live: a document

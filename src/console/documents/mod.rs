@@ -8,7 +8,7 @@
 //! * [`files`]: its XML, PDF and ZIP, through the code the API serves them
 //!   with.
 //! * [`actions`]: resend, email, check with the authority: each a POST with
-//!   the session's CSRF token, calling the issuing code the API calls.
+//!   the sign-in's CSRF token, calling the issuing code the API calls.
 //!
 //! A company session sees its company in its environment only; any other
 //! document is a 404, as the API answers it.

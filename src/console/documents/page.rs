@@ -2,8 +2,8 @@
 //! dates, total, state and code; the authority's answer (its rule texts
 //! when it was rejected); its history as a timeline; its XML, PDF and ZIP;
 //! and the actions the API allows in its state (resend, email, check with
-//! the authority), each a form with the session's CSRF token and a
-//! confirmation. Live: the page refreshes when the session's stream tells
+//! the authority), each a form with the sign-in's CSRF token and a
+//! confirmation. Live: the page refreshes when the sign-in's stream tells
 //! of a change.
 
 use actix_web::http::StatusCode;

@@ -3,7 +3,7 @@
 //! received invoices with their events (`/console/recibidas`) and the
 //! registry (`/console/registro`). Each reads through the store's list
 //! queries and the events' own code, as the API does, and shows one
-//! company in the session's environment: a company session its own, the
+//! company in the sign-in's environment: a company session its own, the
 //! admin the one it picks (`?empresa=`, the first company by default).
 //!
 //! What they share: the query string ([`Params`]), the company shown
@@ -112,7 +112,7 @@ pub struct Shown {
     pub choices: Vec<Company>,
 }
 
-/// The company of the page: a company session's own (another one asked is
+/// The company of the page: a signed-in company's own (another one asked is
 /// a 404), or the admin's choice, by default the first company.
 pub async fn shown(state: &AppState, signed: &Signed, params: &Params) -> ConsoleResult<Shown> {
     let asked = params.company()?;
@@ -139,7 +139,7 @@ pub async fn shown(state: &AppState, signed: &Signed, params: &Params) -> Consol
 
 impl Shown {
     /// The store's query of this company's documents of `family` in the
-    /// session's environment.
+    /// sign-in's environment.
     pub fn query(&self, signed: &Signed, family: Family, page: u32) -> ListQuery {
         ListQuery {
             company_id: self.company.id,

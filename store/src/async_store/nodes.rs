@@ -273,7 +273,7 @@ impl AsyncStore {
             .await
     }
 
-    /// A live console session's record and how long it has left.
+    /// A live console sign-in's record and how long it has left.
     pub async fn console_session(
         &self,
         id_hash: [u8; 32],
@@ -285,7 +285,7 @@ impl AsyncStore {
         self.pool.run(move || pg.console_session(&id_hash)).await
     }
 
-    /// Replaces a console session's record, its expiry kept.
+    /// Replaces a console sign-in's record, its expiry kept.
     pub async fn set_console_session(
         &self,
         id_hash: [u8; 32],

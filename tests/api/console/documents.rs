@@ -151,7 +151,7 @@ fn a_company_session_sees_its_environment_only_and_changes_need_the_csrf_token()
     assert_eq!(page(&app, &test, "/console/documentos?estado=9").0, 400);
     assert_eq!(page(&app, &test, "/console/documentos?desde=ayer").0, 400);
 
-    // An action without the session's CSRF token is refused; with it, a
+    // An action without the sign-in's CSRF token is refused; with it, a
     // check with the authority of an accepted document is not allowed.
     let post = |form: &[(&str, &str)]| {
         http()

@@ -1,4 +1,4 @@
-//! The overview: what needs a person, for the session's company and
+//! The overview: what needs a person, for the sign-in's company and
 //! environment only; the admin's environment switch.
 
 use emisor::api::invoice_request::examples;

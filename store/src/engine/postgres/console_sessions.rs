@@ -36,7 +36,7 @@ impl PgStore {
         Ok(())
     }
 
-    /// A live session's record and how long it has left.
+    /// A live sign-in's record and how long it has left.
     pub(crate) fn console_session(
         &self,
         id_hash: &[u8; 32],
@@ -58,7 +58,7 @@ impl PgStore {
         }))
     }
 
-    /// Replaces a live session's record (its expiry kept).
+    /// Replaces a live sign-in's record (its expiry kept).
     pub(crate) fn set_console_session(
         &self,
         id_hash: &[u8; 32],

@@ -6,7 +6,7 @@
 //! so PostgreSQL parses and plans the same text again each time. Here every
 //! pooled connection keeps the statements it prepared, by their SQL text,
 //! and a statement run again is one Bind and Execute round trip. A
-//! statement is a session's (PostgreSQL keeps it whatever becomes of the
+//! statement belongs to its connection (PostgreSQL keeps it whatever becomes of the
 //! transaction that prepared it), so a transaction uses the ones its
 //! connection holds, and a new connection starts with none.
 //!
